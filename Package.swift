@@ -1,0 +1,37 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "confidant",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "ConfidantCrypto", targets: ["ConfidantCrypto"]),
+        .executable(name: "confidant", targets: ["confidant"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+    ],
+    targets: [
+        .target(
+            name: "ConfidantCrypto",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .executableTarget(
+            name: "confidant",
+            dependencies: [
+                "ConfidantCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "ConfidantCryptoTests",
+            dependencies: ["ConfidantCrypto"]
+        ),
+    ]
+)

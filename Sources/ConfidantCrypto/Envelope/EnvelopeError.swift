@@ -1,0 +1,30 @@
+/// Why an envelope could not be sealed or opened.
+public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
+    case truncated
+    case unknownVersion(UInt8)
+    case unknownSuite(UInt8)
+    case malformed(String)
+    case notForThisRecipient(expected: EnvelopeAddress, actual: EnvelopeAddress)
+    case senderMismatch(header: EnvelopeAddress, identityDevice: String)
+    case tampered
+    case badSignature
+    case signatureRequired(EnvelopeSuite)
+    case messageTooLarge(Int)
+
+    public var description: String {
+        switch self {
+        case .truncated: return "the envelope is truncated"
+        case .unknownVersion(let v): return "envelope version \(v) is not supported (this Confidant reads version 1)"
+        case .unknownSuite(let s): return "envelope suite 0x\(String(s, radix: 16)) is unknown to this Confidant"
+        case .malformed(let why): return "the envelope is malformed: \(why)"
+        case .notForThisRecipient(let expected, let actual):
+            return "the envelope is addressed to \(actual), not to this device (\(expected))"
+        case .senderMismatch(let header, let device):
+            return "the envelope claims to come from \(header), but the sender identity given is device \(device)"
+        case .tampered: return "the envelope failed authentication: it was altered, or sealed with other keys"
+        case .badSignature: return "the sender signature does not verify"
+        case .signatureRequired(let suite): return "suite \(suite) requires a sender signature, and this envelope has none"
+        case .messageTooLarge(let n): return "the message is \(n) bytes, more than an envelope can carry"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Who an envelope is from or to: a user and one of their devices.
+public struct EnvelopeAddress: Sendable, Hashable, CustomStringConvertible {
+    public let userID: UUID
+    public let deviceID: UUID
+
+    public init(userID: UUID, deviceID: UUID) {
+        self.userID = userID
+        self.deviceID = deviceID
+    }
+
+    public var description: String { "\(userID.uuidString.lowercased())/\(deviceID.uuidString.lowercased())" }
+}
+
+/// The cleartext header of an envelope: everything a relay needs, authenticated as AAD.
+///
+/// 91 bytes: `u8 version | u8 suite | u8 flags | 16 sender user | 16 sender device |
+/// 16 recipient user | 16 recipient device | 16 message id | u64 timestamp (ms since 1970, UTC)`.
+public struct EnvelopeHeader: Sendable, Hashable {
+    public static let version: UInt8 = 1
+    public static let byteCount = 91
+    static let signedFlag: UInt8 = 0x01
+
+    public let suite: EnvelopeSuite
+    public let isSigned: Bool
+    public let sender: EnvelopeAddress
+    public let recipient: EnvelopeAddress
+    public let messageID: UUID
+    /// Milliseconds since 1970-01-01T00:00:00Z, as chosen by the sender.
+    public let timestampMilliseconds: UInt64
+
+    public init(
+        suite: EnvelopeSuite, isSigned: Bool, sender: EnvelopeAddress, recipient: EnvelopeAddress,
+        messageID: UUID, timestampMilliseconds: UInt64
+    ) {
+        self.suite = suite
+        self.isSigned = isSigned
+        self.sender = sender
+        self.recipient = recipient
+        self.messageID = messageID
+        self.timestampMilliseconds = timestampMilliseconds
+    }
+
+    /// The sender's timestamp as a date.
+    public var timestamp: Date { Date(timeIntervalSince1970: Double(timestampMilliseconds) / 1000) }
+
+    var bytes: [UInt8] {
+        var out: [UInt8] = [Self.version, suite.rawValue, isSigned ? Self.signedFlag : 0]
+        out.reserveCapacity(Self.byteCount)
+        out.append(sender.userID)
+        out.append(sender.deviceID)
+        out.append(recipient.userID)
+        out.append(recipient.deviceID)
+        out.append(messageID)
+        out.appendBigEndian(timestampMilliseconds)
+        return out
+    }
+
+    init(reading reader: inout ByteReader) throws(EnvelopeError) {
+        // Check the version before reading on: a later version may have another layout.
+        guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
+        guard version == Self.version else { throw EnvelopeError.unknownVersion(version) }
+        let fields: (suite: UInt8, flags: UInt8, ids: [UUID], timestamp: UInt64)
+        do throws(ByteReader.Truncated) {
+            let suite = try reader.readUInt8()
+            let flags = try reader.readUInt8()
+            var ids: [UUID] = []
+            for _ in 0..<5 { ids.append(try reader.readUUID()) }
+            fields = (suite, flags, ids, try reader.readUInt64())
+        } catch {
+            throw EnvelopeError.truncated
+        }
+        guard let suite = EnvelopeSuite(rawValue: fields.suite) else { throw EnvelopeError.unknownSuite(fields.suite) }
+        guard fields.flags & ~Self.signedFlag == 0 else {
+            throw EnvelopeError.malformed("unknown flags 0x\(String(fields.flags, radix: 16))")
+        }
+        self.suite = suite
+        self.isSigned = fields.flags & Self.signedFlag != 0
+        self.sender = EnvelopeAddress(userID: fields.ids[0], deviceID: fields.ids[1])
+        self.recipient = EnvelopeAddress(userID: fields.ids[2], deviceID: fields.ids[3])
+        self.messageID = fields.ids[4]
+        self.timestampMilliseconds = fields.timestamp
+    }
+}
