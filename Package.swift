@@ -33,5 +33,9 @@ let package = Package(
             name: "ConfidantCryptoTests",
             dependencies: ["ConfidantCrypto"]
         ),
+        .testTarget(
+            name: "ConfidantCLITests",
+            dependencies: ["confidant"]
+        ),
     ]
 )

@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// The `confidant` command: server, accounts and chat, vault, sign-in and crypto tools.
+@main
+struct Confidant: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "confidant",
+        abstract: "End-to-end encrypted messaging, an encrypted vault and adaptive sign-in.",
+        version: "0.1.0",
+        subcommands: [CryptoCommand.self]
+    )
+}

@@ -1,0 +1,37 @@
+import ArgumentParser
+import ConfidantCrypto
+import Foundation
+
+/// `confidant crypto …`: device keys, envelopes, safety numbers and the seed's legacy cipher.
+struct CryptoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "crypto",
+        abstract: "Device keys, envelopes, safety numbers and the seed's legacy cipher.",
+        subcommands: [
+            KeygenCommand.self, PublicKeyCommand.self, FingerprintCommand.self, SafetyNumberCommand.self,
+            SealCommand.self, OpenCommand.self, InspectCommand.self, SBlockCommand.self, SeedKeyCommand.self,
+        ]
+    )
+}
+
+enum IdentityFiles {
+    static func loadPublic(_ path: String) throws -> PublicIdentity {
+        try PublicIdentity(pemRepresentation: FileIO.readText(path))
+    }
+
+    static func loadPrivate(_ path: String, passphrase: PassphraseOptions) throws -> PrivateIdentity {
+        try IdentityKeyFile.read(from: URL(fileURLWithPath: path), passphrase: passphrase.passphrase())
+    }
+}
+
+extension UUID: @retroactive ExpressibleByArgument {
+    public init?(argument: String) { self.init(uuidString: argument) }
+}
+
+extension EnvelopeSuite: ExpressibleByArgument {
+    public init?(argument: String) { self.init(name: argument) }
+    public static var allValueStrings: [String] { allCases.map(\.name) }
+}
+
+/// The nil UUID, used for user ids when keys are used without a server.
+let noUser = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Runs the built `confidant` executable as a user would, in a temporary working directory.
+struct CLIProcess {
+    struct Result {
+        let status: Int32
+        let stdout: Data
+        let stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    let directory: URL
+    var environment: [String: String]
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        environment = ProcessInfo.processInfo.environment
+        environment["CONFIDANT_PASSPHRASE"] = "test passphrase"
+        environment["NO_COLOR"] = "1"
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+
+    /// The executable sits beside the test bundle in the build directory.
+    static var executable: URL {
+        get throws {
+            let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+                + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+            for directory in candidates {
+                let url = directory.appendingPathComponent("confidant")
+                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+            }
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "confidant executable near \(candidates)"])
+        }
+    }
+
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], stdin: Data = Data(), executable: URL? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = try executable ?? Self.executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = environment
+        let input = Pipe(), output = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+        nonisolated(unsafe) var errorData = Data()
+        let errorReader = Thread { errorData = error.fileHandleForReading.readDataToEndOfFile() }
+        errorReader.start()
+        input.fileHandleForWriting.write(stdin)
+        try input.fileHandleForWriting.close()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while errorReader.isExecuting || !errorReader.isFinished { usleep(1_000) }
+        return Result(status: process.terminationStatus, stdout: outputData, stderr: String(decoding: errorData, as: UTF8.self))
+    }
+}
