@@ -1,0 +1,109 @@
+import Benchmark
+import ConfidantCrypto
+import Crypto
+import Foundation
+
+/// The seed's `Cipher` class as the thesis wrote it (Int S-block, `append` per byte, a method
+/// call and a `%` per byte), with only the `i = n mod 256` fix: the naive reference our
+/// in-place, table-driven implementation is compared with.
+final class SeedStyleCipher {
+    var SBlock: [Int] = Array(repeating: 0, count: 256)
+
+    func encryptDecrypt(data: [UInt8], key: [UInt8]) -> [UInt8] {
+        var outputBytes: [UInt8] = []
+        generationSBlock(key: key)
+        var indexForSwapKey2 = 0
+        for index in 0..<data.count {
+            outputBytes.append(data[index] ^ getKey(indexForSwapKey1: index % 256, indexForSwapKey2: &indexForSwapKey2))
+        }
+        return outputBytes
+    }
+
+    private func generationSBlock(key: [UInt8]) {
+        for i in 0..<256 { SBlock[i] = i }
+        var j = 0
+        for i in 0..<256 {
+            j = ((SBlock.count - j) + SBlock[i] + Int(key[i % key.count])) % SBlock.count
+            swap(i: i, j: j)
+        }
+    }
+
+    private func swap(i: Int, j: Int) {
+        let tmp = SBlock[i]
+        SBlock[i] = SBlock[j]
+        SBlock[j] = tmp
+    }
+
+    private func getKey(indexForSwapKey1: Int, indexForSwapKey2: inout Int) -> UInt8 {
+        indexForSwapKey2 = (SBlock[indexForSwapKey1] + SBlock.count % (indexForSwapKey2 + 1)) % SBlock.count
+        swap(i: indexForSwapKey1, j: indexForSwapKey2)
+        return UInt8(SBlock[(SBlock[indexForSwapKey1] + SBlock[indexForSwapKey2]) % SBlock.count])
+    }
+}
+
+let mebibyte = 1 << 20
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],
+        maxDuration: .seconds(3), maxIterations: 10_000)
+
+    let megabyte = [UInt8](repeating: 0x5A, count: mebibyte)
+    let key = Array("6wRB7UxXHt33Ks0fF+CK0KEscmfuFF50l6gRmYncGgM=".utf8)
+
+    Benchmark("S-block 1 MiB (in place)") { benchmark in
+        var buffer = megabyte
+        for _ in benchmark.scaledIterations {
+            var cipher = try SBlockCipher(key: key)
+            cipher.apply(to: &buffer)
+        }
+        blackHole(buffer)
+    }
+
+    Benchmark("S-block 1 MiB (seed-style reference)") { benchmark in
+        let cipher = SeedStyleCipher()
+        for _ in benchmark.scaledIterations {
+            blackHole(cipher.encryptDecrypt(data: megabyte, key: key))
+        }
+    }
+
+    let aesKey = SymmetricKey(size: .bits256)
+    Benchmark("AES-256-GCM seal 1 MiB (swift-crypto)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try AES.GCM.seal(megabyte, using: aesKey))
+        }
+    }
+
+    Benchmark("ChaCha20-Poly1305 seal 1 MiB (swift-crypto)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try ChaChaPoly.seal(megabyte, using: aesKey))
+        }
+    }
+
+    guard let alice = try? PrivateIdentity.generate(), let bob = try? PrivateIdentity.generate() else { return }
+    let kibibyte = [UInt8](repeating: 0x41, count: 1024)
+    let aliceUser = UUID(), bobUser = UUID()
+    for suite in EnvelopeSuite.allCases {
+        Benchmark("envelope seal+open 1 KiB \(suite.name)", configuration: .init(metrics: [.wallClock, .throughput])) { benchmark in
+            for _ in benchmark.scaledIterations {
+                let envelope = try SealedEnvelope.seal(
+                    kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser, suite: suite)
+                blackHole(try envelope.open(as: bob, recipientUserID: bobUser, from: alice.publicIdentity))
+            }
+        }
+    }
+
+    Benchmark("safety number", configuration: .init(metrics: [.wallClock, .throughput])) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(SafetyNumber(alice.publicIdentity, bob.publicIdentity))
+        }
+    }
+
+    Benchmark("key file open (scrypt N=2^17, r=8, p=1)", configuration: .init(metrics: [.wallClock, .peakMemoryResident], maxIterations: 5)) { benchmark in
+        let file = try IdentityKeyFile.seal(alice, passphrase: "benchmark", parameters: .interactive)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try IdentityKeyFile.open(file, passphrase: "benchmark"))
+        }
+    }
+}

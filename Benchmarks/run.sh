@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the Swift benchmarks and, in the same run, the references they are compared with
+# (openssl speed for AES-256-GCM and ChaCha20-Poly1305 on 1 MiB buffers). Prints markdown.
+set -euo pipefail
+cd "$(dirname "$0")"
+echo "## openssl speed (reference), 1 MiB buffers"
+echo '```'
+openssl version
+openssl speed -evp aes-256-gcm -seconds 3 -bytes 1048576 2>/dev/null | tail -n 1
+openssl speed -evp chacha20-poly1305 -seconds 3 -bytes 1048576 2>/dev/null | tail -n 1
+echo '```'
+echo
+echo "## swift package benchmark"
+swift package --disable-sandbox benchmark --format markdown "$@" 2>/dev/null
