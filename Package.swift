@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "ConfidantCrypto", targets: ["ConfidantCrypto"]),
+        .library(name: "CipherLab", targets: ["CipherLab"]),
         .executable(name: "confidant", targets: ["confidant"]),
     ],
     dependencies: [
@@ -22,16 +23,29 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        .target(
+            name: "CipherLab",
+            dependencies: [
+                "ConfidantCrypto",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "confidant",
             dependencies: [
                 "ConfidantCrypto",
+                "CipherLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "ConfidantCryptoTests",
             dependencies: ["ConfidantCrypto"]
+        ),
+        .testTarget(
+            name: "CipherLabTests",
+            dependencies: ["CipherLab", "ConfidantCrypto"]
         ),
         .testTarget(
             name: "ConfidantCLITests",
