@@ -79,3 +79,46 @@ import Testing
         #expect(summary.hasSuffix(" 0 failed"), "\(summary)")
     }
 }
+
+@Suite struct CipherCommandTests {
+    @Test func analyzeWritesAReport() throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let result = try cli.run(["cipher", "analyze", "--bytes", "2048", "--keys", "4", "--bias-keys", "512", "--report", "lab"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.contains("S-block (seed 000)"))
+        let report = try String(contentsOf: cli.directory.appendingPathComponent("lab/report.md"), encoding: .utf8)
+        #expect(report.contains("## Verdicts"))
+        let bad = try cli.run(["cipher", "analyze", "--algorithm", "rc4", "--report", "lab"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("rc4"))
+    }
+
+    @Test func reuseAttackOnSeedLegacyEnvelopes() throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        for name in ["alice", "bob"] {
+            #expect(try cli.run(["crypto", "keygen", "--out", "\(name).key", "--scrypt-log2n", "10"]).status == 0)
+        }
+        let known = String(repeating: "This is a message Alice sent earlier; the attacker knows it. ", count: 20)
+        let secret = String(repeating: "The vault code is 4711, tell nobody about the code at all! ", count: 20)
+        try Data(known.utf8).write(to: cli.directory.appendingPathComponent("known.txt"))
+        for (name, text) in [("one.env", known), ("two.env", secret)] {
+            let sealed = try cli.run(
+                ["crypto", "seal", "--key", "alice.key", "--to", "bob.key.pub", "--suite", "seed-legacy", "--out", name],
+                stdin: Data(text.utf8))
+            #expect(sealed.status == 0, "\(sealed.stderr)")
+        }
+        let recovered = try cli.run(["cipher", "attack", "reuse", "one.env", "two.env", "--known", "known.txt"])
+        #expect(recovered.text == secret)
+
+        let dragged = try cli.run(["cipher", "attack", "reuse", "one.env", "two.env", "--crib", "message"])
+        #expect(dragged.text.contains("crib \"message\""))
+
+        let modern = try cli.run(["crypto", "seal", "--key", "alice.key", "--to", "bob.key.pub", "--out", "aead.env"], stdin: Data("x".utf8))
+        #expect(modern.status == 0)
+        let refused = try cli.run(["cipher", "attack", "reuse", "aead.env", "two.env"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("keystream reuse does not apply"))
+    }
+}

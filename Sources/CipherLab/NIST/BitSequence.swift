@@ -10,6 +10,9 @@ public struct BitSequence: Sendable, Equatable {
         bits = text.utf8.compactMap { $0 == UInt8(ascii: "0") ? 0 : $0 == UInt8(ascii: "1") ? 1 : nil }
     }
 
+    /// From bits that are already 0 or 1.
+    init(bits: [UInt8]) { self.bits = bits }
+
     /// From bytes, most significant bit first.
     public init<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
         var out = [UInt8]()
