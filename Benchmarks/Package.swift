@@ -16,6 +16,7 @@ let package = Package(
             name: "CryptoBenchmarks",
             dependencies: [
                 .product(name: "ConfidantCrypto", package: "confidant"),
+                .product(name: "CipherLab", package: "confidant"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

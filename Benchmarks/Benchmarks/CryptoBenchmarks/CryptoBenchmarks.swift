@@ -1,4 +1,5 @@
 import Benchmark
+import CipherLab
 import ConfidantCrypto
 import Crypto
 import Foundation
@@ -96,6 +97,20 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("safety number", configuration: .init(metrics: [.wallClock, .throughput])) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(SafetyNumber(alice.publicIdentity, bob.publicIdentity))
+        }
+    }
+
+    // The cipher lab's NIST battery over 10 MiB of keystream (80 keys × 128 KiB), per algorithm:
+    // the issue asks for under a minute each on this machine.
+    for algorithm in KeystreamAlgorithm.allCases {
+        Benchmark("NIST battery 10 MiB \(algorithm.rawValue)", configuration: .init(metrics: [.wallClock, .peakMemoryResident], maxIterations: 2)) { benchmark in
+            var configuration = LabConfiguration()
+            configuration.algorithms = [algorithm]
+            configuration.biasKeys = 256
+            configuration.avalancheKeys = 1
+            for _ in benchmark.scaledIterations {
+                blackHole(try AlgorithmAnalysis.run(algorithm, configuration: configuration))
+            }
         }
     }
 

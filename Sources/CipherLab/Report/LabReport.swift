@@ -116,6 +116,11 @@ public struct LabReport {
         }
         md += "\n" + analyses.map { "![byte frequencies \($0.algorithm.rawValue)](bytes-\($0.algorithm.rawValue).svg)" }.joined(separator: "\n") + "\n\n"
         md += "Autocorrelation: differing bits between byte i and byte i + lag, against 4 expected per pair (z-score).\n\n"
+        md += "Byte values furthest from their expected count (value: z):\n\n"
+        for a in analyses {
+            md += "- \(a.algorithm.displayName): " + a.bytes.mostDeviant(6).map { "\($0.value): \(String(format: "%+.1f", $0.z))" }.joined(separator: ", ") + "\n"
+        }
+        md += "\n"
 
         md += "## Key avalanche\n\nFlip each of the 256 key bits of \(configuration.avalancheKeys) keys and compare the first \(configuration.avalancheLength) keystream bytes. Ideal: 0.5 everywhere.\n\n"
         md += "| algorithm | mean share changed | lowest position mean | lowest key-bit mean |\n|---|---:|---:|---:|\n"

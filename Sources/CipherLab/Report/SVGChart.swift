@@ -40,7 +40,7 @@ public struct SVGChart {
     public static let palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"]
 
     public func render() -> String {
-        let left = 64.0, right = 16.0, top = 36.0, bottom = 48.0
+        let left = 76.0, right = 16.0, top = 36.0, bottom = 48.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let allValues = series.flatMap(\.values) + (reference.map { [$0] } ?? [])
         let low = yRange?.lowerBound ?? min(0, allValues.min() ?? 0)
@@ -63,7 +63,7 @@ public struct SVGChart {
             let value = low + (high - low) * Double(tick) / 4
             let ty = y(value)
             svg += line(left - 4, ty, left, ty)
-            svg += "<text x=\"\(fmt(left - 6))\" y=\"\(fmt(ty + 4))\" text-anchor=\"end\">\(fmt(value, digits: 4))</text>\n"
+            svg += "<text x=\"\(fmt(left - 6))\" y=\"\(fmt(ty + 4))\" text-anchor=\"end\">\(fmt(value, digits: 2))</text>\n"
         }
         for tick in 0...4 {
             let index = Double(count) * Double(tick) / 4

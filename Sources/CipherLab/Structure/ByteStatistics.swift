@@ -14,6 +14,15 @@ public struct ByteStatistics: Sendable {
 
     public static let lags = 1...16
 
+    /// The byte values furthest from their expected count, with z-scores (count − N/256) / √(N/256).
+    public func mostDeviant(_ k: Int) -> [(value: Int, z: Double)] {
+        let expected = Double(count) / 256
+        return frequencies.enumerated()
+            .map { (value: $0.offset, z: (Double($0.element) - expected) / expected.squareRoot()) }
+            .sorted { abs($0.z) > abs($1.z) }
+            .prefix(k).map { $0 }
+    }
+
     public init(_ bytes: [UInt8]) {
         count = bytes.count
         var frequencies = [Int](repeating: 0, count: 256)
