@@ -39,6 +39,14 @@ struct CLIProcess {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
+    /// Creates `NAME.key` and `NAME.key.pub` for each name, with cheap scrypt parameters.
+    func makeIdentities(_ names: String...) throws {
+        for name in names {
+            let result = try run(["crypto", "keygen", "--out", "\(name).key", "--scrypt-log2n", "10"])
+            guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
+        }
+    }
+
     @discardableResult
     func run(_ arguments: [String], stdin: Data = Data(), executable: URL? = nil) throws -> Result {
         let process = Process()

@@ -19,9 +19,7 @@ import Testing
     @Test func sealOpenAndClearErrors() throws {
         var cli = try CLIProcess()
         defer { cli.remove() }
-        for name in ["alice", "bob"] {
-            #expect(try cli.run(["crypto", "keygen", "--out", "\(name).key", "--scrypt-log2n", "10"]).status == 0)
-        }
+        try cli.makeIdentities("alice", "bob")
         let sealed = try cli.run(["crypto", "seal", "--key", "alice.key", "--to", "bob.key.pub"], stdin: Data("hi bob".utf8))
         #expect(sealed.status == 0, "\(sealed.stderr)")
         let opened = try cli.run(["crypto", "open", "--key", "bob.key", "--from", "alice.key.pub"], stdin: sealed.stdout)
@@ -43,9 +41,7 @@ import Testing
     @Test func seedLegacyMustBeNamedAndWarns() throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        for name in ["alice", "bob"] {
-            #expect(try cli.run(["crypto", "keygen", "--out", "\(name).key", "--scrypt-log2n", "10"]).status == 0)
-        }
+        try cli.makeIdentities("alice", "bob")
         let defaultSuite = try cli.run(["crypto", "seal", "--key", "alice.key", "--to", "bob.key.pub"], stdin: Data("x".utf8))
         #expect(!defaultSuite.stderr.contains("warning"))
         let inspect = try cli.run(["crypto", "inspect"], stdin: defaultSuite.stdout)
@@ -97,9 +93,7 @@ import Testing
     @Test func reuseAttackOnSeedLegacyEnvelopes() throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        for name in ["alice", "bob"] {
-            #expect(try cli.run(["crypto", "keygen", "--out", "\(name).key", "--scrypt-log2n", "10"]).status == 0)
-        }
+        try cli.makeIdentities("alice", "bob")
         let known = String(repeating: "This is a message Alice sent earlier; the attacker knows it. ", count: 20)
         let secret = String(repeating: "The vault code is 4711, tell nobody about the code at all! ", count: 20)
         try Data(known.utf8).write(to: cli.directory.appendingPathComponent("known.txt"))
