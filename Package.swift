@@ -7,12 +7,14 @@ let package = Package(
     products: [
         .library(name: "ConfidantCrypto", targets: ["ConfidantCrypto"]),
         .library(name: "CipherLab", targets: ["CipherLab"]),
+        .library(name: "ConfidantVault", targets: ["ConfidantVault"]),
         .executable(name: "confidant", targets: ["confidant"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -31,6 +33,14 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        .target(
+            name: "ConfidantVault",
+            dependencies: [
+                "ConfidantCrypto",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .executableTarget(
             name: "confidant",
             dependencies: [
@@ -42,6 +52,10 @@ let package = Package(
         .testTarget(
             name: "ConfidantCryptoTests",
             dependencies: ["ConfidantCrypto"]
+        ),
+        .testTarget(
+            name: "ConfidantVaultTests",
+            dependencies: ["ConfidantVault", "ConfidantCrypto"]
         ),
         .testTarget(
             name: "CipherLabTests",

@@ -1,0 +1,28 @@
+import Foundation
+
+/// Errors from the vault, with what a user can do about them.
+public enum VaultError: Error, Equatable, CustomStringConvertible {
+    case wrongPassphrase
+    case corrupted(String)
+    case tampered(item: String, segment: Int)
+    case truncated(item: String, afterSegment: Int)
+    case trailingData(item: String)
+    case notInitialized(path: String)
+    case alreadyInitialized(path: String)
+    case notFound(String)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .wrongPassphrase: return "wrong passphrase for this vault"
+        case .corrupted(let why): return "the vault is damaged: \(why)"
+        case .tampered(let item, let segment): return "\(item): segment \(segment) failed authentication (altered, reordered or from another item)"
+        case .truncated(let item, let segment): return "\(item): the encrypted file ends after segment \(segment) — it is truncated"
+        case .trailingData(let item): return "\(item): unexpected data after the final segment"
+        case .notInitialized(let path): return "no vault at \(path); run `confidant vault init` first"
+        case .alreadyInitialized(let path): return "a vault already exists at \(path)"
+        case .notFound(let what): return "\(what) not found"
+        case .io(let why): return why
+        }
+    }
+}
