@@ -14,6 +14,16 @@ public final class Vault: Sendable {
     static let databaseName = "vault.sqlite"
     static let objectsName = "objects"
 
+    /// A handle used only to compute object paths while restoring, before a database exists.
+    static func unopened(directory: URL) -> ObjectPaths { ObjectPaths(directory: directory) }
+
+    struct ObjectPaths {
+        let directory: URL
+        func objectURL(_ hash: String) -> URL {
+            directory.appendingPathComponent(Vault.objectsName).appendingPathComponent(String(hash.prefix(2))).appendingPathComponent(hash)
+        }
+    }
+
     private init(directory: URL, database: DatabaseQueue, key: VaultKey) {
         self.directory = directory
         self.database = database
@@ -209,9 +219,7 @@ public final class Vault: Sendable {
 
     // MARK: Objects
 
-    func objectURL(_ hash: String) -> URL {
-        directory.appendingPathComponent(Self.objectsName).appendingPathComponent(String(hash.prefix(2))).appendingPathComponent(hash)
-    }
+    func objectURL(_ hash: String) -> URL { ObjectPaths(directory: directory).objectURL(hash) }
 
     /// Encrypts a file into the object store; the object's name is the SHA-256 of its ciphertext.
     func storeObject(from file: URL, objectID: UUID, progress: (Int) -> Void) throws -> (hash: String, size: Int) {

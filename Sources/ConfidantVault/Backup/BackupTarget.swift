@@ -1,0 +1,64 @@
+import Foundation
+
+/// Where backups go. A target stores opaque, named blobs; it sees only ciphertext and sizes.
+/// Names are content addresses (`objects/<sha256>`, `catalogs/<sha256>`) plus one `manifest`.
+public protocol BackupTarget: Sendable {
+    /// A human-readable description ("directory /mnt/usb/backup").
+    var description: String { get }
+    func exists(_ name: String) throws -> Bool
+    /// Stores a local file under `name`; the blob must appear atomically (all or nothing).
+    func upload(_ file: URL, as name: String) throws
+    /// Fetches `name` into a local file.
+    func download(_ name: String, to file: URL) throws
+    func read(_ name: String) throws -> Data
+    func write(_ data: Data, as name: String) throws
+}
+
+/// A plain directory (a USB disk, a mounted share) as a backup target.
+public struct DirectoryBackupTarget: BackupTarget {
+    public let root: URL
+
+    public init(root: URL) { self.root = root }
+
+    public var description: String { "directory \(root.path)" }
+
+    func url(_ name: String) throws -> URL {
+        guard !name.contains(".."), !name.hasPrefix("/") else { throw VaultError.io("invalid backup object name \(name)") }
+        return root.appendingPathComponent(name)
+    }
+
+    public func exists(_ name: String) throws -> Bool { FileManager.default.fileExists(atPath: try url(name).path) }
+
+    public func upload(_ file: URL, as name: String) throws {
+        let destination = try url(name)
+        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let partial = destination.appendingPathExtension("partial-\(UUID().uuidString)")
+        do {
+            try FileManager.default.copyItem(at: file, to: partial)
+            if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+            try FileManager.default.moveItem(at: partial, to: destination)
+        } catch {
+            try? FileManager.default.removeItem(at: partial)
+            throw VaultError.io("could not upload \(name) to \(description): \(error.localizedDescription)")
+        }
+    }
+
+    public func download(_ name: String, to file: URL) throws {
+        let source = try url(name)
+        guard FileManager.default.fileExists(atPath: source.path) else { throw VaultError.notFound("\(name) in \(description)") }
+        if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
+        try FileManager.default.copyItem(at: source, to: file)
+    }
+
+    public func read(_ name: String) throws -> Data {
+        do { return try Data(contentsOf: try url(name)) } catch let error as VaultError { throw error } catch {
+            throw VaultError.notFound("\(name) in \(description)")
+        }
+    }
+
+    public func write(_ data: Data, as name: String) throws {
+        let destination = try url(name)
+        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: destination, options: .atomic)
+    }
+}
