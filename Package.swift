@@ -45,6 +45,7 @@ let package = Package(
             name: "confidant",
             dependencies: [
                 "ConfidantCrypto",
+                "ConfidantVault",
                 "CipherLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -7,6 +7,6 @@ struct Confidant: AsyncParsableCommand {
         commandName: "confidant",
         abstract: "End-to-end encrypted messaging, an encrypted vault and adaptive sign-in.",
         version: "0.1.0",
-        subcommands: [CryptoCommand.self, CipherCommand.self]
+        subcommands: [CryptoCommand.self, VaultCommand.self, CipherCommand.self]
     )
 }

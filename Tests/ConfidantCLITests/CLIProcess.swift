@@ -18,6 +18,7 @@ struct CLIProcess {
         environment = ProcessInfo.processInfo.environment
         environment["CONFIDANT_PASSPHRASE"] = "test passphrase"
         environment["NO_COLOR"] = "1"
+        environment["CONFIDANT_HOME"] = directory.appendingPathComponent("home").path
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+@Suite struct VaultCommandTests {
+    @Test func journalBackupAndRestoreThroughTheCLI() throws {
+        var cli = try CLIProcess()
+        defer { cli.remove() }
+        #expect(try cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
+        #expect(try cli.run(["vault", "chapter", "add", "Summer"]).status == 0)
+        let photo = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 17) }
+        try Data(photo).write(to: cli.directory.appendingPathComponent("beach.jpg"))
+        let added = try cli.run(["vault", "add", "--chapter", "Summer", "--text", "Warm sea", "--file", "beach.jpg"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let listed = try cli.run(["vault", "list"])
+        #expect(listed.text.contains("Warm sea"))
+        let id = String(listed.text.prefix(8))
+        #expect(try cli.run(["vault", "show", id]).text.contains("beach.jpg"))
+
+        #expect(try cli.run(["vault", "backup", "--to", "backup"]).status == 0)
+        let again = try cli.run(["vault", "backup", "--to", "backup"])
+        #expect(again.text.contains("0 object(s) sent"))
+
+        cli.environment["CONFIDANT_HOME"] = cli.directory.appendingPathComponent("other-home").path
+        cli.environment["CONFIDANT_PASSPHRASE"] = "wrong"
+        let refused = try cli.run(["vault", "restore", "--from", "backup"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("wrong passphrase"))
+        cli.environment["CONFIDANT_PASSPHRASE"] = "test passphrase"
+        #expect(try cli.run(["vault", "restore", "--from", "backup"]).status == 0)
+        #expect(try cli.run(["vault", "export", id, "restored"]).status == 0)
+        #expect(try Data(contentsOf: cli.directory.appendingPathComponent("restored/beach.jpg")) == Data(photo))
+
+        let server = try cli.run(["vault", "backup", "--to", "server"])
+        #expect(server.status != 0)
+        #expect(server.stderr.contains("relay server"))
+    }
+
+    @Test func verifyReportsDamageByName() throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        #expect(try cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
+        #expect(try cli.run(["vault", "chapter", "add", "C"]).status == 0)
+        try Data(repeating: 7, count: 150_000).write(to: cli.directory.appendingPathComponent("clip.mov"))
+        #expect(try cli.run(["vault", "add", "--chapter", "C", "--file", "clip.mov"]).status == 0)
+        let objects = cli.directory.appendingPathComponent("home/default/vault/objects")
+        let enumerator = FileManager.default.enumerator(at: objects, includingPropertiesForKeys: [.isRegularFileKey])
+        var object: URL?
+        while let url = enumerator?.nextObject() as? URL {
+            if (try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true { object = url }
+        }
+        let url = try #require(object)
+        var bytes = try Data(contentsOf: url)
+        bytes[bytes.count - 3] ^= 1
+        try bytes.write(to: url)
+        let verify = try cli.run(["vault", "verify"])
+        #expect(verify.status != 0)
+        #expect(verify.text.contains("clip.mov: segment 3 failed authentication"))
+    }
+
+    /// A 256 MiB file goes in and out in constant memory: the peak resident size of the
+    /// `confidant` process stays far below the file's size.
+    @Test func largeFileInConstantMemory() throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        #expect(try cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
+        #expect(try cli.run(["vault", "chapter", "add", "Video"]).status == 0)
+        let big = cli.directory.appendingPathComponent("film.mp4")
+        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: big)
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        for index in 0..<256 {
+            for j in stride(from: 0, to: chunk.count, by: 4096) { chunk[j] = UInt8(truncatingIfNeeded: index &+ j) }
+            try handle.write(contentsOf: chunk)
+        }
+        try handle.close()
+        // Python measures only its own child, so tests running in parallel do not disturb the figure.
+        let measure = """
+            import resource, subprocess, sys
+            code = subprocess.run(sys.argv[1:]).returncode
+            print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+            sys.exit(code)
+            """
+        let executable = try CLIProcess.executable.path
+        let add = try cli.run(["python3", "-c", measure, executable, "vault", "add", "--chapter", "Video", "--file", "film.mp4"],
+                              executable: URL(fileURLWithPath: "/usr/bin/env"))
+        #expect(add.status == 0, "\(add.stderr)")
+        let addKiB = Int(add.text.split(separator: "\n").last ?? "") ?? .max
+        let id = String(try cli.run(["vault", "list"]).text.prefix(8))
+        let export = try cli.run(["python3", "-c", measure, executable, "vault", "export", id, "out"],
+                                 executable: URL(fileURLWithPath: "/usr/bin/env"))
+        #expect(export.status == 0, "\(export.stderr)")
+        let exportKiB = Int(export.text.split(separator: "\n").last ?? "") ?? .max
+        #expect(addKiB < 96 * 1024, "peak RSS adding 256 MiB: \(addKiB) KiB")
+        #expect(exportKiB < 96 * 1024, "peak RSS exporting 256 MiB: \(exportKiB) KiB")
+        print("peak RSS for a 256 MiB file: add \(addKiB / 1024) MiB, export \(exportKiB / 1024) MiB")
+        let attributes = try FileManager.default.attributesOfItem(atPath: cli.directory.appendingPathComponent("out/film.mp4").path)
+        #expect((attributes[.size] as? Int) == 256 << 20)
+        #expect(try Vault256.sameBytes(big, cli.directory.appendingPathComponent("out/film.mp4")))
+    }
+}
+
+enum Vault256 {
+    /// Compares two files in chunks, without loading either whole.
+    static func sameBytes(_ a: URL, _ b: URL) throws -> Bool {
+        let ha = try FileHandle(forReadingFrom: a), hb = try FileHandle(forReadingFrom: b)
+        defer {
+            try? ha.close()
+            try? hb.close()
+        }
+        while true {
+            let x = try ha.read(upToCount: 1 << 20) ?? Data(), y = try hb.read(upToCount: 1 << 20) ?? Data()
+            if x != y { return false }
+            if x.isEmpty { return true }
+        }
+    }
+}
