@@ -9,7 +9,7 @@ func encryptBytes(_ plain: [UInt8], key: VaultKey, id: UUID) throws -> [UInt8] {
     var out: [UInt8] = []
     try MediaStream.encrypt(key: key, objectID: id, read: { count in
         defer { offset = min(plain.count, offset + count) }
-        return Array(plain[offset..<min(plain.count, offset + count)])
+        return Data(plain[offset..<min(plain.count, offset + count)])
     }, write: { out += $0 })
     return out
 }
@@ -19,7 +19,7 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
     var out: [UInt8] = []
     try MediaStream.decrypt(key: key, objectID: id, name: name, read: { count in
         defer { offset = min(sealed.count, offset + count) }
-        return Array(sealed[offset..<min(sealed.count, offset + count)])
+        return Data(sealed[offset..<min(sealed.count, offset + count)])
     }, write: { out += $0 })
     return out
 }

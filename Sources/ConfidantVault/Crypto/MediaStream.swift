@@ -46,22 +46,24 @@ public enum MediaStream {
     @discardableResult
     public static func encrypt(
         key vaultKey: VaultKey, objectID: UUID,
-        read: (Int) throws -> [UInt8], write: ([UInt8]) throws -> Void
+        read: (Int) throws -> Data, write: (Data) throws -> Void
     ) throws -> Int {
         var header = magic + [1]
         header.appendBigEndian(UInt32(segmentSize))
         let salt = (0..<16).map { _ in UInt8.random(in: .min ... .max) }
         header += salt
         let key = key(vaultKey, salt: salt, objectID: objectID)
-        try write(header)
+        try write(Data(header))
         var current = try read(segmentSize)
         var index: UInt64 = 0
         var total = 0
         while true {
-            let next = current.count == segmentSize ? try read(segmentSize) : []
+            let next = current.count == segmentSize ? try read(segmentSize) : Data()
             let last = next.isEmpty
             let box = try AES.GCM.seal(current, using: key, nonce: nonce(index, last: last), authenticating: header)
-            try write(Array(box.ciphertext) + Array(box.tag))
+            // Ciphertext and tag go out as two writes: no concatenated copy of each segment.
+            try write(box.ciphertext)
+            try write(box.tag)
             total += current.count
             if last { return total }
             current = next
@@ -77,9 +79,9 @@ public enum MediaStream {
     @discardableResult
     public static func decrypt(
         key vaultKey: VaultKey, objectID: UUID, name: String,
-        read: (Int) throws -> [UInt8], write: ([UInt8]) throws -> Void
+        read: (Int) throws -> Data, write: (Data) throws -> Void
     ) throws -> Int {
-        let header = try read(headerCount)
+        let header = [UInt8](try read(headerCount))
         guard header.count == headerCount, Array(header[0..<4]) == magic else {
             throw VaultError.corrupted("\(name): not an encrypted vault object")
         }
@@ -93,7 +95,7 @@ public enum MediaStream {
         var index: UInt64 = 0
         var total = 0
         while true {
-            let next = current.count == sealedSize ? try read(sealedSize) : []
+            let next = current.count == sealedSize ? try read(sealedSize) : Data()
             let last = next.isEmpty
             guard let plain = try? openSegment(current, key: key, index: index, last: last, header: header) else {
                 // Tell truncation and trailing data apart from tampering by trying the other flag.
@@ -111,28 +113,45 @@ public enum MediaStream {
         }
     }
 
-    private static func openSegment(_ sealed: [UInt8], key: SymmetricKey, index: UInt64, last: Bool, header: [UInt8]) throws -> [UInt8] {
+    private static func openSegment(_ sealed: Data, key: SymmetricKey, index: UInt64, last: Bool, header: [UInt8]) throws -> Data {
         guard sealed.count >= tagCount else { throw VaultError.corrupted("segment shorter than its tag") }
         let box = try AES.GCM.SealedBox(
             nonce: nonce(index, last: last), ciphertext: sealed.dropLast(tagCount), tag: sealed.suffix(tagCount))
-        return Array(try AES.GCM.open(box, using: key, authenticating: header))
+        return try AES.GCM.open(box, using: key, authenticating: header)
     }
 }
 
 extension MediaStream {
-    /// Encrypts a file into another, in constant memory. The output is written to a temporary
-    /// file and renamed into place only when complete.
+    /// Encrypts a file into another in one pass and constant memory, hashing the ciphertext as it
+    /// is written (the object's content address). The output appears only when complete.
+    /// - Returns: the plaintext size and the SHA-256 (hex) of the encrypted file.
     @discardableResult
-    public static func encryptFile(at source: URL, to destination: URL, key: VaultKey, objectID: UUID, progress: (Int) -> Void = { _ in }) throws -> Int {
-        try streamFile(from: source, to: destination) { input, output in
+    public static func encryptFile(
+        at source: URL, to destination: URL, key: VaultKey, objectID: UUID, progress: (Int) -> Void = { _ in }
+    ) throws -> (size: Int, sha256: String) {
+        let hasher = PipelinedHasher()
+        let size = try streamFile(from: source, to: destination) { input, output in
             var done = 0
-            return try encrypt(key: key, objectID: objectID, read: { count in
-                let chunk = [UInt8](try input.read(upToCount: count) ?? Data())
+            var reader = BufferedReader(handle: input)
+            var pending = Data()
+            pending.reserveCapacity(ioBlock + segmentSize + tagCount)
+            let count = try encrypt(key: key, objectID: objectID, read: { count in
+                let chunk = try reader.read(count)
                 done += chunk.count
                 progress(done)
                 return chunk
-            }, write: { try output.write(contentsOf: $0) })
+            }, write: {
+                hasher.update($0)
+                pending.append($0)
+                if pending.count >= ioBlock {
+                    try output.write(contentsOf: pending)
+                    pending.removeAll(keepingCapacity: true)
+                }
+            })
+            try output.write(contentsOf: pending)
+            return count
         }
+        return (size, hasher.finalize())
     }
 
     /// Decrypts a file into another, in constant memory; nothing is left at `destination` on failure.
@@ -140,13 +159,39 @@ extension MediaStream {
     public static func decryptFile(at source: URL, to destination: URL, key: VaultKey, objectID: UUID, name: String, progress: (Int) -> Void = { _ in }) throws -> Int {
         try streamFile(from: source, to: destination) { input, output in
             var done = 0
-            return try decrypt(key: key, objectID: objectID, name: name, read: { count in
-                [UInt8](try input.read(upToCount: count) ?? Data())
-            }, write: {
-                try output.write(contentsOf: $0)
+            var reader = BufferedReader(handle: input)
+            var pending = Data()
+            let count = try decrypt(key: key, objectID: objectID, name: name, read: { try reader.read($0) }, write: {
+                pending.append($0)
+                if pending.count >= ioBlock {
+                    try output.write(contentsOf: pending)
+                    pending.removeAll(keepingCapacity: true)
+                }
                 done += $0.count
                 progress(done)
             })
+            try output.write(contentsOf: pending)
+            return count
+        }
+    }
+
+    /// Files are read and written in 1 MiB blocks: fewer system calls than one per segment.
+    static let ioBlock = 1 << 20
+
+    /// Serves reads of any size from 1 MiB reads of a file.
+    struct BufferedReader {
+        let handle: FileHandle
+        var buffer = Data()
+        var position = 0
+
+        mutating func read(_ count: Int) throws -> Data {
+            if buffer.count - position < count {
+                buffer = buffer.subdata(in: position..<buffer.count) + (try handle.read(upToCount: max(ioBlock, count)) ?? Data())
+                position = 0
+            }
+            let end = min(buffer.count, position + count)
+            defer { position = end }
+            return buffer.subdata(in: position..<end)
         }
     }
 

@@ -84,7 +84,7 @@ extension Vault {
                 guard let handle = try? FileHandle(forReadingFrom: url) else { throw VaultError.io("cannot read \(url.path)") }
                 defer { try? handle.close() }
                 let size = try MediaStream.decrypt(key: key, objectID: media.id, name: name, read: {
-                    [UInt8](try handle.read(upToCount: $0) ?? Data())
+                    try handle.read(upToCount: $0) ?? Data()
                 }, write: { _ in })
                 if size != media.size { problems.append(.init(item: name, reason: "decrypts to \(size) bytes, catalogue says \(media.size)")) }
             } catch let error as VaultError {

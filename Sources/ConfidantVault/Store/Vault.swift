@@ -224,9 +224,8 @@ public final class Vault: Sendable {
     /// Encrypts a file into the object store; the object's name is the SHA-256 of its ciphertext.
     func storeObject(from file: URL, objectID: UUID, progress: (Int) -> Void) throws -> (hash: String, size: Int) {
         let staging = directory.appendingPathComponent(Self.objectsName).appendingPathComponent("staging-\(UUID().uuidString)")
-        let size = try MediaStream.encryptFile(at: file, to: staging, key: key, objectID: objectID, progress: progress)
+        let (size, hash) = try MediaStream.encryptFile(at: file, to: staging, key: key, objectID: objectID, progress: progress)
         do {
-            let hash = try Self.sha256(of: staging)
             let destination = objectURL(hash)
             try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileManager.default.moveItem(at: staging, to: destination)
