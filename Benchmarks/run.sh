@@ -12,3 +12,7 @@ echo '```'
 echo
 echo "## swift package benchmark"
 swift package --disable-sandbox benchmark --format markdown "$@" 2>/dev/null
+
+echo
+echo "## vault vs age, 1 GiB file (files in /dev/shm to keep disk write-back out of the figures)"
+(cd .. && swift build -c release --product confidant >/dev/null && TMPDIR=/dev/shm Benchmarks/vault-vs-age.sh 1024)
