@@ -55,7 +55,7 @@ extension Vault {
         guard let sealed = try AES.GCM.seal(catalog, using: key.derived("backup catalog"), nonce: nonce).combined else {
             throw VaultError.corrupted("could not seal the catalogue")
         }
-        let catalogHash = SHA256.hash(data: sealed).map { String(format: "%02x", $0) }.joined()
+        let catalogHash = SHA256.hash(data: sealed).hexString
         if try !target.exists("catalogs/\(catalogHash)") {
             try target.write(sealed, as: "catalogs/\(catalogHash)")
             report.objectsTransferred += 1
@@ -83,7 +83,7 @@ extension Vault {
         let key = try VaultKey.unwrap(manifest.wrappedKey, passphrase: passphrase)
         try manifest.verify(with: key)
         let sealedCatalog = try target.read("catalogs/\(manifest.catalogHash)")
-        guard SHA256.hash(data: sealedCatalog).map({ String(format: "%02x", $0) }).joined() == manifest.catalogHash else {
+        guard SHA256.hash(data: sealedCatalog).hexString == manifest.catalogHash else {
             throw VaultError.corrupted("the backup catalogue does not match its hash")
         }
         let catalog: BackupCatalog

@@ -23,6 +23,6 @@ final class PipelinedHasher: @unchecked Sendable {
 
     /// Waits for every queued chunk and returns the digest as lower-case hex.
     func finalize() -> String {
-        queue.sync { hasher.finalize().map { String(format: "%02x", $0) }.joined() }
+        queue.sync { hasher.finalize().hexString }
     }
 }
