@@ -7,6 +7,9 @@ struct Confidant: AsyncParsableCommand {
         commandName: "confidant",
         abstract: "End-to-end encrypted messaging, an encrypted vault and adaptive sign-in.",
         version: "0.1.0",
-        subcommands: [CryptoCommand.self, VaultCommand.self, CipherCommand.self]
+        subcommands: [
+            KeygenCommand.self, KeyCommand.self, SealCommand.self, OpenCommand.self, InspectCommand.self,
+            FingerprintCommand.self, CipherCommand.self, VaultCommand.self,
+        ]
     )
 }

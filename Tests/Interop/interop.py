@@ -20,7 +20,7 @@ SUITES = {
     0x01: CipherSuite.new(KEMId.DHKEM_P256_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.AES256_GCM),
     0x02: CipherSuite.new(KEMId.DHKEM_X25519_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.CHACHA20_POLY1305),
 }
-NAMES = {0x01: "p256-aes256gcm", 0x02: "x25519-chachapoly", 0x03: "xwing-aes256gcm", 0xF0: "seed-legacy"}
+NAMES = {0x01: "p256-aesgcm", 0x02: "x25519-chachapoly", 0x03: "xwing-aesgcm", 0xF0: "seed-legacy"}
 
 
 # ---- §1 public identity -------------------------------------------------------------------
@@ -176,7 +176,7 @@ def main() -> int:
     env = dict(os.environ, CONFIDANT_PASSPHRASE="interop passphrase")
 
     def cli(*args, stdin=b""):
-        return subprocess.run([binary, "crypto", *args], input=stdin, capture_output=True, env=env, cwd=work)
+        return subprocess.run([binary, *args], input=stdin, capture_output=True, env=env, cwd=work)
 
     def check(name, condition, detail=""):
         nonlocal passed, failed
@@ -204,7 +204,7 @@ def main() -> int:
             if suite_id == 0x03 and not signed:
                 continue
             message = f"Привет from Swift, suite {NAMES[suite_id]}, signed={signed}".encode() * 3
-            args = ["seal", "--key", "alice.key", "--to", "bob.key.pub", "--suite", NAMES[suite_id]]
+            args = ["seal", "--from", "alice.key", "--to", "bob.key.pub", "--suite", NAMES[suite_id]]
             result = cli(*args + (["--sign"] if signed else []), stdin=message)
             envelope = result.stdout
             if suite_id == 0x03:
@@ -220,29 +220,49 @@ def main() -> int:
 
             reply = f"Ответ from Python, suite {NAMES[suite_id]}".encode()
             sealed = seal_envelope(reply, suite_id, bob, nil, alice_pub, nil, signed)
-            result = cli("open", "--key", "alice.key", "--from", "bob.key.pub", stdin=sealed)
+            result = cli("open", "--with", "alice.key", "--from", "bob.key.pub", stdin=sealed)
             check(f"swift opens python {NAMES[suite_id]} signed={signed}", result.stdout == reply, result.stderr.decode())
 
             if suite_id != 0xF0:
                 tampered = bytearray(sealed)
                 tampered[-1 - (64 if signed else 0)] ^= 1
-                result = cli("open", "--key", "alice.key", "--from", "bob.key.pub", stdin=bytes(tampered))
+                result = cli("open", "--with", "alice.key", "--from", "bob.key.pub", stdin=bytes(tampered))
                 expected = b"does not verify" if signed else b"failed authentication"
                 check(f"swift rejects tampered python {NAMES[suite_id]} signed={signed}",
                       result.returncode != 0 and expected in result.stderr, result.stderr.decode())
 
-    result = cli("pubkey", "--key", "alice.key", "--format", "seed")
+    result = cli("key", "public", "alice.key", "--format", "seed")
     expected = seed_encode(alice_pub.raw[50:114])
     check("seed key string", result.stdout.decode().strip() == expected, result.stdout.decode())
 
-    result = cli("safety-number", "alice.key.pub", "bob.key.pub")
+    result = cli("fingerprint", "alice.key.pub", "bob.key.pub")
     halves = sorted([safety_half(alice_pub), safety_half(bob_pub)])
     digits = result.stdout.decode().replace(" ", "").strip()
     check("safety number", digits == halves[0] + halves[1], digits)
 
-    result = cli("sblock", "--key", "key8", stdin="Привет мир!".encode())
+    result = cli("cipher", "encrypt", "--algorithm", "sblock", "--key", "key8", stdin="Привет мир!".encode())
     check("s-block known answer", list(result.stdout) ==
           [255, 121, 158, 69, 160, 140, 234, 92, 92, 101, 140, 8, 20, 46, 207, 185, 250, 74, 239, 179])
+
+    # The seed app's own storage: raw S-block bytes keyed by key strings.
+    alice_seed_private = seed_encode(alice.p256.private_numbers().private_value.to_bytes(32, "big"))
+    bob_seed_public = seed_encode(bob_pub.raw[50:114])
+    message = "Привет из seed-приложения".encode()
+    result = cli("seal", "--suite", "seed-legacy", "--from-private-key", alice_seed_private, "--to-public-key", bob_seed_public, stdin=message)
+    expected = sblock(message, seed_key_string(alice.p256, bob_pub.p256).encode())
+    check("seed-legacy with key strings is the seed app's raw ciphertext", result.stdout == expected, result.stderr.decode())
+
+    key = os.urandom(32)
+    for algorithm in ("aes-gcm", "chacha20-poly1305"):
+        result = cli("cipher", "encrypt", "--algorithm", algorithm, "--key-hex", key.hex(), stdin=b"raw bytes \x00\xff")
+        blob = result.stdout
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+        aead = AESGCM(key) if algorithm == "aes-gcm" else ChaCha20Poly1305(key)
+        try:
+            plain = aead.decrypt(blob[:12], blob[12:], None)
+        except Exception as error:  # noqa: BLE001
+            plain = repr(error).encode()
+        check(f"cipher encrypt {algorithm}: nonce ‖ ciphertext ‖ tag", plain == b"raw bytes \x00\xff", plain)
 
     shutil.rmtree(work, ignore_errors=True)
     print(f"interop: {passed} passed, {failed} failed")

@@ -19,9 +19,9 @@ public enum EnvelopeSuite: UInt8, Sendable, CaseIterable, CustomStringConvertibl
     /// The name used on the command line and in docs.
     public var name: String {
         switch self {
-        case .p256AES256GCM: return "p256-aes256gcm"
+        case .p256AES256GCM: return "p256-aesgcm"
         case .x25519ChaChaPoly: return "x25519-chachapoly"
-        case .xwingAES256GCM: return "xwing-aes256gcm"
+        case .xwingAES256GCM: return "xwing-aesgcm"
         case .seedLegacy: return "seed-legacy"
         }
     }

@@ -4,8 +4,8 @@ import ArgumentParser
 struct CipherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cipher",
-        abstract: "Measure the seed's S-block cipher against AES-CTR and ChaCha20, and attack its use.",
-        subcommands: [AnalyzeCommand.self, AttackCommand.self]
+        abstract: "Raw encryption, and the lab: measure the seed's S-block cipher and attack its use.",
+        subcommands: [CipherEncryptCommand.self, CipherDecryptCommand.self, AnalyzeCommand.self, AttackCommand.self]
     )
 }
 

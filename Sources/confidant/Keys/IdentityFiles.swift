@@ -2,18 +2,6 @@ import ArgumentParser
 import ConfidantCrypto
 import Foundation
 
-/// `confidant crypto …`: device keys, envelopes, safety numbers and the seed's legacy cipher.
-struct CryptoCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "crypto",
-        abstract: "Device keys, envelopes, safety numbers and the seed's legacy cipher.",
-        subcommands: [
-            KeygenCommand.self, PublicKeyCommand.self, FingerprintCommand.self, SafetyNumberCommand.self,
-            SealCommand.self, OpenCommand.self, InspectCommand.self, SBlockCommand.self, SeedKeyCommand.self,
-        ]
-    )
-}
-
 enum IdentityFiles {
     static func loadPublic(_ path: String) throws -> PublicIdentity {
         try PublicIdentity(pemRepresentation: FileIO.readText(path))
