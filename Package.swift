@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         .target(
@@ -52,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantCryptoTests",
-            dependencies: ["ConfidantCrypto"]
+            dependencies: ["ConfidantCrypto", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "ConfidantVaultTests",
