@@ -1,0 +1,16 @@
+// swift-tools-version: 6.1
+// libFuzzer targets, in their own package so normal builds never see -sanitize=fuzzer.
+// Build and run (see Fuzz/run.sh):
+//   swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -use-ld=lld --product EnvelopeFuzzer
+import PackageDescription
+
+let package = Package(
+    name: "ConfidantFuzz",
+    dependencies: [.package(name: "confidant", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "EnvelopeFuzzer",
+            dependencies: [.product(name: "ConfidantCrypto", package: "confidant")]
+        )
+    ]
+)

@@ -1,0 +1,49 @@
+import ConfidantCrypto
+import Foundation
+
+/// libFuzzer's driver (LLVM ≥ 13). SwiftPM gives executables their own `main`, so we hand
+/// control to libFuzzer from it instead of linking libFuzzer's `main`.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+@main
+struct EnvelopeFuzzer {
+    static func main() {
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, count in fuzz(data, count) })
+    }
+}
+
+/// Every parser of outside bytes in ConfidantCrypto must return or throw a typed error for any
+/// input — never trap. The first input byte picks the parser.
+func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    guard let start else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: start, count: count))
+    guard let selector = bytes.first else { return 0 }
+    let body = Array(bytes.dropFirst())
+    switch selector % 6 {
+    case 0:
+        if let envelope = try? SealedEnvelope(serialized: body) {
+            // Whatever parses must serialize back to the same bytes.
+            precondition(Array(envelope.serialized) == body, "envelope re-serialization differs")
+        }
+    case 1:
+        _ = try? PublicIdentity(serialized: body)
+    case 2:
+        _ = try? PublicIdentity(pemRepresentation: String(decoding: body, as: UTF8.self))
+    case 3:
+        _ = try? SeedKeyString.p256PublicKey(String(decoding: body, as: UTF8.self))
+        _ = try? SeedKeyString.p256PrivateKey(String(decoding: body, as: UTF8.self))
+    case 4:
+        // Key files: only the header checks; a valid header would run scrypt, too slow to fuzz.
+        if body.count != 206 { _ = try? IdentityKeyFile.open(body, passphrase: "fuzz") }
+    default:
+        _ = Padme.unpad(body)
+        if !body.isEmpty { _ = try? SBlockCipher.process(body.prefix(64), key: body) }
+    }
+    return 0
+}
