@@ -3,11 +3,14 @@
 # (openssl speed for AES-256-GCM and ChaCha20-Poly1305 on 1 MiB buffers). Prints markdown.
 set -euo pipefail
 cd "$(dirname "$0")"
-echo "## openssl speed (reference), 1 MiB buffers"
+echo "## openssl speed (reference), 16 KiB and 1 MiB buffers (numbers in 1000s of bytes per second)"
 echo '```'
 openssl version
-openssl speed -evp aes-256-gcm -seconds 3 -bytes 1048576 2>/dev/null | tail -n 1
-openssl speed -evp chacha20-poly1305 -seconds 3 -bytes 1048576 2>/dev/null | tail -n 1
+for bytes in 16384 1048576; do
+    openssl speed -evp aes-256-gcm -seconds 3 -bytes $bytes 2>/dev/null | tail -n 1
+    openssl speed -evp chacha20-poly1305 -seconds 3 -bytes $bytes 2>/dev/null | tail -n 1
+    openssl speed -provider legacy -provider default -evp rc4 -seconds 3 -bytes $bytes 2>/dev/null | tail -n 1
+done
 echo '```'
 echo
 echo "## swift package benchmark"

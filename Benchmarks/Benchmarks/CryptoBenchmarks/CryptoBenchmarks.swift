@@ -52,23 +52,33 @@ let benchmarks: @Sendable () -> Void = {
     let megabyte = [UInt8](repeating: 0x5A, count: mebibyte)
     let key = Array("6wRB7UxXHt33Ks0fF+CK0KEscmfuFF50l6gRmYncGgM=".utf8)
 
-    Benchmark("S-block 1 MiB (in place)") { benchmark in
-        var buffer = megabyte
-        for _ in benchmark.scaledIterations {
-            var cipher = try SBlockCipher(key: key)
-            cipher.apply(to: &buffer)
+    for (label, size) in [("16 KiB", 16_384), ("1 MiB", mebibyte)] {
+        let input = [UInt8](repeating: 0x5A, count: size)
+        Benchmark("S-block \(label) (in place)") { benchmark in
+            var buffer = input
+            for _ in benchmark.scaledIterations {
+                var cipher = try SBlockCipher(key: key)
+                cipher.apply(to: &buffer)
+            }
+            blackHole(buffer)
         }
-        blackHole(buffer)
-    }
 
-    Benchmark("S-block 1 MiB (seed-style reference)") { benchmark in
-        let cipher = SeedStyleCipher()
-        for _ in benchmark.scaledIterations {
-            blackHole(cipher.encryptDecrypt(data: megabyte, key: key))
+        Benchmark("S-block \(label) (seed-style reference)") { benchmark in
+            let cipher = SeedStyleCipher()
+            for _ in benchmark.scaledIterations {
+                blackHole(cipher.encryptDecrypt(data: input, key: key))
+            }
         }
     }
 
     let aesKey = SymmetricKey(size: .bits256)
+    let sixteenKiB = [UInt8](repeating: 0x5A, count: 16_384)
+    Benchmark("AES-256-GCM seal 16 KiB (swift-crypto)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try AES.GCM.seal(sixteenKiB, using: aesKey))
+        }
+    }
+
     Benchmark("AES-256-GCM seal 1 MiB (swift-crypto)") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try AES.GCM.seal(megabyte, using: aesKey))
