@@ -24,7 +24,7 @@ public enum SealedText {
             let plain = try AES.GCM.open(box, using: key.derived("text"), authenticating: aad(itemID: itemID, field: field))
             return String(decoding: plain, as: UTF8.self)
         } catch {
-            throw VaultError.tampered(item: "\(field) of item \(itemID.uuidString.lowercased())", segment: 0)
+            throw VaultError.unreadableText("\(field) of \(itemID.uuidString.lowercased().prefix(8))")
         }
     }
 }
