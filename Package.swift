@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ConfidantCrypto", targets: ["ConfidantCrypto"]),
         .library(name: "CipherLab", targets: ["CipherLab"]),
         .library(name: "ConfidantVault", targets: ["ConfidantVault"]),
+        .library(name: "ConfidantAuth", targets: ["ConfidantAuth"]),
         .executable(name: "confidant", targets: ["confidant"]),
     ],
     dependencies: [
@@ -42,6 +43,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        .target(
+            name: "ConfidantAuth",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
         .executableTarget(
             name: "confidant",
             dependencies: [
@@ -58,6 +63,10 @@ let package = Package(
         .testTarget(
             name: "ConfidantVaultTests",
             dependencies: ["ConfidantVault", "ConfidantCrypto"]
+        ),
+        .testTarget(
+            name: "ConfidantAuthTests",
+            dependencies: ["ConfidantAuth"]
         ),
         .testTarget(
             name: "CipherLabTests",
