@@ -52,6 +52,7 @@ let package = Package(
             dependencies: [
                 "ConfidantCrypto",
                 "ConfidantVault",
+                "ConfidantAuth",
                 "CipherLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

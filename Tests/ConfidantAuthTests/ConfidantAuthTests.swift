@@ -147,3 +147,14 @@ struct SplitMix64: RandomNumberGenerator {
         #expect(policy.decide(address) == .locked(retryAfter: 899))
     }
 }
+
+@Suite struct ArithmeticAnalysisTests {
+    @Test func observationsPinTheMappingDown() throws {
+        var generator = SplitMix64(state: 3)
+        let result = try ArithmeticAnalysis.simulate(operands: 4, trials: 30, using: &generator)
+        #expect(result.meanObservations >= 1)
+        #expect(result.meanObservations < 40)
+        #expect(result.blindGuessProbability >= 1.0 / 256)
+        #expect(result.blindGuessProbability <= 1)
+    }
+}
