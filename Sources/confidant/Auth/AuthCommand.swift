@@ -18,7 +18,7 @@ struct ArithmeticAnalysisCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Random seed, for a reproducible table.") var seed: UInt64 = 2026
 
     func run() async throws {
-        var generator = SeededGenerator(state: seed)
+        var generator = SeededRandomNumberGenerator(seed: seed)
         print("| operands N | pairs to pin the mapping (mean) | 90th percentile | not pinned after 40 | blind guess per attempt |")
         print("|---:|---:|---:|---:|---:|")
         for operands in 2...8 {
@@ -26,17 +26,5 @@ struct ArithmeticAnalysisCommand: AsyncParsableCommand {
             print("| \(operands) | \(String(format: "%.2f", r.meanObservations)) | \(r.p90Observations) | "
                 + "\(String(format: "%.1f %%", r.unresolvedShare * 100)) | \(String(format: "%.4f (1 in %.0f)", r.blindGuessProbability, 1 / r.blindGuessProbability)) |")
         }
-    }
-}
-
-/// SplitMix64: a seeded generator so the published table can be reproduced exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
