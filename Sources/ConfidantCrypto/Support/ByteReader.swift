@@ -44,12 +44,13 @@ struct ByteReader {
     }
 }
 
+// `package`: ConfidantVault writes its binary headers with the same helpers.
 extension Array where Element == UInt8 {
-    mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+    package mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
 
-    mutating func append(_ uuid: UUID) {
+    package mutating func append(_ uuid: UUID) {
         Swift.withUnsafeBytes(of: uuid.uuid) { append(contentsOf: $0) }
     }
 }

@@ -73,9 +73,3 @@ public struct VaultKey: Sendable {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: key, salt: salt, info: Array("Confidant vault \(purpose) v1".utf8), outputByteCount: 32)
     }
 }
-
-extension Array where Element == UInt8 {
-    mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
-    }
-}
