@@ -75,6 +75,25 @@ struct Scratch {
         #expect(throws: VaultError.notInitialized(path: scratch.url.path)) { try Vault.open(at: scratch.url, passphrase: "x") }
     }
 
+    @Test func listingByChapterKeepsAlbumOrder() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let vault = try Vault.create(at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
+        try vault.addChapter(title: "A")
+        try vault.addChapter(title: "B")
+        let names = ["c.jpg", "a.jpg", "b.jpg"]
+        let album = try vault.addItem(
+            chapter: "A", text: "album", files: try names.map { try scratch.file($0, [1]) }, timestamp: Date(timeIntervalSince1970: 1_000))
+        try vault.addItem(chapter: "B", text: "other", files: [try scratch.file("z.jpg", [2])], timestamp: Date(timeIntervalSince1970: 2_000))
+        try vault.addItem(chapter: "A", text: "words only", files: [], timestamp: Date(timeIntervalSince1970: 3_000))
+        let inA = try vault.items(chapter: "A")
+        #expect(inA.map(\.text) == ["album", "words only"])
+        #expect(inA[0].media.map(\.name) == names)
+        #expect(inA[0] == (try vault.item(album.shortID)))
+        #expect(try vault.items(chapter: "B").map(\.chapterTitle) == ["B"])
+        #expect(try vault.items().count == 3)
+    }
+
     @Test func chapters() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

@@ -166,14 +166,28 @@ public final class Vault: Sendable {
         return try item(id.uuidString.lowercased())
     }
 
+    /// Every item (of one chapter, if named), oldest first. One read transaction; each chapter
+    /// title is decrypted once, however many items it has.
     public func items(chapter reference: String? = nil) throws -> [Item] {
-        let chapterFilter = try reference.map { try chapter(named: $0).id }
-        let ids = try database.read { db -> [UUID] in
+        let chapterFilter = try reference.map { try chapter(named: $0).id.uuidString.lowercased() }
+        let (records, media, chapters) = try database.read { db -> ([ItemRecord], [MediaRecord], [ChapterRecord]) in
             var request = ItemRecord.order(Column("timestamp"))
-            if let chapterFilter { request = request.filter(Column("chapterId") == chapterFilter.uuidString.lowercased()) }
-            return try request.fetchAll(db).map(\.id)
+            var mediaRequest = MediaRecord.order(Column("position"))
+            if let chapterFilter {
+                request = request.filter(Column("chapterId") == chapterFilter)
+                mediaRequest = mediaRequest.filter(sql: "itemId IN (SELECT id FROM item WHERE chapterId = ?)", arguments: [chapterFilter])
+            }
+            return (try request.fetchAll(db), try mediaRequest.fetchAll(db), try ChapterRecord.fetchAll(db))
         }
-        return try ids.map { try item($0.uuidString.lowercased()) }
+        let mediaByItem = Dictionary(grouping: media, by: \.itemId)
+        var titles: [UUID: String] = [:]
+        for chapter in chapters {
+            titles[chapter.id] = try SealedText.open(chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key)
+        }
+        return try records.map { record in
+            guard let title = titles[record.chapterId] else { throw VaultError.corrupted("item \(record.id) has no chapter") }
+            return try decrypt(record, media: mediaByItem[record.id] ?? [], chapterTitle: title)
+        }
     }
 
     /// Finds an item by id or id prefix and decrypts it.
@@ -188,9 +202,14 @@ public final class Vault: Sendable {
                     try ChapterRecord.fetchOne(db, key: record.chapterId.uuidString.lowercased()))
         }
         guard let chapter else { throw VaultError.corrupted("item \(record.id) has no chapter") }
-        return Item(
-            id: record.id, chapterID: record.chapterId,
-            chapterTitle: try SealedText.open(chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key),
+        return try decrypt(
+            record, media: media,
+            chapterTitle: SealedText.open(chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key))
+    }
+
+    private func decrypt(_ record: ItemRecord, media: [MediaRecord], chapterTitle: String) throws -> Item {
+        Item(
+            id: record.id, chapterID: record.chapterId, chapterTitle: chapterTitle,
             timestamp: record.timestamp, kind: record.kind,
             text: try record.textSealed.map { try SealedText.open($0, itemID: record.id, field: "item.text", key: key) },
             media: try media.map { m in
