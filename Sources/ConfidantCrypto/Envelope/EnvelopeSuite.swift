@@ -34,9 +34,6 @@ public enum EnvelopeSuite: UInt8, Sendable, CaseIterable, CustomStringConvertibl
         self = suite
     }
 
-    /// True when the suite's own cryptography authenticates the sender (HPKE Auth mode).
-    public var authenticatesSender: Bool { self == .p256AES256GCM || self == .x25519ChaChaPoly }
-
     /// True when every envelope of this suite must carry a sender signature.
     public var requiresSignature: Bool { self == .xwingAES256GCM }
 
