@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "CipherLab", targets: ["CipherLab"]),
         .library(name: "ConfidantVault", targets: ["ConfidantVault"]),
         .library(name: "ConfidantAuth", targets: ["ConfidantAuth"]),
+        .library(name: "ConfidantAPI", targets: ["ConfidantAPI"]),
+        .library(name: "ConfidantServer", targets: ["ConfidantServer"]),
         .executable(name: "confidant", targets: ["confidant"]),
     ],
     dependencies: [
@@ -17,6 +19,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/vapor/swift-openapi-vapor.git", from: "1.2.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.13.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/websocket-kit.git", from: "2.16.2"),
     ],
     targets: [
         .target(
@@ -47,12 +61,37 @@ let package = Package(
             name: "ConfidantAuth",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        .target(
+            name: "ConfidantAPI",
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            resources: [.copy("openapi.yaml")],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        .target(
+            name: "ConfidantServer",
+            dependencies: [
+                "ConfidantAPI",
+                "ConfidantCrypto",
+                "ConfidantAuth",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIVapor", package: "swift-openapi-vapor"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "confidant",
             dependencies: [
                 "ConfidantCrypto",
                 "ConfidantVault",
                 "ConfidantAuth",
+                "ConfidantServer",
                 "CipherLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -72,6 +111,19 @@ let package = Package(
         .testTarget(
             name: "CipherLabTests",
             dependencies: ["CipherLab", "ConfidantCrypto"]
+        ),
+        .testTarget(
+            name: "ConfidantServerTests",
+            dependencies: [
+                "confidant",
+                "ConfidantServer",
+                "ConfidantAPI",
+                "ConfidantCrypto",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+            ]
         ),
         .testTarget(
             name: "ConfidantCLITests",

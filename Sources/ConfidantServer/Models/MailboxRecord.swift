@@ -1,0 +1,34 @@
+import Fluent
+import Foundation
+
+/// One entry waiting for one device: an envelope or a key-change notice. The database assigns
+/// `cursor`, increasing; an entry is deleted when its device acknowledges it.
+final class MailboxRecord: Model, @unchecked Sendable {
+    static let schema = "mailbox"
+
+    enum Kind: String, Codable { case envelope, keyChange = "key_change" }
+
+    @ID(custom: "cursor", generatedBy: .database) var id: Int64?
+    @Field(key: "recipient_user_id") var recipientUserID: UUID
+    @Field(key: "recipient_device_id") var recipientDeviceID: UUID
+    @Field(key: "kind") var kind: Kind
+    @Field(key: "sender_user_id") var senderUserID: UUID
+    @Field(key: "sender_device_id") var senderDeviceID: UUID
+    @OptionalField(key: "message_id") var messageID: UUID?
+    /// The envelope bytes, or the JSON of a `KeyChange`.
+    @Field(key: "payload") var payload: Data
+    @Field(key: "received_at") var receivedAt: Date
+
+    init() {}
+
+    init(recipient: DeviceAddress, kind: Kind, sender: DeviceAddress, messageID: UUID?, payload: Data, receivedAt: Date) {
+        self.recipientUserID = recipient.userID
+        self.recipientDeviceID = recipient.deviceID
+        self.kind = kind
+        self.senderUserID = sender.userID
+        self.senderDeviceID = sender.deviceID
+        self.messageID = messageID
+        self.payload = payload
+        self.receivedAt = receivedAt
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// Fan-out across server instances without a broker: every instance LISTENs on one PostgreSQL
+/// channel; a write NOTIFYs the device addresses it touched; each instance wakes its own streams.
+/// After a lost connection it reconnects with backoff and wakes every local stream, since
+/// notifications sent meanwhile are gone.
+final class PostgresMailboxListener: Sendable {
+    static let channel = "confidant_mailbox"
+
+    private let configuration: PostgresConnection.Configuration
+    private let hub: MailboxHub
+    private let logger: Logger
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(configuration: PostgresConnection.Configuration, hub: MailboxHub, logger: Logger) {
+        self.configuration = configuration
+        self.hub = hub
+        self.logger = logger
+    }
+
+    func start() {
+        let configuration = configuration, hub = hub, logger = logger
+        let listening = Task {
+            var attempt = 0
+            while !Task.isCancelled {
+                do {
+                    let connection = try await PostgresConnection.connect(
+                        on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1, logger: logger
+                    ).get()
+                    defer { Task { try? await connection.close() } }
+                    let notifications = try await connection.listen(Self.channel)
+                    if attempt > 0 { await hub.wakeEveryone() }
+                    attempt = 0
+                    for try await notification in notifications {
+                        let addresses = notification.payload.split(separator: ",").compactMap(DeviceAddress.init(parsing:))
+                        await hub.wake(addresses)
+                    }
+                } catch {
+                    if Task.isCancelled { break }
+                    logger.warning("PostgreSQL LISTEN connection lost; reconnecting", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                }
+                attempt += 1
+                try? await Task.sleep(for: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
+            }
+        }
+        task.withLock { $0 = listening }
+    }
+
+    func stop() {
+        task.withLock { $0?.cancel(); $0 = nil }
+    }
+}

@@ -1,0 +1,97 @@
+import ConfidantAPI
+import Fluent
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Foundation
+import Logging
+import OpenAPIRuntime
+import OpenAPIVapor
+import Vapor
+
+/// The Confidant relay: one Vapor application with its database, mailbox hub and routes.
+///
+/// ```swift
+/// let server = try await RelayServer(configuration: .embedded())
+/// let port = try await server.start()
+/// …
+/// try await server.shutdown()
+/// ```
+public final class RelayServer: Sendable {
+    public let configuration: ServerConfiguration
+    let application: Application
+    let hub = MailboxHub()
+    private let listener: PostgresMailboxListener?
+
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "confidant.relay")) async throws {
+        try configuration.validate()
+        self.configuration = configuration
+        var environment = Environment(name: "production", arguments: ["confidant"])
+        environment.commandInput.arguments = []
+        let app = try await Application.make(environment)
+        app.logger = logger
+        self.application = app
+        do {
+            try FileManager.default.createDirectory(at: configuration.dataDirectory.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+            switch configuration.database {
+            case .sqlite(let path):
+                let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+                try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+                app.databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
+                listener = nil
+            case .postgres(let url):
+                let postgres = try SQLPostgresConfiguration(url: url)
+                app.databases.use(.postgres(configuration: postgres, sqlLogLevel: .trace), as: .psql)
+                listener = PostgresMailboxListener(configuration: postgres.coreConfiguration, hub: hub, logger: logger)
+            }
+            app.migrations.add(CreateSchema())
+            if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
+                // WAL lets readers (mailbox fetches, streams) run while a message is written.
+                try await sql.raw("PRAGMA journal_mode=WAL").run()
+            }
+            try await app.autoMigrate()
+            try routes(app)
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+    }
+
+    private func routes(_ app: Application) throws {
+        app.middleware = Middlewares()
+        app.middleware.use(ProblemMiddleware())
+        app.middleware.use(RequestContextMiddleware())
+        app.middleware.use(BodyLimitMiddleware(configuration: configuration))
+        app.http.server.configuration.hostname = configuration.host
+        app.http.server.configuration.port = configuration.port
+        app.http.server.configuration.serverName = "confidant"
+
+        let document = try APIDocument.yaml()
+        app.get("openapi.yaml") { _ in
+            Response(status: .ok, headers: ["Content-Type": "application/yaml"], body: .init(data: document))
+        }
+        let relay = RelayContext(configuration: configuration, hub: hub, usesPostgres: listener != nil)
+        let transport = VaporTransport(routesBuilder: app)
+        try RelayAPI(context: relay).registerHandlers(on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
+        MailboxStream(context: relay).register(on: app)
+    }
+
+    /// Starts listening; returns the bound port (useful with port 0).
+    @discardableResult
+    public func start() async throws -> Int {
+        try await application.asyncBoot()
+        try await application.server.start(address: .hostname(configuration.host, port: configuration.port))
+        listener?.start()
+        return application.http.server.shared.localAddress?.port ?? configuration.port
+    }
+
+    /// Stops accepting, lets requests in flight finish, closes streams and the database.
+    public func shutdown() async {
+        listener?.stop()
+        await hub.finishAll()
+        await application.server.shutdown()
+        try? await application.asyncShutdown()
+    }
+
+    /// Open WebSocket streams (for tests and the load benchmark).
+    public var streamCount: Int { get async { await hub.connectionCount } }
+}

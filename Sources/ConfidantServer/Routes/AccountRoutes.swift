@@ -1,0 +1,206 @@
+import ConfidantAPI
+import ConfidantAuth
+import ConfidantCrypto
+import Fluent
+import Foundation
+import OpenAPIRuntime
+import Vapor
+
+extension RelayAPI {
+    func signUp(_ input: Operations.SignUp.Input) async throws -> Operations.SignUp.Output {
+        let request = try RequestContextMiddleware.request()
+        guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
+        let email = try Self.email(body.email)
+        let displayName = try Self.displayName(body.displayName)
+        let throttle = Throttle(policy: context.configuration.signInPolicy, freeFailures: context.configuration.freeSignUpsPerAddress)
+        let keys = ["sign-up/address/\(context.clientAddress(request))"]
+        try await throttle.check(keys, on: request.db)
+        // Every attempt counts for the address, so one address cannot create accounts in bulk.
+        try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
+
+        try context.passwords.check(body.password, email: email)
+        var avatar: (Data, String)?
+        if let image = body.avatar {
+            avatar = try Self.checkedImage(Data(image.data), declared: nil, limit: context.configuration.maximumAvatarBytes)
+        }
+        if try await UserRecord.query(on: request.db).filter(\.$email == email).first() != nil {
+            throw APIFailure(.conflict, "email_taken", "An account with this e-mail address exists; sign in instead.")
+        }
+        let hash = try await context.passwords.hash(body.password, on: request.application.threadPool)
+        let user = UserRecord(email: email, displayName: displayName, passwordHash: hash)
+        user.avatar = avatar?.0
+        user.avatarType = avatar?.1
+        do {
+            try await context.write(request.db) { db in try await user.create(on: db) }
+        } catch let error as any DatabaseError where error.isUniqueViolation {
+            throw APIFailure(.conflict, "email_taken", "An account with this e-mail address exists; sign in instead.")
+        }
+        return .created(.init(body: .json(try Self.userBody(user))))
+    }
+
+    func signIn(_ input: Operations.SignIn.Input) async throws -> Operations.SignIn.Output {
+        let request = try RequestContextMiddleware.request()
+        guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
+        let email = try Self.email(body.email)
+        let identity: PublicIdentity
+        do {
+            identity = try PublicIdentity(serialized: body.identity.data)
+        } catch {
+            throw APIFailure(.badRequest, "invalid_identity", "The device identity is not a valid, self-signed public identity: \(error).")
+        }
+        let throttle = Throttle(policy: context.configuration.signInPolicy)
+        let accountKey = "sign-in/account/\(email)"
+        let keys = [accountKey, "sign-in/address/\(context.clientAddress(request))"]
+        try await throttle.check(keys, on: request.db)
+
+        let user = try await UserRecord.query(on: request.db).filter(\.$email == email).first()
+        let pool = request.application.threadPool
+        let verified = try await context.passwords.verify(body.password, against: user?.passwordHash ?? PasswordPolicy.decoyHash, on: pool)
+        guard verified, let user, let userID = user.id else {
+            try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
+            throw APIFailure(.unauthorized, "invalid_credentials", "The e-mail address or the password is wrong.")
+        }
+
+        let token = SessionToken.generate()
+        let now = Date()
+        let expires = now.addingTimeInterval(context.configuration.sessionLifetime)
+        let identityBytes = identity.serialized
+        let deviceID = identity.deviceID
+        let (replaced, woken) = try await context.write(request.db) { db -> (Bool, [DeviceAddress]) in
+            try await throttle.reset([accountKey], on: db)
+            let current = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
+                .filter(\.$retiredAt == nil).first()
+            var change: Components.Schemas.KeyChange.ChangePayload?
+            if let current, current.identity != identityBytes {
+                current.retiredAt = now
+                try await current.update(on: db)
+                change = .replaced
+            } else if current == nil {
+                change = .added
+            }
+            var woken: [DeviceAddress] = []
+            if let change {
+                try await DeviceRecord(userID: userID, deviceID: deviceID, identity: identityBytes, registeredAt: now).create(on: db)
+                woken = try await Self.announceKeyChange(change, userID: userID, deviceID: deviceID, identity: identityBytes, on: db, now: now)
+            }
+            try await SessionRecord(userID: userID, deviceID: deviceID, tokenHash: token.hash, createdAt: now, expiresAt: expires).create(on: db)
+            return (change == .replaced, woken)
+        }
+        await context.publish(Set(woken), on: request.db, logger: request.logger)
+        return .created(.init(body: .json(.init(token: token.text, expiresAt: expires, user: try Self.userBody(user),
+                                                deviceId: deviceID.uuidString.lowercased(), keyChanged: replaced))))
+    }
+
+    func signOut(_ input: Operations.SignOut.Input) async throws -> Operations.SignOut.Output {
+        let (request, caller) = try await signedIn()
+        try await context.write(request.db) { db in
+            try await SessionRecord.query(on: db).filter(\.$id == caller.sessionID).set(\.$revokedAt, to: Date()).update()
+        }
+        return .noContent(.init())
+    }
+
+    func currentAccount(_ input: Operations.CurrentAccount.Input) async throws -> Operations.CurrentAccount.Output {
+        let (request, caller) = try await signedIn()
+        guard let user = try await UserRecord.find(caller.userID, on: request.db),
+              let session = try await SessionRecord.find(caller.sessionID, on: request.db)
+        else { throw APIFailure.unauthenticated }
+        return .ok(.init(body: .json(.init(user: try Self.userBody(user), deviceId: caller.deviceID.uuidString.lowercased(),
+                                           sessionExpiresAt: session.expiresAt))))
+    }
+
+    func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
+        let (request, caller) = try await signedIn()
+        guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
+        guard let user = try await UserRecord.find(caller.userID, on: request.db) else { throw APIFailure.unauthenticated }
+        let throttle = Throttle(policy: context.configuration.signInPolicy)
+        let keys = ["sign-in/account/\(user.email)"]
+        try await throttle.check(keys, on: request.db)
+        guard try await context.passwords.verify(body.password, against: user.passwordHash, on: request.application.threadPool) else {
+            try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
+            throw APIFailure(.unauthorized, "invalid_credentials", "The password is wrong; the account was not deleted.")
+        }
+        let userID = caller.userID
+        let now = Date()
+        let (blobs, woken) = try await context.write(request.db) { db -> ([UUID], [DeviceAddress]) in
+            var woken: [DeviceAddress] = []
+            for device in try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).all() {
+                woken += try await Self.announceKeyChange(.removed, userID: userID, deviceID: device.deviceID, identity: nil, on: db, now: now)
+            }
+            let blobs = try await BlobRecord.query(on: db).filter(\.$ownerID == userID).all().compactMap(\.id)
+            try await BlobGrantRecord.query(on: db).filter(\.$blobID ~~ blobs).delete()
+            try await BlobRecord.query(on: db).filter(\.$ownerID == userID).delete()
+            try await BlobGrantRecord.query(on: db).filter(\.$recipientID == userID).delete()
+            try await MailboxRecord.query(on: db).filter(\.$recipientUserID == userID).delete()
+            try await ConversationRecord.query(on: db).group(.or) { $0.filter(\.$ownerID == userID).filter(\.$peerID == userID) }.delete()
+            try await PostedMessageRecord.query(on: db).filter(\.$senderUserID == userID).delete()
+            try await SessionRecord.query(on: db).filter(\.$userID == userID).delete()
+            try await DeviceRecord.query(on: db).filter(\.$userID == userID).delete()
+            try await UserRecord.query(on: db).filter(\.$id == userID).delete()
+            return (blobs, woken.filter { $0.userID != userID })
+        }
+        for blob in blobs { try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(blob.uuidString.lowercased())) }
+        await context.publish(Set(woken), on: request.db, logger: request.logger)
+        return .noContent(.init())
+    }
+
+    func setAvatar(_ input: Operations.SetAvatar.Input) async throws -> Operations.SetAvatar.Output {
+        let (request, caller) = try await signedIn()
+        let limit = context.configuration.maximumAvatarBytes
+        let (body, declared): (HTTPBody, String) = switch input.body {
+        case .png(let body): (body, "image/png")
+        case .jpeg(let body): (body, "image/jpeg")
+        }
+        let bytes: Data
+        do { bytes = try await Data(collecting: body, upTo: limit) } catch { throw APIFailure.tooLarge("The avatar", limit: limit) }
+        let (image, type) = try Self.checkedImage(bytes, declared: declared, limit: limit)
+        try await context.write(request.db) { db in
+            try await UserRecord.query(on: db).filter(\.$id == caller.userID).set(\.$avatar, to: image).set(\.$avatarType, to: type).update()
+        }
+        return .noContent(.init())
+    }
+
+    func getAvatar(_ input: Operations.GetAvatar.Input) async throws -> Operations.GetAvatar.Output {
+        let (request, _) = try await signedIn()
+        let userID = try Self.uuid(input.path.userId, "userId")
+        guard let user = try await UserRecord.find(userID, on: request.db), let avatar = user.avatar else {
+            throw APIFailure.notFound("That avatar")
+        }
+        let body = HTTPBody([UInt8](avatar))
+        return .ok(.init(body: user.avatarType == "image/jpeg" ? .jpeg(body) : .png(body)))
+    }
+
+    // MARK: - Checks
+
+    static func email(_ raw: String) throws(APIFailure) -> String {
+        do { return try EmailAddress(raw).value } catch { throw APIFailure(.badRequest, "invalid_email", error.description) }
+    }
+
+    static func displayName(_ raw: String) throws(APIFailure) -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(name.count) else {
+            throw APIFailure(.badRequest, "invalid_display_name", "The display name needs 1 to 100 characters.")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
+            throw APIFailure(.badRequest, "invalid_display_name", "The display name contains control characters.")
+        }
+        return name
+    }
+
+    /// A PNG or JPEG judged by its bytes, not by what the client says it is.
+    static func checkedImage(_ bytes: Data, declared: String?, limit: Int) throws(APIFailure) -> (Data, String) {
+        guard bytes.count <= limit else { throw APIFailure.tooLarge("The avatar", limit: limit) }
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let type: String
+        if bytes.count > 24, bytes.prefix(8).elementsEqual(png) {
+            type = "image/png"
+        } else if bytes.count > 4, bytes.prefix(3).elementsEqual([0xFF, 0xD8, 0xFF]), bytes.suffix(2).elementsEqual([0xFF, 0xD9]) {
+            type = "image/jpeg"
+        } else {
+            throw APIFailure(.unsupportedMediaType, "unsupported_image", "The avatar must be a PNG or JPEG image; these bytes are neither.")
+        }
+        if let declared, declared != type {
+            throw APIFailure(.unsupportedMediaType, "unsupported_image", "The body is \(type) but was sent as \(declared).")
+        }
+        return (bytes, type)
+    }
+}

@@ -1,0 +1,183 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Fluent
+import Foundation
+import SQLKit
+import Vapor
+
+extension RelayAPI {
+    func sendMessage(_ input: Operations.SendMessage.Input) async throws -> Operations.SendMessage.Output {
+        let (request, caller) = try await signedIn()
+        guard case .json(let batch) = input.body else { throw APIFailure.malformed("Send JSON.") }
+        let messageID = try Self.uuid(batch.messageId, "messageId")
+        guard (1...256).contains(batch.envelopes.count) else { throw APIFailure.malformed("A message has 1 to 256 envelopes.") }
+
+        var outgoing: [(DeviceAddress, Data)] = []
+        for (index, item) in batch.envelopes.enumerated() {
+            let recipient = DeviceAddress(userID: try Self.uuid(item.recipientUserId, "recipientUserId"),
+                                          deviceID: try Self.uuid(item.recipientDeviceId, "recipientDeviceId"))
+            let bytes = Data(item.envelope.data)
+            guard bytes.count <= context.configuration.maximumEnvelopeBytes else {
+                throw APIFailure.tooLarge("Envelope \(index)", limit: context.configuration.maximumEnvelopeBytes)
+            }
+            try Self.checkHeader(bytes, index: index, sender: caller.address, recipient: recipient, messageID: messageID)
+            outgoing.append((recipient, bytes))
+        }
+        let recipients = outgoing.map(\.0)
+        guard Set(recipients).count == recipients.count else { throw APIFailure.malformed("Two envelopes go to the same device.") }
+        guard !recipients.contains(caller.address) else {
+            throw APIFailure.malformed("Do not seal to the sending device itself; it keeps its own copy.")
+        }
+
+        let now = Date()
+        let sender = caller.address
+        let envelopes = outgoing
+        let receipt = try await context.write(request.db) { [context] db -> (Components.Schemas.MessageReceipt, Bool) in
+            if let posted = try await PostedMessageRecord.query(on: db).filter(\.$senderUserID == sender.userID)
+                .filter(\.$messageID == messageID).first() {
+                return (.init(messageId: batch.messageId, stored: posted.stored, duplicate: true, receivedAt: posted.receivedAt), false)
+            }
+            try await Self.checkDevices(recipients, sender: sender, on: db)
+            try await context.lockMailboxes(recipients, in: db)
+            let records = envelopes.map {
+                MailboxRecord(recipient: $0.0, kind: .envelope, sender: sender, messageID: messageID, payload: $0.1, receivedAt: now)
+            }
+            try await records.create(on: db)
+            try await PostedMessageRecord(senderUserID: sender.userID, messageID: messageID, stored: records.count, receivedAt: now).create(on: db)
+            let peers = Set(recipients.map(\.userID)).subtracting([sender.userID])
+            try await Self.touchConversations(between: sender.userID, and: peers, at: now, on: db)
+            return (.init(messageId: batch.messageId, stored: records.count, duplicate: false, receivedAt: now), true)
+        }
+        if receipt.1 { await context.publish(Set(recipients), on: request.db, logger: request.logger) }
+        return .ok(.init(body: .json(receipt.0)))
+    }
+
+    func fetchMailbox(_ input: Operations.FetchMailbox.Input) async throws -> Operations.FetchMailbox.Output {
+        let (request, caller) = try await signedIn()
+        let after = max(input.query.after ?? 0, 0)
+        let limit = min(max(input.query.limit ?? 100, 1), 500)
+        let rows = try await Self.mailbox(of: caller.address, after: after, limit: limit + 1, on: request.db)
+        return .ok(.init(body: .json(.init(entries: try rows.prefix(limit).map(Self.entry), hasMore: rows.count > limit))))
+    }
+
+    func acknowledge(_ input: Operations.Acknowledge.Input) async throws -> Operations.Acknowledge.Output {
+        let (request, caller) = try await signedIn()
+        guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
+        let count = try await Self.acknowledge(body.cursors, for: caller.address, context: context, on: request.db)
+        return .ok(.init(body: .json(.init(acknowledged: count))))
+    }
+
+    func recentConversations(_ input: Operations.RecentConversations.Input) async throws -> Operations.RecentConversations.Output {
+        let (request, caller) = try await signedIn()
+        let conversations = try await ConversationRecord.query(on: request.db).filter(\.$ownerID == caller.userID)
+            .sort(\.$lastActivity, .descending).limit(200).all()
+        let peers = try await UserRecord.query(on: request.db).filter(\.$id ~~ conversations.map(\.peerID)).all()
+        let byID = Dictionary(peers.compactMap { user in user.id.map { ($0, user) } }, uniquingKeysWith: { first, _ in first })
+        var unread: [UUID: Int] = [:]
+        if let sql = request.db as? any SQLDatabase {
+            let rows = try await sql.select()
+                .column("sender_user_id")
+                .column(SQLFunction("COUNT", args: SQLDistinct("message_id")), as: "unread")
+                .from(MailboxRecord.schema)
+                .where("recipient_user_id", .equal, caller.userID)
+                .where("recipient_device_id", .equal, caller.deviceID)
+                .where("kind", .equal, MailboxRecord.Kind.envelope.rawValue)
+                .groupBy("sender_user_id")
+                .all()
+            for row in rows {
+                unread[try row.decode(column: "sender_user_id", as: UUID.self)] = try row.decode(column: "unread", as: Int.self)
+            }
+        }
+        let result = try conversations.compactMap { conversation -> Components.Schemas.Conversation? in
+            guard let peer = byID[conversation.peerID] else { return nil }
+            return .init(peer: try Self.userBody(peer), lastActivity: conversation.lastActivity, unread: unread[conversation.peerID] ?? 0)
+        }
+        return .ok(.init(body: .json(result)))
+    }
+
+    // MARK: - Shared with the stream
+
+    static func mailbox(of address: DeviceAddress, after: Int64, limit: Int, on db: any Database) async throws -> [MailboxRecord] {
+        try await MailboxRecord.query(on: db)
+            .filter(\.$recipientUserID == address.userID).filter(\.$recipientDeviceID == address.deviceID)
+            .filter(\.$id > after).sort(\.$id).limit(limit).all()
+    }
+
+    static func entry(_ record: MailboxRecord) throws -> Components.Schemas.MailboxEntry {
+        let cursor = try record.requireID()
+        switch record.kind {
+        case .envelope:
+            return .init(cursor: cursor, kind: .envelope, senderUserId: record.senderUserID.uuidString.lowercased(),
+                         senderDeviceId: record.senderDeviceID.uuidString.lowercased(),
+                         messageId: record.messageID?.uuidString.lowercased(), receivedAt: record.receivedAt, envelope: .init(record.payload))
+        case .keyChange:
+            let notice = try StreamCoding.decoder().decode(Components.Schemas.KeyChange.self, from: record.payload)
+            return .init(cursor: cursor, kind: .keyChange, senderUserId: record.senderUserID.uuidString.lowercased(),
+                         senderDeviceId: record.senderDeviceID.uuidString.lowercased(), receivedAt: record.receivedAt, keyChange: notice)
+        }
+    }
+
+    /// Deletes the caller's own entries among `cursors`; anyone else's are left alone.
+    static func acknowledge(_ cursors: [Int64], for address: DeviceAddress, context: RelayContext, on db: any Database) async throws -> Int {
+        guard !cursors.isEmpty else { return 0 }
+        guard cursors.count <= 1000 else { throw APIFailure.malformed("Acknowledge at most 1,000 cursors at a time.") }
+        return try await context.write(db) { db in
+            let query = MailboxRecord.query(on: db).filter(\.$recipientUserID == address.userID)
+                .filter(\.$recipientDeviceID == address.deviceID).filter(\.$id ~~ cursors)
+            let count = try await query.count()
+            try await query.delete()
+            return count
+        }
+    }
+
+    // MARK: - Checks
+
+    /// The server cannot read an envelope, but it can refuse one whose header claims another sender,
+    /// another recipient or another message than the batch it arrives in.
+    static func checkHeader(_ bytes: Data, index: Int, sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID) throws(APIFailure) {
+        let header: EnvelopeHeader
+        do {
+            header = try SealedEnvelope(serialized: bytes).header
+        } catch {
+            throw APIFailure(.badRequest, "invalid_envelope", "Envelope \(index) is not a sealed envelope: \(error)")
+        }
+        guard header.sender.userID == sender.userID, header.sender.deviceID == sender.deviceID else {
+            throw APIFailure(.forbidden, "sender_mismatch", "Envelope \(index) names another sender than the signed-in device.")
+        }
+        guard header.recipient.userID == recipient.userID, header.recipient.deviceID == recipient.deviceID else {
+            throw APIFailure(.badRequest, "envelope_mismatch", "Envelope \(index) is sealed to another device than the one it is addressed to.")
+        }
+        guard header.messageID == messageID else {
+            throw APIFailure(.badRequest, "envelope_mismatch", "Envelope \(index) carries another message id than the batch.")
+        }
+    }
+
+    /// A message must reach every current device of each recipient and every other current
+    /// device of the sender, and no retired one, so that no device silently misses it.
+    static func checkDevices(_ recipients: [DeviceAddress], sender: DeviceAddress, on db: any Database) async throws {
+        let users = Set(recipients.map(\.userID)).union([sender.userID])
+        let known = try await UserRecord.query(on: db).filter(\.$id ~~ Array(users)).all().compactMap(\.id)
+        if let missing = users.subtracting(known).first {
+            throw APIFailure(.notFound, "unknown_user", "User \(missing.uuidString.lowercased()) does not exist (any more).")
+        }
+        let current = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(users)).filter(\.$retiredAt == nil).all()
+        let expected = Set(current.map { DeviceAddress(userID: $0.userID, deviceID: $0.deviceID) }).subtracting([sender])
+        let given = Set(recipients)
+        guard given == expected else {
+            let missing = expected.subtracting(given).map(\.description).sorted()
+            let stale = given.subtracting(expected).map(\.description).sorted()
+            throw APIFailure(.conflict, "device_mismatch",
+                             "Devices changed: reload the recipients' keys and seal again. Missing: \(missing.isEmpty ? "none" : missing.joined(separator: ", ")); no longer current: \(stale.isEmpty ? "none" : stale.joined(separator: ", ")).")
+        }
+    }
+
+    static func touchConversations(between sender: UUID, and peers: Set<UUID>, at now: Date, on db: any Database) async throws {
+        guard !peers.isEmpty, let sql = db as? any SQLDatabase else { return }
+        var insert = sql.insert(into: ConversationRecord.schema).columns("id", "owner_id", "peer_id", "last_activity")
+        for peer in peers {
+            insert = insert.values(SQLBind(UUID()), SQLBind(sender), SQLBind(peer), SQLBind(now))
+            insert = insert.values(SQLBind(UUID()), SQLBind(peer), SQLBind(sender), SQLBind(now))
+        }
+        try await insert.onConflict(with: ["owner_id", "peer_id"]) { $0.set(excludedValueOf: "last_activity") }.run()
+    }
+}

@@ -1,0 +1,66 @@
+import ConfidantAPI
+import Fluent
+import Foundation
+import OpenAPIRuntime
+import SQLKit
+import Vapor
+
+/// The HTTP API: implements the operations that swift-openapi-generator generated from
+/// ConfidantAPI's `openapi.yaml`. One file per area (accounts, directory, messages, blobs).
+struct RelayAPI: APIProtocol {
+    let context: RelayContext
+
+    func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
+        let request = try RequestContextMiddleware.request()
+        guard let sql = request.db as? any SQLDatabase else { throw APIFailure(.internalServerError, "internal", "No SQL database.") }
+        try await sql.raw("SELECT 1").run()
+        let database = context.usesPostgres ? "postgresql" : "sqlite"
+        return .ok(.init(body: .json(.init(status: "ok", database: database))))
+    }
+}
+
+extension RelayAPI {
+    /// The request plus its authenticated caller.
+    func signedIn() async throws -> (Request, Caller) {
+        let request = try RequestContextMiddleware.request()
+        return (request, try await context.authenticate(request))
+    }
+
+    static func uuid(_ text: String, _ name: String) throws(APIFailure) -> UUID {
+        guard let value = UUID(uuidString: text) else { throw APIFailure.malformed("`\(name)` is not a UUID.") }
+        return value
+    }
+
+    static func userBody(_ user: UserRecord) throws -> Components.Schemas.User {
+        .init(id: try user.requireID().uuidString.lowercased(), email: user.email, displayName: user.displayName, hasAvatar: user.avatar != nil)
+    }
+
+    static func deviceKey(_ device: DeviceRecord) -> Components.Schemas.DeviceKey {
+        .init(deviceId: device.deviceID.uuidString.lowercased(), identity: .init(device.identity),
+              registeredAt: device.registeredAt, retiredAt: device.retiredAt)
+    }
+
+    /// Key-change notices for: every current device of users who have a conversation with
+    /// `userID`, and the user's own other current devices. Returns the addresses to wake.
+    static func announceKeyChange(_ change: Components.Schemas.KeyChange.ChangePayload, userID: UUID, deviceID: UUID,
+                                  identity: Data?, on db: any Database, now: Date) async throws -> [DeviceAddress] {
+        let peers = try await ConversationRecord.query(on: db).filter(\.$peerID == userID).all().map(\.ownerID)
+        let audience = Set(peers + [userID])
+        let devices = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(audience)).filter(\.$retiredAt == nil).all()
+        let notice = Components.Schemas.KeyChange(userId: userID.uuidString.lowercased(), deviceId: deviceID.uuidString.lowercased(),
+                                                  change: change, identity: identity.map { .init($0) })
+        let payload = try StreamCoding.encoder().encode(notice)
+        let sender = DeviceAddress(userID: userID, deviceID: deviceID)
+        let recipients = devices.map { DeviceAddress(userID: $0.userID, deviceID: $0.deviceID) }.filter { $0 != sender }
+        let records = recipients.map {
+            MailboxRecord(recipient: $0, kind: .keyChange, sender: sender, messageID: nil, payload: payload, receivedAt: now)
+        }
+        if !records.isEmpty { try await records.create(on: db) }
+        return recipients
+    }
+}
+
+extension DatabaseError {
+    /// Unique-constraint violations, across drivers.
+    var isUniqueViolation: Bool { isConstraintFailure }
+}

@@ -1,0 +1,92 @@
+import ConfidantAuth
+import Foundation
+
+/// Where the relay keeps its tables.
+public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
+    case sqlite(path: String)
+    case postgres(url: String)
+
+    /// Parses `sqlite:PATH` or `postgres://…` / `postgresql://…`.
+    public init(parsing text: String) throws(ServerConfigurationError) {
+        if text.hasPrefix("sqlite:") {
+            let path = String(text.dropFirst("sqlite:".count))
+            guard !path.isEmpty else { throw .badDatabase(text, "give a file after `sqlite:`, e.g. sqlite:./relay.sqlite") }
+            self = .sqlite(path: path)
+        } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+            self = .postgres(url: text)
+        } else {
+            throw .badDatabase(text, "use sqlite:PATH or postgres://user:password@host:port/database")
+        }
+    }
+
+    /// Safe to print: a PostgreSQL password is masked.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): return "sqlite:\(path)"
+        case .postgres(let url):
+            if let components = URLComponents(string: url), components.password != nil {
+                var masked = components
+                masked.password = "***"
+                return masked.string ?? "postgres://***"
+            }
+            return url
+        }
+    }
+}
+
+public enum ServerConfigurationError: Error, CustomStringConvertible, Equatable {
+    case badDatabase(String, String)
+    case weakPasswordHashing(Int)
+
+    public var description: String {
+        switch self {
+        case .badDatabase(_, let hint): "Unrecognised --database: \(hint)."
+        case .weakPasswordHashing(let cost): "bcrypt cost \(cost) is below 12; only tests may lower it."
+        }
+    }
+}
+
+/// Everything `confidant serve` can set. Defaults are the production values.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    /// 0 asks the system for a free port (tests).
+    public var port = 8080
+    public var database: DatabaseLocation
+    /// Holds blobs (and the SQLite file by default).
+    public var dataDirectory: URL
+    public var sessionLifetime: TimeInterval = 30 * 24 * 3600
+    /// bcrypt cost; at least 12 outside tests.
+    public var passwordCost = 12
+    public var maximumEnvelopeBytes = 64 * 1024
+    public var maximumJSONBodyBytes = 4 * 1024 * 1024
+    public var maximumBlobBytes = 25 * 1024 * 1024
+    public var maximumAvatarBytes = 1024 * 1024
+    /// Delays and lock-out for sign-in failures (per account and per network address).
+    public var signInPolicy = RiskPolicy()
+    /// Sign-ups from one address before delays start; the same policy then applies.
+    public var freeSignUpsPerAddress = 5
+    /// Take the client address from `X-Forwarded-For` (only behind a trusted proxy).
+    public var trustForwardedFor = false
+
+    public init(database: DatabaseLocation, dataDirectory: URL) {
+        self.database = database
+        self.dataDirectory = dataDirectory
+    }
+
+    /// The embedded default: SQLite in `./.confidant-server/relay.sqlite`.
+    public static func embedded(dataDirectory: URL = URL(fileURLWithPath: ".confidant-server")) -> ServerConfiguration {
+        ServerConfiguration(database: .sqlite(path: dataDirectory.appendingPathComponent("relay.sqlite").path), dataDirectory: dataDirectory)
+    }
+
+    /// Fast password hashing and short lock-outs, for tests only.
+    public mutating func useTestingSecurityParameters() {
+        passwordCost = 4
+        allowWeakPasswordHashing = true
+    }
+
+    var allowWeakPasswordHashing = false
+
+    func validate() throws(ServerConfigurationError) {
+        if passwordCost < 12 && !allowWeakPasswordHashing { throw .weakPasswordHashing(passwordCost) }
+    }
+}

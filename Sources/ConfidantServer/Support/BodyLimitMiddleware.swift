@@ -1,0 +1,33 @@
+import Vapor
+
+/// Caps request bodies before anything decodes them. Blob uploads are streamed and capped by
+/// their handler while they are written; avatars have their own, smaller cap; everything else
+/// is JSON and is collected up to `maximumJSONBodyBytes`.
+struct BodyLimitMiddleware: AsyncMiddleware {
+    let configuration: ServerConfiguration
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let path = request.url.path
+        let limit: Int?
+        if request.method == .POST && path == "/v1/blobs" {
+            limit = nil
+        } else if path == "/v1/account/avatar" {
+            limit = configuration.maximumAvatarBytes
+        } else if request.method == .GET || request.method == .HEAD {
+            limit = 0
+        } else {
+            limit = configuration.maximumJSONBodyBytes
+        }
+        if let limit {
+            if let declared = request.headers.first(name: .contentLength).flatMap(Int.init), declared > limit {
+                throw APIFailure.tooLarge("The request body", limit: limit)
+            }
+            do {
+                _ = try await request.body.collect(max: limit).get()
+            } catch let error as any AbortError where error.status == .payloadTooLarge {
+                throw APIFailure.tooLarge("The request body", limit: limit)
+            }
+        }
+        return try await next.respond(to: request)
+    }
+}

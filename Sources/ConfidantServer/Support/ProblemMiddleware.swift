@@ -1,0 +1,50 @@
+import Vapor
+import OpenAPIRuntime
+
+/// Turns every error into a JSON `Problem` (`{"error": code, "message": text}`), never a stack
+/// trace: our own `APIFailure`s keep their status and code; the OpenAPI runtime's decoding errors
+/// become `malformed_request`; anything unexpected is logged and answered with a bare `internal`.
+struct ProblemMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            let failure = Self.failure(for: error, request: request)
+            let response = Response(status: failure.status)
+            try response.content.encode(Body(error: failure.code, message: failure.message), as: .json)
+            if let retryAfter = failure.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
+            return response
+        }
+    }
+
+    private struct Body: Content { let error: String; let message: String }
+
+    static func failure(for error: any Error, request: Request) -> APIFailure {
+        switch error {
+        case let failure as APIFailure:
+            return failure
+        case let serverError as ServerError:
+            if let failure = serverError.underlyingError as? APIFailure { return failure }
+            if serverError.underlyingError is DecodingError || serverError.causeDescription.contains("decod")
+                || serverError.causeDescription.contains("Unexpected") || serverError.causeDescription.contains("parameter") {
+                return .malformed("The request does not match the API (\(serverError.causeDescription)). See /openapi.yaml.")
+            }
+            return failure(for: serverError.underlyingError, request: request)
+        case let abort as any AbortError:
+            let code = switch abort.status {
+            case .notFound: "not_found"
+            case .methodNotAllowed: "method_not_allowed"
+            case .payloadTooLarge: "too_large"
+            case .unsupportedMediaType: "unsupported_media_type"
+            case .badRequest: "malformed_request"
+            default: "http_\(abort.status.code)"
+            }
+            return APIFailure(abort.status, code, abort.status == .notFound ? "No such endpoint: \(request.method) \(request.url.path)." : abort.reason)
+        case is DecodingError:
+            return .malformed("The request body is not valid JSON for this endpoint.")
+        default:
+            request.logger.error("unexpected error", metadata: ["type": "\(type(of: error))", "path": "\(request.url.path)"])
+            return APIFailure(.internalServerError, "internal", "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import ConfidantServer
+import Dispatch
+import Foundation
+import Logging
+
+/// `confidant serve`: runs the relay until SIGINT or SIGTERM.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the relay server (SQLite in ./.confidant-server by default).",
+        discussion: "Binds 127.0.0.1 unless --host says otherwise. Migrations run at start; SIGINT/SIGTERM stop it gracefully."
+    )
+
+    @Option(help: "Address to bind.") var host = "127.0.0.1"
+    @Option(help: "Port (0 picks a free one and prints it).") var port = 8080
+    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (default: sqlite in the data directory).")
+    var database: String?
+    @Option(help: "Directory for blobs and the default SQLite file.") var dataDir = ".confidant-server"
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let dataDirectory = URL(fileURLWithPath: dataDir)
+        var configuration = ServerConfiguration.embedded(dataDirectory: dataDirectory)
+        if let database {
+            do { configuration.database = try DatabaseLocation(parsing: database) } catch { throw ValidationError(error.description) }
+        }
+        configuration.host = host
+        configuration.port = port
+        if ProcessInfo.processInfo.environment["CONFIDANT_TESTING_FAST_HASHES"] == "1" {
+            // Only the test suite sets this: bcrypt cost 4 instead of 12.
+            configuration.useTestingSecurityParameters()
+            configuration.freeSignUpsPerAddress = 1_000_000
+        }
+
+        let signals = SignalWaiter()
+        let server = try await RelayServer(configuration: configuration)
+        let bound = try await server.start()
+        // The port line is how scripts and tests learn a port chosen with --port 0.
+        FileHandle.standardOutput.write(Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8))
+        let signal = await signals.next()
+        FileHandle.standardError.write(Data("received \(signal), shutting down\n".utf8))
+        await server.shutdown()
+    }
+}
+
+/// Waits for SIGINT or SIGTERM without letting them kill the process.
+private final class SignalWaiter {
+    private let sources: [any DispatchSourceSignal]
+    private let stream: AsyncStream<String>
+
+    init() {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        self.stream = stream
+        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(name) }
+            source.resume()
+            return source
+        }
+    }
+
+    func next() async -> String {
+        for await name in stream { return name }
+        return "end"
+    }
+}

@@ -1,0 +1,317 @@
+import AsyncHTTPClient
+import ConfidantAPI
+import ConfidantCrypto
+import ConfidantServer
+import Foundation
+import NIOCore
+import NIOHTTP1
+import OpenAPIRuntime
+import Testing
+
+/// The relay's HTTP API through the real app on loopback, on SQLite and (under Tests/run.sh) PostgreSQL.
+@Suite("Relay routes")
+struct RelayRouteTests {
+    @Test("sign-up, sign-in, account, sign-out", arguments: TestDatabaseKind.available)
+    func accounts(kind: TestDatabaseKind) async throws {
+        let relay = try await TestRelay.start(kind)
+        do {
+            let anonymous = relay.client()
+            let alice = try await TestUser.make(relay, name: "alice")
+            // Same address in other case: taken.
+            let again = try await anonymous.signUp(body: .json(.init(email: alice.email.uppercased(), password: "another good password", displayName: "A")))
+            #expect(try again.problem == "email_taken 409")
+            let weak = try await anonymous.signUp(body: .json(.init(email: "weak@example.com", password: "short", displayName: "W")))
+            #expect(try weak.problem == "weak_password 400")
+            let badMail = try await anonymous.signUp(body: .json(.init(email: "not-an-address", password: "long enough password", displayName: "B")))
+            #expect(try badMail.problem == "invalid_email 400")
+
+            let wrong = try await anonymous.signIn(body: .json(.init(email: alice.email, password: "wrong password!!", identity: .init(alice.identity.publicIdentity.serialized))))
+            #expect(try wrong.problem == "invalid_credentials 401")
+            var forged = Array(alice.identity.publicIdentity.serialized)
+            forged[40] ^= 1
+            let badIdentity = try await anonymous.signIn(body: .json(.init(email: alice.email, password: alice.password, identity: .init(forged))))
+            #expect(try badIdentity.problem == "invalid_identity 400")
+
+            let account = try await alice.client.currentAccount().ok.body.json
+            #expect(account.user.id == alice.id.uuidString.lowercased())
+            #expect(account.deviceId == alice.identity.deviceID.uuidString.lowercased())
+            _ = try await alice.client.signOut().noContent
+            #expect(try await alice.client.currentAccount().problem == "unauthenticated 401")
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("a message reaches the peer once, even when the send is retried", arguments: TestDatabaseKind.available)
+    func messaging(kind: TestDatabaseKind) async throws {
+        let relay = try await TestRelay.start(kind)
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let messageID = UUID()
+            let first = try await alice.send("Привет, Bob", to: [(bob.address, bob.identity.publicIdentity)], messageID: messageID)
+            #expect(first.stored == 1 && !first.duplicate)
+            let retry = try await alice.send("Привет, Bob", to: [(bob.address, bob.identity.publicIdentity)], messageID: messageID)
+            #expect(retry.duplicate && retry.stored == 1)
+
+            let conversations = try await bob.client.recentConversations().ok.body.json
+            #expect(conversations.count == 1)
+            #expect(conversations.first?.peer.id == alice.id.uuidString.lowercased())
+            #expect(conversations.first?.unread == 1)
+
+            let page = try await bob.client.fetchMailbox().ok.body.json
+            #expect(page.entries.count == 1)
+            let entry = try #require(page.entries.first)
+            let envelope = try SealedEnvelope(serialized: try #require(entry.envelope).data)
+            let text = try envelope.open(as: bob.identity, recipientUserID: bob.id, from: alice.identity.publicIdentity)
+            #expect(String(decoding: text, as: UTF8.self) == "Привет, Bob")
+
+            // Alice cannot acknowledge Bob's entry; Bob can.
+            #expect(try await alice.client.acknowledge(body: .json(.init(cursors: [entry.cursor]))).ok.body.json.acknowledged == 0)
+            #expect(try await bob.client.acknowledge(body: .json(.init(cursors: [entry.cursor]))).ok.body.json.acknowledged == 1)
+            #expect(try await bob.client.fetchMailbox().ok.body.json.entries.isEmpty)
+            #expect(try await bob.client.recentConversations().ok.body.json.first?.unread == 0)
+
+            // Sending as someone else: the header names Bob as sender.
+            let spoof = try SealedEnvelope.seal(Data("hi".utf8), from: bob.identity, senderUserID: bob.id, to: alice.identity.publicIdentity,
+                                                recipientUserID: alice.id, messageID: messageID)
+            let spoofed = try await alice.client.sendMessage(body: .json(.init(messageId: messageID.uuidString, envelopes: [
+                .init(recipientUserId: alice.id.uuidString, recipientDeviceId: alice.identity.deviceID.uuidString, envelope: .init(spoof.serialized)),
+            ])))
+            #expect(try spoofed.problem == "sender_mismatch 403")
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("a second device and a replaced key: device_mismatch, key-change notices, key history", arguments: TestDatabaseKind.available)
+    func devicesAndKeyChanges(kind: TestDatabaseKind) async throws {
+        let relay = try await TestRelay.start(kind)
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            _ = try await alice.send("hello", to: [(bob.address, bob.identity.publicIdentity)])
+            let bobPhone = try await TestUser.signIn(relay, id: bob.id, email: bob.email, password: bob.password, identity: try PrivateIdentity.generate())
+            // Alice's mailbox has a key-change notice: Bob added a device.
+            let notices = try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange)
+            #expect(notices.map(\.change) == [.added])
+            #expect(notices.first?.deviceId == bobPhone.identity.deviceID.uuidString.lowercased())
+
+            // Sending to only one of Bob's devices is refused.
+            let partial = try await alice.client.sendMessage(body: .json(.init(messageId: UUID().uuidString, envelopes: [
+                .init(recipientUserId: bob.id.uuidString, recipientDeviceId: bob.identity.deviceID.uuidString,
+                      envelope: .init(try SealedEnvelope.seal(Data("x".utf8), from: alice.identity, senderUserID: alice.id,
+                                                              to: bob.identity.publicIdentity, recipientUserID: bob.id).serialized)),
+            ])))
+            #expect(try partial.problem?.hasPrefix("device_mismatch ") == true || partial.problem?.hasPrefix("envelope_mismatch ") == true)
+            let devices = try await alice.client.getUser(path: .init(userId: bob.id.uuidString)).ok.body.json.devices
+            #expect(devices.count == 2)
+            let both = try await alice.send("to both", to: [(bob.address, bob.identity.publicIdentity), (bobPhone.address, bobPhone.identity.publicIdentity)])
+            #expect(both.stored == 2)
+
+            // Bob signs in again on his laptop with new keys (the tunnel concept): replaced.
+            let newKeys = try PrivateIdentity.generate(deviceID: bob.identity.deviceID)
+            let rekeyed = try await relay.client().signIn(body: .json(.init(email: bob.email, password: bob.password, identity: .init(newKeys.publicIdentity.serialized)))).created.body.json
+            #expect(rekeyed.keyChanged)
+            let changes = try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).map(\.change)
+            #expect(changes == [.added, .replaced])
+            let history = try await alice.client.keyHistory(path: .init(userId: bob.id.uuidString)).ok.body.json
+            #expect(history.count == 3)
+            #expect(history.filter { $0.retiredAt != nil }.count == 1)
+            // The old laptop key is no longer a valid recipient.
+            let stale = try await alice.client.sendMessage(body: .json(.init(messageId: UUID().uuidString, envelopes: [
+                (bob.address, bob.identity.publicIdentity), (bobPhone.address, bobPhone.identity.publicIdentity),
+            ].map { address, key in
+                .init(recipientUserId: address.userID.uuidString, recipientDeviceId: address.deviceID.uuidString,
+                      envelope: .init(try! SealedEnvelope.seal(Data("x".utf8), from: alice.identity, senderUserID: alice.id, to: key, recipientUserID: address.userID).serialized))
+            })))
+            #expect(try stale.problem?.hasPrefix("envelope_mismatch ") == true || stale.problem?.hasPrefix("device_mismatch ") == true)
+
+            // Removing the phone revokes its session and tells Alice.
+            _ = try await bob.client.removeDevice(path: .init(deviceId: bobPhone.identity.deviceID.uuidString))
+            #expect(try await bobPhone.client.fetchMailbox().problem == "unauthenticated 401")
+            #expect(try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).last?.change == .removed)
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("the directory lists everyone but the caller, pages and searches", arguments: TestDatabaseKind.available)
+    func directory(kind: TestDatabaseKind) async throws {
+        let relay = try await TestRelay.start(kind)
+        do {
+            let me = try await TestUser.make(relay, name: "zed")
+            for name in ["anna", "anton", "boris", "vera", "ivan"] { _ = try await TestUser.make(relay, name: name) }
+            var seen: [String] = []
+            var after: String?
+            repeat {
+                let page = try await me.client.listUsers(query: .init(limit: 2, after: after)).ok.body.json
+                seen += page.users.map(\.email)
+                after = page.next
+            } while after != nil
+            #expect(seen.count == 5)
+            #expect(seen == seen.sorted())
+            #expect(!seen.contains(me.email))
+            let an = try await me.client.listUsers(query: .init(query: "AN")).ok.body.json.users.map(\.displayName)
+            #expect(Set(an) == ["Anna", "Anton"])
+            #expect(try await me.client.getUser(path: .init(userId: UUID().uuidString)).problem == "not_found 404")
+            #expect(try await me.client.getUser(path: .init(userId: "nope")).problem == "malformed_request 400")
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("blobs: streamed up and down, only for the owner and capability holders", arguments: TestDatabaseKind.available)
+    func blobs(kind: TestDatabaseKind) async throws {
+        let relay = try await TestRelay.start(kind) { $0.maximumBlobBytes = 4 * 1024 * 1024 }
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let carol = try await TestUser.make(relay, name: "carol")
+            let bytes = (0..<(3 * 1024 * 1024 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let receipt = try await alice.client.uploadBlob(body: .binary(HTTPBody(bytes))).created.body.json
+            #expect(receipt.size == Int64(bytes.count))
+            let path = Operations.DownloadBlob.Input.Path(blobId: receipt.blobId)
+            let own = try await alice.client.downloadBlob(path: path).ok.body.binary
+            #expect(try await Array(collecting: own, upTo: 8 << 20) == bytes)
+            #expect(try await bob.client.downloadBlob(path: path).problem == "not_found 404")
+
+            let grant = try await alice.client.grantBlob(path: .init(blobId: receipt.blobId), body: .json(.init(recipientUserId: bob.id.uuidString))).created.body.json
+            let viaGrant = try await bob.client.downloadBlob(path: path, query: .init(capability: grant.capability)).ok.body.binary
+            #expect(try await Array(collecting: viaGrant, upTo: 8 << 20) == bytes)
+            // The capability is Bob's alone.
+            #expect(try await carol.client.downloadBlob(path: path, query: .init(capability: grant.capability)).problem == "not_found 404")
+            #expect(try await bob.client.deleteBlob(path: .init(blobId: receipt.blobId)).problem == "not_found 404")
+
+            let tooBig = try await alice.client.uploadBlob(body: .binary(HTTPBody([UInt8](repeating: 1, count: 4 * 1024 * 1024 + 1))))
+            #expect(try tooBig.problem == "too_large 413")
+            _ = try await alice.client.deleteBlob(path: .init(blobId: receipt.blobId)).noContent
+            #expect(try await alice.client.downloadBlob(path: path).problem == "not_found 404")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: relay.directory.appendingPathComponent("blobs").path)
+            #expect(leftovers.isEmpty)
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("avatars are checked by content and size")
+    func avatars() async throws {
+        let relay = try await TestRelay.start()
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 40)
+            _ = try await alice.client.setAvatar(body: .png(HTTPBody(png))).noContent
+            let back = try await alice.client.getAvatar(path: .init(userId: alice.id.uuidString)).ok.body
+            guard case .png(let body) = back else { Issue.record("expected PNG"); throw CancellationError() }
+            #expect(try await Array(collecting: body, upTo: 1 << 20) == png)
+            let gif = Array("GIF89a-not-a-png-or-jpeg-at-all".utf8)
+            #expect(try await alice.client.setAvatar(body: .png(HTTPBody(gif))).problem == "unsupported_image 415")
+            let huge = png + [UInt8](repeating: 0, count: 1024 * 1024)
+            #expect(try await alice.client.setAvatar(body: .png(HTTPBody(huge))).problem == "too_large 413")
+            #expect(try await alice.client.currentAccount().ok.body.json.user.hasAvatar)
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("deleting an account removes it, its mailbox and blobs, and needs the password")
+    func deleteAccount() async throws {
+        let relay = try await TestRelay.start { $0.signInPolicy.baseDelay = 0.05 }
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            _ = try await bob.send("hi", to: [(alice.address, alice.identity.publicIdentity)])
+            _ = try await alice.client.uploadBlob(body: .binary(HTTPBody([1, 2, 3]))).created
+            #expect(try await alice.client.deleteAccount(body: .json(.init(password: "not my password"))).problem == "invalid_credentials 401")
+            try await Task.sleep(for: .milliseconds(100))
+            _ = try await alice.client.deleteAccount(body: .json(.init(password: alice.password))).noContent
+            #expect(try await alice.client.currentAccount().problem == "unauthenticated 401")
+            #expect(try await bob.client.getUser(path: .init(userId: alice.id.uuidString)).problem == "not_found 404")
+            #expect(try await bob.client.recentConversations().ok.body.json.isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: relay.directory.appendingPathComponent("blobs").path).isEmpty)
+            let again = try await relay.client().signIn(body: .json(.init(email: alice.email, password: alice.password, identity: .init(alice.identity.publicIdentity.serialized))))
+            #expect(try again.problem == "invalid_credentials 401")
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("failed sign-ins slow down, then lock, per account; the lock lifts", arguments: TestDatabaseKind.available)
+    func signInThrottle(kind: TestDatabaseKind) async throws {
+        let relay = try await TestRelay.start(kind) {
+            $0.signInPolicy.baseDelay = 0.2
+            $0.signInPolicy.maximumDelay = 0.4
+            $0.signInPolicy.lockoutThreshold = 4
+            $0.signInPolicy.lockoutSeconds = 2
+        }
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let anonymous = relay.client()
+            func attempt(_ password: String) async throws -> Operations.SignIn.Output {
+                try await anonymous.signIn(body: .json(.init(email: alice.email, password: password, identity: .init(alice.identity.publicIdentity.serialized))))
+            }
+            #expect(try await attempt("wrong password 1").problem == "invalid_credentials 401")
+            // Right away again: must wait.
+            #expect(try await attempt("wrong password 2").problem == "rate_limited 429")
+            for index in 2...4 {
+                try await Task.sleep(for: .milliseconds(450))
+                #expect(try await attempt("wrong password \(index)").problem == "invalid_credentials 401")
+            }
+            // Four failures: locked, even with the right password.
+            #expect(try await attempt(alice.password).problem == "locked_out 429")
+            try await Task.sleep(for: .milliseconds(2100))
+            _ = try await attempt(alice.password).created
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+
+    @Test("sign-ups from one address are throttled after the free allowance")
+    func signUpThrottle() async throws {
+        let relay = try await TestRelay.start { $0.freeSignUpsPerAddress = 3; $0.signInPolicy.baseDelay = 5 }
+        do {
+            let anonymous = relay.client()
+            for index in 0..<3 {
+                _ = try await anonymous.signUp(body: .json(.init(email: "u\(index)@example.com", password: "long enough password", displayName: "U"))).created
+            }
+            _ = try await anonymous.signUp(body: .json(.init(email: "u3@example.com", password: "long enough password", displayName: "U"))).created
+            let blocked = try await anonymous.signUp(body: .json(.init(email: "u4@example.com", password: "long enough password", displayName: "U")))
+            #expect(try blocked.problem == "rate_limited 429")
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+}
+
+// MARK: - Reading problems out of generated outputs
+
+protocol ProblemOutput {
+    /// `"error status"` (e.g. `"not_found 404"`) when the response was a Problem.
+    var problem: String? { get throws }
+}
+
+extension ProblemOutput {
+    static func extract(_ output: Any) throws -> String? {
+        let mirror = Mirror(reflecting: output)
+        guard let child = mirror.children.first, mirror.displayStyle == .enum, child.label == "default" else { return nil }
+        let tuple = Mirror(reflecting: child.value).children.map(\.value)
+        guard tuple.count == 2, let status = tuple[0] as? Int, let response = tuple[1] as? Components.Responses.Problem,
+              case .json(let problem) = response.body
+        else { return nil }
+        #expect(!problem.message.isEmpty)
+        return "\(problem.error) \(status)"
+    }
+
+    var problem: String? { get throws { try Self.extract(self) } }
+}
+
+extension Operations.SignUp.Output: ProblemOutput {}
+extension Operations.SignIn.Output: ProblemOutput {}
+extension Operations.SignOut.Output: ProblemOutput {}
+extension Operations.CurrentAccount.Output: ProblemOutput {}
+extension Operations.DeleteAccount.Output: ProblemOutput {}
+extension Operations.SetAvatar.Output: ProblemOutput {}
+extension Operations.GetAvatar.Output: ProblemOutput {}
+extension Operations.ListUsers.Output: ProblemOutput {}
+extension Operations.GetUser.Output: ProblemOutput {}
+extension Operations.KeyHistory.Output: ProblemOutput {}
+extension Operations.RemoveDevice.Output: ProblemOutput {}
+extension Operations.SendMessage.Output: ProblemOutput {}
+extension Operations.FetchMailbox.Output: ProblemOutput {}
+extension Operations.Acknowledge.Output: ProblemOutput {}
+extension Operations.RecentConversations.Output: ProblemOutput {}
+extension Operations.UploadBlob.Output: ProblemOutput {}
+extension Operations.DownloadBlob.Output: ProblemOutput {}
+extension Operations.DeleteBlob.Output: ProblemOutput {}
+extension Operations.GrantBlob.Output: ProblemOutput {}

@@ -1,0 +1,98 @@
+import AsyncHTTPClient
+import ConfidantAPI
+import ConfidantCrypto
+import ConfidantServer
+import Foundation
+import HTTPTypes
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import PostgresNIO
+import Testing
+
+/// Which database a test's relay uses. PostgreSQL runs when `Tests/run.sh` started a cluster and
+/// exported `CONFIDANT_TEST_POSTGRES_URL`; each test then gets its own fresh database in it.
+enum TestDatabaseKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    static var postgresURL: String? { ProcessInfo.processInfo.environment["CONFIDANT_TEST_POSTGRES_URL"] }
+
+    /// SQLite always; PostgreSQL when a cluster is available.
+    static var available: [TestDatabaseKind] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+}
+
+/// A relay on a free loopback port with its own temporary data directory (and database).
+struct TestRelay: Sendable {
+    let server: RelayServer
+    let port: Int
+    let directory: URL
+    let database: DatabaseLocation
+    let postgresName: String?
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    static func start(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
+        var configuration = ServerConfiguration.embedded(dataDirectory: directory)
+        var postgresName: String?
+        if kind == .postgres, let url = TestDatabaseKind.postgresURL {
+            let name = "confidant_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+            try await PostgresAdmin.run(url: url, "CREATE DATABASE \(name)")
+            postgresName = name
+            configuration.database = .postgres(url: PostgresAdmin.url(url, database: name))
+        }
+        configuration.port = 0
+        configuration.useTestingSecurityParameters()
+        configuration.freeSignUpsPerAddress = 1_000_000
+        adjust(&configuration)
+        let server = try await RelayServer(configuration: configuration)
+        let port = try await server.start()
+        return TestRelay(server: server, port: port, directory: directory, database: configuration.database, postgresName: postgresName)
+    }
+
+    func stop() async {
+        await server.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+        if let postgresName, let url = TestDatabaseKind.postgresURL {
+            try? await PostgresAdmin.run(url: url, "DROP DATABASE IF EXISTS \(postgresName) WITH (FORCE)")
+        }
+    }
+
+    /// A generated API client, signed in with `token` when given.
+    func client(token: String? = nil) -> Client {
+        Client(serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
+               transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerToken(token: $0)] } ?? [])
+    }
+}
+
+/// Adds `Authorization: Bearer …` to every request.
+struct BearerToken: ClientMiddleware {
+    let token: String
+
+    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                   next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(token)"
+        return try await next(request, body, baseURL)
+    }
+}
+
+/// Creates and drops per-test databases in the cluster `Tests/run.sh` started.
+enum PostgresAdmin {
+    static func url(_ base: String, database: String) -> String {
+        guard var components = URLComponents(string: base) else { return base }
+        components.path = "/\(database)"
+        return components.string ?? base
+    }
+
+    static func run(url: String, _ statement: String) async throws {
+        guard let components = URLComponents(string: url), let host = components.host else { return }
+        let configuration = PostgresConnection.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: "postgres", tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: .init(label: "test.pg"))
+        defer { Task { try? await connection.close() } }
+        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .init(label: "test.pg"))
+    }
+}

@@ -1,0 +1,42 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+import OpenAPIRuntime
+
+/// A signed-up, signed-in user with a real device identity.
+struct TestUser: Sendable {
+    let id: UUID
+    let email: String
+    let password: String
+    let identity: PrivateIdentity
+    let token: String
+    let client: Client
+
+    var address: EnvelopeAddress { EnvelopeAddress(userID: id, deviceID: identity.deviceID) }
+
+    static func make(_ relay: TestRelay, name: String, identity: PrivateIdentity? = nil) async throws -> TestUser {
+        let identity = try identity ?? PrivateIdentity.generate()
+        let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
+        let password = "correct horse battery \(name)"
+        let anonymous = relay.client()
+        let user = try await anonymous.signUp(body: .json(.init(email: email, password: password, displayName: name.capitalized))).created.body.json
+        return try await signIn(relay, id: UUID(uuidString: user.id)!, email: email, password: password, identity: identity)
+    }
+
+    static func signIn(_ relay: TestRelay, id: UUID, email: String, password: String, identity: PrivateIdentity) async throws -> TestUser {
+        let session = try await relay.client().signIn(body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized))))
+            .created.body.json
+        return TestUser(id: id, email: email, password: password, identity: identity, token: session.token, client: relay.client(token: session.token))
+    }
+
+    /// Seals `text` for every given device and posts the batch.
+    func send(_ text: String, to recipients: [(EnvelopeAddress, PublicIdentity)], messageID: UUID = UUID()) async throws -> Components.Schemas.MessageReceipt {
+        let envelopes = try recipients.map { address, publicIdentity in
+            let envelope = try SealedEnvelope.seal(Data(text.utf8), from: identity, senderUserID: id, to: publicIdentity,
+                                                   recipientUserID: address.userID, messageID: messageID)
+            return Components.Schemas.OutgoingEnvelope(recipientUserId: address.userID.uuidString, recipientDeviceId: address.deviceID.uuidString,
+                                                       envelope: .init(envelope.serialized))
+        }
+        return try await client.sendMessage(body: .json(.init(messageId: messageID.uuidString, envelopes: envelopes))).ok.body.json
+    }
+}
