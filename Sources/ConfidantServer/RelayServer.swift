@@ -60,6 +60,8 @@ public final class RelayServer: Sendable {
         app.middleware = Middlewares()
         app.middleware.use(ProblemMiddleware())
         app.middleware.use(RequestContextMiddleware())
+        let relay = RelayContext(configuration: configuration, hub: hub, usesPostgres: listener != nil)
+        app.middleware.use(SessionMiddleware(context: relay))
         app.middleware.use(BodyLimitMiddleware(configuration: configuration))
         app.http.server.configuration.hostname = configuration.host
         app.http.server.configuration.port = configuration.port
@@ -69,7 +71,6 @@ public final class RelayServer: Sendable {
         app.get("openapi.yaml") { _ in
             Response(status: .ok, headers: ["Content-Type": "application/yaml"], body: .init(data: document))
         }
-        let relay = RelayContext(configuration: configuration, hub: hub, usesPostgres: listener != nil)
         let transport = VaporTransport(routesBuilder: app)
         try RelayAPI(context: relay).registerHandlers(on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
         MailboxStream(context: relay).register(on: app)

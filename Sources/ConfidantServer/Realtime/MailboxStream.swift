@@ -14,7 +14,7 @@ struct MailboxStream: Sendable {
 
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
-            let caller = try await context.authenticate(request)
+            guard let caller = request.storage[CallerKey.self] else { throw APIFailure.unauthenticated }
             let text = request.query[String.self, at: "after"] ?? "0"
             guard let after = Int64(text), after >= 0 else { throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).") }
             return request.webSocket(maxFrameSize: .init(integerLiteral: 1 << 16)) { request, socket in

@@ -1,0 +1,65 @@
+import ConfidantAPI
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import WebSocketKit
+
+/// A test client for `/v1/stream`: collects frames, acknowledges on request.
+final class StreamClient: Sendable {
+    let socket: WebSocket
+    let frames: AsyncStream<Components.Schemas.StreamFrame>
+
+    private init(socket: WebSocket, frames: AsyncStream<Components.Schemas.StreamFrame>) {
+        self.socket = socket
+        self.frames = frames
+    }
+
+    static func connect(port: Int, token: String, after: Int64 = 0) async throws -> StreamClient {
+        let (frames, continuation) = AsyncStream<Components.Schemas.StreamFrame>.makeStream()
+        let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: WebSocket.self)
+        var headers = HTTPHeaders()
+        headers.add(name: .authorization, value: "Bearer \(token)")
+        try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/v1/stream?after=\(after)", headers: headers,
+                                    on: MultiThreadedEventLoopGroup.singleton) { socket in
+            socket.onText { _, text in
+                if let frame = try? StreamCoding.decoder().decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)) {
+                    continuation.yield(frame)
+                }
+            }
+            socket.onClose.whenComplete { _ in continuation.finish() }
+            promise.succeed(socket)
+        }.get()
+        return StreamClient(socket: try await promise.futureResult.get(), frames: frames)
+    }
+
+    func acknowledge(_ cursors: [Int64]) async throws {
+        let data = try StreamCoding.encoder().encode(Components.Schemas.StreamAcknowledgement(cursors: cursors))
+        try await socket.send(String(decoding: data, as: UTF8.self))
+    }
+
+    func close() async { try? await socket.close() }
+}
+
+extension AsyncStream {
+    /// The next `count` elements, or fewer if the stream ends or `seconds` pass.
+    func next(_ count: Int, within seconds: Double = 10) async -> [Element] where Element: Sendable {
+        await withTaskGroup(of: [Element].self) { group in
+            group.addTask {
+                var collected: [Element] = []
+                for await element in self {
+                    collected.append(element)
+                    if collected.count == count { break }
+                }
+                return collected
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return []
+            }
+            let first = await group.next() ?? []
+            group.cancelAll()
+            return first
+        }
+    }
+}
