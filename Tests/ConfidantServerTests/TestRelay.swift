@@ -22,15 +22,28 @@ enum TestDatabaseKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     static var available: [TestDatabaseKind] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
 }
 
+/// Somewhere a relay listens on loopback.
+protocol RelayEndpoint: Sendable {
+    var port: Int { get }
+}
+
+extension RelayEndpoint {
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// A generated API client, signed in with `token` when given.
+    func client(token: String? = nil) -> Client {
+        Client(serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
+               transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerToken(token: $0)] } ?? [])
+    }
+}
+
 /// A relay on a free loopback port with its own temporary data directory (and database).
-struct TestRelay: Sendable {
+struct TestRelay: RelayEndpoint {
     let server: RelayServer
     let port: Int
     let directory: URL
     let database: DatabaseLocation
     let postgresName: String?
-
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     static func start(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
@@ -59,11 +72,6 @@ struct TestRelay: Sendable {
         }
     }
 
-    /// A generated API client, signed in with `token` when given.
-    func client(token: String? = nil) -> Client {
-        Client(serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
-               transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerToken(token: $0)] } ?? [])
-    }
 }
 
 /// Adds `Authorization: Bearer …` to every request.

@@ -14,7 +14,7 @@ struct TestUser: Sendable {
 
     var address: EnvelopeAddress { EnvelopeAddress(userID: id, deviceID: identity.deviceID) }
 
-    static func make(_ relay: TestRelay, name: String, identity: PrivateIdentity? = nil) async throws -> TestUser {
+    static func make(_ relay: some RelayEndpoint, name: String, identity: PrivateIdentity? = nil) async throws -> TestUser {
         let identity = try identity ?? PrivateIdentity.generate()
         let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
         let password = "correct horse battery \(name)"
@@ -23,7 +23,7 @@ struct TestUser: Sendable {
         return try await signIn(relay, id: UUID(uuidString: user.id)!, email: email, password: password, identity: identity)
     }
 
-    static func signIn(_ relay: TestRelay, id: UUID, email: String, password: String, identity: PrivateIdentity) async throws -> TestUser {
+    static func signIn(_ relay: some RelayEndpoint, id: UUID, email: String, password: String, identity: PrivateIdentity) async throws -> TestUser {
         let session = try await relay.client().signIn(body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized))))
             .created.body.json
         return TestUser(id: id, email: email, password: password, identity: identity, token: session.token, client: relay.client(token: session.token))
