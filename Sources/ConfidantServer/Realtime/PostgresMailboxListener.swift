@@ -33,12 +33,14 @@ final class PostgresMailboxListener: Sendable {
                         on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1, logger: logger
                     ).get()
                     defer { Task { try? await connection.close() } }
-                    let notifications = try await connection.listen(Self.channel)
-                    if attempt > 0 { await hub.wakeEveryone() }
+                    let reconnected = attempt > 0
                     attempt = 0
-                    for try await notification in notifications {
-                        let addresses = notification.payload.split(separator: ",").compactMap(DeviceAddress.init(parsing:))
-                        await hub.wake(addresses)
+                    try await connection.listen(on: Self.channel) { notifications in
+                        if reconnected { await hub.wakeEveryone() }
+                        for try await notification in notifications {
+                            let addresses = notification.payload.split(separator: ",").compactMap(DeviceAddress.init(parsing:))
+                            await hub.wake(addresses)
+                        }
                     }
                 } catch {
                     if Task.isCancelled { break }
