@@ -44,9 +44,16 @@ public final class RelayServer: Sendable {
                 listener = PostgresMailboxListener(configuration: postgres.coreConfiguration, hub: hub, logger: logger)
             }
             app.migrations.add(CreateSchema())
-            if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
+            if case .sqlite = configuration.database {
                 // WAL lets readers (mailbox fetches, streams) run while a message is written.
-                try await sql.raw("PRAGMA journal_mode=WAL").run()
+                // synchronous=NORMAL (per connection: one pool per event loop, one connection each):
+                // a commit survives a crash of the process (the SIGKILL test), not necessarily a
+                // power cut, which would lose at most the last commits; see docs/OPERATIONS.md.
+                for eventLoop in app.eventLoopGroup.makeIterator() {
+                    guard let sql = app.databases.database(.sqlite, logger: logger, on: eventLoop) as? any SQLDatabase else { continue }
+                    try await sql.raw("PRAGMA journal_mode=WAL").run()
+                    try await sql.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: configuration.sqliteSynchronous.rawValue)")).run()
+                }
             }
             try await app.autoMigrate()
             try routes(app)

@@ -46,6 +46,10 @@ public enum ServerConfigurationError: Error, CustomStringConvertible, Equatable 
     }
 }
 
+public enum SQLiteSynchronous: String, Sendable, CaseIterable {
+    case normal = "NORMAL", full = "FULL"
+}
+
 /// Everything `confidant serve` can set. Defaults are the production values.
 public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
@@ -65,6 +69,9 @@ public struct ServerConfiguration: Sendable {
     public var signInPolicy = RiskPolicy()
     /// Sign-ups from one address before delays start; the same policy then applies.
     public var freeSignUpsPerAddress = 5
+    /// SQLite durability: `normal` (default) survives a crash of the server process; `full`
+    /// also survives a power cut, at one fsync per message.
+    public var sqliteSynchronous = SQLiteSynchronous.normal
     /// Take the client address from `X-Forwarded-For` (only behind a trusted proxy).
     public var trustForwardedFor = false
 

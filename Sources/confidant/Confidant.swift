@@ -9,7 +9,7 @@ struct Confidant: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             KeygenCommand.self, KeyCommand.self, SealCommand.self, OpenCommand.self, InspectCommand.self,
-            FingerprintCommand.self, CipherCommand.self, VaultCommand.self, AuthCommand.self, ServeCommand.self,
+            FingerprintCommand.self, CipherCommand.self, VaultCommand.self, AuthCommand.self, ServeCommand.self, BenchCommand.self,
         ]
     )
 }

@@ -18,6 +18,8 @@ struct ServeCommand: AsyncParsableCommand {
     var database: String?
     @Option(help: "Directory for blobs and the default SQLite file.") var dataDir = ".confidant-server"
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
+    @Option(help: "SQLite durability: normal (survives a server crash) or full (also a power cut; slower).")
+    var sqliteSync = "normal"
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -31,6 +33,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let database {
             do { configuration.database = try DatabaseLocation(parsing: database) } catch { throw ValidationError(error.description) }
         }
+        guard let synchronous = SQLiteSynchronous(rawValue: sqliteSync.uppercased()) else {
+            throw ValidationError("--sqlite-sync must be normal or full.")
+        }
+        configuration.sqliteSynchronous = synchronous
         configuration.host = host
         configuration.port = port
         if ProcessInfo.processInfo.environment["CONFIDANT_TESTING_FAST_HASHES"] == "1" {

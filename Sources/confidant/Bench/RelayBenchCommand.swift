@@ -1,0 +1,338 @@
+import ArgumentParser
+import AsyncHTTPClient
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import Synchronization
+import WebSocketKit
+
+/// `confidant bench relay`: starts `confidant serve` as a child on a free loopback port, signs up
+/// sender/receiver pairs, pre-seals every envelope (so sealing is not measured), then sends over
+/// HTTP while the receivers take delivery over WebSockets and acknowledge. Reports messages per
+/// second persisted and delivered, send-to-receive latency, and the server's peak RSS; optionally
+/// holds many idle WebSockets and reports the server's RSS with them open.
+struct RelayBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Load-test the relay: N sender/receiver pairs over HTTP and WebSockets on loopback."
+    )
+
+    @Option(help: "Sender/receiver pairs.") var pairs = 32
+    @Option(help: "Messages in all.") var messages = 20_000
+    @Option(help: "Target send rate in messages per second (default: as fast as the server takes them).") var rate: Double?
+    @Option(help: "Idle WebSocket connections to open after the run (0 = skip).") var idle = 0
+    @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database: String?
+    @Flag(help: "Print one JSON line instead of the table.") var json = false
+
+    func run() async throws {
+        guard pairs > 0, messages >= pairs else { throw ValidationError("Need at least one pair and one message per pair.") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-bench-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ChildServer(dataDirectory: directory, database: database)
+        defer { server.stop() }
+        let port = try server.waitForPort()
+
+        let eventLoops = MultiThreadedEventLoopGroup.singleton
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, pairs)
+        let http = HTTPClient(eventLoopGroupProvider: .shared(eventLoops), configuration: clientConfiguration)
+        let result: BenchResult
+        do {
+            result = try await measure(port: port, server: server, http: http, eventLoops: eventLoops)
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try? await http.shutdown()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+        } else {
+            print(result.table)
+        }
+    }
+
+    private func measure(port: Int, server: ChildServer, http: HTTPClient, eventLoops: MultiThreadedEventLoopGroup) async throws -> BenchResult {
+        guard let base = URL(string: "http://127.0.0.1:\(port)/v1") else { throw ValidationError("Bad port \(port).") }
+        func client(_ token: String?) -> Client {
+            Client(serverURL: base, configuration: APIConfiguration.default,
+                   transport: AsyncHTTPClientTransport(configuration: .init(client: http)),
+                   middlewares: token.map { [BenchBearer(token: $0)] } ?? [])
+        }
+
+        progress("signing up \(pairs * 2) users")
+        var users: [BenchUser] = []
+        for index in 0..<(pairs * 2) {
+            users.append(try await BenchUser.make(index: index, client: client))
+        }
+        progress("sealing \(messages) envelopes")
+        let perPair = messages / pairs
+        var batches: [[(UUID, Components.Schemas.MessageBatch)]] = []
+        for pair in 0..<pairs {
+            let sender = users[2 * pair], receiver = users[2 * pair + 1]
+            batches.append(try (0..<perPair).map { index in
+                let id = UUID()
+                let envelope = try SealedEnvelope.seal(Data("benchmark message \(index) ".utf8) + Data(count: 200), from: sender.identity,
+                                                       senderUserID: sender.id, to: receiver.identity.publicIdentity,
+                                                       recipientUserID: receiver.id, messageID: id)
+                return (id, .init(messageId: id.uuidString.lowercased(), envelopes: [
+                    .init(recipientUserId: receiver.id.uuidString, recipientDeviceId: receiver.identity.deviceID.uuidString,
+                          envelope: .init(envelope.serialized)),
+                ]))
+            })
+        }
+        let total = perPair * pairs
+        let sentAt = LockedBox<[UUID: ContinuousClock.Instant]>([:])
+        let latencies = LockedBox<[Double]>([])
+        let (done, doneContinuation) = AsyncStream<Void>.makeStream()
+
+        progress("connecting \(pairs) receivers")
+        var streams: [BenchStream] = []
+        for pair in 0..<pairs {
+            let stream = try await BenchStream.connect(port: port, token: users[2 * pair + 1].token, on: eventLoops) { entry in
+                guard let text = entry.messageId, let id = UUID(uuidString: text) else { return }
+                let now = ContinuousClock.now
+                guard let start = sentAt.withLock({ $0[id] }) else { return }
+                let count = latencies.withLock { list in
+                    list.append(Double((now - start).components.attoseconds) / 1e15 + Double((now - start).components.seconds) * 1000)
+                    return list.count
+                }
+                if count == total { doneContinuation.yield() }
+            }
+            streams.append(stream)
+        }
+        for stream in streams { try await stream.caughtUp() }
+
+        progress("sending \(total) messages")
+        let started = ContinuousClock.now
+        let interval = rate.map { Duration.seconds(Double(pairs) / $0) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for pair in 0..<pairs {
+                let sender = client(users[2 * pair].token)
+                let batch = batches[pair]
+                group.addTask {
+                    var next = ContinuousClock.now
+                    for (id, body) in batch {
+                        if let interval {
+                            try await Task.sleep(until: next, clock: .continuous)
+                            next += interval
+                        }
+                        sentAt.withLock { $0[id] = ContinuousClock.now }
+                        _ = try await sender.sendMessage(body: .json(body)).ok
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sentElapsed = ContinuousClock.now - started
+        for await _ in done { break }
+        let elapsed = ContinuousClock.now - started
+        let peakDuringRun = server.memory().peak
+        for stream in streams { await stream.close() }
+
+        var idleRSS: Int?
+        if idle > 0 {
+            progress("opening \(idle) idle WebSockets")
+            var held: [BenchStream] = []
+            for index in 0..<idle {
+                let stream = try await BenchStream.connect(port: port, token: users[index % users.count].token, on: eventLoops) { _ in }
+                held.append(stream)
+            }
+            for stream in held { try await stream.caughtUp() }
+            try await Task.sleep(for: .seconds(1))
+            idleRSS = server.memory().current
+            for stream in held { await stream.close() }
+        }
+
+        let sorted = latencies.withLock { $0 }.sorted()
+        func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let sendSeconds = Double(sentElapsed.components.seconds) + Double(sentElapsed.components.attoseconds) / 1e18
+        return BenchResult(database: database == nil ? "sqlite" : "postgresql", pairs: pairs, messages: total,
+                                 targetRate: rate, persistedPerSecond: Double(total) / sendSeconds, deliveredPerSecond: Double(total) / seconds,
+                                 p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99), maxMilliseconds: sorted.last ?? 0,
+                                 serverPeakRSSMiB: Double(peakDuringRun) / 1_048_576, idleConnections: idle,
+                                 serverRSSWithIdleMiB: idleRSS.map { Double($0) / 1_048_576 })
+    }
+
+    private func progress(_ text: String) {
+        FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    }
+}
+
+struct BenchResult: Codable {
+    let database: String
+    let pairs: Int
+    let messages: Int
+    let targetRate: Double?
+    let persistedPerSecond: Double
+    let deliveredPerSecond: Double
+    let p50Milliseconds: Double
+    let p99Milliseconds: Double
+    let maxMilliseconds: Double
+    let serverPeakRSSMiB: Double
+    let idleConnections: Int
+    let serverRSSWithIdleMiB: Double?
+
+    var table: String {
+        var lines = [
+            "database            \(database)",
+            "pairs               \(pairs)",
+            "messages            \(messages)" + (targetRate.map { " at a target of \(Int($0))/s" } ?? " (open loop)"),
+            "persisted           \(Int(persistedPerSecond)) messages/s",
+            "delivered           \(Int(deliveredPerSecond)) messages/s",
+            String(format: "latency p50/p99/max %.1f / %.1f / %.1f ms", p50Milliseconds, p99Milliseconds, maxMilliseconds),
+            String(format: "server peak RSS     %.0f MiB", serverPeakRSSMiB),
+        ]
+        if let serverRSSWithIdleMiB { lines.append(String(format: "server RSS with %d idle WebSockets: %.0f MiB", idleConnections, serverRSSWithIdleMiB)) }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// One signed-in benchmark user.
+struct BenchUser: Sendable {
+    let id: UUID
+    let identity: PrivateIdentity
+    let token: String
+
+    static func make(index: Int, client: (String?) -> Client) async throws -> BenchUser {
+        let email = "bench\(index)-\(UUID().uuidString.prefix(6))@example.com"
+        let password = "benchmark password \(index)"
+        let anonymous = client(nil)
+        let user = try await anonymous.signUp(body: .json(.init(email: email, password: password, displayName: "Bench \(index)"))).created.body.json
+        let identity = try PrivateIdentity.generate()
+        let session = try await anonymous.signIn(body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized))))
+            .created.body.json
+        guard let id = UUID(uuidString: user.id) else { throw ValidationError("The server returned a user id that is not a UUID.") }
+        return BenchUser(id: id, identity: identity, token: session.token)
+    }
+}
+
+struct BenchBearer: ClientMiddleware {
+    let token: String
+
+    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                   next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(token)"
+        return try await next(request, body, baseURL)
+    }
+}
+
+/// A receiver's WebSocket: hands each entry to `onEntry` and acknowledges in batches.
+final class BenchStream: Sendable {
+    private let socket: WebSocket
+    private let caughtUpSignal: AsyncStream<Void>
+
+    private init(socket: WebSocket, caughtUpSignal: AsyncStream<Void>) {
+        self.socket = socket
+        self.caughtUpSignal = caughtUpSignal
+    }
+
+    static func connect(port: Int, token: String, on group: any EventLoopGroup,
+                        onEntry: @escaping @Sendable (Components.Schemas.MailboxEntry) -> Void) async throws -> BenchStream {
+        let (signal, continuation) = AsyncStream<Void>.makeStream()
+        let promise = group.any().makePromise(of: WebSocket.self)
+        var headers = HTTPHeaders()
+        headers.add(name: .authorization, value: "Bearer \(token)")
+        let pending = LockedBox<[Int64]>([])
+        try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/v1/stream", headers: headers, on: group) { socket in
+            let decoder = StreamCoding.decoder()
+            socket.onText { socket, text in
+                guard let frame = try? decoder.decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)) else { return }
+                if frame.caughtUp == true { continuation.yield() }
+                guard let entry = frame.entry else { return }
+                onEntry(entry)
+                let batch: [Int64]? = pending.withLock { list in
+                    list.append(entry.cursor)
+                    guard list.count >= 50 else { return nil }
+                    defer { list = [] }
+                    return list
+                }
+                if let batch, let data = try? StreamCoding.encoder().encode(Components.Schemas.StreamAcknowledgement(cursors: batch)) {
+                    socket.send(String(decoding: data, as: UTF8.self))
+                }
+            }
+            promise.succeed(socket)
+        }.get()
+        return BenchStream(socket: try await promise.futureResult.get(), caughtUpSignal: signal)
+    }
+
+    func caughtUp() async throws {
+        for await _ in caughtUpSignal { return }
+        throw ValidationError("A stream closed before it caught up.")
+    }
+
+    func close() async { try? await socket.close() }
+}
+
+/// `confidant serve --port 0` as a child process of the benchmark, so that its memory is its own.
+final class ChildServer: Sendable {
+    private let process: Process
+    private let output: Pipe
+
+    init(dataDirectory: URL, database: String?) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "error"]
+        if let database { arguments += ["--database", database] }
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        // Sign-up speed is not what is measured: bcrypt cost 4 and no sign-up throttle.
+        environment["CONFIDANT_TESTING_FAST_HASHES"] = "1"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        self.process = process
+        self.output = output
+    }
+
+    func waitForPort() throws -> Int {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            guard !byte.isEmpty else { throw ValidationError("confidant serve exited before it listened.") }
+            line += byte
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix(while: \.isNumber)) else {
+            throw ValidationError("Unexpected first line from confidant serve: \(text)")
+        }
+        return port
+    }
+
+    /// Current and peak resident memory in bytes, from /proc.
+    func memory() -> (current: Int, peak: Int) {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return (0, 0) }
+        func kilobytes(_ key: String) -> Int {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return 0 }
+            return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0) * 1024
+        }
+        return (kilobytes("VmRSS:"), kilobytes("VmHWM:"))
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// A mutex that closures can share (a `Mutex` itself cannot be captured by escaping closures).
+final class LockedBox<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: sending Value) { mutex = Mutex(value) }
+
+    func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
+        try mutex.withLock(body)
+    }
+}
