@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import Synchronization
 import SQLKit
 import Vapor
 
@@ -17,6 +18,9 @@ struct RelayContext: Sendable {
     let hub: MailboxHub
     let usesPostgres: Bool
     let writeGate = WriteGate()
+    /// Set once by `RelayServer` (the writer needs the context, so it cannot be built with it).
+    private let messageWriter = MessageWriterSlot()
+    var messages: MessageWriter { messageWriter.writer(for: self) }
 
     var passwords: PasswordPolicy { PasswordPolicy(cost: configuration.passwordCost) }
     var blobDirectory: URL { configuration.dataDirectory.appendingPathComponent("blobs") }
@@ -82,6 +86,20 @@ struct RelayContext: Sendable {
             } catch {
                 logger.warning("could not notify other instances; their streams catch up on the next wake", metadata: ["error": "\(error)"])
             }
+        }
+    }
+}
+
+/// Lazily creates the one `MessageWriter` of a relay.
+final class MessageWriterSlot: Sendable {
+    private let slot = Mutex<MessageWriter?>(nil)
+
+    func writer(for context: RelayContext) -> MessageWriter {
+        slot.withLock { slot in
+            if let writer = slot { return writer }
+            let writer = MessageWriter(context: context)
+            slot = writer
+            return writer
         }
     }
 }

@@ -29,27 +29,13 @@ extension RelayAPI {
             throw APIFailure.malformed("Do not seal to the sending device itself; it keeps its own copy.")
         }
 
-        let now = Date()
-        let sender = caller.address
-        let envelopes = outgoing
-        let receipt = try await context.write(request.db) { [context] db -> (Components.Schemas.MessageReceipt, Bool) in
-            if let posted = try await PostedMessageRecord.query(on: db).filter(\.$senderUserID == sender.userID)
-                .filter(\.$messageID == messageID).first() {
-                return (.init(messageId: batch.messageId, stored: posted.stored, duplicate: true, receivedAt: posted.receivedAt), false)
-            }
-            try await Self.checkDevices(recipients, sender: sender, on: db)
-            try await context.lockMailboxes(recipients, in: db)
-            let records = envelopes.map {
-                MailboxRecord(recipient: $0.0, kind: .envelope, sender: sender, messageID: messageID, payload: $0.1, receivedAt: now)
-            }
-            try await records.create(on: db)
-            try await PostedMessageRecord(senderUserID: sender.userID, messageID: messageID, stored: records.count, receivedAt: now).create(on: db)
-            let peers = Set(recipients.map(\.userID)).subtracting([sender.userID])
-            try await Self.touchConversations(between: sender.userID, and: peers, at: now, on: db)
-            return (.init(messageId: batch.messageId, stored: records.count, duplicate: false, receivedAt: now), true)
+        let submission = MessageWriter.Submission(sender: caller.address, messageID: messageID,
+                                                  envelopes: outgoing.map { MessageWriter.Envelope(recipient: $0.0, bytes: $0.1) })
+        let receipt: Components.Schemas.MessageReceipt = switch try await context.messages.submit(submission, db: request.application.db, logger: request.logger) {
+        case .stored(let count, let at): .init(messageId: batch.messageId, stored: count, duplicate: false, receivedAt: at)
+        case .duplicate(let count, let at): .init(messageId: batch.messageId, stored: count, duplicate: true, receivedAt: at)
         }
-        if receipt.1 { await context.publish(Set(recipients), on: request.db, logger: request.logger) }
-        return .ok(.init(body: .json(receipt.0)))
+        return .ok(.init(body: .json(receipt)))
     }
 
     func fetchMailbox(_ input: Operations.FetchMailbox.Input) async throws -> Operations.FetchMailbox.Output {
@@ -149,25 +135,6 @@ extension RelayAPI {
         }
         guard header.messageID == messageID else {
             throw APIFailure(.badRequest, "envelope_mismatch", "Envelope \(index) carries another message id than the batch.")
-        }
-    }
-
-    /// A message must reach every current device of each recipient and every other current
-    /// device of the sender, and no retired one, so that no device silently misses it.
-    static func checkDevices(_ recipients: [DeviceAddress], sender: DeviceAddress, on db: any Database) async throws {
-        let users = Set(recipients.map(\.userID)).union([sender.userID])
-        let known = try await UserRecord.query(on: db).filter(\.$id ~~ Array(users)).all().compactMap(\.id)
-        if let missing = users.subtracting(known).first {
-            throw APIFailure(.notFound, "unknown_user", "User \(missing.uuidString.lowercased()) does not exist (any more).")
-        }
-        let current = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(users)).filter(\.$retiredAt == nil).all()
-        let expected = Set(current.map { DeviceAddress(userID: $0.userID, deviceID: $0.deviceID) }).subtracting([sender])
-        let given = Set(recipients)
-        guard given == expected else {
-            let missing = expected.subtracting(given).map(\.description).sorted()
-            let stale = given.subtracting(expected).map(\.description).sorted()
-            throw APIFailure(.conflict, "device_mismatch",
-                             "Devices changed: reload the recipients' keys and seal again. Missing: \(missing.isEmpty ? "none" : missing.joined(separator: ", ")); no longer current: \(stale.isEmpty ? "none" : stale.joined(separator: ", ")).")
         }
     }
 

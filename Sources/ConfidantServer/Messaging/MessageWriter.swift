@@ -1,0 +1,140 @@
+import Fluent
+import Foundation
+import Logging
+
+/// Group commit for sends: batches that arrive while a transaction runs are stored together in
+/// the next one, so the database commits once per group instead of once per message (on SQLite,
+/// with its single writer, this is what lets throughput grow with concurrency). Each message is
+/// still checked on its own; one refused message does not affect the others in its group.
+actor MessageWriter {
+    struct Submission: Sendable {
+        let sender: DeviceAddress
+        let messageID: UUID
+        let envelopes: [Envelope]
+    }
+
+    struct Envelope: Sendable {
+        let recipient: DeviceAddress
+        let bytes: Data
+    }
+
+    enum Outcome: Sendable {
+        case stored(count: Int, at: Date)
+        case duplicate(count: Int, at: Date)
+    }
+
+    static let maximumGroup = 256
+
+    private let context: RelayContext
+    private var queue: [(Submission, CheckedContinuation<Result<Outcome, any Error>, Never>)] = []
+    private var draining = false
+
+    init(context: RelayContext) {
+        self.context = context
+    }
+
+    func submit(_ submission: Submission, db: any Database, logger: Logger) async throws -> Outcome {
+        let result = await withCheckedContinuation { continuation in
+            queue.append((submission, continuation))
+            if !draining {
+                draining = true
+                Task { await drain(db: db, logger: logger) }
+            }
+        }
+        return try result.get()
+    }
+
+    private func drain(db: any Database, logger: Logger) async {
+        while !queue.isEmpty {
+            let group = Array(queue.prefix(Self.maximumGroup))
+            queue.removeFirst(group.count)
+            let submissions = group.map(\.0)
+            let results: [Result<Outcome, any Error>]
+            do {
+                results = try await context.write(db) { [context] db in try await Self.store(submissions, context: context, on: db) }
+            } catch {
+                results = Array(repeating: .failure(error), count: group.count)
+            }
+            var woken = Set<DeviceAddress>()
+            for ((submission, continuation), result) in zip(group, results) {
+                continuation.resume(returning: result)
+                if case .success(.stored) = result { woken.formUnion(submission.envelopes.map(\.recipient)) }
+            }
+            await context.publish(woken, on: db, logger: logger)
+        }
+        draining = false
+    }
+
+    /// Inside one transaction: answers duplicates from `posted_messages`, checks each message's
+    /// devices, then writes every accepted message with a few multi-row statements.
+    private static func store(_ submissions: [Submission], context: RelayContext, on db: any Database) async throws -> [Result<Outcome, any Error>] {
+        let now = Date()
+        struct PostedKey: Hashable { let sender: UUID; let message: UUID }
+        var posted: [PostedKey: (Int, Date)] = [:]
+        for record in try await PostedMessageRecord.query(on: db).filter(\.$messageID ~~ submissions.map(\.messageID)).all() {
+            posted[PostedKey(sender: record.senderUserID, message: record.messageID)] = (record.stored, record.receivedAt)
+        }
+        let users = Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] })
+        let known = Set(try await UserRecord.query(on: db).filter(\.$id ~~ Array(users)).all().compactMap(\.id))
+        var devices: [UUID: Set<DeviceAddress>] = [:]
+        for device in try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(users)).filter(\.$retiredAt == nil).all() {
+            devices[device.userID, default: []].insert(DeviceAddress(userID: device.userID, deviceID: device.deviceID))
+        }
+
+        var results: [Result<Outcome, any Error>] = []
+        var mailbox: [MailboxRecord] = []
+        var accepted: [PostedMessageRecord] = []
+        var conversations: [UUID: Set<UUID>] = [:]
+        for submission in submissions {
+            let key = PostedKey(sender: submission.sender.userID, message: submission.messageID)
+            if let (count, at) = posted[key] {
+                results.append(.success(.duplicate(count: count, at: at)))
+                continue
+            }
+            let recipients = submission.envelopes.map(\.recipient)
+            do {
+                try checkDevices(recipients, sender: submission.sender, known: known, devices: devices)
+            } catch {
+                results.append(.failure(error))
+                continue
+            }
+            mailbox += submission.envelopes.map {
+                MailboxRecord(recipient: $0.recipient, kind: .envelope, sender: submission.sender, messageID: submission.messageID,
+                              payload: $0.bytes, receivedAt: now)
+            }
+            accepted.append(PostedMessageRecord(senderUserID: submission.sender.userID, messageID: submission.messageID,
+                                                stored: recipients.count, receivedAt: now))
+            posted[key] = (recipients.count, now)
+            conversations[submission.sender.userID, default: []].formUnion(Set(recipients.map(\.userID)).subtracting([submission.sender.userID]))
+            results.append(.success(.stored(count: recipients.count, at: now)))
+        }
+        guard !mailbox.isEmpty else { return results }
+        try await context.lockMailboxes(mailbox.map { DeviceAddress(userID: $0.recipientUserID, deviceID: $0.recipientDeviceID) }, in: db)
+        // SQLite allows 32,766 bound values per statement; 9 columns per mailbox row.
+        for start in stride(from: 0, to: mailbox.count, by: 1000) {
+            try await Array(mailbox[start..<min(start + 1000, mailbox.count)]).create(on: db)
+        }
+        try await accepted.create(on: db)
+        for (sender, peers) in conversations {
+            try await RelayAPI.touchConversations(between: sender, and: peers, at: now, on: db)
+        }
+        return results
+    }
+
+    /// A message must reach every current device of each recipient and every other current
+    /// device of the sender, and no retired one, so that no device silently misses it.
+    static func checkDevices(_ recipients: [DeviceAddress], sender: DeviceAddress, known: Set<UUID>, devices: [UUID: Set<DeviceAddress>]) throws(APIFailure) {
+        let users = Set(recipients.map(\.userID)).union([sender.userID])
+        if let missing = users.subtracting(known).first {
+            throw APIFailure(.notFound, "unknown_user", "User \(missing.uuidString.lowercased()) does not exist (any more).")
+        }
+        let expected = users.reduce(into: Set<DeviceAddress>()) { $0.formUnion(devices[$1] ?? []) }.subtracting([sender])
+        let given = Set(recipients)
+        guard given == expected else {
+            let missing = expected.subtracting(given).map(\.description).sorted()
+            let stale = given.subtracting(expected).map(\.description).sorted()
+            throw APIFailure(.conflict, "device_mismatch",
+                             "Devices changed: reload the recipients' keys and seal again. Missing: \(missing.isEmpty ? "none" : missing.joined(separator: ", ")); no longer current: \(stale.isEmpty ? "none" : stale.joined(separator: ", ")).")
+        }
+    }
+}
