@@ -13,9 +13,10 @@ extension RelayAPI {
         let email = try Self.email(body.email)
         let displayName = try Self.displayName(body.displayName)
         let throttle = Throttle(policy: context.configuration.signInPolicy, freeFailures: context.configuration.freeSignUpsPerAddress)
-        let keys = ["sign-up/address/\(context.clientAddress(request))"]
+        // Per address (bulk account creation) and per e-mail address (probing which are taken).
+        let keys = ["sign-up/address/\(context.clientAddress(request))", "sign-up/account/\(email)"]
         try await throttle.check(keys, on: request.db)
-        // Every attempt counts for the address, so one address cannot create accounts in bulk.
+        // Every attempt counts, successful or not.
         try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
 
         try context.passwords.check(body.password, email: email)
