@@ -1,32 +1,6 @@
 #!/usr/bin/env bash
-# The test command (README and .ci/run): starts a throw-away PostgreSQL cluster on a free
-# loopback port in a temporary directory, runs `swift test` with CONFIDANT_TEST_POSTGRES_URL
-# pointing at it (so every relay test also runs on PostgreSQL), and removes the cluster.
+# The test command (README and .ci/run): `swift test` with a throw-away PostgreSQL cluster, so
+# that every relay test runs on SQLite and on PostgreSQL. Arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
-if [[ -z "$pg_bin" || ! -x "$pg_bin/initdb" ]]; then
-    echo "PostgreSQL is not installed: the relay tests run on SQLite only (apt-get install postgresql)." >&2
-    exec swift test "$@"
-fi
-
-cluster=$(mktemp -d /tmp/confidant-pg.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-as_postgres=()
-if [[ $(id -u) == 0 ]]; then
-    # PostgreSQL refuses to run as root.
-    chown postgres "$cluster"
-    as_postgres=(runuser -u postgres --)
-fi
-stop() {
-    "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$cluster/data" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$cluster"
-}
-trap stop EXIT
-"${as_postgres[@]}" "$pg_bin/initdb" -D "$cluster/data" -U confidant --auth=trust --no-sync >/dev/null
-"${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$cluster/data" -l "$cluster/log" -w \
-    -o "-p $port -k $cluster -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null
-export CONFIDANT_TEST_POSTGRES_URL="postgres://confidant@127.0.0.1:$port/postgres"
-echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') for the tests on 127.0.0.1:$port"
-swift test "$@"
+exec Tests/with-postgres.sh swift test "$@"
