@@ -26,7 +26,7 @@ stop() {
 trap stop EXIT
 "${as_postgres[@]}" "$pg_bin/initdb" -D "$cluster/data" -U confidant --auth=trust --no-sync >/dev/null
 "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$cluster/data" -l "$cluster/log" -w \
-    -o "-p $port -k $cluster -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null
+    -o "-p $port -k $cluster -c listen_addresses=127.0.0.1 -c fsync=${CONFIDANT_PG_FSYNC:-off} -c max_connections=300" start >/dev/null
 export CONFIDANT_TEST_POSTGRES_URL="postgres://confidant@127.0.0.1:$port/postgres"
 echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 "$@"
