@@ -6,27 +6,34 @@ import Testing
 
 @Suite("Relay as processes and instances")
 struct RelayProcessTests {
-    @Test("two relay instances on one PostgreSQL deliver to each other's streams", .enabled(if: TestDatabaseKind.postgresURL != nil))
+    @Test("two confidant serve processes on one PostgreSQL deliver to each other's streams", .enabled(if: TestDatabaseKind.postgresURL != nil))
     func fanOutAcrossInstances() async throws {
-        let first = try await TestRelay.start(.postgres)
-        var second: TestRelay?
-        do {
-            let secondRelay = try await TestRelay.start(.postgres) { configuration in configuration.database = first.database }
-            second = secondRelay
-            let alice = try await TestUser.make(first, name: "alice")
-            let bob = try await TestUser.make(secondRelay, name: "bob")
-            let stream = try await StreamClient.connect(port: secondRelay.port, token: bob.token)
-            #expect(await stream.frames.next(1).first?.caughtUp == true)
-            for index in 0..<10 { _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)]) }
-            #expect(await stream.frames.next(10).compactMap(\.entry).count == 10)
-            await stream.close()
-        } catch {
-            await second?.server.shutdown()
-            await first.stop()
-            throw error
+        guard let cluster = TestDatabaseKind.postgresURL else { return }
+        let name = "confidant_fanout_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+        try await PostgresAdmin.run(url: cluster, "CREATE DATABASE \(name)")
+        let url = PostgresAdmin.url(cluster, database: name)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-fanout-\(UUID())")
+        let first = try ServeProcess(dataDirectory: directory.appendingPathComponent("a"), database: url)
+        var second: ServeProcess?
+        defer {
+            first.kill(SIGTERM)
+            second?.kill(SIGTERM)
+            _ = first.waitForExit()
+            _ = second?.waitForExit()
+            try? FileManager.default.removeItem(at: directory)
         }
-        await second?.server.shutdown()
-        await first.stop()
+        let relayA = try await first.relay()
+        // The second instance starts after the first has migrated the schema.
+        let secondProcess = try ServeProcess(dataDirectory: directory.appendingPathComponent("b"), database: url)
+        second = secondProcess
+        let relayB = try await secondProcess.relay()
+        let alice = try await TestUser.make(relayA, name: "alice")
+        let bob = try await TestUser.make(relayB, name: "bob")
+        let stream = try await StreamClient.connect(port: relayB.port, token: bob.token)
+        #expect(await stream.frames.next(1).first?.caughtUp == true)
+        for index in 0..<10 { _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)]) }
+        #expect(await stream.frames.next(10).compactMap(\.entry).count == 10)
+        await stream.close()
     }
 
     @Test("confidant serve: starts on a free port, survives SIGKILL without losing or duplicating an acknowledged message, stops on SIGTERM")
@@ -83,10 +90,11 @@ struct ServeProcess {
     let output = Pipe()
     let dataDirectory: URL
 
-    init(dataDirectory: URL) throws {
+    init(dataDirectory: URL, database: String? = nil) throws {
         self.dataDirectory = dataDirectory
         process.executableURL = try CLIExecutable.url
         process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "error"]
+            + (database.map { ["--database", $0] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["CONFIDANT_TESTING_FAST_HASHES"] = "1"
         process.environment = environment

@@ -367,3 +367,26 @@ struct RelayGroupCommitTests {
         await relay.stop()
     }
 }
+
+@Suite("Relay authorization between users")
+struct RelayCrossUserTests {
+    @Test("one user cannot remove another's device, grant another's blob or read another's mailbox")
+    func crossUser() async throws {
+        let relay = try await TestRelay.start()
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let mallory = try await TestUser.make(relay, name: "mallory")
+            _ = try await mallory.send("hi", to: [(alice.address, alice.identity.publicIdentity)])
+            #expect(try await mallory.client.removeDevice(path: .init(deviceId: alice.identity.deviceID.uuidString)).problem == "not_found 404")
+            #expect(try await alice.client.getUser(path: .init(userId: alice.id.uuidString)).ok.body.json.devices.count == 1)
+            let blob = try await alice.client.uploadBlob(body: .binary(HTTPBody([9, 9, 9]))).created.body.json
+            #expect(try await mallory.client.grantBlob(path: .init(blobId: blob.blobId), body: .json(.init(recipientUserId: mallory.id.uuidString))).problem == "not_found 404")
+            // Mallory's mailbox is her own: Alice's entry is not in it, and her cursor acknowledges nothing of Alice's.
+            let alicesEntry = try #require(try await alice.client.fetchMailbox().ok.body.json.entries.first)
+            #expect(try await mallory.client.fetchMailbox().ok.body.json.entries.allSatisfy { $0.cursor != alicesEntry.cursor })
+            #expect(try await mallory.client.acknowledge(body: .json(.init(cursors: [alicesEntry.cursor]))).ok.body.json.acknowledged == 0)
+            #expect(try await alice.client.fetchMailbox().ok.body.json.entries.count == 1)
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+}
