@@ -32,11 +32,10 @@ struct RelayContext: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer", (20...100).contains(parts[1].count) else {
             throw APIFailure.unauthenticated
         }
-        let hash = SessionToken.hash(String(parts[1]))
-        guard let session = try await SessionRecord.query(on: request.db).filter(\.$tokenHash == hash).first(),
-              session.revokedAt == nil, session.expiresAt > Date(), let sessionID = session.id
-        else { throw APIFailure.unauthenticated }
-        return Caller(userID: session.userID, deviceID: session.deviceID, sessionID: sessionID)
+        guard let caller = try await MailboxQueries.session(tokenHash: SessionToken.hash(String(parts[1])), now: Date(), on: request.db) else {
+            throw APIFailure.unauthenticated
+        }
+        return caller
     }
 
     /// The network address used for per-address limits.
@@ -52,8 +51,17 @@ struct RelayContext: Sendable {
     func write<T: Sendable>(_ db: any Database, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
         if usesPostgres { return try await db.transaction(body) }
         await writeGate.acquire()
+        let synchronous = configuration.sqliteSynchronous.rawValue
         do {
-            let result = try await db.transaction(body)
+            // `synchronous` is per connection and the pool hands out any of several, so each write
+            // sets it on the connection it runs on (a no-op statement without I/O). NORMAL: a commit
+            // survives a crash of the server; FULL: also a power cut (docs/OPERATIONS.md).
+            let result = try await db.withConnection { connection in
+                if let sql = connection as? any SQLDatabase {
+                    try await sql.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: synchronous)")).run()
+                }
+                return try await connection.transaction(body)
+            }
             await writeGate.release()
             return result
         } catch {

@@ -36,7 +36,9 @@ public final class RelayServer: Sendable {
             case .sqlite(let path):
                 let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
                 try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
-                app.databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
+                // Several connections per event loop: a write transaction must not hold up the reads
+                // (sessions, mailbox pages, streams) that share its event loop.
+                app.databases.use(.sqlite(.file(path), maxConnectionsPerEventLoop: 4, sqlLogLevel: .trace), as: .sqlite)
                 listener = nil
             case .postgres(let url):
                 let postgres = try SQLPostgresConfiguration(url: url)
@@ -44,16 +46,9 @@ public final class RelayServer: Sendable {
                 listener = PostgresMailboxListener(configuration: postgres.coreConfiguration, hub: hub, logger: logger)
             }
             app.migrations.add(CreateSchema())
-            if case .sqlite = configuration.database {
+            if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
                 // WAL lets readers (mailbox fetches, streams) run while a message is written.
-                // synchronous=NORMAL (per connection: one pool per event loop, one connection each):
-                // a commit survives a crash of the process (the SIGKILL test), not necessarily a
-                // power cut, which would lose at most the last commits; see docs/OPERATIONS.md.
-                for eventLoop in app.eventLoopGroup.makeIterator() {
-                    guard let sql = app.databases.database(.sqlite, logger: logger, on: eventLoop) as? any SQLDatabase else { continue }
-                    try await sql.raw("PRAGMA journal_mode=WAL").run()
-                    try await sql.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: configuration.sqliteSynchronous.rawValue)")).run()
-                }
+                try await sql.raw("PRAGMA journal_mode=WAL").run()
             }
             try await app.autoMigrate()
             try routes(app)

@@ -82,7 +82,7 @@ actor MessageWriter {
         }
 
         var results: [Result<Outcome, any Error>] = []
-        var mailbox: [MailboxRecord] = []
+        var mailbox: [MailboxQueries.NewEntry] = []
         var accepted: [PostedMessageRecord] = []
         var conversations: [UUID: Set<UUID>] = [:]
         for submission in submissions {
@@ -99,8 +99,8 @@ actor MessageWriter {
                 continue
             }
             mailbox += submission.envelopes.map {
-                MailboxRecord(recipient: $0.recipient, kind: .envelope, sender: submission.sender, messageID: submission.messageID,
-                              payload: $0.bytes, receivedAt: now)
+                MailboxQueries.NewEntry(recipient: $0.recipient, kind: .envelope, sender: submission.sender, messageID: submission.messageID,
+                                        payload: $0.bytes, receivedAt: now)
             }
             accepted.append(PostedMessageRecord(senderUserID: submission.sender.userID, messageID: submission.messageID,
                                                 stored: recipients.count, receivedAt: now))
@@ -109,11 +109,8 @@ actor MessageWriter {
             results.append(.success(.stored(count: recipients.count, at: now)))
         }
         guard !mailbox.isEmpty else { return results }
-        try await context.lockMailboxes(mailbox.map { DeviceAddress(userID: $0.recipientUserID, deviceID: $0.recipientDeviceID) }, in: db)
-        // SQLite allows 32,766 bound values per statement; 9 columns per mailbox row.
-        for start in stride(from: 0, to: mailbox.count, by: 1000) {
-            try await Array(mailbox[start..<min(start + 1000, mailbox.count)]).create(on: db)
-        }
+        try await context.lockMailboxes(mailbox.map(\.recipient), in: db)
+        try await MailboxQueries.insert(mailbox, on: db)
         try await accepted.create(on: db)
         for (sender, peers) in conversations {
             try await RelayAPI.touchConversations(between: sender, and: peers, at: now, on: db)

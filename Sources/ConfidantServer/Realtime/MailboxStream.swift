@@ -44,11 +44,11 @@ struct MailboxStream: Sendable {
         do {
             for await _ in wakes {
                 while !socket.isClosed {
-                    let page = try await RelayAPI.mailbox(of: caller.address, after: lastSent, limit: Self.pageSize, on: db)
-                    for record in page {
-                        let frame = Components.Schemas.StreamFrame(entry: try RelayAPI.entry(record))
+                    let page = try await MailboxQueries.page(of: caller.address, after: lastSent, limit: Self.pageSize, on: db)
+                    for row in page {
+                        let frame = Components.Schemas.StreamFrame(entry: try RelayAPI.entry(row))
                         try await socket.send(String(decoding: try encoder.encode(frame), as: UTF8.self))
-                        lastSent = try record.requireID()
+                        lastSent = row.cursor
                     }
                     if page.count < Self.pageSize { break }
                 }

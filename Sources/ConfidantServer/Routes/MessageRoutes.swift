@@ -42,7 +42,7 @@ extension RelayAPI {
         let (request, caller) = try await signedIn()
         let after = max(input.query.after ?? 0, 0)
         let limit = min(max(input.query.limit ?? 100, 1), 500)
-        let rows = try await Self.mailbox(of: caller.address, after: after, limit: limit + 1, on: request.db)
+        let rows = try await MailboxQueries.page(of: caller.address, after: after, limit: limit + 1, on: request.db)
         return .ok(.init(body: .json(.init(entries: try rows.prefix(limit).map(Self.entry), hasMore: rows.count > limit))))
     }
 
@@ -83,23 +83,15 @@ extension RelayAPI {
 
     // MARK: - Shared with the stream
 
-    static func mailbox(of address: DeviceAddress, after: Int64, limit: Int, on db: any Database) async throws -> [MailboxRecord] {
-        try await MailboxRecord.query(on: db)
-            .filter(\.$recipientUserID == address.userID).filter(\.$recipientDeviceID == address.deviceID)
-            .filter(\.$id > after).sort(\.$id).limit(limit).all()
-    }
-
-    static func entry(_ record: MailboxRecord) throws -> Components.Schemas.MailboxEntry {
-        let cursor = try record.requireID()
-        switch record.kind {
+    static func entry(_ row: MailboxQueries.Row) throws -> Components.Schemas.MailboxEntry {
+        let sender = row.sender.userID.uuidString.lowercased(), device = row.sender.deviceID.uuidString.lowercased()
+        switch row.kind {
         case .envelope:
-            return .init(cursor: cursor, kind: .envelope, senderUserId: record.senderUserID.uuidString.lowercased(),
-                         senderDeviceId: record.senderDeviceID.uuidString.lowercased(),
-                         messageId: record.messageID?.uuidString.lowercased(), receivedAt: record.receivedAt, envelope: .init(record.payload))
+            return .init(cursor: row.cursor, kind: .envelope, senderUserId: sender, senderDeviceId: device,
+                         messageId: row.messageID?.uuidString.lowercased(), receivedAt: row.receivedAt, envelope: .init(row.payload))
         case .keyChange:
-            let notice = try StreamCoding.decoder().decode(Components.Schemas.KeyChange.self, from: record.payload)
-            return .init(cursor: cursor, kind: .keyChange, senderUserId: record.senderUserID.uuidString.lowercased(),
-                         senderDeviceId: record.senderDeviceID.uuidString.lowercased(), receivedAt: record.receivedAt, keyChange: notice)
+            let notice = try StreamCoding.decoder().decode(Components.Schemas.KeyChange.self, from: row.payload)
+            return .init(cursor: row.cursor, kind: .keyChange, senderUserId: sender, senderDeviceId: device, receivedAt: row.receivedAt, keyChange: notice)
         }
     }
 
@@ -107,13 +99,7 @@ extension RelayAPI {
     static func acknowledge(_ cursors: [Int64], for address: DeviceAddress, context: RelayContext, on db: any Database) async throws -> Int {
         guard !cursors.isEmpty else { return 0 }
         guard cursors.count <= 1000 else { throw APIFailure.malformed("Acknowledge at most 1,000 cursors at a time.") }
-        return try await context.write(db) { db in
-            let query = MailboxRecord.query(on: db).filter(\.$recipientUserID == address.userID)
-                .filter(\.$recipientDeviceID == address.deviceID).filter(\.$id ~~ cursors)
-            let count = try await query.count()
-            try await query.delete()
-            return count
-        }
+        return try await context.write(db) { db in try await MailboxQueries.delete(cursors, for: address, on: db) }
     }
 
     // MARK: - Checks
