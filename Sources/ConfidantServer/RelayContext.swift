@@ -18,6 +18,7 @@ struct RelayContext: Sendable {
     let hub: MailboxHub
     let usesPostgres: Bool
     let writeGate = WriteGate()
+    let sessions = SessionCache()
     /// Set once by `RelayServer` (the writer needs the context, so it cannot be built with it).
     private let messageWriter = MessageWriterSlot()
     var messages: MessageWriter { messageWriter.writer(for: self) }
@@ -32,9 +33,13 @@ struct RelayContext: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer", (20...100).contains(parts[1].count) else {
             throw APIFailure.unauthenticated
         }
-        guard let caller = try await MailboxQueries.session(tokenHash: SessionToken.hash(String(parts[1])), now: Date(), on: request.db) else {
+        let hash = SessionToken.hash(String(parts[1]))
+        let now = Date()
+        if let caller = sessions.caller(for: hash, now: now) { return caller }
+        guard let (caller, expires) = try await MailboxQueries.session(tokenHash: hash, now: now, on: request.db) else {
             throw APIFailure.unauthenticated
         }
+        sessions.remember(caller, for: hash, sessionExpires: expires, now: now)
         return caller
     }
 

@@ -81,18 +81,17 @@ enum MailboxQueries {
             .count
     }
 
-    /// The live session with this token hash.
-    static func session(tokenHash: Data, now: Date, on db: any Database) async throws -> Caller? {
+    /// The live session with this token hash, and when it expires.
+    static func session(tokenHash: Data, now: Date, on db: any Database) async throws -> (Caller, expires: Date)? {
         guard let row = try await sql(db).select()
             .columns("id", "user_id", "device_id", "expires_at", "revoked_at")
             .from(SessionRecord.schema)
             .where("token_hash", .equal, tokenHash)
             .first()
         else { return nil }
-        guard try row.decode(column: "revoked_at", as: Date?.self) == nil,
-              try row.decode(column: "expires_at", as: Date.self) > now
-        else { return nil }
-        return Caller(userID: try row.decode(column: "user_id", as: UUID.self), deviceID: try row.decode(column: "device_id", as: UUID.self),
-                      sessionID: try row.decode(column: "id", as: UUID.self))
+        let expires = try row.decode(column: "expires_at", as: Date.self)
+        guard try row.decode(column: "revoked_at", as: Date?.self) == nil, expires > now else { return nil }
+        return (Caller(userID: try row.decode(column: "user_id", as: UUID.self), deviceID: try row.decode(column: "device_id", as: UUID.self),
+                       sessionID: try row.decode(column: "id", as: UUID.self)), expires)
     }
 }

@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Logging
+import SQLKit
 
 /// Group commit for sends: batches that arrive while a transaction runs are stored together in
 /// the next one, so the database commits once per group instead of once per message (on SQLite,
@@ -71,19 +72,25 @@ actor MessageWriter {
         let now = Date()
         struct PostedKey: Hashable { let sender: UUID; let message: UUID }
         var posted: [PostedKey: (Int, Date)] = [:]
-        for record in try await PostedMessageRecord.query(on: db).filter(\.$messageID ~~ submissions.map(\.messageID)).all() {
-            posted[PostedKey(sender: record.senderUserID, message: record.messageID)] = (record.stored, record.receivedAt)
+        let sql = try MailboxQueries.sql(db)
+        for row in try await sql.select().columns("sender_user_id", "message_id", "stored", "received_at").from(PostedMessageRecord.schema)
+            .where("message_id", .in, submissions.map(\.messageID)).all() {
+            posted[PostedKey(sender: try row.decode(column: "sender_user_id", as: UUID.self), message: try row.decode(column: "message_id", as: UUID.self))] =
+                (try row.decode(column: "stored", as: Int.self), try row.decode(column: "received_at", as: Date.self))
         }
-        let users = Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] })
-        let known = Set(try await UserRecord.query(on: db).filter(\.$id ~~ Array(users)).all().compactMap(\.id))
+        let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
+        let known = Set(try await sql.select().column("id").from(UserRecord.schema).where("id", .in, users).all()
+            .map { try $0.decode(column: "id", as: UUID.self) })
         var devices: [UUID: Set<DeviceAddress>] = [:]
-        for device in try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(users)).filter(\.$retiredAt == nil).all() {
-            devices[device.userID, default: []].insert(DeviceAddress(userID: device.userID, deviceID: device.deviceID))
+        for row in try await sql.select().columns("user_id", "device_id").from(DeviceRecord.schema)
+            .where("user_id", .in, users).where("retired_at", .is, SQLLiteral.null).all() {
+            let address = DeviceAddress(userID: try row.decode(column: "user_id", as: UUID.self), deviceID: try row.decode(column: "device_id", as: UUID.self))
+            devices[address.userID, default: []].insert(address)
         }
 
         var results: [Result<Outcome, any Error>] = []
         var mailbox: [MailboxQueries.NewEntry] = []
-        var accepted: [PostedMessageRecord] = []
+        var accepted: [(sender: UUID, message: UUID, stored: Int)] = []
         var conversations: [UUID: Set<UUID>] = [:]
         for submission in submissions {
             let key = PostedKey(sender: submission.sender.userID, message: submission.messageID)
@@ -102,8 +109,7 @@ actor MessageWriter {
                 MailboxQueries.NewEntry(recipient: $0.recipient, kind: .envelope, sender: submission.sender, messageID: submission.messageID,
                                         payload: $0.bytes, receivedAt: now)
             }
-            accepted.append(PostedMessageRecord(senderUserID: submission.sender.userID, messageID: submission.messageID,
-                                                stored: recipients.count, receivedAt: now))
+            accepted.append((submission.sender.userID, submission.messageID, recipients.count))
             posted[key] = (recipients.count, now)
             conversations[submission.sender.userID, default: []].formUnion(Set(recipients.map(\.userID)).subtracting([submission.sender.userID]))
             results.append(.success(.stored(count: recipients.count, at: now)))
@@ -111,7 +117,11 @@ actor MessageWriter {
         guard !mailbox.isEmpty else { return results }
         try await context.lockMailboxes(mailbox.map(\.recipient), in: db)
         try await MailboxQueries.insert(mailbox, on: db)
-        try await accepted.create(on: db)
+        var insert = sql.insert(into: PostedMessageRecord.schema).columns("id", "sender_user_id", "message_id", "stored", "received_at")
+        for record in accepted {
+            insert = insert.values(SQLBind(UUID()), SQLBind(record.sender), SQLBind(record.message), SQLBind(record.stored), SQLBind(now))
+        }
+        try await insert.run()
         for (sender, peers) in conversations {
             try await RelayAPI.touchConversations(between: sender, and: peers, at: now, on: db)
         }

@@ -97,6 +97,7 @@ extension RelayAPI {
         try await context.write(request.db) { db in
             try await SessionRecord.query(on: db).filter(\.$id == caller.sessionID).set(\.$revokedAt, to: Date()).update()
         }
+        context.sessions.evict(userID: caller.userID, deviceID: caller.deviceID)
         return .noContent(.init())
     }
 
@@ -139,6 +140,7 @@ extension RelayAPI {
             try await UserRecord.query(on: db).filter(\.$id == userID).delete()
             return (blobs, woken.filter { $0.userID != userID })
         }
+        context.sessions.evict(userID: userID)
         for blob in blobs { try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(blob.uuidString.lowercased())) }
         await context.publish(Set(woken), on: request.db, logger: request.logger)
         return .noContent(.init())

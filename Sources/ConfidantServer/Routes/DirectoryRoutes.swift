@@ -58,6 +58,7 @@ extension RelayAPI {
             try await MailboxRecord.query(on: db).filter(\.$recipientUserID == userID).filter(\.$recipientDeviceID == deviceID).delete()
             return try await Self.announceKeyChange(.removed, userID: userID, deviceID: deviceID, identity: nil, on: db, now: now)
         }
+        context.sessions.evict(userID: userID, deviceID: deviceID)
         await context.publish(Set(woken), on: request.db, logger: request.logger)
         return .noContent(.init())
     }
