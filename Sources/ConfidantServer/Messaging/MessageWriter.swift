@@ -74,6 +74,8 @@ actor MessageWriter {
         var posted: [PostedKey: (Int, Date)] = [:]
         let sql = try MailboxQueries.sql(db)
         for row in try await sql.select().columns("sender_user_id", "message_id", "stored", "received_at").from(PostedMessageRecord.schema)
+            // Both columns, so that the unique (sender_user_id, message_id) index answers it.
+            .where("sender_user_id", .in, Array(Set(submissions.map(\.sender.userID))))
             .where("message_id", .in, submissions.map(\.messageID)).all() {
             posted[PostedKey(sender: try row.decode(column: "sender_user_id", as: UUID.self), message: try row.decode(column: "message_id", as: UUID.self))] =
                 (try row.decode(column: "stored", as: Int.self), try row.decode(column: "received_at", as: Date.self))
