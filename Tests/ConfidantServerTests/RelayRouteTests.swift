@@ -390,3 +390,26 @@ struct RelayCrossUserTests {
         await relay.stop()
     }
 }
+
+@Suite("Relay cursors")
+struct RelayCursorTests {
+    @Test("cursors are never reused after an emptied mailbox, so resuming after the last one misses nothing", arguments: TestDatabaseKind.available)
+    func cursorsGrow(kind: TestDatabaseKind) async throws {
+        let relay = try await TestRelay.start(kind)
+        do {
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            var last: Int64 = 0
+            for round in 0..<3 {
+                _ = try await alice.send("round \(round)", to: [(bob.address, bob.identity.publicIdentity)])
+                let entries = try await bob.client.fetchMailbox(query: .init(after: last)).ok.body.json.entries
+                #expect(entries.count == 1, "round \(round): the new entry comes after cursor \(last)")
+                let cursor = try #require(entries.first?.cursor)
+                #expect(cursor > last)
+                #expect(try await bob.client.acknowledge(body: .json(.init(cursors: [cursor]))).ok.body.json.acknowledged == 1)
+                last = cursor
+            }
+        } catch { await relay.stop(); throw error }
+        await relay.stop()
+    }
+}

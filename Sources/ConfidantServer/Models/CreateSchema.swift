@@ -35,17 +35,19 @@ struct CreateSchema: AsyncMigration {
             .field("registered_at", .datetime, .required)
             .field("retired_at", .datetime)
             .create()
-        try await database.schema(MailboxRecord.schema)
-            .field("cursor", .int64, .identifier(auto: true))
-            .field("recipient_user_id", .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
-            .field("recipient_device_id", .uuid, .required)
-            .field("kind", .string, .required)
-            .field("sender_user_id", .uuid, .required)
-            .field("sender_device_id", .uuid, .required)
-            .field("message_id", .uuid)
-            .field("payload", .data, .required)
-            .field("received_at", .datetime, .required)
-            .create()
+        if let sql = database as? any SQLDatabase, sql.dialect.name == "sqlite" {
+            // Cursors must never be reused: a device that acknowledged everything resumes "after"
+            // its last cursor. Fluent declares SQLite's key as plain INTEGER PRIMARY KEY, which
+            // hands out max(rowid) + 1 again once the newest rows are deleted; AUTOINCREMENT does not.
+            try await sql.raw("""
+                CREATE TABLE "mailbox" ("cursor" INTEGER PRIMARY KEY AUTOINCREMENT,
+                  "recipient_user_id" UUID NOT NULL REFERENCES "users" ("id") ON DELETE CASCADE,
+                  "recipient_device_id" UUID NOT NULL, "kind" TEXT NOT NULL, "sender_user_id" UUID NOT NULL,
+                  "sender_device_id" UUID NOT NULL, "message_id" UUID, "payload" BLOB NOT NULL, "received_at" REAL NOT NULL)
+                """).run()
+        } else {
+            try await createMailbox(on: database)
+        }
         try await database.schema(PostedMessageRecord.schema)
             .id()
             .field("sender_user_id", .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
@@ -93,6 +95,21 @@ struct CreateSchema: AsyncMigration {
             try await sql.create(index: "conversations_by_peer").on(ConversationRecord.schema)
                 .column("peer_id").run()
         }
+    }
+
+    /// PostgreSQL: an identity column, never reused.
+    private func createMailbox(on database: any Database) async throws {
+        try await database.schema(MailboxRecord.schema)
+            .field("cursor", .int64, .identifier(auto: true))
+            .field("recipient_user_id", .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
+            .field("recipient_device_id", .uuid, .required)
+            .field("kind", .string, .required)
+            .field("sender_user_id", .uuid, .required)
+            .field("sender_device_id", .uuid, .required)
+            .field("message_id", .uuid)
+            .field("payload", .data, .required)
+            .field("received_at", .datetime, .required)
+            .create()
     }
 
     func revert(on database: any Database) async throws {

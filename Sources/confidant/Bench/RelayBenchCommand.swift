@@ -33,7 +33,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
     func run() async throws {
         guard pairs > 0, messages >= pairs else { throw ValidationError("Need at least one pair and one message per pair.") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-bench-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { if ProcessInfo.processInfo.environment["CONFIDANT_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(at: directory) } }
         let server = try ChildServer(dataDirectory: directory, database: database)
         defer { server.stop() }
         let port = try server.waitForPort()
@@ -132,7 +132,29 @@ struct RelayBenchCommand: AsyncParsableCommand {
             try await group.waitForAll()
         }
         let sentElapsed = ContinuousClock.now - started
-        for await _ in done { break }
+        // Wait for delivery, but give up (with what is missing) when nothing arrives for 15 s.
+        let complete = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in done { return true }
+                return false
+            }
+            group.addTask {
+                var last = -1
+                while true {
+                    try? await Task.sleep(for: .seconds(15))
+                    let count = latencies.withLock { $0.count }
+                    if count == last || Task.isCancelled { return false }
+                    last = count
+                }
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        guard complete else {
+            let count = latencies.withLock { $0.count }
+            throw ValidationError("Only \(count) of \(total) messages were delivered; nothing arrived for 15 s.")
+        }
         let elapsed = ContinuousClock.now - started
         let peakDuringRun = server.memory().peak
         for stream in streams { await stream.close() }
@@ -281,7 +303,7 @@ final class ChildServer: Sendable {
     init(dataDirectory: URL, database: String?) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "error"]
+        var arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", ProcessInfo.processInfo.environment["CONFIDANT_BENCH_SERVER_LOG"] ?? "error"]
         if let database { arguments += ["--database", database] }
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
