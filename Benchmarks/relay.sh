@@ -14,6 +14,21 @@ run() {  # run LABEL ARGS…
     echo
 }
 
+# Reference in the same run: what the framework alone serves on this machine (wrk, 16 connections,
+# 5 s): a 404 (Vapor, no database) and /v1/health (Vapor + OpenAPI runtime + one SQL statement).
+if command -v wrk >/dev/null; then
+    ref=$(mktemp -d)
+    "$bin" serve --port 0 --data-dir "$ref" --log-level error > "$ref/out" &
+    server=$!
+    until grep -q listening "$ref/out" 2>/dev/null; do sleep 0.2; done
+    port=$(grep -o '127.0.0.1:[0-9]*' "$ref/out" | cut -d: -f2)
+    echo "## Reference (wrk -t1 -c16 -d5s)"
+    echo "404, no database:      $(wrk -t1 -c16 -d5s "http://127.0.0.1:$port/nothing" | awk '/Requests\/sec/ {print $2}') requests/s"
+    echo "/v1/health, one query: $(wrk -t1 -c16 -d5s "http://127.0.0.1:$port/v1/health" | awk '/Requests\/sec/ {print $2}') requests/s"
+    echo
+    kill $server; wait $server 2>/dev/null || true; rm -rf "$ref"
+fi
+
 echo "## SQLite"
 run "throughput: 32 pairs, open loop" --pairs 32 --messages 20000
 run "latency at 500 messages/s" --pairs 16 --messages 10000 --rate 500
