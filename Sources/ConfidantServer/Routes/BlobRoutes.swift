@@ -1,4 +1,5 @@
 import ConfidantAPI
+import ConfidantCrypto
 import Crypto
 import Fluent
 import Foundation
@@ -33,7 +34,7 @@ extension RelayAPI {
             try? FileManager.default.removeItem(at: partial)
             throw error
         }
-        let digest = Data(hasher.finalize()).hexString
+        let digest = hasher.finalize().hexString
         let record = BlobRecord(id: id, ownerID: caller.userID, size: Int64(size), sha256: digest, createdAt: Date())
         do {
             try await context.write(request.db) { db in try await record.create(on: db) }

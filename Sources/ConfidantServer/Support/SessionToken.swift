@@ -21,6 +21,4 @@ extension Data {
         base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
-
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
 }
