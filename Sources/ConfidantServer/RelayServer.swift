@@ -94,7 +94,4 @@ public final class RelayServer: Sendable {
         await application.server.shutdown()
         try? await application.asyncShutdown()
     }
-
-    /// Open WebSocket streams (for tests and the load benchmark).
-    public var streamCount: Int { get async { await hub.connectionCount } }
 }

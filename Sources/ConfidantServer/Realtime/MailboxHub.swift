@@ -5,23 +5,18 @@ import Foundation
 /// duplicated wake can neither lose nor repeat an entry.
 actor MailboxHub {
     private var listeners: [DeviceAddress: [UUID: AsyncStream<Void>.Continuation]] = [:]
-    private(set) var connectionCount = 0
 
     /// A stream that yields once at once (to replay what is stored) and then once per wake.
     func subscribe(_ address: DeviceAddress) -> (token: UUID, wakes: AsyncStream<Void>) {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let token = UUID()
         listeners[address, default: [:]][token] = continuation
-        connectionCount += 1
         continuation.yield()
         return (token, stream)
     }
 
     func unsubscribe(_ address: DeviceAddress, token: UUID) {
-        if let continuation = listeners[address]?.removeValue(forKey: token) {
-            continuation.finish()
-            connectionCount -= 1
-        }
+        listeners[address]?.removeValue(forKey: token)?.finish()
         if listeners[address]?.isEmpty == true { listeners[address] = nil }
     }
 
@@ -40,6 +35,5 @@ actor MailboxHub {
     func finishAll() {
         for continuation in listeners.values.flatMap(\.values) { continuation.finish() }
         listeners = [:]
-        connectionCount = 0
     }
 }
