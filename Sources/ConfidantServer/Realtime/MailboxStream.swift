@@ -27,8 +27,9 @@ struct MailboxStream: Sendable {
         let (token, wakes) = await context.hub.subscribe(caller.address)
         let hub = context.hub, context = context
         socket.onClose.whenComplete { _ in Task { await hub.unsubscribe(caller.address, token: token) } }
+        let decoder = StreamCoding.decoder()
         socket.onText { socket, text async in
-            guard let acknowledgement = try? StreamCoding.decoder().decode(Components.Schemas.StreamAcknowledgement.self, from: Data(text.utf8)) else {
+            guard let acknowledgement = try? decoder.decode(Components.Schemas.StreamAcknowledgement.self, from: Data(text.utf8)) else {
                 try? await socket.send(Self.problem("malformed_request", "Send {\"cursors\": [..]} to acknowledge."))
                 return
             }
