@@ -75,14 +75,18 @@ struct RelayContext: Sendable {
         }
     }
 
-    /// Within a write transaction on PostgreSQL: holds per-device locks until commit so that
-    /// entries for one device commit in cursor order (a stream reading "after cursor c" can then
-    /// never miss an entry that commits later with a smaller cursor). SQLite has one writer anyway.
-    func lockMailboxes(_ addresses: some Collection<DeviceAddress>, in db: any Database) async throws {
-        guard usesPostgres, let sql = db as? any SQLDatabase else { return }
-        for address in Set(addresses).sorted(by: { $0.description < $1.description }) {
-            try await sql.raw("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: address.description), 0))").run()
+    /// Within a write transaction: stores mailbox entries. On PostgreSQL it first holds
+    /// per-device locks until commit, so that entries for one device commit in cursor order (a
+    /// stream reading "after cursor c" can then never miss an entry that commits later with a
+    /// smaller cursor). SQLite has one writer anyway.
+    func storeMailboxEntries(_ entries: [MailboxQueries.NewEntry], in db: any Database) async throws {
+        guard !entries.isEmpty else { return }
+        if usesPostgres, let sql = db as? any SQLDatabase {
+            for address in Set(entries.map(\.recipient)).sorted(by: { $0.description < $1.description }) {
+                try await sql.raw("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: address.description), 0))").run()
+            }
         }
+        try await MailboxQueries.insert(entries, on: db)
     }
 
     /// After commit: wakes local streams and, on PostgreSQL, the other instances' streams.

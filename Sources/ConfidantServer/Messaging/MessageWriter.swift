@@ -117,8 +117,7 @@ actor MessageWriter {
             results.append(.success(.stored(count: recipients.count, at: now)))
         }
         guard !mailbox.isEmpty else { return results }
-        try await context.lockMailboxes(mailbox.map(\.recipient), in: db)
-        try await MailboxQueries.insert(mailbox, on: db)
+        try await context.storeMailboxEntries(mailbox, in: db)
         var insert = sql.insert(into: PostedMessageRecord.schema).columns("id", "sender_user_id", "message_id", "stored", "received_at")
         for record in accepted {
             insert = insert.values(SQLBind(UUID()), SQLBind(record.sender), SQLBind(record.message), SQLBind(record.stored), SQLBind(now))

@@ -20,15 +20,4 @@ final class MailboxRecord: Model, @unchecked Sendable {
     @Field(key: "received_at") var receivedAt: Date
 
     init() {}
-
-    init(recipient: DeviceAddress, kind: Kind, sender: DeviceAddress, messageID: UUID?, payload: Data, receivedAt: Date) {
-        self.recipientUserID = recipient.userID
-        self.recipientDeviceID = recipient.deviceID
-        self.kind = kind
-        self.senderUserID = sender.userID
-        self.senderDeviceID = sender.deviceID
-        self.messageID = messageID
-        self.payload = payload
-        self.receivedAt = receivedAt
-    }
 }

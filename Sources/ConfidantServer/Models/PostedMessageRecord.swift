@@ -13,12 +13,4 @@ final class PostedMessageRecord: Model, @unchecked Sendable {
     @Field(key: "received_at") var receivedAt: Date
 
     init() {}
-
-    init(senderUserID: UUID, messageID: UUID, stored: Int, receivedAt: Date) {
-        self.id = UUID()
-        self.senderUserID = senderUserID
-        self.messageID = messageID
-        self.stored = stored
-        self.receivedAt = receivedAt
-    }
 }

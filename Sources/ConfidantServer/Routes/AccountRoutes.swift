@@ -33,7 +33,7 @@ extension RelayAPI {
         user.avatarType = avatar?.1
         do {
             try await context.write(request.db) { db in try await user.create(on: db) }
-        } catch let error as any DatabaseError where error.isUniqueViolation {
+        } catch let error as any DatabaseError where error.isConstraintFailure {
             throw APIFailure(.conflict, "email_taken", "An account with this e-mail address exists; sign in instead.")
         }
         return .created(.init(body: .json(try Self.userBody(user))))
@@ -82,7 +82,7 @@ extension RelayAPI {
             var woken: [DeviceAddress] = []
             if let change {
                 try await DeviceRecord(userID: userID, deviceID: deviceID, identity: identityBytes, registeredAt: now).create(on: db)
-                woken = try await Self.announceKeyChange(change, userID: userID, deviceID: deviceID, identity: identityBytes, on: db, now: now)
+                woken = try await Self.announceKeyChange(change, userID: userID, deviceID: deviceID, identity: identityBytes, context: context, on: db, now: now)
             }
             try await SessionRecord(userID: userID, deviceID: deviceID, tokenHash: token.hash, createdAt: now, expiresAt: expires).create(on: db)
             return (change == .replaced, woken)
@@ -126,7 +126,7 @@ extension RelayAPI {
         let (blobs, woken) = try await context.write(request.db) { db -> ([UUID], [DeviceAddress]) in
             var woken: [DeviceAddress] = []
             for device in try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).all() {
-                woken += try await Self.announceKeyChange(.removed, userID: userID, deviceID: device.deviceID, identity: nil, on: db, now: now)
+                woken += try await Self.announceKeyChange(.removed, userID: userID, deviceID: device.deviceID, identity: nil, context: context, on: db, now: now)
             }
             let blobs = try await BlobRecord.query(on: db).filter(\.$ownerID == userID).all().compactMap(\.id)
             try await BlobGrantRecord.query(on: db).filter(\.$blobID ~~ blobs).delete()

@@ -56,7 +56,7 @@ extension RelayAPI {
             try await SessionRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
                 .filter(\.$revokedAt == nil).set(\.$revokedAt, to: now).update()
             try await MailboxRecord.query(on: db).filter(\.$recipientUserID == userID).filter(\.$recipientDeviceID == deviceID).delete()
-            return try await Self.announceKeyChange(.removed, userID: userID, deviceID: deviceID, identity: nil, on: db, now: now)
+            return try await Self.announceKeyChange(.removed, userID: userID, deviceID: deviceID, identity: nil, context: context, on: db, now: now)
         }
         context.sessions.evict(userID: userID, deviceID: deviceID)
         await context.publish(Set(woken), on: request.db, logger: request.logger)

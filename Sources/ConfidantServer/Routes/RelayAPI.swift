@@ -44,7 +44,7 @@ extension RelayAPI {
     /// Key-change notices for: every current device of users who have a conversation with
     /// `userID`, and the user's own other current devices. Returns the addresses to wake.
     static func announceKeyChange(_ change: Components.Schemas.KeyChange.ChangePayload, userID: UUID, deviceID: UUID,
-                                  identity: Data?, on db: any Database, now: Date) async throws -> [DeviceAddress] {
+                                  identity: Data?, context: RelayContext, on db: any Database, now: Date) async throws -> [DeviceAddress] {
         let peers = try await ConversationRecord.query(on: db).filter(\.$peerID == userID).all().map(\.ownerID)
         let audience = Set(peers + [userID])
         let devices = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(audience)).filter(\.$retiredAt == nil).all()
@@ -53,15 +53,9 @@ extension RelayAPI {
         let payload = try StreamCoding.encoder().encode(notice)
         let sender = DeviceAddress(userID: userID, deviceID: deviceID)
         let recipients = devices.map { DeviceAddress(userID: $0.userID, deviceID: $0.deviceID) }.filter { $0 != sender }
-        let records = recipients.map {
-            MailboxRecord(recipient: $0, kind: .keyChange, sender: sender, messageID: nil, payload: payload, receivedAt: now)
-        }
-        if !records.isEmpty { try await records.create(on: db) }
+        try await context.storeMailboxEntries(recipients.map {
+            MailboxQueries.NewEntry(recipient: $0, kind: .keyChange, sender: sender, messageID: nil, payload: payload, receivedAt: now)
+        }, in: db)
         return recipients
     }
-}
-
-extension DatabaseError {
-    /// Unique-constraint violations, across drivers.
-    var isUniqueViolation: Bool { isConstraintFailure }
 }
