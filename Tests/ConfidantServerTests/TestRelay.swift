@@ -3,7 +3,6 @@ import ConfidantAPI
 import ConfidantCrypto
 import ConfidantServer
 import Foundation
-import HTTPTypes
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import PostgresNIO
@@ -33,7 +32,7 @@ extension RelayEndpoint {
     /// A generated API client, signed in with `token` when given.
     func client(token: String? = nil) -> Client {
         Client(serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
-               transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerToken(token: $0)] } ?? [])
+               transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
     }
 }
 
@@ -72,18 +71,6 @@ struct TestRelay: RelayEndpoint {
         }
     }
 
-}
-
-/// Adds `Authorization: Bearer …` to every request.
-struct BearerToken: ClientMiddleware {
-    let token: String
-
-    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
-                   next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
-        var request = request
-        request.headerFields[.authorization] = "Bearer \(token)"
-        return try await next(request, body, baseURL)
-    }
 }
 
 /// Creates and drops per-test databases in the cluster `Tests/run.sh` started.

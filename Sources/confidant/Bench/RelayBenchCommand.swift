@@ -3,7 +3,6 @@ import AsyncHTTPClient
 import ConfidantAPI
 import ConfidantCrypto
 import Foundation
-import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -64,7 +63,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
         func client(_ token: String?) -> Client {
             Client(serverURL: base, configuration: APIConfiguration.default,
                    transport: AsyncHTTPClientTransport(configuration: .init(client: http)),
-                   middlewares: token.map { [BenchBearer(token: $0)] } ?? [])
+                   middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
         }
 
         progress("signing up \(pairs * 2) users")
@@ -234,17 +233,6 @@ struct BenchUser: Sendable {
             .created.body.json
         guard let id = UUID(uuidString: user.id) else { throw ValidationError("The server returned a user id that is not a UUID.") }
         return BenchUser(id: id, identity: identity, token: session.token)
-    }
-}
-
-struct BenchBearer: ClientMiddleware {
-    let token: String
-
-    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
-                   next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
-        var request = request
-        request.headerFields[.authorization] = "Bearer \(token)"
-        return try await next(request, body, baseURL)
     }
 }
 
