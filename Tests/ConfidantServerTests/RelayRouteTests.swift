@@ -13,8 +13,7 @@ import Testing
 struct RelayRouteTests {
     @Test("sign-up, sign-in, account, sign-out", arguments: TestDatabaseKind.available)
     func accounts(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let anonymous = relay.client()
             let alice = try await TestUser.make(relay, name: "alice")
             // Same address in other case: taken.
@@ -37,14 +36,12 @@ struct RelayRouteTests {
             #expect(account.deviceId == alice.identity.deviceID.uuidString.lowercased())
             _ = try await alice.client.signOut().noContent
             #expect(try await alice.client.currentAccount().problem == "unauthenticated 401")
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("a message reaches the peer once, even when the send is retried", arguments: TestDatabaseKind.available)
     func messaging(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             let messageID = UUID()
@@ -78,14 +75,12 @@ struct RelayRouteTests {
                 .init(recipientUserId: alice.id.uuidString, recipientDeviceId: alice.identity.deviceID.uuidString, envelope: .init(spoof.serialized)),
             ])))
             #expect(try spoofed.problem == "sender_mismatch 403")
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("a second device and a replaced key: device_mismatch, key-change notices, key history", arguments: TestDatabaseKind.available)
     func devicesAndKeyChanges(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             _ = try await alice.send("hello", to: [(bob.address, bob.identity.publicIdentity)])
@@ -129,14 +124,12 @@ struct RelayRouteTests {
             _ = try await bob.client.removeDevice(path: .init(deviceId: bobPhone.identity.deviceID.uuidString))
             #expect(try await bobPhone.client.fetchMailbox().problem == "unauthenticated 401")
             #expect(try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).last?.change == .removed)
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("the directory lists everyone but the caller, pages and searches", arguments: TestDatabaseKind.available)
     func directory(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let me = try await TestUser.make(relay, name: "zed")
             for name in ["anna", "anton", "boris", "vera", "ivan"] { _ = try await TestUser.make(relay, name: name) }
             var seen: [String] = []
@@ -153,14 +146,12 @@ struct RelayRouteTests {
             #expect(Set(an) == ["Anna", "Anton"])
             #expect(try await me.client.getUser(path: .init(userId: UUID().uuidString)).problem == "not_found 404")
             #expect(try await me.client.getUser(path: .init(userId: "nope")).problem == "malformed_request 400")
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("blobs: streamed up and down, only for the owner and capability holders", arguments: TestDatabaseKind.available)
     func blobs(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind) { $0.maximumBlobBytes = 4 * 1024 * 1024 }
-        do {
+        try await TestRelay.run(kind, adjust: { $0.maximumBlobBytes = 4 * 1024 * 1024 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             let carol = try await TestUser.make(relay, name: "carol")
@@ -185,14 +176,12 @@ struct RelayRouteTests {
             #expect(try await alice.client.downloadBlob(path: path).problem == "not_found 404")
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: relay.directory.appendingPathComponent("blobs").path)
             #expect(leftovers.isEmpty)
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("avatars are checked by content and size")
     func avatars() async throws {
-        let relay = try await TestRelay.start()
-        do {
+        try await TestRelay.run { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 40)
             _ = try await alice.client.setAvatar(body: .png(HTTPBody(png))).noContent
@@ -204,14 +193,12 @@ struct RelayRouteTests {
             let huge = png + [UInt8](repeating: 0, count: 1024 * 1024)
             #expect(try await alice.client.setAvatar(body: .png(HTTPBody(huge))).problem == "too_large 413")
             #expect(try await alice.client.currentAccount().ok.body.json.user.hasAvatar)
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("deleting an account removes it, its mailbox and blobs, and needs the password")
     func deleteAccount() async throws {
-        let relay = try await TestRelay.start { $0.signInPolicy.baseDelay = 0.05 }
-        do {
+        try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0.05 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             _ = try await bob.send("hi", to: [(alice.address, alice.identity.publicIdentity)])
@@ -225,19 +212,17 @@ struct RelayRouteTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: relay.directory.appendingPathComponent("blobs").path).isEmpty)
             let again = try await relay.client().signIn(body: .json(.init(email: alice.email, password: alice.password, identity: .init(alice.identity.publicIdentity.serialized))))
             #expect(try again.problem == "invalid_credentials 401")
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("failed sign-ins slow down, then lock, per account; the lock lifts", arguments: TestDatabaseKind.available)
     func signInThrottle(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind) {
+        try await TestRelay.run(kind, adjust: {
             $0.signInPolicy.baseDelay = 1
             $0.signInPolicy.maximumDelay = 2
             $0.signInPolicy.lockoutThreshold = 3
             $0.signInPolicy.lockoutSeconds = 4
-        }
-        do {
+        }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let anonymous = relay.client()
             func attempt(_ password: String) async throws -> Operations.SignIn.Output {
@@ -254,14 +239,12 @@ struct RelayRouteTests {
             #expect(try await attempt(alice.password).problem == "locked_out 429")
             try await Task.sleep(for: .milliseconds(4100))
             _ = try await attempt(alice.password).created
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("sign-ups from one address are throttled after the free allowance")
     func signUpThrottle() async throws {
-        let relay = try await TestRelay.start { $0.freeSignUpsPerAddress = 3; $0.signInPolicy.baseDelay = 5 }
-        do {
+        try await TestRelay.run(adjust: { $0.freeSignUpsPerAddress = 3; $0.signInPolicy.baseDelay = 5 }) { relay in
             let anonymous = relay.client()
             for index in 0..<3 {
                 _ = try await anonymous.signUp(body: .json(.init(email: "u\(index)@example.com", password: "long enough password", displayName: "U"))).created
@@ -269,8 +252,7 @@ struct RelayRouteTests {
             _ = try await anonymous.signUp(body: .json(.init(email: "u3@example.com", password: "long enough password", displayName: "U"))).created
             let blocked = try await anonymous.signUp(body: .json(.init(email: "u4@example.com", password: "long enough password", displayName: "U")))
             #expect(try blocked.problem == "rate_limited 429")
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 }
 
@@ -320,8 +302,7 @@ extension Operations.GrantBlob.Output: ProblemOutput {}
 struct RelayGroupCommitTests {
     @Test("concurrent sends, retries and a refused message in the same groups: each gets its own answer", arguments: TestDatabaseKind.available)
     func concurrentSends(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             let carol = try await TestUser.make(relay, name: "carol")
@@ -363,8 +344,7 @@ struct RelayGroupCommitTests {
             }
             #expect(stored.count == 40)
             #expect(Set(stored) == Set(ids.map { $0.uuidString.lowercased() }))
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 }
 
@@ -372,8 +352,7 @@ struct RelayGroupCommitTests {
 struct RelayCrossUserTests {
     @Test("one user cannot remove another's device, grant another's blob or read another's mailbox")
     func crossUser() async throws {
-        let relay = try await TestRelay.start()
-        do {
+        try await TestRelay.run { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let mallory = try await TestUser.make(relay, name: "mallory")
             _ = try await mallory.send("hi", to: [(alice.address, alice.identity.publicIdentity)])
@@ -386,8 +365,7 @@ struct RelayCrossUserTests {
             #expect(try await mallory.client.fetchMailbox().ok.body.json.entries.allSatisfy { $0.cursor != alicesEntry.cursor })
             #expect(try await mallory.client.acknowledge(body: .json(.init(cursors: [alicesEntry.cursor]))).ok.body.json.acknowledged == 0)
             #expect(try await alice.client.fetchMailbox().ok.body.json.entries.count == 1)
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 }
 
@@ -395,8 +373,7 @@ struct RelayCrossUserTests {
 struct RelayCursorTests {
     @Test("cursors are never reused after an emptied mailbox, so resuming after the last one misses nothing", arguments: TestDatabaseKind.available)
     func cursorsGrow(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             var last: Int64 = 0
@@ -409,7 +386,6 @@ struct RelayCursorTests {
                 #expect(try await bob.client.acknowledge(body: .json(.init(cursors: [cursor]))).ok.body.json.acknowledged == 1)
                 last = cursor
             }
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 }

@@ -11,8 +11,7 @@ import Testing
 struct RelayStreamTests {
     @Test("the stream replays what is unacknowledged, pushes new entries, and resumes after a cursor", arguments: TestDatabaseKind.available)
     func stream(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             for index in 0..<3 { _ = try await alice.send("stored \(index)", to: [(bob.address, bob.identity.publicIdentity)]) }
@@ -42,14 +41,12 @@ struct RelayStreamTests {
             let resumed = try await StreamClient.connect(port: relay.port, token: bob.token, after: cursors[20])
             #expect(await resumed.frames.next(3).compactMap(\.entry).map(\.cursor) == Array(cursors.suffix(2)))
             await resumed.close()
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("bad tokens, every endpoint without a session, malformed JSON and oversized bodies")
     func protection() async throws {
-        let relay = try await TestRelay.start { $0.maximumJSONBodyBytes = 64 * 1024 }
-        do {
+        try await TestRelay.run(adjust: { $0.maximumJSONBodyBytes = 64 * 1024 }) { relay in
             let base = "http://127.0.0.1:\(relay.port)/v1"
             let id = UUID().uuidString
             let endpoints: [(HTTPMethod, String)] = [
@@ -77,14 +74,12 @@ struct RelayStreamTests {
             #expect(missingStatus == 404 && missing == "not_found")
             let (docStatus, _) = try await Self.raw(.GET, "http://127.0.0.1:\(relay.port)/openapi.yaml", token: nil, body: nil)
             #expect(docStatus == 200)
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     @Test("a copy of the server's files holds no message text, password or token", arguments: TestDatabaseKind.available)
     func noPlaintextAtRest(kind: TestDatabaseKind) async throws {
-        let relay = try await TestRelay.start(kind)
-        do {
+        try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             let canary = "CANARY-\(UUID().uuidString)-meet me at the old mill"
@@ -112,8 +107,7 @@ struct RelayStreamTests {
                 #expect(haystack.count > 1_000)
             }
             for needle in needles { #expect(haystack.range(of: needle) == nil) }
-        } catch { await relay.stop(); throw error }
-        await relay.stop()
+        }
     }
 
     /// One request without the generated client: `(status, error code)`.

@@ -63,6 +63,19 @@ struct TestRelay: RelayEndpoint {
         return TestRelay(server: server, port: port, directory: directory, database: configuration.database, postgresName: postgresName)
     }
 
+    /// Starts a relay, runs `body` with it, and stops it (removing its files) however `body` ends.
+    static func run(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in },
+                    _ body: (TestRelay) async throws -> Void) async throws {
+        let relay = try await start(kind, adjust: adjust)
+        do {
+            try await body(relay)
+        } catch {
+            await relay.stop()
+            throw error
+        }
+        await relay.stop()
+    }
+
     func stop() async {
         await server.shutdown()
         try? FileManager.default.removeItem(at: directory)
