@@ -124,7 +124,7 @@ actor MessageWriter {
         }
         try await insert.run()
         for (sender, peers) in conversations {
-            try await RelayAPI.touchConversations(between: sender, and: peers, at: now, on: db)
+            try await touchConversations(between: sender, and: peers, at: now, on: db)
         }
         return results
     }
@@ -144,5 +144,16 @@ actor MessageWriter {
             throw APIFailure(.conflict, "device_mismatch",
                              "Devices changed: reload the recipients' keys and seal again. Missing: \(missing.isEmpty ? "none" : missing.joined(separator: ", ")); no longer current: \(stale.isEmpty ? "none" : stale.joined(separator: ", ")).")
         }
+    }
+
+    /// "Last activity" for both directions of each pair, inserted or updated in one statement.
+    private static func touchConversations(between sender: UUID, and peers: Set<UUID>, at now: Date, on db: any Database) async throws {
+        guard !peers.isEmpty, let sql = db as? any SQLDatabase else { return }
+        var insert = sql.insert(into: ConversationRecord.schema).columns("id", "owner_id", "peer_id", "last_activity")
+        for peer in peers {
+            insert = insert.values(SQLBind(UUID()), SQLBind(sender), SQLBind(peer), SQLBind(now))
+            insert = insert.values(SQLBind(UUID()), SQLBind(peer), SQLBind(sender), SQLBind(now))
+        }
+        try await insert.onConflict(with: ["owner_id", "peer_id"]) { $0.set(excludedValueOf: "last_activity") }.run()
     }
 }

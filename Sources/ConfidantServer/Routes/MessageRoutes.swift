@@ -123,14 +123,4 @@ extension RelayAPI {
             throw APIFailure(.badRequest, "envelope_mismatch", "Envelope \(index) carries another message id than the batch.")
         }
     }
-
-    static func touchConversations(between sender: UUID, and peers: Set<UUID>, at now: Date, on db: any Database) async throws {
-        guard !peers.isEmpty, let sql = db as? any SQLDatabase else { return }
-        var insert = sql.insert(into: ConversationRecord.schema).columns("id", "owner_id", "peer_id", "last_activity")
-        for peer in peers {
-            insert = insert.values(SQLBind(UUID()), SQLBind(sender), SQLBind(peer), SQLBind(now))
-            insert = insert.values(SQLBind(UUID()), SQLBind(peer), SQLBind(sender), SQLBind(now))
-        }
-        try await insert.onConflict(with: ["owner_id", "peer_id"]) { $0.set(excludedValueOf: "last_activity") }.run()
-    }
 }
