@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ConfidantAuth", targets: ["ConfidantAuth"]),
         .library(name: "ConfidantAPI", targets: ["ConfidantAPI"]),
         .library(name: "ConfidantServer", targets: ["ConfidantServer"]),
+        .library(name: "ConfidantKit", targets: ["ConfidantKit"]),
         .executable(name: "confidant", targets: ["confidant"]),
     ],
     dependencies: [
@@ -89,9 +90,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "ConfidantKit",
+            dependencies: [
+                "ConfidantAPI",
+                "ConfidantAuth",
+                "ConfidantCrypto",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "confidant",
             dependencies: [
+                "ConfidantKit",
                 "ConfidantCrypto",
                 "ConfidantVault",
                 "ConfidantAuth",
@@ -121,9 +138,26 @@ let package = Package(
             name: "CipherLabTests",
             dependencies: ["CipherLab", "ConfidantCrypto"]
         ),
+        // Starts relays for the server's and the client library's tests.
+        .target(
+            name: "ConfidantTestSupport",
+            dependencies: [
+                "ConfidantServer",
+                "ConfidantAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/ConfidantTestSupport"
+        ),
+        .testTarget(
+            name: "ConfidantKitTests",
+            dependencies: ["ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI"]
+        ),
         .testTarget(
             name: "ConfidantServerTests",
             dependencies: [
+                "ConfidantTestSupport",
                 "confidant",
                 "ConfidantServer",
                 "ConfidantAPI",
@@ -136,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantCLITests",
-            dependencies: ["confidant"]
+            dependencies: ["confidant", "ConfidantTestSupport"]
         ),
     ]
 )

@@ -8,6 +8,8 @@ struct Confidant: AsyncParsableCommand {
         abstract: "End-to-end encrypted messaging, an encrypted vault and adaptive sign-in.",
         version: "0.1.0",
         subcommands: [
+            RegisterCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self, UsersCommand.self, SendCommand.self,
+            InboxCommand.self, HistoryCommand.self, ChatCommand.self, VerifyCommand.self, DevicesCommand.self,
             KeygenCommand.self, KeyCommand.self, SealCommand.self, OpenCommand.self, InspectCommand.self,
             FingerprintCommand.self, CipherCommand.self, VaultCommand.self, AuthCommand.self, ServeCommand.self, BenchCommand.self,
         ]

@@ -1,3 +1,4 @@
+import ConfidantTestSupport
 import Foundation
 
 /// Runs the built `confidant` executable as a user would, in a temporary working directory.
@@ -23,18 +24,7 @@ struct CLIProcess {
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
 
-    /// The executable sits beside the test bundle in the build directory.
-    static var executable: URL {
-        get throws {
-            let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-                + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-            for directory in candidates {
-                let url = directory.appendingPathComponent("confidant")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            }
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "confidant executable near \(candidates)"])
-        }
-    }
+    static var executable: URL { get throws { try CLIExecutable.url } }
 
     static var packageRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

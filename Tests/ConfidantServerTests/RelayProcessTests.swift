@@ -1,6 +1,7 @@
 import ConfidantAPI
 import ConfidantCrypto
 import ConfidantServer
+import ConfidantTestSupport
 import Foundation
 import Testing
 
@@ -81,67 +82,5 @@ struct RelayProcessTests {
         #expect(stored.count <= acknowledged.count + 1)
         server.kill(SIGTERM)
         #expect(server.waitForExit() == 0)
-    }
-}
-
-/// `confidant serve --port 0` as a child process.
-struct ServeProcess {
-    let process = Process()
-    let output = Pipe()
-    let dataDirectory: URL
-
-    init(dataDirectory: URL, database: String? = nil) throws {
-        self.dataDirectory = dataDirectory
-        process.executableURL = try CLIExecutable.url
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "error"]
-            + (database.map { ["--database", $0] } ?? [])
-        var environment = ProcessInfo.processInfo.environment
-        environment["CONFIDANT_TESTING_FAST_HASHES"] = "1"
-        process.environment = environment
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    /// Waits for the "listening on" line and returns a handle on the served relay.
-    func relay() async throws -> ServedRelay {
-        var line = Data()
-        let handle = output.fileHandleForReading
-        while !line.contains(UInt8(ascii: "\n")) {
-            let byte = handle.readData(ofLength: 1)
-            guard !byte.isEmpty else { throw CocoaError(.fileReadUnknown) }
-            line += byte
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix(while: \.isNumber)) else {
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        return ServedRelay(port: port)
-    }
-
-    func kill(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
-
-    func waitForExit() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}
-
-/// The parts of `TestRelay` that `TestUser` needs, for a relay in another process.
-struct ServedRelay: RelayEndpoint {
-    let port: Int
-}
-
-enum CLIExecutable {
-    static var url: URL {
-        get throws {
-            let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-                + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-            for directory in candidates {
-                let url = directory.appendingPathComponent("confidant")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            }
-            throw CocoaError(.fileNoSuchFile)
-        }
     }
 }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import ConfidantAPI
 import ConfidantCrypto
 import ConfidantServer
+import ConfidantTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1

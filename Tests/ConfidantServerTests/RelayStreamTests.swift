@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import ConfidantAPI
 import ConfidantCrypto
+import ConfidantTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1

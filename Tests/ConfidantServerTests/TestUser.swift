@@ -1,7 +1,9 @@
 import ConfidantAPI
 import ConfidantCrypto
+import ConfidantTestSupport
 import Foundation
 import OpenAPIRuntime
+import Testing
 
 /// A signed-up, signed-in user with a real device identity.
 struct TestUser: Sendable {
@@ -39,4 +41,8 @@ struct TestUser: Sendable {
         }
         return try await client.sendMessage(body: .json(.init(messageId: messageID.uuidString, envelopes: envelopes))).ok.body.json
     }
+}
+
+extension TestDatabaseKind: CustomTestStringConvertible {
+    public var testDescription: String { rawValue }
 }

@@ -62,3 +62,12 @@ enum CLIError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension Terminal {
+    /// Asks a yes/no question on the terminal; only "y" or "yes" is yes.
+    static func confirm(_ question: String) throws -> Bool {
+        FileHandle.standardOutput.write(Data(question.utf8))
+        guard let answer = readLine() else { return false }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+}

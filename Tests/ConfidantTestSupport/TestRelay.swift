@@ -6,45 +6,42 @@ import Foundation
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import PostgresNIO
-import Testing
 
 /// Which database a test's relay uses. PostgreSQL runs when `Tests/run.sh` started a cluster and
 /// exported `CONFIDANT_TEST_POSTGRES_URL`; each test then gets its own fresh database in it.
-enum TestDatabaseKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum TestDatabaseKind: String, CaseIterable, Sendable {
     case sqlite, postgres
 
-    var testDescription: String { rawValue }
-
-    static var postgresURL: String? { ProcessInfo.processInfo.environment["CONFIDANT_TEST_POSTGRES_URL"] }
+    package static var postgresURL: String? { ProcessInfo.processInfo.environment["CONFIDANT_TEST_POSTGRES_URL"] }
 
     /// SQLite always; PostgreSQL when a cluster is available.
-    static var available: [TestDatabaseKind] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+    package static var available: [TestDatabaseKind] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
 }
 
 /// Somewhere a relay listens on loopback.
-protocol RelayEndpoint: Sendable {
+package protocol RelayEndpoint: Sendable {
     var port: Int { get }
 }
 
 extension RelayEndpoint {
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// A generated API client, signed in with `token` when given.
-    func client(token: String? = nil) -> Client {
+    package func client(token: String? = nil) -> Client {
         Client(serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
                transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
     }
 }
 
 /// A relay on a free loopback port with its own temporary data directory (and database).
-struct TestRelay: RelayEndpoint {
-    let server: RelayServer
-    let port: Int
-    let directory: URL
-    let database: DatabaseLocation
-    let postgresName: String?
+package struct TestRelay: RelayEndpoint {
+    package let server: RelayServer
+    package let port: Int
+    package let directory: URL
+    package let database: DatabaseLocation
+    package let postgresName: String?
 
-    static func start(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
+    package static func start(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
         var configuration = ServerConfiguration.embedded(dataDirectory: directory)
         var postgresName: String?
@@ -64,7 +61,7 @@ struct TestRelay: RelayEndpoint {
     }
 
     /// Starts a relay, runs `body` with it, and stops it (removing its files) however `body` ends.
-    static func run(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in },
+    package static func run(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in },
                     _ body: (TestRelay) async throws -> Void) async throws {
         let relay = try await start(kind, adjust: adjust)
         do {
@@ -76,7 +73,7 @@ struct TestRelay: RelayEndpoint {
         await relay.stop()
     }
 
-    func stop() async {
+    package func stop() async {
         await server.shutdown()
         try? FileManager.default.removeItem(at: directory)
         if let postgresName, let url = TestDatabaseKind.postgresURL {
@@ -87,14 +84,14 @@ struct TestRelay: RelayEndpoint {
 }
 
 /// Creates and drops per-test databases in the cluster `Tests/run.sh` started.
-enum PostgresAdmin {
-    static func url(_ base: String, database: String) -> String {
+package enum PostgresAdmin {
+    package static func url(_ base: String, database: String) -> String {
         guard var components = URLComponents(string: base) else { return base }
         components.path = "/\(database)"
         return components.string ?? base
     }
 
-    static func run(url: String, _ statement: String) async throws {
+    package static func run(url: String, _ statement: String) async throws {
         guard let components = URLComponents(string: url), let host = components.host else { return }
         let configuration = PostgresConnection.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres",

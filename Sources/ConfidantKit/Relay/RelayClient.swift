@@ -1,0 +1,58 @@
+import AsyncHTTPClient
+import ConfidantAPI
+import Foundation
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+
+/// The generated API client for one server, signed in when a token is given, with transport
+/// failures and problem responses turned into ``ConfidantKitError``.
+struct RelayClient: Sendable {
+    let serverURL: URL
+    let api: Client
+
+    init(serverURL: URL, token: String?) {
+        self.serverURL = serverURL
+        api = Client(serverURL: serverURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
+                     transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: .seconds(60))), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
+    }
+
+    /// One HTTP client for the process. A refused connection fails at once: by default the
+    /// client's pool keeps retrying until the request's deadline, which would make every command
+    /// hang for a minute while the server is down instead of queueing the message.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(60))
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    /// Runs one API call; a failure that never reached the server becomes `serverUnreachable`.
+    func call<T: Sendable>(_ operation: (Client) async throws -> T) async throws -> T {
+        do {
+            return try await operation(api)
+        } catch let error as ConfidantKitError {
+            throw error
+        } catch let error as ClientError where error.response == nil {
+            throw ConfidantKitError.serverUnreachable(server: serverURL.absoluteString, reason: Self.describe(error.underlyingError))
+        } catch let error as ClientError {
+            throw ConfidantKitError.server(status: error.response?.status.code ?? 0, code: "bad_response",
+                                           message: "the server's answer could not be read (\(Self.describe(error.underlyingError)))")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused (is the server running?)" }
+        if text.contains("connectTimeout") || text.contains("deadlineExceeded") { return "timed out" }
+        return text
+    }
+}
+
+/// A problem response turned into a typed error.
+func problem(_ status: Int, _ response: Components.Responses.Problem) -> ConfidantKitError {
+    guard case .json(let problem) = response.body else {
+        return .server(status: status, code: "unknown", message: "the server answered \(status)")
+    }
+    if status == 401 { return .sessionExpired }
+    return .server(status: status, code: problem.error, message: problem.message)
+}

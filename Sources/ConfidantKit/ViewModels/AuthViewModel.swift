@@ -1,0 +1,83 @@
+import ConfidantAuth
+import Foundation
+import Observation
+
+/// Sign up / sign in, as the seed's first screen: fields, per-field errors, a busy flag, and the
+/// signed-in ``Messenger`` when it worked.
+@MainActor @Observable
+public final class AuthViewModel {
+    public enum Mode: Sendable { case signIn, signUp }
+    public enum Field: Hashable, Sendable { case server, email, password, displayName }
+
+    public var mode: Mode = .signIn
+    public var serverAddress = ""
+    public var email = ""
+    public var password = ""
+    public var displayName = ""
+    public private(set) var fieldErrors: [Field: String] = [:]
+    public private(set) var generalError: String?
+    public private(set) var isWorking = false
+    public private(set) var messenger: Messenger?
+
+    private let profile: ProfileStorage
+    private let passphrase: String
+
+    /// - Parameters:
+    ///   - profile: where the device key and local store live.
+    ///   - passphrase: protects the device key (an app would take it from the Keychain).
+    public init(profile: ProfileStorage, passphrase: String) {
+        self.profile = profile
+        self.passphrase = passphrase
+    }
+
+    /// Checks the fields locally; the server checks them again.
+    public func validate() -> Bool {
+        var errors: [Field: String] = [:]
+        if (try? ServerAddress.parse(serverAddress)) == nil { errors[.server] = "Enter the server address, e.g. http://127.0.0.1:8080" }
+        do {
+            _ = try EmailAddress(email)
+        } catch {
+            errors[.email] = "Enter a valid e-mail address (\(error.description))"
+        }
+        if password.isEmpty {
+            errors[.password] = "Enter your password"
+        } else if mode == .signUp, password.count < 10 {
+            errors[.password] = "Use at least 10 characters"
+        }
+        if mode == .signUp, displayName.trimmingCharacters(in: .whitespaces).isEmpty { errors[.displayName] = "Enter the name others will see" }
+        fieldErrors = errors
+        return errors.isEmpty
+    }
+
+    public func submit() async {
+        generalError = nil
+        guard validate(), let server = try? ServerAddress.parse(serverAddress) else { return }
+        isWorking = true
+        defer { isWorking = false }
+        do {
+            switch mode {
+            case .signUp:
+                messenger = try await Messenger.register(profile, passphrase: passphrase, server: server, email: email, password: password,
+                                                         displayName: displayName.trimmingCharacters(in: .whitespaces))
+            case .signIn:
+                messenger = try await Messenger.login(profile, passphrase: passphrase, server: server, email: email, password: password)
+            }
+            password = ""
+        } catch let error as ConfidantKitError {
+            switch error.serverCode {
+            case "email_taken", "invalid_email": fieldErrors[.email] = Self.message(error)
+            case "weak_password": fieldErrors[.password] = Self.message(error)
+            case "invalid_display_name": fieldErrors[.displayName] = Self.message(error)
+            case "invalid_credentials": generalError = "Wrong e-mail or password"
+            default: generalError = Self.message(error)
+            }
+        } catch {
+            generalError = String(describing: error)
+        }
+    }
+
+    private static func message(_ error: ConfidantKitError) -> String {
+        if case .server(_, _, let message) = error { return message }
+        return error.description
+    }
+}

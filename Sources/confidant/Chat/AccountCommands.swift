@@ -1,0 +1,119 @@
+import ArgumentParser
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+
+/// `confidant register`: creates an account and signs this profile in.
+struct RegisterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "register",
+        abstract: "Create an account on a Confidant server and sign this profile in.",
+        discussion: """
+            Creates the profile's device key (protected by the profile passphrase) and registers it. \
+            Use a different --profile for each account on one machine.
+            """)
+
+    @OptionGroup var options: MessengerOptions
+    @Option(name: .long, help: "The server, e.g. http://127.0.0.1:8080.") var server: String
+    @Option(name: .long, help: "Your e-mail address.") var email: String
+    @Option(name: .long, help: "The name others see.") var name: String
+    @OptionGroup var password: PasswordOptions
+
+    func run() async throws {
+        let serverURL = try ServerAddress.parse(server)
+        let accountPassword = try password.password()
+        let messenger = try await Messenger.register(try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
+                                                     server: serverURL, email: email, password: accountPassword, displayName: name)
+        let account = await messenger.account
+        print("registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))")
+    }
+}
+
+/// `confidant login`: signs the profile in (again).
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign this profile in to an existing account.",
+        discussion: """
+            On a new profile this creates a device key: peers get a key-change warning, and messages sent \
+            before it reach only your other devices. --new-device-key replaces this profile's key (as \
+            reinstalling the app does): messages sealed for the old key become unreadable here.
+            """)
+
+    @OptionGroup var options: MessengerOptions
+    @Option(name: .long, help: "The server (default: the profile's).") var server: String?
+    @Option(name: .long, help: "Your e-mail address.") var email: String
+    @Flag(name: .long, help: "Replace this device's key with a new one.") var newDeviceKey = false
+    @OptionGroup var password: PasswordOptions
+
+    func run() async throws {
+        let serverURL = try server.map(ServerAddress.parse)
+        let accountPassword = try password.password()
+        let messenger = try await Messenger.login(try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
+                                                  server: serverURL, email: email, password: accountPassword, newDeviceKey: newDeviceKey)
+        let account = await messenger.account
+        let fingerprint = IdentityFingerprint(messenger.identity.publicIdentity)
+        print("signed in as \(account.email) on \(account.serverURL.absoluteString); this device's key: \(fingerprint)")
+    }
+}
+
+/// `confidant logout`.
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "logout", abstract: "Sign this profile out (the device key and history stay).")
+
+    @OptionGroup var options: MessengerOptions
+
+    func run() async throws {
+        let messenger = try options.open()
+        try await messenger.logout()
+        print("signed out")
+    }
+}
+
+/// `confidant whoami`.
+struct WhoAmICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the profile's account, server and device key.")
+
+    @OptionGroup var options: MessengerOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Report: Encodable {
+        let profile: String, email: String, name: String, server: String, userId: String, deviceId: String, fingerprint: String
+        let sessionExpiresAt: Date?
+    }
+
+    func run() async throws {
+        let messenger = try options.open()
+        let account = await messenger.account
+        let report = Report(profile: options.profile.profile, email: account.email, name: account.displayName,
+                            server: account.serverURL.absoluteString, userId: account.userID.uuidString.lowercased(),
+                            deviceId: account.deviceID.uuidString.lowercased(),
+                            fingerprint: IdentityFingerprint(messenger.identity.publicIdentity).description,
+                            sessionExpiresAt: account.tokenExpiresAt)
+        if output.json { return try JSONOutput.print(report) }
+        print(TerminalStyle.table(["", ""], [
+            ["profile", report.profile], ["account", "\(report.name) <\(report.email)>"], ["server", report.server],
+            ["device", report.deviceId], ["key", report.fingerprint],
+        ]).split(separator: "\n").dropFirst().joined(separator: "\n"))
+    }
+}
+
+/// `confidant devices`.
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "devices", abstract: "List this account's signed-in devices and their keys.")
+
+    @OptionGroup var options: MessengerOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Device: Encodable { let deviceId: String, fingerprint: String, thisDevice: Bool }
+
+    func run() async throws {
+        let messenger = try options.open()
+        let devices = try await messenger.devices().map { identity in
+            Device(deviceId: identity.deviceID.uuidString.lowercased(), fingerprint: IdentityFingerprint(identity).description,
+                   thisDevice: identity.deviceID == messenger.identity.deviceID)
+        }
+        if output.json { return try JSONOutput.print(devices) }
+        print(TerminalStyle.table(["DEVICE", "KEY", ""], devices.map { [$0.deviceId, $0.fingerprint, $0.thisDevice ? "(this device)" : ""] }))
+    }
+}

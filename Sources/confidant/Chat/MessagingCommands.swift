@@ -1,0 +1,165 @@
+import ArgumentParser
+import ConfidantKit
+import Foundation
+
+/// `confidant users`.
+struct UsersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "users", abstract: "List the server's users (everyone but you).")
+
+    @OptionGroup var options: MessengerOptions
+    @Option(name: .long, help: "Only users whose e-mail or name starts with this.") var search: String?
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let users = try await options.open().users(search: search)
+        if output.json { return try JSONOutput.print(users) }
+        if users.isEmpty { return print(search == nil ? "no other users yet" : "no user matches \(search ?? "")") }
+        print(TerminalStyle.table(["NAME", "E-MAIL"], users.map { [$0.displayName, $0.email] }))
+    }
+}
+
+/// `confidant send EMAIL [TEXT | -]`.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send", abstract: "Send a message.",
+        discussion: "With - or no text, the message is read from standard input. When the server is down the message waits in the outbox.")
+
+    @OptionGroup var options: MessengerOptions
+    @Argument(help: "The recipient's e-mail.") var email: String
+    @Argument(help: "The message, or - for standard input.") var text: String?
+    @Flag(name: .long, help: "Send even if a verified contact's key changed.") var yes = false
+
+    func run() async throws {
+        let body: String
+        if let text, text != "-" {
+            body = text
+        } else {
+            var data = FileHandle.standardInput.readDataToEndOfFile()
+            if data.last == UInt8(ascii: "\n") { data.removeLast() }
+            body = String(decoding: data, as: UTF8.self)
+        }
+        let messenger = try options.open()
+        let contact = try await messenger.contact(email: email)
+        let message: ChatMessage
+        do {
+            message = try await messenger.send(body, to: contact, confirmKeyChange: yes)
+        } catch ConfidantKitError.keyChangedSinceVerification(let name) where Terminal.stdinIsTTY {
+            print(TerminalStyle.warning("\(name)'s security key changed after you verified it."), terminator: " ")
+            guard try Terminal.confirm("Send anyway? [y/N] ") else { throw ExitCode.failure }
+            message = try await messenger.send(body, to: contact, confirmKeyChange: true)
+        }
+        switch message.status {
+        case .sent: print("sent to \(contact.displayName)")
+        case .pending: print("queued: the server is unreachable; it goes with your next command once the server is back")
+        case .failed(let reason):
+            Terminal.printError("not sent: \(reason)")
+            throw ExitCode.failure
+        case .received: break
+        }
+    }
+}
+
+/// `confidant inbox`.
+struct InboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "inbox", abstract: "Recent conversations with unread counts.")
+
+    @OptionGroup var options: MessengerOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Row: Encodable {
+        let email: String, name: String, lastActivity: Date, timeAgo: String, unread: Int, preview: String, keyChangeWarning: String?
+    }
+
+    func run() async throws {
+        let messenger = try options.open()
+        let problem = await syncQuietly(messenger)
+        let now = Date()
+        let rows = try await messenger.conversations().map { summary in
+            Row(email: summary.peer.email, name: summary.peer.displayName, lastActivity: summary.lastActivity,
+                timeAgo: RelativeTime.describe(summary.lastActivity, now: now), unread: summary.unread,
+                preview: summary.preview, keyChangeWarning: summary.keyChangeWarning)
+        }
+        if let problem { Terminal.printError(problem) }
+        if output.json { return try JSONOutput.print(rows) }
+        if rows.isEmpty { return print("no conversations yet; `confidant send EMAIL TEXT` starts one") }
+        let table = TerminalStyle.table(["NAME", "E-MAIL", "LAST", "UNREAD", "MESSAGE"], rows.map { row in
+            [row.name, row.email, row.timeAgo, row.unread == 0 ? "" : String(row.unread), String(row.preview.prefix(50))]
+        })
+        print(table)
+        for row in rows {
+            if let warning = row.keyChangeWarning { print(TerminalStyle.warning("⚠ \(warning)")) }
+        }
+    }
+}
+
+/// `confidant history EMAIL`.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "history", abstract: "Show a conversation.")
+
+    @OptionGroup var options: MessengerOptions
+    @Argument(help: "The peer's e-mail.") var email: String
+    @Option(name: .long, help: "How many of the latest messages.") var limit = 50
+    @OptionGroup var output: OutputOptions
+
+    struct Line: Encodable {
+        let id: String, direction: String, sentAt: Date, text: String?, unreadableReason: String?, status: String
+    }
+
+    func run() async throws {
+        let messenger = try options.open()
+        let problem = await syncQuietly(messenger)
+        let contact = try await messenger.contact(email: email)
+        let messages = try await messenger.history(with: contact.id, limit: max(1, limit))
+        try await messenger.markRead(contact.id)
+        if let problem { Terminal.printError(problem) }
+        if output.json {
+            return try JSONOutput.print(messages.map { message in
+                Line(id: message.id.uuidString.lowercased(), direction: "\(message.direction)", sentAt: message.sentAt, text: message.text,
+                     unreadableReason: message.unreadableReason, status: message.status.label)
+            })
+        }
+        for message in messages { print(TerminalStyle.line(message, peerName: contact.displayName)) }
+    }
+}
+
+/// `confidant verify EMAIL`.
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Show the safety number with a contact; mark them verified.",
+        discussion: "Compare the numbers with your contact in person or on a call; if they match, run again with --mark.")
+
+    @OptionGroup var options: MessengerOptions
+    @Argument(help: "The contact's e-mail.") var email: String
+    @Flag(name: .long, help: "Mark the contact's current keys as verified.") var mark = false
+
+    func run() async throws {
+        let messenger = try options.open()
+        let contact = try await messenger.contact(email: email)
+        let verification = try await messenger.verification(of: contact)
+        print("safety numbers with \(contact.displayName) <\(contact.email)>:")
+        for (device, number) in verification.safetyNumbers {
+            print("  device \(device.uuidString.lowercased().prefix(8)):  \(number.grouped)")
+        }
+        if mark {
+            try await messenger.markVerified(contact)
+            print("marked verified; you will be asked before sending if these keys change")
+        } else {
+            switch verification.state {
+            case .verified: print(TerminalStyle.accent("verified"))
+            case .unverified: print("not verified; if the numbers match, run `confidant verify \(email) --mark`")
+            case .changedSinceVerification: print(TerminalStyle.warning("⚠ the keys changed since you verified them"))
+            }
+        }
+    }
+}
+
+extension ChatMessage.Status {
+    var label: String {
+        switch self {
+        case .received: return "received"
+        case .pending: return "pending"
+        case .sent: return "sent"
+        case .failed(let reason): return "failed: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import ConfidantKit
+import Foundation
+
+/// Colour on a terminal only, and never with `NO_COLOR` set (https://no-color.org).
+enum TerminalStyle {
+    static let enabled = Terminal.stdoutIsTTY && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+
+    static func bold(_ text: String) -> String { wrap(text, "1") }
+    static func dim(_ text: String) -> String { wrap(text, "2") }
+    static func warning(_ text: String) -> String { wrap(text, "33") }
+    static func error(_ text: String) -> String { wrap(text, "31") }
+    static func accent(_ text: String) -> String { wrap(text, "36") }
+
+    private static func wrap(_ text: String, _ code: String) -> String {
+        enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+
+    /// Left-aligned columns padded to the widest cell.
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = (0..<header.count).map { column in all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
+        return all.enumerated().map { index, row in
+            let line = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+            return index == 0 ? bold(line) : line
+        }.joined(separator: "\n")
+    }
+
+    /// One conversation line: `[12:04] Alice: text`, notices and unreadable messages marked.
+    static func line(_ message: ChatMessage, peerName: String) -> String {
+        let time = dim("[\(clock(message.sentAt))]")
+        switch message.direction {
+        case .notice:
+            return "\(time) \(warning("⚠ \(message.displayText)"))"
+        case .incoming:
+            let text = message.text == nil ? error(message.displayText) : message.displayText
+            return "\(time) \(accent(peerName)): \(text)"
+        case .outgoing:
+            var suffix = ""
+            switch message.status {
+            case .pending: suffix = dim(" (queued)")
+            case .failed(let reason): suffix = error(" (not sent: \(reason); /retry)")
+            default: break
+            }
+            let text = message.text == nil ? error(message.displayText) : message.displayText
+            return "\(time) \(bold("you")): \(text)\(suffix)"
+        }
+    }
+
+    private static func clock(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = Calendar.current.isDateInToday(date) ? "HH:mm" : "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+}
+
+/// JSON for `--json` output.
+enum JSONOutput {
+    static func print<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}

@@ -1,0 +1,77 @@
+import ConfidantCrypto
+@testable import ConfidantKit
+import ConfidantTestSupport
+import Foundation
+
+/// A throw-away profile directory with cheap scrypt parameters.
+struct TestProfile {
+    let directory: URL
+    let storage: ProfileStorage
+    static let passphrase = "profile passphrase"
+
+    init() {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-profile-\(UUID())")
+        storage = ProfileStorage(directory: directory, keyParameters: .testing)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A user registered through ConfidantKit on a test relay, with their own profile.
+struct KitUser {
+    let profile: TestProfile
+    let messenger: Messenger
+    let email: String
+    let password: String
+    let name: String
+
+    static func register(_ relay: some RelayEndpoint, name: String) async throws -> KitUser {
+        let profile = TestProfile()
+        let email = "\(name.lowercased())-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let password = "correct horse battery \(name)"
+        let messenger = try await Messenger.register(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+                                                     email: email, password: password, displayName: name)
+        return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
+    }
+
+    /// The same account signed in from another profile (another device).
+    func secondDevice(_ relay: some RelayEndpoint) async throws -> KitUser {
+        let profile = TestProfile()
+        let messenger = try await Messenger.login(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+                                                  email: email, password: password)
+        return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
+    }
+
+    var contact: Contact {
+        get async { Contact(id: await messenger.me, email: email, displayName: name) }
+    }
+
+    func remove() async {
+        await messenger.stopLive()
+        profile.remove()
+    }
+}
+
+/// Runs `body` with a fresh relay and removes every profile it registered.
+func withRelay(_ body: (TestRelay) async throws -> Void) async throws {
+    try await TestRelay.run { relay in try await body(relay) }
+}
+
+extension AsyncStream where Element == MessengerEvent {
+    /// Waits for the first event that `match` accepts, for at most `seconds`.
+    func first(within seconds: Double = 10, where match: @escaping @Sendable (MessengerEvent) -> Bool) async -> MessengerEvent? {
+        await withTaskGroup(of: MessengerEvent?.self) { group in
+            group.addTask {
+                for await event in self where match(event) { return event }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}

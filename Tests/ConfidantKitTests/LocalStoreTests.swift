@@ -1,0 +1,94 @@
+import ConfidantCrypto
+@testable import ConfidantKit
+import Foundation
+import Testing
+
+@Suite("Chat payload and local store")
+struct LocalStoreTests {
+    @Test("the chat payload has the documented bytes and round-trips")
+    func payloadKnownAnswer() throws {
+        let conversation = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
+        let payload = ChatPayload(conversation: conversation, text: "hé")
+        #expect(payload.serialized == Data([0x01, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB,
+                                            0xCC, 0xDD, 0xEE, 0xFF, 0x68, 0xC3, 0xA9]))
+        #expect(try ChatPayload(serialized: payload.serialized) == payload)
+    }
+
+    @Test("malformed payloads are refused with the reason")
+    func payloadMalformed() {
+        let good = ChatPayload(conversation: UUID(), text: "x").serialized
+        #expect(throws: ChatPayloadError.truncated) { try ChatPayload(serialized: good.prefix(17)) }
+        #expect(throws: ChatPayloadError.unsupportedVersion(2)) { try ChatPayload(serialized: Data([2]) + good.dropFirst()) }
+        #expect(throws: ChatPayloadError.unsupportedKind(9)) { try ChatPayload(serialized: Data([1, 9]) + good.dropFirst(2)) }
+        #expect(throws: ChatPayloadError.invalidText) { try ChatPayload(serialized: good.prefix(18) + Data([0xC3])) }
+    }
+
+    @Test("the store seals texts and names: the file holds none of them, and another device key cannot open it")
+    func sealedAtRest() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let identity = try PrivateIdentity.generate()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
+        let peer = Contact(id: UUID(), email: "walrus-peer@example.com", displayName: "Quintessa Walrus")
+        try store.saveContact(peer)
+        try store.insert([.init(id: UUID(), peer: peer.id, direction: .incoming, senderDevice: UUID(), sentAt: Date(),
+                                text: "the eagle lands at midnight", unreadableReason: nil, state: "received")])
+        #expect(try store.history(with: peer.id, limit: 10).first?.text == "the eagle lands at midnight")
+        #expect(try store.contact(email: "WALRUS-PEER@example.com") == peer)
+        let bytes = try Data(contentsOf: profile.storage.storeURL)
+        for secret in ["the eagle lands", "Quintessa", "walrus-peer"] {
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(secret) is in the file")
+        }
+        #expect(throws: ConfidantKitError.self) { try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate()) }
+    }
+
+    @Test("a sealed body moved to another row is detected, not shown")
+    func swappedCiphertext() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let peer = UUID()
+        try store.insert(["first", "second"].map { .init(id: UUID(), peer: peer, direction: .incoming, senderDevice: nil, sentAt: Date(),
+                                                         text: $0, unreadableReason: nil, state: "received") })
+        try store.database.write { db in
+            try db.execute(sql: "UPDATE message SET body = (SELECT body FROM message WHERE seq = 1) WHERE seq = 2")
+        }
+        #expect(throws: ConfidantKitError.self) { try store.history(with: peer, limit: 10) }
+    }
+
+    @Test("a new device key rewraps the data key; the old key no longer opens the store")
+    func rewrap() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let old = try PrivateIdentity.generate()
+        let new = try PrivateIdentity.generate(deviceID: old.deviceID)
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: old)
+        try store.saveContact(Contact(id: UUID(), email: "a@example.com", displayName: "A"))
+        try store.rewrap(for: new)
+        #expect(try LocalStore.open(at: profile.storage.storeURL, identity: new).contact(email: "a@example.com")?.displayName == "A")
+        #expect(throws: ConfidantKitError.self) { try LocalStore.open(at: profile.storage.storeURL, identity: old) }
+    }
+
+    @Test("relative times read as the seed's \"time ago\"")
+    func relativeTimes() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(RelativeTime.describe(now.addingTimeInterval(-20), now: now) == "just now")
+        #expect(RelativeTime.describe(now.addingTimeInterval(-5 * 60), now: now) == "5 min ago")
+        #expect(RelativeTime.describe(now.addingTimeInterval(-3 * 3600 - 5), now: now) == "3 h ago")
+        #expect(RelativeTime.describe(now.addingTimeInterval(-30 * 3600), now: now) == "yesterday")
+        #expect(RelativeTime.describe(now.addingTimeInterval(-4 * 86400), now: now) == "4 days ago")
+        #expect(RelativeTime.describe(Date(timeIntervalSince1970: 1_700_000_000), now: now) == "2023-11-14")
+    }
+
+    @Test("server addresses: scheme and host required, nothing after the host")
+    func serverAddresses() throws {
+        #expect(try ServerAddress.parse("http://127.0.0.1:8080/").absoluteString == "http://127.0.0.1:8080")
+        #expect(try ServerAddress.parse("https://chat.example.com").absoluteString == "https://chat.example.com")
+        for bad in ["127.0.0.1:8080", "ftp://x.example", "http://", "http://h/v1", "http://h?x=1"] {
+            #expect(throws: ConfidantKitError.invalidServerURL(bad)) { try ServerAddress.parse(bad) }
+        }
+    }
+}

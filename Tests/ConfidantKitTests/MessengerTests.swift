@@ -1,0 +1,173 @@
+import ConfidantCrypto
+@testable import ConfidantKit
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+@Suite("Messenger against a real relay")
+struct MessengerTests {
+    @Test("texts of every size arrive in order, decrypted, and the conversation lists them")
+    func sendAndSync() async throws {
+        try await withRelay { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let toBob = try await alice.messenger.contact(email: bob.email.uppercased())
+            let texts = ["Привет 👋 مرحبا", "x", String(repeating: "é", count: ChatPayload.maximumTextBytes / 2)]
+            for text in texts {
+                #expect(try await alice.messenger.send(text, to: toBob).status == .sent)
+            }
+            let received = try await bob.messenger.sync()
+            #expect(received.map(\.text) == texts)
+            #expect(received.allSatisfy { $0.direction == .incoming && $0.status == .received })
+            let conversations = try await bob.messenger.conversations()
+            #expect(conversations.count == 1)
+            #expect(conversations.first?.peer.email == alice.email)
+            #expect(conversations.first?.unread == 3)
+            try await bob.messenger.markRead(conversations[0].peer.id)
+            #expect(try await bob.messenger.conversations().first?.unread == 0)
+            // A second sync finds nothing new: everything was acknowledged.
+            #expect(try await bob.messenger.sync().isEmpty)
+            await #expect(throws: ConfidantKitError.messageTooLarge(bytes: ChatPayload.maximumTextBytes + 1, limit: ChatPayload.maximumTextBytes)) {
+                try await alice.messenger.send(String(repeating: "a", count: ChatPayload.maximumTextBytes + 1), to: toBob)
+            }
+            await #expect(throws: ConfidantKitError.emptyMessage) { try await alice.messenger.send("", to: toBob) }
+            await #expect(throws: ConfidantKitError.unknownUser("nobody@example.com")) {
+                try await alice.messenger.contact(email: "nobody@example.com")
+            }
+        }
+    }
+
+    @Test("the sender's other device gets a copy in the right conversation")
+    func ownDevices() async throws {
+        try await withRelay { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            let aliceTablet = try await alice.secondDevice(relay)
+            defer { Task { await alice.remove(); await bob.remove(); await aliceTablet.remove() } }
+            _ = try await alice.messenger.send("from the phone", to: alice.messenger.contact(email: bob.email))
+            let copies = try await aliceTablet.messenger.sync()
+            let bobID = await bob.messenger.me
+            #expect(copies.map(\.text) == ["from the phone"])
+            #expect(copies.first?.direction == .outgoing)
+            #expect(copies.first?.peer == bobID)
+        }
+    }
+
+    @Test("a new device key: peers get the warning, old messages are unreadable placeholders, new ones arrive")
+    func keyChange() async throws {
+        try await withRelay { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            _ = try await alice.messenger.send("sealed for the old key", to: toBob)
+            try await alice.messenger.markVerified(toBob)
+            // Bob reinstalls: same device id, new key.
+            let reinstalled = try await Messenger.login(bob.profile.storage, passphrase: TestProfile.passphrase, email: bob.email,
+                                                        password: bob.password, newDeviceKey: true)
+            #expect(reinstalled.identity.deviceID == bob.messenger.identity.deviceID)
+            let old = try await reinstalled.sync()
+            #expect(old.count == 1)
+            #expect(old.first?.text == nil)
+            #expect(old.first?.displayText.hasPrefix("[unreadable message: it was sealed for a key this device no longer has") == true)
+            // Alice learns of the change from her mailbox and sees the tunnel-concept warning.
+            _ = try await alice.messenger.sync()
+            let summary = try #require(try await alice.messenger.conversations().first)
+            #expect(summary.keyChangeWarning == "Bob's security key changed — messages sent to the old device can't be read there")
+            // Bob was verified: sending asks first, then a confirmed send goes and later ones do not ask.
+            await #expect(throws: ConfidantKitError.keyChangedSinceVerification(name: "Bob")) {
+                try await alice.messenger.send("new key?", to: toBob)
+            }
+            #expect(try await alice.messenger.send("confirmed", to: toBob, confirmKeyChange: true).status == .sent)
+            #expect(try await alice.messenger.send("and again", to: toBob).status == .sent)
+            #expect(try await reinstalled.sync().map(\.text) == ["confirmed", "and again"])
+            #expect(try await alice.messenger.verification(of: toBob).state == .unverified)
+        }
+    }
+
+    @Test("the live stream delivers while connected and acknowledges what it stored")
+    func live() async throws {
+        try await withRelay { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let events = await bob.messenger.events()
+            await bob.messenger.startLive()
+            let live = await events.first { if case .connection(.live) = $0 { true } else { false } }
+            #expect(live != nil)
+            _ = try await alice.messenger.send("live one", to: alice.messenger.contact(email: bob.email))
+            let event = await events.first { if case .message = $0 { true } else { false } }
+            guard case .message(let message)? = event else { Issue.record("no live message"); return }
+            #expect(message.text == "live one")
+            await bob.messenger.stopLive()
+            // Acknowledged over the stream: a sync finds nothing more.
+            #expect(try await bob.messenger.sync().isEmpty)
+        }
+    }
+
+    @Test("a send to someone with no device fails with the reason and goes on retry once they sign in")
+    func failedAndRetry() async throws {
+        try await withRelay { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            defer { Task { await alice.remove() } }
+            let email = "carol-\(UUID().uuidString.prefix(6))@example.com"
+            _ = try await relay.client().signUp(body: .json(.init(email: email, password: "carol's long password", displayName: "Carol")))
+            let carol = try await alice.messenger.contact(email: email)
+            let failed = try await alice.messenger.send("hello Carol", to: carol)
+            #expect(failed.status == .failed("the recipient has no signed-in device yet"))
+            let profile = TestProfile()
+            defer { profile.remove() }
+            let carolDevice = try await Messenger.login(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+                                                        email: email, password: "carol's long password")
+            #expect(try await alice.messenger.retry(failed.id) == .sent)
+            await #expect(throws: ConfidantKitError.notRetryable(failed.id)) { try await alice.messenger.retry(failed.id) }
+            #expect(try await carolDevice.sync().map(\.text) == ["hello Carol"])
+        }
+    }
+
+    @Test("an unreachable server queues the send; the outbox sends it exactly once later")
+    func outbox() async throws {
+        try await withRelay { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            // The same profile pointed at a port where nothing listens.
+            let account = await alice.messenger.account
+            var offline = account
+            offline.serverURL = try ServerAddress.parse("http://127.0.0.1:9")
+            try await alice.messenger.store.saveAccount(offline)
+            let away = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
+            let queued = try await away.send("written offline", to: toBob)
+            #expect(queued.status == .pending)
+            await #expect(throws: ConfidantKitError.self) { try await away.sync() }
+            try await alice.messenger.store.saveAccount(account)
+            let back = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
+            #expect(try await back.flushOutbox() == 1)
+            #expect(try await back.flushOutbox() == 0)
+            #expect(try await back.history(with: toBob.id, limit: 5).last?.status == .sent)
+            #expect(try await bob.messenger.sync().map(\.text) == ["written offline"])
+        }
+    }
+
+    @Test("a signed-out profile says to log in; a profile keeps to its account")
+    func sessions() async throws {
+        try await withRelay { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            defer { Task { await alice.remove() } }
+            try await alice.messenger.logout()
+            #expect(throws: ConfidantKitError.sessionExpired) { try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase) }
+            await #expect(throws: ConfidantKitError.profileBelongsToOther(email: alice.email)) {
+                try await Messenger.login(alice.profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+                                          email: "someone-else@example.com", password: "whatever password")
+            }
+            await #expect(throws: IdentityKeyFileError.self) {
+                try await Messenger.login(alice.profile.storage, passphrase: "wrong passphrase", email: alice.email, password: alice.password)
+            }
+            let again = try await Messenger.login(alice.profile.storage, passphrase: TestProfile.passphrase, email: alice.email, password: alice.password)
+            #expect(await again.account.token != nil)
+            #expect(again.identity.deviceID == alice.messenger.identity.deviceID)
+        }
+    }
+}

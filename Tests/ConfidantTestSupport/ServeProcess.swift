@@ -1,0 +1,65 @@
+import Foundation
+
+/// `confidant serve --port 0` as a child process.
+package struct ServeProcess {
+    package let process = Process()
+    let output = Pipe()
+    package let dataDirectory: URL
+
+    /// - Parameter port: 0 for a free port; a fixed one to restart a relay where its clients expect it.
+    package init(dataDirectory: URL, database: String? = nil, port: Int = 0) throws {
+        self.dataDirectory = dataDirectory
+        process.executableURL = try CLIExecutable.url
+        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--log-level", "error"]
+            + (database.map { ["--database", $0] } ?? [])
+        var environment = ProcessInfo.processInfo.environment
+        environment["CONFIDANT_TESTING_FAST_HASHES"] = "1"
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits for the "listening on" line and returns a handle on the served relay.
+    package func relay() async throws -> ServedRelay {
+        var line = Data()
+        let handle = output.fileHandleForReading
+        while !line.contains(UInt8(ascii: "\n")) {
+            let byte = handle.readData(ofLength: 1)
+            guard !byte.isEmpty else { throw CocoaError(.fileReadUnknown) }
+            line += byte
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix(while: \.isNumber)) else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        return ServedRelay(port: port)
+    }
+
+    package func kill(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
+
+    package func waitForExit() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// The parts of `TestRelay` that `TestUser` needs, for a relay in another process.
+package struct ServedRelay: RelayEndpoint {
+    package let port: Int
+}
+
+/// The built `confidant` executable, which sits beside the test bundle in the build directory.
+package enum CLIExecutable {
+    package static var url: URL {
+        get throws {
+            let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+                + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+            for directory in candidates {
+                let url = directory.appendingPathComponent("confidant")
+                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+            }
+            throw CocoaError(.fileNoSuchFile)
+        }
+    }
+}
