@@ -52,11 +52,6 @@ struct KitUser {
     }
 }
 
-/// Runs `body` with a fresh relay and removes every profile it registered.
-func withRelay(_ body: (TestRelay) async throws -> Void) async throws {
-    try await TestRelay.run { relay in try await body(relay) }
-}
-
 extension AsyncStream where Element == MessengerEvent {
     /// Waits for the first event that `match` accepts, for at most `seconds`.
     func first(within seconds: Double = 10, where match: @escaping @Sendable (MessengerEvent) -> Bool) async -> MessengerEvent? {

@@ -8,7 +8,7 @@ import Testing
 struct MessengerTests {
     @Test("texts of every size arrive in order, decrypted, and the conversation lists them")
     func sendAndSync() async throws {
-        try await withRelay { relay in
+        try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             defer { Task { await alice.remove(); await bob.remove() } }
@@ -40,7 +40,7 @@ struct MessengerTests {
 
     @Test("the sender's other device gets a copy in the right conversation")
     func ownDevices() async throws {
-        try await withRelay { relay in
+        try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             let aliceTablet = try await alice.secondDevice(relay)
@@ -56,7 +56,7 @@ struct MessengerTests {
 
     @Test("a new device key: peers get the warning, old messages are unreadable placeholders, new ones arrive")
     func keyChange() async throws {
-        try await withRelay { relay in
+        try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             defer { Task { await alice.remove(); await bob.remove() } }
@@ -88,7 +88,7 @@ struct MessengerTests {
 
     @Test("the live stream delivers while connected and acknowledges what it stored")
     func live() async throws {
-        try await withRelay { relay in
+        try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             defer { Task { await alice.remove(); await bob.remove() } }
@@ -108,7 +108,7 @@ struct MessengerTests {
 
     @Test("a send to someone with no device fails with the reason and goes on retry once they sign in")
     func failedAndRetry() async throws {
-        try await withRelay { relay in
+        try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             defer { Task { await alice.remove() } }
             let email = "carol-\(UUID().uuidString.prefix(6))@example.com"
@@ -128,7 +128,7 @@ struct MessengerTests {
 
     @Test("an unreachable server queues the send; the outbox sends it exactly once later")
     func outbox() async throws {
-        try await withRelay { relay in
+        try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             defer { Task { await alice.remove(); await bob.remove() } }
@@ -153,7 +153,7 @@ struct MessengerTests {
 
     @Test("a signed-out profile says to log in; a profile keeps to its account")
     func sessions() async throws {
-        try await withRelay { relay in
+        try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             defer { Task { await alice.remove() } }
             try await alice.messenger.logout()

@@ -41,7 +41,8 @@ package struct TestRelay: RelayEndpoint {
     package let database: DatabaseLocation
     package let postgresName: String?
 
-    package static func start(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
+    package static func start(_ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
+                              adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
         var configuration = ServerConfiguration.embedded(dataDirectory: directory)
         var postgresName: String?
@@ -61,8 +62,9 @@ package struct TestRelay: RelayEndpoint {
     }
 
     /// Starts a relay, runs `body` with it, and stops it (removing its files) however `body` ends.
-    package static func run(_ kind: TestDatabaseKind = .sqlite, adjust: (inout ServerConfiguration) -> Void = { _ in },
-                    _ body: (TestRelay) async throws -> Void) async throws {
+    package static func run(_ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
+                            adjust: (inout ServerConfiguration) -> Void = { _ in },
+                            _ body: (TestRelay) async throws -> Void) async throws {
         let relay = try await start(kind, adjust: adjust)
         do {
             try await body(relay)

@@ -53,6 +53,6 @@ func problem(_ status: Int, _ response: Components.Responses.Problem) -> Confida
     guard case .json(let problem) = response.body else {
         return .server(status: status, code: "unknown", message: "the server answered \(status)")
     }
-    if status == 401 { return .sessionExpired }
+    if status == 401, problem.error == "unauthenticated" { return .sessionExpired }
     return .server(status: status, code: problem.error, message: problem.message)
 }

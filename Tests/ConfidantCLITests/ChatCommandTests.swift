@@ -1,0 +1,234 @@
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The account and chat commands as a user runs them: real `confidant serve` and client processes.
+@Suite("Chat commands end to end")
+struct ChatCommandTests {
+    struct Line: Decodable {
+        let direction: String
+        let text: String?
+        let unreadableReason: String?
+        let status: String
+    }
+
+    struct InboxRow: Decodable {
+        let email: String
+        let unread: Int
+        let keyChangeWarning: String?
+    }
+
+    /// Registers alice and bob in two profiles of one CONFIDANT_HOME.
+    static func register(_ cli: CLIProcess, server: String) throws -> (alice: String, bob: String) {
+        let suffix = UUID().uuidString.prefix(6).lowercased()
+        let alice = "alice-\(suffix)@example.com", bob = "bob-\(suffix)@example.com"
+        for (profile, email, name) in [("alice", alice, "Alice"), ("bob", bob, "Bob")] {
+            let result = try cli.run(["register", "--profile", profile, "--server", server, "--email", email, "--name", name,
+                                      "--password-stdin", "--scrypt-log2n", "10"], stdin: Data("password of \(name)\n".utf8))
+            guard result.status == 0 else { throw CLIFailure(result.stderr) }
+        }
+        return (alice, bob)
+    }
+
+    static func history(_ cli: CLIProcess, profile: String, with email: String) throws -> [Line] {
+        let result = try cli.run(["history", "--profile", profile, email, "--limit", "500", "--json"])
+        guard result.status == 0 else { throw CLIFailure(result.stderr) }
+        return try JSONDecoder().decode([Line].self, from: result.stdout)
+    }
+
+    @Test("100 messages in order, a new device key with its warning and unreadable placeholders, no plaintext on the server")
+    func endToEnd() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let dataDirectory = cli.directory.appendingPathComponent("server")
+        let server = try ServeProcess(dataDirectory: dataDirectory)
+        defer { server.kill(SIGTERM); _ = server.waitForExit() }
+        let relay = try await server.relay()
+        let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
+
+        let large = String(repeating: "0123456789abcdef", count: 60 * 1024 / 16)
+        let texts = (0..<100).map { index -> String in
+            switch index {
+            case 1: return "x"
+            case 50: return large
+            default: return "№\(index) Привет 👋 你好 secret-marker-\(index)"
+            }
+        }
+        for text in texts {
+            let arguments = ["send", "--profile", "alice", bob] + (text == large ? ["-"] : [text])
+            let result = try cli.run(arguments, stdin: text == large ? Data(text.utf8) : Data())
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let inbox = try cli.run(["inbox", "--profile", "bob", "--json"])
+        let rows = try JSONDecoder().decode([InboxRow].self, from: inbox.stdout)
+        #expect(rows.map(\.email) == [alice])
+        #expect(rows.first?.unread == 100)
+        let received = try Self.history(cli, profile: "bob", with: alice)
+        #expect(received.map(\.text) == texts)
+        #expect(received.allSatisfy { $0.direction == "incoming" })
+
+        // Bob reinstalls (a new key for his device) while a message to the old key waits.
+        #expect(try cli.run(["send", "--profile", "alice", bob, "sealed for the old key"]).status == 0)
+        let login = try cli.run(["login", "--profile", "bob", "--email", bob, "--password-stdin", "--new-device-key"],
+                                stdin: Data("password of Bob\n".utf8))
+        #expect(login.status == 0, "\(login.stderr)")
+        let afterReinstall = try Self.history(cli, profile: "bob", with: alice)
+        #expect(afterReinstall.last?.text == nil)
+        #expect(afterReinstall.last?.unreadableReason?.contains("sealed for a key this device no longer has") == true)
+        #expect(Array(afterReinstall.prefix(100).map(\.text)) == texts, "history kept on the device stays readable")
+
+        let aliceInbox = try cli.run(["inbox", "--profile", "alice"])
+        #expect(aliceInbox.text.contains("Bob's security key changed — messages sent to the old device can't be read there"))
+        #expect(try cli.run(["send", "--profile", "alice", bob, "for the new key"]).status == 0)
+        #expect(try Self.history(cli, profile: "bob", with: alice).last?.text == "for the new key")
+
+        // The server's files hold none of the texts.
+        var serverBytes = Data()
+        for case let file as URL in FileManager.default.enumerator(at: dataDirectory, includingPropertiesForKeys: nil) ?? .init() {
+            serverBytes += (try? Data(contentsOf: file)) ?? Data()
+        }
+        #expect(serverBytes.count > 100_000)
+        for marker in ["secret-marker-7", "Привет", "sealed for the old key", "for the new key", "0123456789abcdef0123"] {
+            #expect(serverBytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the server's files")
+        }
+    }
+
+    @Test("a message sent while the server is down waits in the outbox and arrives exactly once when it is back")
+    func outbox() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let dataDirectory = cli.directory.appendingPathComponent("server")
+        let first = try ServeProcess(dataDirectory: dataDirectory)
+        let port = try await first.relay().port
+        let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(port)")
+        #expect(try cli.run(["send", "--profile", "alice", bob, "hello while online"]).status == 0)
+        first.kill(SIGTERM)
+        #expect(first.waitForExit() == 0)
+
+        let queued = try cli.run(["send", "--profile", "alice", bob, "written while the server was down"])
+        #expect(queued.status == 0, "\(queued.stderr)")
+        #expect(queued.text.contains("queued"))
+        let offlineInbox = try cli.run(["inbox", "--profile", "alice"])
+        #expect(offlineInbox.stderr.contains("offline"))
+
+        let second = try ServeProcess(dataDirectory: dataDirectory, port: port)
+        defer { second.kill(SIGTERM); _ = second.waitForExit() }
+        _ = try await second.relay()
+        #expect(try cli.run(["inbox", "--profile", "alice"]).status == 0)
+        #expect(try cli.run(["inbox", "--profile", "alice"]).status == 0)
+        let received = try Self.history(cli, profile: "bob", with: alice)
+        #expect(received.map(\.text) == ["hello while online", "written while the server was down"])
+        #expect(try Self.history(cli, profile: "alice", with: bob).map(\.status) == ["sent", "sent"])
+    }
+
+    @Test("chat on a terminal: a message arriving while a line is half typed appears above it and the line survives")
+    func interactiveChat() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let server = try ServeProcess(dataDirectory: cli.directory.appendingPathComponent("server"))
+        defer { server.kill(SIGTERM); _ = server.waitForExit() }
+        let relay = try await server.relay()
+        let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
+        #expect(try cli.run(["send", "--profile", "alice", bob, "earlier message"]).status == 0)
+
+        let terminal = try PseudoTerminal(executable: CLIExecutable.url, arguments: ["chat", "--profile", "bob", alice],
+                                          environment: cli.environment, directory: cli.directory)
+        defer { terminal.terminate() }
+        #expect(try await terminal.waitFor("Alice: earlier message"))
+        #expect(try await terminal.waitFor("you> "))
+        terminal.type("half typ")
+        #expect(try await terminal.waitFor("you> half typ"))
+
+        let mark = terminal.output.count
+        #expect(try cli.run(["send", "--profile", "alice", bob, "live hello"]).status == 0)
+        #expect(try await terminal.waitFor("Alice: live hello", after: mark))
+        let afterMessage = terminal.output
+        let messageRange = try #require(afterMessage.range(of: Data("Alice: live hello".utf8), in: mark..<afterMessage.count))
+        #expect(afterMessage.range(of: Data("you> half typ".utf8), in: messageRange.upperBound..<afterMessage.count) != nil,
+                "the half-typed line is drawn again below the message")
+
+        terminal.type("ed\r")
+        var sent: [Line] = []
+        for _ in 0..<100 where sent.last?.text != "half typed" {
+            sent = try Self.history(cli, profile: "alice", with: bob)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(sent.last?.text == "half typed")
+        terminal.type("/quit\r")
+        #expect(await terminal.waitForExit(seconds: 10) == 0)
+    }
+}
+
+struct CLIFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A child process on a pseudo-terminal, as a user at a terminal runs it.
+final class PseudoTerminal: @unchecked Sendable {
+    private let process = Process()
+    private let master: Int32
+    private let lock = NSLock()
+    private var collected = Data()
+
+    init(executable: URL, arguments: [String], environment: [String: String], directory: URL) throws {
+        var master: Int32 = 0, slave: Int32 = 0
+        guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw CLIFailure("openpty failed: \(errno)") }
+        self.master = master
+        let slaveHandle = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
+        process.executableURL = executable
+        process.arguments = arguments
+        var environment = environment
+        environment["TERM"] = "xterm"
+        process.environment = environment
+        process.currentDirectoryURL = directory
+        process.standardInput = slaveHandle
+        process.standardOutput = slaveHandle
+        process.standardError = slaveHandle
+        try process.run()
+        let reader = Thread { [self, master] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(master, &buffer, buffer.count)
+                if count <= 0 { break }
+                lock.withLock { collected.append(contentsOf: buffer[0..<count]) }
+            }
+        }
+        reader.start()
+    }
+
+    var output: Data { lock.withLock { collected } }
+
+    func type(_ text: String) {
+        _ = text.withCString { write(master, $0, strlen($0)) }
+    }
+
+    /// Waits until `text` appears in the output (after byte `after`), for at most `seconds`.
+    func waitFor(_ text: String, after: Int = 0, seconds: Double = 15) async throws -> Bool {
+        let needle = Data(text.utf8)
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            let output = self.output
+            if output.count > after, output.range(of: needle, in: after..<output.count) != nil { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("'\(text)' did not appear; the terminal shows: \(String(decoding: output, as: UTF8.self).suffix(600))")
+        return false
+    }
+
+    func waitForExit(seconds: Double) async -> Int32? {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    func terminate() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        close(master)
+    }
+}

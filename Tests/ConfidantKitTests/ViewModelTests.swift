@@ -1,0 +1,132 @@
+import ConfidantCrypto
+@testable import ConfidantKit
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+@MainActor
+@Suite("View models against a real relay")
+struct ViewModelTests {
+    @Test("sign-up and sign-in: local field errors, server field errors, a general error for bad credentials")
+    func auth() async throws {
+        try await TestRelay.run { relay in
+            let profile = TestProfile()
+            defer { profile.remove() }
+            let model = AuthViewModel(profile: profile.storage, passphrase: TestProfile.passphrase)
+            model.mode = .signUp
+            model.serverAddress = "not a url"
+            model.email = "bad@"
+            model.password = "short"
+            await model.submit()
+            #expect(Set(model.fieldErrors.keys) == [.server, .email, .password, .displayName])
+            #expect(model.messenger == nil)
+
+            model.serverAddress = relay.baseURL.absoluteString
+            model.email = "Dana-\(UUID().uuidString.prefix(6))@Example.com"
+            model.password = "a long enough password"
+            model.displayName = "Dana"
+            await model.submit()
+            #expect(model.fieldErrors.isEmpty)
+            #expect(model.messenger != nil)
+            #expect(model.password.isEmpty)
+
+            let other = TestProfile()
+            defer { other.remove() }
+            let again = AuthViewModel(profile: other.storage, passphrase: TestProfile.passphrase)
+            again.mode = .signUp
+            again.serverAddress = relay.baseURL.absoluteString
+            again.email = model.email.lowercased()
+            again.password = "another long password"
+            again.displayName = "Dana Two"
+            await again.submit()
+            #expect(again.fieldErrors[.email] != nil, "a taken e-mail is the e-mail field's error")
+
+            again.mode = .signIn
+            again.password = "the wrong password"
+            await again.submit()
+            #expect(again.generalError == "Wrong e-mail or password")
+            #expect(again.messenger == nil)
+        }
+    }
+
+    @Test("conversations newest first with time ago and unread counts; new message lists others and searches")
+    func conversationsAndDirectory() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            let carol = try await KitUser.register(relay, name: "Carol")
+            defer { Task { await alice.remove(); await bob.remove(); await carol.remove() } }
+            _ = try await bob.messenger.send("from bob", to: bob.messenger.contact(email: alice.email))
+            _ = try await carol.messenger.send("from carol 1", to: carol.messenger.contact(email: alice.email))
+            _ = try await carol.messenger.send("from carol 2", to: carol.messenger.contact(email: alice.email))
+            let model = ConversationsViewModel(messenger: alice.messenger)
+            await model.refresh(now: Date().addingTimeInterval(600))
+            #expect(model.error == nil)
+            #expect(model.rows.map(\.summary.peer.displayName) == ["Carol", "Bob"])
+            #expect(model.rows.map(\.summary.unread) == [2, 1])
+            #expect(model.rows.map(\.timeAgo) == ["10 min ago", "10 min ago"])
+            #expect(model.rows.first?.summary.preview == "from carol 2")
+
+            let directory = NewMessageViewModel(messenger: alice.messenger)
+            await directory.load()
+            #expect(Set(directory.users.map(\.displayName)) == ["Bob", "Carol"])
+            directory.query = "car"
+            await directory.load()
+            #expect(directory.users.map(\.displayName) == ["Carol"])
+
+            await model.signOut()
+            #expect(model.isSignedOut)
+        }
+    }
+
+    @Test("chat: history, send, live incoming, the key-change banner, and unreadable placeholders")
+    func chat() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
+            await chat.load()
+            #expect(chat.messages.isEmpty)
+            let listening = Task { await chat.listen() }
+            defer { listening.cancel() }
+            await alice.messenger.startLive()
+            try await waitUntil { await alice.messenger.connection == .live }
+
+            chat.draft = "hi Bob"
+            await chat.send()
+            #expect(chat.draft.isEmpty)
+            #expect(chat.messages.map(\.text) == ["hi Bob"])
+            #expect(chat.messages.first?.status == .sent)
+
+            _ = try await bob.messenger.send("hi Alice", to: bob.messenger.contact(email: alice.email))
+            try await waitUntil { chat.messages.count == 2 }
+            #expect(chat.messages.last?.text == "hi Alice")
+            #expect(chat.messages.last?.direction == .incoming)
+            #expect(chat.keyChangeBanner == nil)
+
+            // Bob signs in on a new device: the banner appears live, and goes when Alice writes again.
+            let tablet = try await bob.secondDevice(relay)
+            defer { Task { await tablet.remove() } }
+            try await waitUntil { chat.keyChangeBanner != nil }
+            #expect(chat.keyChangeBanner == "Bob's security key changed — messages sent to the old device can't be read there")
+            chat.draft = "welcome, new device"
+            await chat.send()
+            #expect(chat.keyChangeBanner == nil)
+            #expect(try await tablet.messenger.sync().map(\.text) == ["welcome, new device"])
+        }
+    }
+
+    /// Polls `condition` until it holds, for at most `seconds`.
+    private func waitUntil(_ seconds: Double = 10, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("condition not met within \(seconds) s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
