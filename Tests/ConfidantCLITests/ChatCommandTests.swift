@@ -86,6 +86,17 @@ struct ChatCommandTests {
         #expect(try cli.run(["send", "--profile", "alice", bob, "for the new key"]).status == 0)
         #expect(try Self.history(cli, profile: "bob", with: alice).last?.text == "for the new key")
 
+        // Bob signs in on a second device (a new profile): Alice is warned again, and her next
+        // message reaches both of Bob's devices.
+        let tablet = try cli.run(["login", "--profile", "bob-tablet", "--server", "http://127.0.0.1:\(relay.port)", "--email", bob,
+                                  "--password-stdin", "--scrypt-log2n", "10"], stdin: Data("password of Bob\n".utf8))
+        #expect(tablet.status == 0, "\(tablet.stderr)")
+        let warned = try JSONDecoder().decode([InboxRow].self, from: cli.run(["inbox", "--profile", "alice", "--json"]).stdout)
+        #expect(warned.first?.keyChangeWarning == "Bob's security key changed — messages sent to the old device can't be read there")
+        #expect(try cli.run(["send", "--profile", "alice", bob, "to both devices"]).status == 0)
+        #expect(try Self.history(cli, profile: "bob-tablet", with: alice).map(\.text) == ["to both devices"])
+        #expect(try Self.history(cli, profile: "bob", with: alice).last?.text == "to both devices")
+
         // The server's files hold none of the texts.
         var serverBytes = Data()
         for case let file as URL in FileManager.default.enumerator(at: dataDirectory, includingPropertiesForKeys: nil) ?? .init() {
@@ -125,12 +136,12 @@ struct ChatCommandTests {
         #expect(try Self.history(cli, profile: "alice", with: bob).map(\.status) == ["sent", "sent"])
     }
 
-    @Test("chat on a terminal: a message arriving while a line is half typed appears above it and the line survives")
+    @Test("chat on a terminal: a message arriving while a line is half typed appears above it, the line survives, and a server restart is survived")
     func interactiveChat() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
         let server = try ServeProcess(dataDirectory: cli.directory.appendingPathComponent("server"))
-        defer { server.kill(SIGTERM); _ = server.waitForExit() }
+        defer { if server.process.isRunning { server.kill(SIGTERM); _ = server.waitForExit() } }
         let relay = try await server.relay()
         let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
         #expect(try cli.run(["send", "--profile", "alice", bob, "earlier message"]).status == 0)
@@ -158,6 +169,16 @@ struct ChatCommandTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(sent.last?.text == "half typed")
+        // The server restarts under the open chat: it reconnects by itself and resumes.
+        server.kill(SIGTERM)
+        #expect(server.waitForExit() == 0)
+        #expect(try await terminal.waitFor("disconnected"))
+        let restarted = try ServeProcess(dataDirectory: cli.directory.appendingPathComponent("server"), port: relay.port)
+        defer { restarted.kill(SIGTERM); _ = restarted.waitForExit() }
+        _ = try await restarted.relay()
+        let beforeResume = terminal.output.count
+        #expect(try cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
+        #expect(try await terminal.waitFor("Alice: after the restart", after: beforeResume, seconds: 30))
         terminal.type("/quit\r")
         #expect(await terminal.waitForExit(seconds: 10) == 0)
     }
