@@ -12,21 +12,21 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         self.budget = budget
     }
     var description: String { "flaky " + inner.description }
-    func exists(_ name: String) throws -> Bool { try inner.exists(name) }
+    func exists(_ name: String) async throws -> Bool { try inner.exists(name) }
     func spend() throws {
         budget -= 1
         if budget < 0 { throw VaultError.io("connection lost") }
     }
-    func upload(_ file: URL, as name: String) throws {
+    func upload(_ file: URL, as name: String) async throws {
         try spend()
         try inner.upload(file, as: name)
     }
-    func download(_ name: String, to file: URL) throws {
+    func download(_ name: String, to file: URL) async throws {
         try spend()
         try inner.download(name, to: file)
     }
-    func read(_ name: String) throws -> Data { try inner.read(name) }
-    func write(_ data: Data, as name: String) throws { try inner.write(data, as: name) }
+    func read(_ name: String) async throws -> Data { try inner.read(name) }
+    func write(_ data: Data, as name: String) async throws { try inner.write(data, as: name) }
 }
 
 @Suite struct BackupTests {
@@ -52,20 +52,20 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         return out
     }
 
-    @Test func restoreIntoAFreshProfileIsByteIdentical() throws {
+    @Test func restoreIntoAFreshProfileIsByteIdentical() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let vault = try makeVault(scratch)
         let target = DirectoryBackupTarget(root: scratch.url.appendingPathComponent("backup"))
-        let first = try vault.backup(to: target)
+        let first = try await vault.backup(to: target)
         #expect(first.objectsTransferred == 5)  // four media objects and the catalogue
 
-        let second = try vault.backup(to: target)
+        let second = try await vault.backup(to: target)
         #expect(second.objectsTransferred == 0)
         #expect(second.objectsSkipped == 5)
         #expect(second.bytesTransferred < 2_000)  // the manifest only
 
-        let (restored, report) = try Vault.restore(from: target, into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
+        let (restored, report) = try await Vault.restore(from: target, into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
         #expect(report.objectsTransferred == 4)
         try vault.exportAll(to: scratch.url.appendingPathComponent("original-export"))
         try restored.exportAll(to: scratch.url.appendingPathComponent("restored-export"))
@@ -75,12 +75,12 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         #expect(try restored.verify().isEmpty)
     }
 
-    @Test func targetSeesOnlyCiphertext() throws {
+    @Test func targetSeesOnlyCiphertext() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let vault = try makeVault(scratch)
         let root = scratch.url.appendingPathComponent("backup")
-        try vault.backup(to: DirectoryBackupTarget(root: root))
+        try await vault.backup(to: DirectoryBackupTarget(root: root))
         for (path, data) in try files(under: root) {
             for needle in ["memory 0", "Trips", "photo-0", "Family"] {
                 #expect(data.range(of: Data(needle.utf8)) == nil, "\(needle) visible in \(path)")
@@ -88,48 +88,48 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         }
     }
 
-    @Test func wrongPassphraseIsReportedBeforeAnythingIsWritten() throws {
+    @Test func wrongPassphraseIsReportedBeforeAnythingIsWritten() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let target = DirectoryBackupTarget(root: scratch.url.appendingPathComponent("backup"))
-        try makeVault(scratch).backup(to: target)
+        try await makeVault(scratch).backup(to: target)
         let fresh = scratch.url.appendingPathComponent("fresh")
-        #expect(throws: VaultError.wrongPassphrase) { try Vault.restore(from: target, into: fresh, passphrase: "nope") }
+        await #expect(throws: VaultError.wrongPassphrase) { try await Vault.restore(from: target, into: fresh, passphrase: "nope") }
         #expect(!FileManager.default.fileExists(atPath: fresh.path))
     }
 
-    @Test func alteredManifestIsRejected() throws {
+    @Test func alteredManifestIsRejected() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let root = scratch.url.appendingPathComponent("backup")
-        try makeVault(scratch).backup(to: DirectoryBackupTarget(root: root))
+        try await makeVault(scratch).backup(to: DirectoryBackupTarget(root: root))
         var manifest = try String(contentsOf: root.appendingPathComponent("manifest"), encoding: .utf8)
         manifest = manifest.replacingOccurrences(of: "\"version\":1", with: "\"version\":1 ")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(manifest.utf8)) as? [String: Any])
         var edited = json
         edited["objectHashes"] = Array((json["objectHashes"] as? [String] ?? []).dropLast())
         try JSONSerialization.data(withJSONObject: edited).write(to: root.appendingPathComponent("manifest"))
-        #expect(throws: VaultError.corrupted("the backup manifest was altered (its authentication code does not match)")) {
-            try Vault.restore(from: DirectoryBackupTarget(root: root), into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
+        await #expect(throws: VaultError.corrupted("the backup manifest was altered (its authentication code does not match)")) {
+            try await Vault.restore(from: DirectoryBackupTarget(root: root), into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
         }
     }
 
-    @Test func interruptedBackupAndRestoreResume() throws {
+    @Test func interruptedBackupAndRestoreResume() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let vault = try makeVault(scratch)
         let root = scratch.url.appendingPathComponent("backup")
-        #expect(throws: VaultError.self) { try vault.backup(to: FlakyTarget(root: root, budget: 2)) }
+        await #expect(throws: VaultError.self) { try await vault.backup(to: FlakyTarget(root: root, budget: 2)) }
         #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("manifest").path))
         #expect(try vault.verify().isEmpty)  // a failed backup leaves the vault intact
-        let resumed = try vault.backup(to: DirectoryBackupTarget(root: root))
+        let resumed = try await vault.backup(to: DirectoryBackupTarget(root: root))
         #expect(resumed.objectsSkipped == 2)
         #expect(resumed.objectsTransferred == 3)
 
         let fresh = scratch.url.appendingPathComponent("fresh")
-        #expect(throws: VaultError.self) { try Vault.restore(from: FlakyTarget(root: root, budget: 3), into: fresh, passphrase: "pw") }
+        await #expect(throws: VaultError.self) { try await Vault.restore(from: FlakyTarget(root: root, budget: 3), into: fresh, passphrase: "pw") }
         #expect(throws: VaultError.notInitialized(path: fresh.path)) { try Vault.open(at: fresh, passphrase: "pw") }
-        let (restored, report) = try Vault.restore(from: DirectoryBackupTarget(root: root), into: fresh, passphrase: "pw")
+        let (restored, report) = try await Vault.restore(from: DirectoryBackupTarget(root: root), into: fresh, passphrase: "pw")
         #expect(report.objectsSkipped == 3)
         #expect(report.objectsTransferred == 1)
         #expect(try restored.items().count == 4)

@@ -5,13 +5,13 @@ import Foundation
 public protocol BackupTarget: Sendable {
     /// A human-readable description ("directory /mnt/usb/backup").
     var description: String { get }
-    func exists(_ name: String) throws -> Bool
+    func exists(_ name: String) async throws -> Bool
     /// Stores a local file under `name`; the blob must appear atomically (all or nothing).
-    func upload(_ file: URL, as name: String) throws
+    func upload(_ file: URL, as name: String) async throws
     /// Fetches `name` into a local file.
-    func download(_ name: String, to file: URL) throws
-    func read(_ name: String) throws -> Data
-    func write(_ data: Data, as name: String) throws
+    func download(_ name: String, to file: URL) async throws
+    func read(_ name: String) async throws -> Data
+    func write(_ data: Data, as name: String) async throws
 }
 
 /// A plain directory (a USB disk, a mounted share) as a backup target.

@@ -18,9 +18,9 @@ extension Vault {
     /// - Throws: after trying every object, ``VaultError/io(_:)`` listing what did not upload; the
     ///   vault itself is never modified by a backup.
     @discardableResult
-    public func backup(to target: any BackupTarget, progress: (String) -> Void = { _ in }) throws -> BackupReport {
+    public func backup(to target: any BackupTarget, progress: (String) -> Void = { _ in }) async throws -> BackupReport {
         var report = BackupReport()
-        let (chapters, items, media) = try database.read { db in
+        let (chapters, items, media) = try await database.read { db in
             (try ChapterRecord.fetchAll(db), try ItemRecord.fetchAll(db), try MediaRecord.fetchAll(db))
         }
         let hashes = Array(Set(media.map(\.objectHash))).sorted()
@@ -28,12 +28,12 @@ extension Vault {
             let name = "objects/\(hash)"
             progress("object \(index + 1)/\(hashes.count)")
             do {
-                if try target.exists(name) {
+                if try await target.exists(name) {
                     report.objectsSkipped += 1
                     continue
                 }
                 let url = objectURL(hash)
-                try target.upload(url, as: name)
+                try await target.upload(url, as: name)
                 report.objectsTransferred += 1
                 report.bytesTransferred += (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
             } catch {
@@ -56,8 +56,8 @@ extension Vault {
             throw VaultError.corrupted("could not seal the catalogue")
         }
         let catalogHash = SHA256.hash(data: sealed).hexString
-        if try !target.exists("catalogs/\(catalogHash)") {
-            try target.write(sealed, as: "catalogs/\(catalogHash)")
+        if try await !target.exists("catalogs/\(catalogHash)") {
+            try await target.write(sealed, as: "catalogs/\(catalogHash)")
             report.objectsTransferred += 1
             report.bytesTransferred += sealed.count
         } else {
@@ -67,7 +67,7 @@ extension Vault {
             createdAt: Date(), wrappedKey: wrappedKey(), catalogHash: catalogHash, objectHashes: hashes
         ).authenticated(with: key)
         let manifestData = try manifest.canonical()
-        try target.write(manifestData, as: "manifest")
+        try await target.write(manifestData, as: "manifest")
         report.bytesTransferred += manifestData.count
         return report
     }
@@ -77,12 +77,12 @@ extension Vault {
     /// an interrupted restore resumes, skipping objects already present and correct.
     public static func restore(
         from target: any BackupTarget, into directory: URL, passphrase: String, progress: (String) -> Void = { _ in }
-    ) throws -> (vault: Vault, report: BackupReport) {
-        let manifest = try BackupManifest.decode(try target.read("manifest"))
+    ) async throws -> (vault: Vault, report: BackupReport) {
+        let manifest = try BackupManifest.decode(try await target.read("manifest"))
         guard manifest.version == 1 else { throw VaultError.corrupted("backup manifest version \(manifest.version) is unknown") }
         let key = try VaultKey.unwrap(manifest.wrappedKey, passphrase: passphrase)
         try manifest.verify(with: key)
-        let sealedCatalog = try target.read("catalogs/\(manifest.catalogHash)")
+        let sealedCatalog = try await target.read("catalogs/\(manifest.catalogHash)")
         guard SHA256.hash(data: sealedCatalog).hexString == manifest.catalogHash else {
             throw VaultError.corrupted("the backup catalogue does not match its hash")
         }
@@ -111,7 +111,7 @@ extension Vault {
             }
             try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
             let partial = destination.appendingPathExtension("partial")
-            try target.download("objects/\(hash)", to: partial)
+            try await target.download("objects/\(hash)", to: partial)
             guard try sha256(of: partial) == hash else {
                 try? FileManager.default.removeItem(at: partial)
                 report.failed.append(hash)
@@ -131,7 +131,7 @@ extension Vault {
         try? FileManager.default.removeItem(at: temporary)
         let database = try DatabaseQueue(path: temporary.path)
         try VaultSchema.migrator.migrate(database)
-        try database.write { db in
+        try await database.write { db in
             try MetaRecord(wrappedKey: manifest.wrappedKey, createdAt: Date()).insert(db)
             for record in catalog.chapters { try record.insert(db) }
             for record in catalog.items { try record.insert(db) }

@@ -26,7 +26,7 @@ struct VaultBackupCommand: AsyncParsableCommand {
         let target = try BackupTargets.target(to)
         let vault = try options.open()
         let progress = ProgressLine()
-        let report = try vault.backup(to: target) { progress.update("backing up: \($0)") }
+        let report = try await vault.backup(to: target) { progress.update("backing up: \($0)") }
         progress.finish()
         print("backed up to \(target.description): \(report.objectsTransferred) object(s) sent (\(byteCount(report.bytesTransferred))), \(report.objectsSkipped) already there")
     }
@@ -44,7 +44,7 @@ struct VaultRestoreCommand: AsyncParsableCommand {
         let target = try BackupTargets.target(from)
         let secret = try options.passphrase.passphrase(prompt: "Passphrase of the backed-up vault: ")
         let progress = ProgressLine()
-        let (vault, report) = try Vault.restore(from: target, into: options.directory, passphrase: secret) { progress.update("restoring: \($0)") }
+        let (vault, report) = try await Vault.restore(from: target, into: options.directory, passphrase: secret) { progress.update("restoring: \($0)") }
         progress.finish()
         let status = try vault.status()
         print("restored \(status.items) item(s) in \(status.chapters) chapter(s) to \(vault.directory.path): \(report.objectsTransferred) object(s) fetched, \(report.objectsSkipped) already present")
