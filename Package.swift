@@ -94,6 +94,7 @@ let package = Package(
             name: "ConfidantKit",
             dependencies: [
                 "ConfidantAPI",
+                "ConfidantVault",
                 "ConfidantAuth",
                 "ConfidantCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -152,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantKitTests",
-            dependencies: ["ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI"]
+            dependencies: ["ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI", "ConfidantVault"]
         ),
         .testTarget(
             name: "ConfidantServerTests",

@@ -46,6 +46,7 @@ public final class RelayServer: Sendable {
                 listener = PostgresMailboxListener(configuration: postgres.coreConfiguration, hub: hub, logger: logger)
             }
             app.migrations.add(CreateSchema())
+            app.migrations.add(AddBackupNames())
             if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
                 // WAL lets readers (mailbox fetches, streams) run while a message is written.
                 try await sql.raw("PRAGMA journal_mode=WAL").run()

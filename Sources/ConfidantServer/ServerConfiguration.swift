@@ -64,6 +64,8 @@ public struct ServerConfiguration: Sendable {
     public var maximumEnvelopeBytes = 64 * 1024
     public var maximumJSONBodyBytes = 4 * 1024 * 1024
     public var maximumBlobBytes = 25 * 1024 * 1024
+    /// The largest backup object (one encrypted vault file); streamed to disk, never held in memory.
+    public var maximumBackupObjectBytes: Int64 = 4 * 1024 * 1024 * 1024
     public var maximumAvatarBytes = 1024 * 1024
     /// Delays and lock-out for sign-in failures (per account and per network address).
     public var signInPolicy = RiskPolicy()

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import ConfidantAPI
 import Foundation
+import NIOCore
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 
@@ -10,10 +11,12 @@ struct RelayClient: Sendable {
     let serverURL: URL
     let api: Client
 
-    init(serverURL: URL, token: String?) {
+    /// - Parameter timeout: the whole request's deadline; long for backup transfers.
+    init(serverURL: URL, token: String?, timeout: Duration = .seconds(60)) {
         self.serverURL = serverURL
+        let deadline = TimeAmount.milliseconds(timeout.components.seconds * 1000)
         api = Client(serverURL: serverURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
-                     transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: .seconds(60))), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
+                     transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: deadline)), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
     }
 
     /// One HTTP client for the process. A refused connection fails at once: by default the

@@ -1,7 +1,7 @@
 import Fluent
 import Foundation
 
-/// An uploaded encrypted attachment; the bytes live in `<data-dir>/blobs/<id>`.
+/// An uploaded encrypted attachment or named backup object; the bytes live in `<data-dir>/blobs/<id>`.
 final class BlobRecord: Model, @unchecked Sendable {
     static let schema = "blobs"
 
@@ -10,15 +10,18 @@ final class BlobRecord: Model, @unchecked Sendable {
     @Field(key: "size") var size: Int64
     @Field(key: "sha256") var sha256: String
     @Field(key: "created_at") var createdAt: Date
+    /// Set for backup objects: unique per owner (`/v1/backup/objects/{name}`).
+    @OptionalField(key: "backup_name") var backupName: String?
 
     init() {}
 
-    init(id: UUID, ownerID: UUID, size: Int64, sha256: String, createdAt: Date) {
+    init(id: UUID, ownerID: UUID, size: Int64, sha256: String, createdAt: Date, backupName: String? = nil) {
         self.id = id
         self.ownerID = ownerID
         self.size = size
         self.sha256 = sha256
         self.createdAt = createdAt
+        self.backupName = backupName
     }
 }
 

@@ -10,39 +10,15 @@ extension RelayAPI {
     func uploadBlob(_ input: Operations.UploadBlob.Input) async throws -> Operations.UploadBlob.Output {
         let (request, caller) = try await signedIn()
         guard case .binary(let body) = input.body else { throw APIFailure.malformed("Send application/octet-stream.") }
-        let limit = context.configuration.maximumBlobBytes
-        if case .known(let length) = body.length, length > limit { throw APIFailure.tooLarge("The blob", limit: limit) }
-        let id = UUID()
-        let final = context.blobDirectory.appendingPathComponent(id.uuidString.lowercased())
-        let partial = context.blobDirectory.appendingPathComponent(".\(id.uuidString.lowercased()).partial")
-        guard FileManager.default.createFile(atPath: partial.path, contents: nil), let handle = try? FileHandle(forWritingTo: partial) else {
-            throw APIFailure(.internalServerError, "storage_unavailable", "The server cannot write blobs now; try again later.")
-        }
-        var hasher = SHA256()
-        var size = 0
-        do {
-            defer { try? handle.close() }
-            for try await chunk in body {
-                size += chunk.count
-                guard size <= limit else { throw APIFailure.tooLarge("The blob", limit: limit) }
-                hasher.update(data: chunk)
-                try handle.write(contentsOf: chunk)
-            }
-            try handle.synchronize()
-            try FileManager.default.moveItem(at: partial, to: final)
-        } catch {
-            try? FileManager.default.removeItem(at: partial)
-            throw error
-        }
-        let digest = hasher.finalize().hexString
-        let record = BlobRecord(id: id, ownerID: caller.userID, size: Int64(size), sha256: digest, createdAt: Date())
+        let stored = try await storeBlobFile(body, limit: Int64(context.configuration.maximumBlobBytes), what: "The blob")
+        let record = BlobRecord(id: stored.id, ownerID: caller.userID, size: stored.size, sha256: stored.sha256, createdAt: Date())
         do {
             try await context.write(request.db) { db in try await record.create(on: db) }
         } catch {
-            try? FileManager.default.removeItem(at: final)
+            try? FileManager.default.removeItem(at: stored.file)
             throw error
         }
-        return .created(.init(body: .json(.init(blobId: id.uuidString.lowercased(), size: Int64(size), sha256: digest))))
+        return .created(.init(body: .json(.init(blobId: stored.id.uuidString.lowercased(), size: stored.size, sha256: stored.sha256))))
     }
 
     func downloadBlob(_ input: Operations.DownloadBlob.Input) async throws -> Operations.DownloadBlob.Output {
@@ -56,25 +32,7 @@ extension RelayAPI {
                       .filter(\.$capabilityHash == SessionToken.hash(capability)).filter(\.$recipientID == caller.userID).first() != nil
             else { throw APIFailure.notFound("That blob") }
         }
-        let url = context.blobDirectory.appendingPathComponent(blobID.uuidString.lowercased())
-        guard let handle = try? FileHandle(forReadingFrom: url) else {
-            throw APIFailure(.internalServerError, "storage_unavailable", "The blob's bytes are missing on the server.")
-        }
-        let chunks = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
-            let reader = Task {
-                defer { try? handle.close() }
-                do {
-                    while !Task.isCancelled, let data = try handle.read(upToCount: 64 * 1024), !data.isEmpty {
-                        continuation.yield(ArraySlice(data))
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in reader.cancel() }
-        }
-        return .ok(.init(body: .binary(HTTPBody(chunks, length: .known(blob.size), iterationBehavior: .single))))
+        return .ok(.init(body: .binary(try blobFileBody(blob))))
     }
 
     func deleteBlob(_ input: Operations.DeleteBlob.Input) async throws -> Operations.DeleteBlob.Output {

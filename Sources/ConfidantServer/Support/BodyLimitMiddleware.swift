@@ -1,6 +1,6 @@
 import Vapor
 
-/// Caps request bodies before anything decodes them. Blob uploads are streamed and capped by
+/// Caps request bodies before anything decodes them. Blob and backup uploads are streamed and capped by
 /// their handler while they are written; avatars have their own, smaller cap; everything else
 /// is JSON and is collected up to `maximumJSONBodyBytes`.
 struct BodyLimitMiddleware: AsyncMiddleware {
@@ -9,7 +9,7 @@ struct BodyLimitMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let path = request.url.path
         let limit: Int?
-        if request.method == .POST && path == "/v1/blobs" {
+        if (request.method == .POST && path == "/v1/blobs") || (request.method == .PUT && path.hasPrefix("/v1/backup/objects/")) {
             limit = nil
         } else if path == "/v1/account/avatar" {
             limit = configuration.maximumAvatarBytes

@@ -1,15 +1,16 @@
 import ArgumentParser
+import ConfidantKit
 import ConfidantVault
 import Foundation
 
-/// Backup targets by name. Only directories today; the relay server's blob store joins when
-/// the server exists (it will implement `BackupTarget`).
+/// Backup targets by name: `server` is the profile's Confidant server (the profile must be signed
+/// in: `confidant register` or `login`); anything else is a directory.
 enum BackupTargets {
-    static func target(_ argument: String) throws -> any BackupTarget {
-        if argument == "server" {
-            throw CLIError.invalidArgument("backups to the Confidant server need the relay server's blob store, which this build does not have yet; give a directory")
-        }
-        return DirectoryBackupTarget(root: URL(fileURLWithPath: argument))
+    static func target(_ argument: String, options: VaultOptions) async throws -> any BackupTarget {
+        guard argument == "server" else { return DirectoryBackupTarget(root: URL(fileURLWithPath: argument)) }
+        let profile = ProfileStorage(directory: try options.profile.directory)
+        let messenger = try Messenger.open(profile, passphrase: options.passphrase.passphrase(prompt: "Profile passphrase: "))
+        return try await RelayBackupTarget(messenger: messenger)
     }
 }
 
@@ -20,10 +21,10 @@ struct VaultBackupCommand: AsyncParsableCommand {
         discussion: "Only objects the target lacks are sent; an interrupted backup resumes on the next run.")
 
     @OptionGroup var options: VaultOptions
-    @Option(name: .long, help: "A directory (a USB disk, a mounted share).") var to: String
+    @Option(name: .long, help: "'server' (the profile's Confidant server) or a directory (a USB disk, a mounted share).") var to: String
 
     func run() async throws {
-        let target = try BackupTargets.target(to)
+        let target = try await BackupTargets.target(to, options: options)
         let vault = try options.open()
         let progress = ProgressLine()
         let report = try await vault.backup(to: target) { progress.update("backing up: \($0)") }
@@ -38,10 +39,10 @@ struct VaultRestoreCommand: AsyncParsableCommand {
         abstract: "Rebuild the vault from a backup with its passphrase (into a profile without a vault).")
 
     @OptionGroup var options: VaultOptions
-    @Option(name: .long, help: "The backup directory.") var from: String
+    @Option(name: .long, help: "'server' (the profile's Confidant server; sign in first) or the backup directory.") var from: String
 
     func run() async throws {
-        let target = try BackupTargets.target(from)
+        let target = try await BackupTargets.target(from, options: options)
         let secret = try options.passphrase.passphrase(prompt: "Passphrase of the backed-up vault: ")
         let progress = ProgressLine()
         let (vault, report) = try await Vault.restore(from: target, into: options.directory, passphrase: secret) { progress.update("restoring: \($0)") }

@@ -1,0 +1,67 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Crypto
+import Foundation
+import OpenAPIRuntime
+import Vapor
+
+/// The bytes of blobs and backup objects: streamed to `<data-dir>/blobs/<id>` as they arrive
+/// (never held in memory), hashed on the way, and streamed back in 64 KiB chunks.
+extension RelayAPI {
+    struct StoredBlobFile {
+        let id: UUID
+        let file: URL
+        let size: Int64
+        let sha256: String
+    }
+
+    /// Writes a request body to a new blob file, refusing it past `limit` bytes.
+    func storeBlobFile(_ body: HTTPBody, limit: Int64, what: String) async throws -> StoredBlobFile {
+        if case .known(let length) = body.length, length > limit { throw APIFailure.tooLarge(what, limit: Int(limit)) }
+        let id = UUID()
+        let final = context.blobDirectory.appendingPathComponent(id.uuidString.lowercased())
+        let partial = context.blobDirectory.appendingPathComponent(".\(id.uuidString.lowercased()).partial")
+        guard FileManager.default.createFile(atPath: partial.path, contents: nil), let handle = try? FileHandle(forWritingTo: partial) else {
+            throw APIFailure(.internalServerError, "storage_unavailable", "The server cannot write blobs now; try again later.")
+        }
+        var hasher = SHA256()
+        var size: Int64 = 0
+        do {
+            defer { try? handle.close() }
+            for try await chunk in body {
+                size += Int64(chunk.count)
+                guard size <= limit else { throw APIFailure.tooLarge(what, limit: Int(limit)) }
+                hasher.update(data: chunk)
+                try handle.write(contentsOf: chunk)
+            }
+            try handle.synchronize()
+            try FileManager.default.moveItem(at: partial, to: final)
+        } catch {
+            try? FileManager.default.removeItem(at: partial)
+            throw error
+        }
+        return StoredBlobFile(id: id, file: final, size: size, sha256: hasher.finalize().hexString)
+    }
+
+    /// The stored bytes of a blob as a streamed response body.
+    func blobFileBody(_ blob: BlobRecord) throws -> HTTPBody {
+        guard let id = blob.id, let handle = try? FileHandle(forReadingFrom: context.blobDirectory.appendingPathComponent(id.uuidString.lowercased())) else {
+            throw APIFailure(.internalServerError, "storage_unavailable", "The blob's bytes are missing on the server.")
+        }
+        let chunks = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+            let reader = Task {
+                defer { try? handle.close() }
+                do {
+                    while !Task.isCancelled, let data = try handle.read(upToCount: 64 * 1024), !data.isEmpty {
+                        continuation.yield(ArraySlice(data))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in reader.cancel() }
+        }
+        return HTTPBody(chunks, length: .known(blob.size), iterationBehavior: .single)
+    }
+}
