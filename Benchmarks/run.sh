@@ -18,4 +18,4 @@ swift package --disable-sandbox benchmark --format markdown "$@" 2>/dev/null
 
 echo
 echo "## vault vs age, 1 GiB file (files in /dev/shm to keep disk write-back out of the figures)"
-(cd .. && swift build -c release --product confidant >/dev/null && TMPDIR=/dev/shm Benchmarks/vault-vs-age.sh 1024)
+(cd .. && swift build -c release --product confidant --scratch-path .build-release >/dev/null && TMPDIR=/dev/shm Benchmarks/vault-vs-age.sh 1024)

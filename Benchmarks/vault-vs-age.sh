@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Encrypt and decrypt one file with `confidant vault` (add / export) and with `age` (X25519
 # recipient, no passphrase KDF), in the same run, on the same file. Reports wall time,
-# throughput and peak RSS of each process. Needs: a release build (swift build -c release) and age.
+# throughput and peak RSS of each process. Needs: a release build (see below) and age.
 #   Benchmarks/vault-vs-age.sh [SIZE_MiB]      (default 1024)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-1024}
-confidant=.build/release/confidant
-[ -x "$confidant" ] || { echo "build first: swift build -c release" >&2; exit 1; }
+# The release build Benchmarks/relay.sh makes (scratch path .build-release), unless CONFIDANT_BIN names another.
+confidant=${CONFIDANT_BIN:-.build-release/release/confidant}
+[ -x "$confidant" ] || { echo "build first: swift build -c release --product confidant --scratch-path .build-release" >&2; exit 1; }
 command -v age >/dev/null || { echo "install age: apt-get install age" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

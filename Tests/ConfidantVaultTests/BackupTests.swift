@@ -134,4 +134,21 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         #expect(report.objectsTransferred == 1)
         #expect(try restored.items().count == 4)
     }
+
+    @Test func restoreRejectsAnObjectWithAChangedCiphertextByte() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let root = scratch.url.appendingPathComponent("backup")
+        try await makeVault(scratch).backup(to: DirectoryBackupTarget(root: root))
+        let objects = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("objects").path).sorted()
+        let victim = root.appendingPathComponent("objects").appendingPathComponent(objects[0])
+        var bytes = try Data(contentsOf: victim)
+        bytes[MediaStream.headerCount + 500] ^= 0x01  // inside the first segment's ciphertext, not a tag
+        try bytes.write(to: victim)
+        let fresh = scratch.url.appendingPathComponent("fresh")
+        await #expect(throws: VaultError.corrupted("1 backup object(s) are damaged in directory \(root.path); run restore again after repairing the backup")) {
+            try await Vault.restore(from: DirectoryBackupTarget(root: root), into: fresh, passphrase: "pw")
+        }
+        #expect(throws: VaultError.notInitialized(path: fresh.path)) { try Vault.open(at: fresh, passphrase: "pw") }
+    }
 }

@@ -78,6 +78,38 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
         }
     }
 
+    @Test func objectAddressKnownAnswer() {
+        var address = ObjectAddress()
+        address.add(Data(0..<25))
+        address.add(Data(repeating: 0xAA, count: 16))
+        // python3: hashlib.sha256(b"Confidant vault object v1\x00" + bytes(range(25)) + bytes([0xaa] * 16)).hexdigest()
+        #expect(address.finalize() == "a8a24abee9a3bb97846fc4a14dd4a7e1af4058fd2f2d84b0a16468e006cf96a6")
+    }
+
+    @Test func objectAddressCoversHeaderAndEveryTag() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vault-address-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plain = directory.appendingPathComponent("in.bin"), sealed = directory.appendingPathComponent("obj")
+        try Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }).write(to: sealed.deletingLastPathComponent().appendingPathComponent("in.bin"))
+        let (_, address) = try MediaStream.encryptFile(at: plain, to: sealed, key: key, objectID: id)
+        #expect(try ObjectAddress.of(file: sealed) == address)
+        let original = try Data(contentsOf: sealed)
+        // A changed tag (the last 16 bytes) or header byte changes the address.
+        for offset in [original.count - 1, 10] {
+            var damaged = original
+            damaged[offset] ^= 0x01
+            try damaged.write(to: sealed)
+            #expect(try ObjectAddress.of(file: sealed) != address)
+        }
+        // A changed ciphertext byte keeps the address but fails authentication.
+        var damaged = original
+        damaged[1_000] ^= 0x01
+        try damaged.write(to: sealed)
+        #expect(try ObjectAddress.of(file: sealed) == address)
+        #expect(throws: VaultError.tampered(item: "obj", segment: 1)) { try MediaStream.authenticate(file: sealed, key: key, objectID: id, name: "obj") }
+    }
+
     @Test func filesStreamAndLeaveNothingOnFailure() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vault-stream-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

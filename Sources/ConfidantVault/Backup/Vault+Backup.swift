@@ -102,17 +102,19 @@ extension Vault {
             at: directory.appendingPathComponent(objectsName), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var report = BackupReport()
         let staging = Vault.unopened(directory: directory)
+        let objectIDs = Dictionary(catalog.media.map { ($0.objectHash, $0.id) }, uniquingKeysWith: { first, _ in first })
         for (index, hash) in manifest.objectHashes.enumerated() {
             progress("object \(index + 1)/\(manifest.objectHashes.count)")
             let destination = staging.objectURL(hash)
-            if FileManager.default.fileExists(atPath: destination.path), (try? sha256(of: destination)) == hash {
+            if FileManager.default.fileExists(atPath: destination.path),
+               objectIsIntact(at: destination, hash: hash, key: key, objectID: objectIDs[hash]) {
                 report.objectsSkipped += 1
                 continue
             }
             try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
             let partial = destination.appendingPathExtension("partial")
             try await target.download("objects/\(hash)", to: partial)
-            guard try sha256(of: partial) == hash else {
+            guard objectIsIntact(at: partial, hash: hash, key: key, objectID: objectIDs[hash]) else {
                 try? FileManager.default.removeItem(at: partial)
                 report.failed.append(hash)
                 continue

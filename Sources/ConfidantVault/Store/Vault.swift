@@ -240,7 +240,7 @@ public final class Vault: Sendable {
 
     func objectURL(_ hash: String) -> URL { ObjectPaths(directory: directory).objectURL(hash) }
 
-    /// Encrypts a file into the object store; the object's name is the SHA-256 of its ciphertext.
+    /// Encrypts a file into the object store, named by its ``ObjectAddress``.
     func storeObject(from file: URL, objectID: UUID, progress: (Int) -> Void) throws -> (hash: String, size: Int) {
         let staging = directory.appendingPathComponent(Self.objectsName).appendingPathComponent("staging-\(UUID().uuidString)")
         let (size, hash) = try MediaStream.encryptFile(at: file, to: staging, key: key, objectID: objectID, progress: progress)
@@ -260,6 +260,17 @@ public final class Vault: Sendable {
             let referenced = try database.read { try MediaRecord.filter(Column("objectHash") == hash).fetchCount($0) }
             if referenced == 0 { try? FileManager.default.removeItem(at: objectURL(hash)) }
         }
+    }
+
+    /// Whether a stored object is the one named `hash`, whole and authentic: its address matches
+    /// (or, for objects named before addresses covered only header and tags, the SHA-256 of all
+    /// its bytes does) and every segment decrypts under the vault key.
+    static func objectIsIntact(at url: URL, hash: String, key: VaultKey, objectID: UUID?) -> Bool {
+        if (try? ObjectAddress.of(file: url)) == hash {
+            guard let objectID else { return false }
+            return (try? MediaStream.authenticate(file: url, key: key, objectID: objectID, name: hash)) != nil
+        }
+        return (try? sha256(of: url)) == hash
     }
 
     static func sha256(of url: URL) throws -> String {
