@@ -144,19 +144,21 @@ struct ChatCommandTests {
         defer { if server.process.isRunning { server.kill(SIGTERM); _ = server.waitForExit() } }
         let relay = try await server.relay()
         let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
-        #expect(try cli.run(["send", "--profile", "alice", bob, "earlier message"]).status == 0)
+        let earlier = try cli.run(["send", "--profile", "alice", bob, "earlier message"])
+        #expect(earlier.text.contains("sent to Bob"), "\(earlier.text) \(earlier.stderr)")
 
         let terminal = try PseudoTerminal(executable: CLIExecutable.url, arguments: ["chat", "--profile", "bob", alice],
                                           environment: cli.environment, directory: cli.directory)
         defer { terminal.terminate() }
-        #expect(try await terminal.waitFor("Alice: earlier message"))
-        #expect(try await terminal.waitFor("you> "))
+        // Generous limits: the full test run keeps both cores and the disk busy.
+        #expect(try await terminal.waitFor("Alice: earlier message", seconds: 60))
+        #expect(try await terminal.waitFor("you> ", seconds: 60))
         terminal.type("half typ")
         #expect(try await terminal.waitFor("you> half typ"))
 
         let mark = terminal.output.count
         #expect(try cli.run(["send", "--profile", "alice", bob, "live hello"]).status == 0)
-        #expect(try await terminal.waitFor("Alice: live hello", after: mark))
+        #expect(try await terminal.waitFor("Alice: live hello", after: mark, seconds: 60))
         let afterMessage = terminal.output
         let messageRange = try #require(afterMessage.range(of: Data("Alice: live hello".utf8), in: mark..<afterMessage.count))
         #expect(afterMessage.range(of: Data("you> half typ".utf8), in: messageRange.upperBound..<afterMessage.count) != nil,
@@ -172,13 +174,13 @@ struct ChatCommandTests {
         // The server restarts under the open chat: it reconnects by itself and resumes.
         server.kill(SIGTERM)
         #expect(server.waitForExit() == 0)
-        #expect(try await terminal.waitFor("disconnected"))
+        #expect(try await terminal.waitFor("disconnected", seconds: 60))
         let restarted = try ServeProcess(dataDirectory: cli.directory.appendingPathComponent("server"), port: relay.port)
         defer { restarted.kill(SIGTERM); _ = restarted.waitForExit() }
         _ = try await restarted.relay()
         let beforeResume = terminal.output.count
         #expect(try cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
-        #expect(try await terminal.waitFor("Alice: after the restart", after: beforeResume, seconds: 30))
+        #expect(try await terminal.waitFor("Alice: after the restart", after: beforeResume, seconds: 60))
         terminal.type("/quit\r")
         #expect(await terminal.waitForExit(seconds: 10) == 0)
     }

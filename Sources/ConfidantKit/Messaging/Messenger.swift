@@ -24,6 +24,8 @@ public actor Messenger {
     private var subscribers: [UUID: AsyncStream<MessengerEvent>.Continuation] = [:]
     private var liveTask: Task<Void, Never>?
     private var flushing = false
+    /// Why the last delivery attempt could not reach the server, for "queued" messages.
+    public private(set) var lastUnreachable: String?
 
     private init(identity: PrivateIdentity, account: AccountState, store: LocalStore) {
         self.identity = identity
@@ -350,7 +352,9 @@ public actor Messenger {
                 }
             }
             return try fail(id, "the recipient's devices kept changing; retry later")
-        } catch ConfidantKitError.serverUnreachable {
+        } catch let error as ConfidantKitError {
+            guard case .serverUnreachable = error else { throw error }
+            lastUnreachable = error.description
             try store.countAttempt(id)
             return .pending
         }

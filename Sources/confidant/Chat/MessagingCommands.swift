@@ -50,7 +50,9 @@ struct SendCommand: AsyncParsableCommand {
         }
         switch message.status {
         case .sent: print("sent to \(contact.displayName)")
-        case .pending: print("queued: the server is unreachable; it goes with your next command once the server is back")
+        case .pending:
+            print("queued: the server is unreachable; it goes with your next command once the server is back")
+            if let reason = await messenger.lastUnreachable { Terminal.printError(reason) }
         case .failed(let reason):
             Terminal.printError("not sent: \(reason)")
             throw ExitCode.failure
