@@ -86,6 +86,25 @@ public struct ArithmeticChallenge: Sendable, Hashable, Codable, CustomStringConv
         self.signs = signs
     }
 
+    /// Parses a challenge as shown (`34 − 17 × 5 ÷ 6 + 2`; ASCII signs too), e.g. when a client
+    /// receives it from the server.
+    public init(parsing text: String) throws(AuthError) {
+        let tokens = text.split(separator: " ").map(String.init)
+        guard tokens.count % 2 == 1 else { throw AuthError.invalidChallenge("expected numbers separated by signs") }
+        var operands: [Int] = []
+        var signs: [ArithmeticSign] = []
+        for (index, token) in tokens.enumerated() {
+            if index % 2 == 0 {
+                guard let number = Int(token) else { throw AuthError.invalidChallenge("\(token) is not a number") }
+                operands.append(number)
+            } else {
+                guard let sign = ArithmeticSign(symbol: token) else { throw AuthError.invalidChallenge("\(token) is not one of + − × ÷") }
+                signs.append(sign)
+            }
+        }
+        try self.init(operands: operands, signs: signs)
+    }
+
     /// The answer under `mapping`, left to right without precedence; `nil` if a step is inexact or out of bounds.
     public func answer(under mapping: ArithmeticMapping) -> Int? {
         var value = operands[0]

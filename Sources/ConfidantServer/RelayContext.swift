@@ -17,6 +17,10 @@ struct RelayContext: Sendable {
     let configuration: ServerConfiguration
     let hub: MailboxHub
     let usesPostgres: Bool
+    /// Encrypts arithmetic mappings and TOTP secrets at rest.
+    let authSecrets: AuthSecrets
+    /// Sends e-mail sign-in codes.
+    let mailer: any CodeMailer
     let writeGate = WriteGate()
     let sessions = SessionCache()
     /// Set once by `RelayServer` (the writer needs the context, so it cannot be built with it).

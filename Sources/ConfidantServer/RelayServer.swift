@@ -47,6 +47,7 @@ public final class RelayServer: Sendable {
             }
             app.migrations.add(CreateSchema())
             app.migrations.add(AddBackupNames())
+            app.migrations.add(AddSignIn())
             if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
                 // WAL lets readers (mailbox fetches, streams) run while a message is written.
                 try await sql.raw("PRAGMA journal_mode=WAL").run()
@@ -63,7 +64,9 @@ public final class RelayServer: Sendable {
         app.middleware = Middlewares()
         app.middleware.use(ProblemMiddleware())
         app.middleware.use(RequestContextMiddleware())
-        let relay = RelayContext(configuration: configuration, hub: hub, usesPostgres: listener != nil)
+        let relay = RelayContext(configuration: configuration, hub: hub, usesPostgres: listener != nil,
+                                 authSecrets: try AuthSecrets.load(from: configuration.resolvedAuthKeyFile),
+                                 mailer: DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox")))
         app.middleware.use(SessionMiddleware(context: relay))
         app.middleware.use(BodyLimitMiddleware(configuration: configuration))
         app.http.server.configuration.hostname = configuration.host

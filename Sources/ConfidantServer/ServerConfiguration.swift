@@ -58,6 +58,7 @@ public struct ServerConfiguration: Sendable {
     public var database: DatabaseLocation
     /// Holds blobs (and the SQLite file by default).
     public var dataDirectory: URL
+    public var resolvedAuthKeyFile: URL { authKeyFile ?? dataDirectory.appendingPathComponent("auth.key") }
     public var sessionLifetime: TimeInterval = 30 * 24 * 3600
     /// bcrypt cost; at least 12 outside tests.
     public var passwordCost = 12
@@ -76,6 +77,15 @@ public struct ServerConfiguration: Sendable {
     public var sqliteSynchronous = SQLiteSynchronous.normal
     /// Take the client address from `X-Forwarded-For` (only behind a trusted proxy).
     public var trustForwardedFor = false
+    /// The 32-byte key that encrypts sign-in secrets (arithmetic mappings, TOTP secrets); created
+    /// on first start when missing. Every instance sharing a database needs the same file.
+    public var authKeyFile: URL?
+    /// Sign-in transactions (and e-mail codes) expire after this long.
+    public var signInTransactionLifetime: TimeInterval = 10 * 60
+    /// Wrong answers one transaction accepts before it is closed.
+    public var signInAttemptsPerTransaction = 5
+    /// Seconds before an e-mail code can be sent again.
+    public var emailCodeResendSeconds: TimeInterval = 60
 
     public init(database: DatabaseLocation, dataDirectory: URL) {
         self.database = database

@@ -62,13 +62,29 @@ extension RelayAPI {
             throw APIFailure(.unauthorized, "invalid_credentials", "The e-mail address or the password is wrong.")
         }
 
+        if let settings = try await AuthSettingsRecord.find(userID, on: request.db), settings.chain != SignInMethod.password.rawValue {
+            // The password is right, but this account signs in with more than a password.
+            try await context.write(request.db) { db in try await throttle.reset([accountKey], on: db) }
+            throw APIFailure(.forbidden, "step_up_required",
+                             "This account signs in with several steps; use POST /v1/auth/sign-in (`confidant login` does).")
+        }
+        let session = try await openSession(for: user, identity: identity, request: request, resetting: [accountKey], throttle: throttle)
+        return .created(.init(body: .json(session)))
+    }
+
+    /// Registers the device (announcing a new or replaced key) and creates a session.
+    func openSession(for user: UserRecord, identity: PublicIdentity, request: Request, resetting keys: [String],
+                     throttle: Throttle) async throws -> Components.Schemas.Session {
+        let userID = try user.requireID()
         let token = SessionToken.generate()
         let now = Date()
         let expires = now.addingTimeInterval(context.configuration.sessionLifetime)
         let identityBytes = identity.serialized
         let deviceID = identity.deviceID
+        let address = context.clientAddress(request)
+        let context = self.context
         let (replaced, woken) = try await context.write(request.db) { db -> (Bool, [DeviceAddress]) in
-            try await throttle.reset([accountKey], on: db)
+            try await throttle.reset(keys, on: db)
             let current = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
                 .filter(\.$retiredAt == nil).first()
             var change: Components.Schemas.KeyChange.ChangePayload?
@@ -85,11 +101,16 @@ extension RelayAPI {
                 woken = try await Self.announceKeyChange(change, userID: userID, deviceID: deviceID, identity: identityBytes, context: context, on: db, now: now)
             }
             try await SessionRecord(userID: userID, deviceID: deviceID, tokenHash: token.hash, createdAt: now, expiresAt: expires).create(on: db)
+            if let known = try await SignInAddressRecord.query(on: db).filter(\.$userID == userID).filter(\.$address == address).first() {
+                known.lastSeen = now
+                try await known.update(on: db)
+            } else {
+                try await SignInAddressRecord(userID: userID, address: address, lastSeen: now).create(on: db)
+            }
             return (change == .replaced, woken)
         }
         await context.publish(Set(woken), on: request.db, logger: request.logger)
-        return .created(.init(body: .json(.init(token: token.text, expiresAt: expires, user: try Self.userBody(user),
-                                                deviceId: deviceID.uuidString.lowercased(), keyChanged: replaced))))
+        return .init(token: token.text, expiresAt: expires, user: try Self.userBody(user), deviceId: deviceID.uuidString.lowercased(), keyChanged: replaced)
     }
 
     func signOut(_ input: Operations.SignOut.Input) async throws -> Operations.SignOut.Output {

@@ -5,11 +5,16 @@ import Vapor
 struct SessionMiddleware: AsyncMiddleware {
     let context: RelayContext
 
-    static let publicRoutes: Set<String> = ["GET /v1/health", "POST /v1/accounts", "POST /v1/sessions"]
+    static let publicRoutes: Set<String> = ["GET /v1/health", "POST /v1/accounts", "POST /v1/sessions", "POST /v1/auth/sign-in"]
+
+    /// A sign-in transaction is its own credential (an unguessable id), before any session exists.
+    static func isSignInStep(_ request: Request, path: String) -> Bool {
+        (request.method == .GET || request.method == .POST) && path.hasPrefix("/v1/auth/sign-in/")
+    }
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let path = request.url.path
-        if path.hasPrefix("/v1/"), !Self.publicRoutes.contains("\(request.method) \(path)") {
+        if path.hasPrefix("/v1/"), !Self.publicRoutes.contains("\(request.method) \(path)"), !Self.isSignInStep(request, path: path) {
             request.storage[CallerKey.self] = try await context.authenticate(request)
         }
         return try await next.respond(to: request)

@@ -1,0 +1,218 @@
+import ConfidantAPI
+import ConfidantAuth
+import ConfidantCrypto
+import ConfidantServer
+import ConfidantTestSupport
+import Foundation
+import OpenAPIRuntime
+import Testing
+
+extension Operations.UpdateAuthSettings.Output: ProblemOutput {}
+extension Operations.StartSignIn.Output: ProblemOutput {}
+extension Operations.AnswerSignInStep.Output: ProblemOutput {}
+extension Operations.CurrentSignInStep.Output: ProblemOutput {}
+
+/// Multi-step sign-in through the real server: settings, transactions, the adaptive step-up.
+@Suite("Sign-in transactions")
+struct SignInTransactionTests {
+    static let mappingText = "+=*,-=/,*=+,/=-"
+
+    /// A sign-in in progress, driven through the generated client.
+    struct Transaction {
+        let client: Client
+        let id: String
+        var step: Components.Schemas.SignInStep?
+
+        static func start(_ relay: some RelayEndpoint, email: String, identity: PrivateIdentity) async throws -> Transaction {
+            let progress = try await relay.client().startSignIn(body: .json(.init(email: email, identity: .init(identity.publicIdentity.serialized))))
+                .created.body.json
+            return Transaction(client: relay.client(), id: try #require(progress.transactionId), step: progress.step)
+        }
+
+        func answer(_ method: Components.Schemas.SignInMethod, _ answer: String) async throws -> Operations.AnswerSignInStep.Output {
+            try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: method, answer: answer)))
+        }
+
+        /// Answers and expects the next step (or the session).
+        mutating func pass(_ method: Components.Schemas.SignInMethod, _ answer: String) async throws -> Components.Schemas.Session? {
+            let progress = try await self.answer(method, answer).ok.body.json
+            step = progress.step
+            return progress.session
+        }
+
+        func current(resend: Bool? = nil) async throws -> Components.Schemas.SignInStep? {
+            try await client.currentSignInStep(path: .init(transactionId: id), query: .init(resend: resend)).ok.body.json.step
+        }
+    }
+
+    static func arithmeticAnswer(_ step: Components.Schemas.SignInStep?) throws -> String {
+        let challenge = try ArithmeticChallenge(parsing: try #require(step?.challenge))
+        return String(try #require(challenge.answer(under: ArithmeticMapping(parsing: mappingText))))
+    }
+
+    /// The newest code in the relay's development outbox.
+    static func lastCode(_ relay: TestRelay) throws -> String {
+        let outbox = relay.directory.appendingPathComponent("outbox")
+        let newest = try #require(try FileManager.default.contentsOfDirectory(atPath: outbox.path).sorted().last)
+        let text = try String(contentsOf: outbox.appendingPathComponent(newest), encoding: .utf8)
+        let range = try #require(text.range(of: "sign-in code is "))
+        return String(text[range.upperBound...].prefix { $0 != "." })
+    }
+
+    @Test("password, arithmetic and TOTP in order; no step skipped, reordered or replayed; the plain endpoint refuses", arguments: TestDatabaseKind.available)
+    func chain(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let secret = TOTP.generateSecret()
+            let totp = TOTP(secret: secret)
+            let now = UInt64(Date().timeIntervalSince1970)
+            let settings = try await alice.client.updateAuthSettings(body: .json(.init(
+                password: alice.password, chain: [.password, .arithmetic, .totp], operands: 5, mapping: Self.mappingText,
+                totpSecret: Base32.encode(secret), totpCode: totp.code(at: now)))).ok.body.json
+            #expect(settings.chain == [.password, .arithmetic, .totp])
+            #expect(settings.arithmeticConfigured && settings.totpEnrolled && settings.operands == 5)
+
+            let plain = try await relay.client().signIn(body: .json(.init(email: alice.email, password: alice.password,
+                                                                           identity: .init(alice.identity.publicIdentity.serialized))))
+            #expect(try plain.problem == "step_up_required 403")
+
+            var transaction = try await Transaction.start(relay, email: alice.email, identity: alice.identity)
+            #expect(transaction.step?.method == .password)
+            #expect(transaction.step?.of == nil)
+            #expect(try await transaction.answer(.arithmetic, "1").problem == "wrong_step 409")
+            #expect(try await transaction.pass(.password, alice.password) == nil)
+            #expect(transaction.step?.method == .arithmetic)
+            #expect(try await transaction.answer(.totp, "000000").problem == "wrong_step 409")
+            let expression = try #require(transaction.step?.challenge)
+            #expect(try ArithmeticChallenge(parsing: expression).operands.count == 5)
+            #expect(try await transaction.pass(.arithmetic, Self.arithmeticAnswer(transaction.step)) == nil)
+            #expect(transaction.step?.method == .totp)
+            // The enrolment used this time step; a code is never accepted twice, so use the next one.
+            let code = totp.code(at: now + 30)
+            let session = try #require(try await transaction.pass(.totp, code))
+            #expect(session.keyChanged == false)
+            #expect(try await relay.client(token: session.token).currentAccount().ok.body.json.user.email == alice.email.lowercased())
+            // The transaction is gone; the same code does not work again.
+            #expect(try await transaction.answer(.totp, code).problem == "transaction_not_found 404")
+            var replay = try await Transaction.start(relay, email: alice.email, identity: alice.identity)
+            _ = try await replay.pass(.password, alice.password)
+            _ = try await replay.pass(.arithmetic, Self.arithmeticAnswer(replay.step))
+            #expect(try await replay.answer(.totp, code).problem == "invalid_credentials 401")
+        }
+    }
+
+    @Test("a new device adds the e-mail code, sent to the development outbox", arguments: TestDatabaseKind.available)
+    func stepUp(kind: TestDatabaseKind) async throws {
+        // No delays after a wrong answer here; the throttle has its own tests.
+        try await TestRelay.run(kind, adjust: { $0.signInPolicy.baseDelay = 0 }) { relay in
+            let bob = try await TestUser.make(relay, name: "bob")
+            _ = try await bob.client.updateAuthSettings(body: .json(.init(
+                password: bob.password, chain: [.password, .arithmetic], mapping: Self.mappingText, codeLength: 5))).ok
+            // The known device: the chain only.
+            var known = try await Transaction.start(relay, email: bob.email, identity: bob.identity)
+            _ = try await known.pass(.password, bob.password)
+            #expect(try await known.pass(.arithmetic, Self.arithmeticAnswer(known.step)) != nil)
+
+            let tablet = try PrivateIdentity.generate()
+            var transaction = try await Transaction.start(relay, email: bob.email, identity: tablet)
+            _ = try await transaction.pass(.password, bob.password)
+            _ = try await transaction.pass(.arithmetic, Self.arithmeticAnswer(transaction.step))
+            #expect(transaction.step?.method == .emailCode)
+            #expect(transaction.step?.prompt.contains("b…@example.com") == true)
+            let code = try Self.lastCode(relay)
+            #expect(code.count == 5)
+            #expect(try await transaction.answer(.emailCode, "WRONG").problem == "invalid_credentials 401")
+            // A resend within the cool-down is refused; the code still works, in any case.
+            let resend = try await relay.client().currentSignInStep(path: .init(transactionId: transaction.id), query: .init(resend: true))
+            #expect(try resend.problem == "rate_limited 429")
+            let session = try #require(try await transaction.pass(.emailCode, code.lowercased()))
+            #expect(session.deviceId == tablet.deviceID.uuidString.lowercased())
+        }
+    }
+
+    @Test("a resent e-mail code replaces the old one")
+    func resend() async throws {
+        try await TestRelay.run(adjust: { $0.emailCodeResendSeconds = 0; $0.signInPolicy.baseDelay = 0 }) { relay in
+            let erin = try await TestUser.make(relay, name: "erin")
+            _ = try await erin.client.updateAuthSettings(body: .json(.init(password: erin.password, chain: [.emailCode, .password]))).ok
+            var transaction = try await Transaction.start(relay, email: erin.email, identity: erin.identity)
+            #expect(transaction.step?.method == .emailCode)
+            let first = try Self.lastCode(relay)
+            try await Task.sleep(for: .milliseconds(5))
+            _ = try await transaction.current(resend: true)
+            let second = try Self.lastCode(relay)
+            if first != second {
+                #expect(try await transaction.answer(.emailCode, first).problem == "invalid_credentials 401")
+            }
+            _ = try await transaction.pass(.emailCode, second)
+            #expect(transaction.step?.method == .password)
+            #expect(try await transaction.pass(.password, erin.password) != nil)
+        }
+    }
+
+    @Test("fresh challenges after a wrong answer, five wrong answers close it, expiry, unknown e-mails and ids")
+    func failures() async throws {
+        try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0; $0.signInTransactionLifetime = 2 }) { relay in
+            let carol = try await TestUser.make(relay, name: "carol")
+            _ = try await carol.client.updateAuthSettings(body: .json(.init(
+                password: carol.password, chain: [.arithmetic, .password], operands: 8, mapping: Self.mappingText))).ok
+            var transaction = try await Transaction.start(relay, email: carol.email, identity: carol.identity)
+            #expect(transaction.step?.method == .arithmetic)
+            var seen: Set<String> = [try #require(transaction.step?.challenge)]
+            for attempt in 1...5 {
+                let wrong = String((Int(try Self.arithmeticAnswer(transaction.step)) ?? 0) + 1)
+                let result = try await transaction.answer(.arithmetic, wrong)
+                if attempt < 5 {
+                    #expect(try result.problem == "invalid_credentials 401")
+                    transaction.step = try await transaction.current()
+                    seen.insert(try #require(transaction.step?.challenge))
+                } else {
+                    #expect(try result.problem == "transaction_expired 410")
+                }
+            }
+            #expect(seen.count >= 4, "each wrong answer spends the challenge")
+
+            // An e-mail without an account looks the same until the password fails.
+            var nobody = try await Transaction.start(relay, email: "nobody@example.com", identity: carol.identity)
+            #expect(nobody.step?.method == .password)
+            #expect(try await nobody.answer(.password, "any password at all").problem == "invalid_credentials 401")
+            nobody.step = try await nobody.current()
+            #expect(nobody.step?.method == .password)
+
+            let unknown = try await relay.client().currentSignInStep(path: .init(transactionId: String(repeating: "x", count: 43)))
+            #expect(try unknown.problem == "transaction_not_found 404")
+            let late = try await Transaction.start(relay, email: carol.email, identity: carol.identity)
+            try await Task.sleep(for: .milliseconds(2_100))
+            #expect(try await late.answer(.arithmetic, "1").problem == "transaction_expired 410")
+        }
+    }
+
+    @Test("settings need the password and are checked: no biometrics on the server, arithmetic needs a mapping, TOTP a current code")
+    func settingsValidation() async throws {
+        try await TestRelay.run { relay in
+            let dave = try await TestUser.make(relay, name: "dave")
+            func update(_ body: Components.Schemas.AuthSettingsUpdate) async throws -> String? {
+                try await dave.client.updateAuthSettings(body: .json(body)).problem
+            }
+            #expect(try await update(.init(password: dave.password, chain: [.password, .biometric])) == "biometric_unavailable 400")
+            #expect(try await update(.init(password: dave.password, chain: [.arithmetic])) == "invalid_mapping 400")
+            #expect(try await update(.init(password: dave.password, chain: [.password, .password])) == "invalid_chain 400")
+            #expect(try await update(.init(password: dave.password, chain: [.password], operands: 9)) == "invalid_operands 400")
+            #expect(try await update(.init(password: dave.password, chain: [.password], codeLength: 3)) == "invalid_code_length 400")
+            #expect(try await update(.init(password: dave.password, chain: [.arithmetic], mapping: "+=*")) == "invalid_mapping 400")
+            let secret = Base32.encode(TOTP.generateSecret())
+            #expect(try await update(.init(password: dave.password, chain: [.totp], totpSecret: secret, totpCode: "123456")) == "invalid_totp_code 400")
+            #expect(try await update(.init(password: dave.password, chain: [.totp])) == "invalid_totp_secret 400")
+            #expect(try await update(.init(password: "not the password", chain: [.password])) == "invalid_credentials 401")
+            try await Task.sleep(for: .milliseconds(1_100))  // the delay after one wrong password
+            let shown = try await dave.client.getAuthSettings().ok.body.json
+            #expect(shown.chain == [.password] && !shown.arithmeticConfigured && !shown.totpEnrolled)
+            // The mapping is stored encrypted: the server's files do not hold it.
+            _ = try await dave.client.updateAuthSettings(body: .json(.init(password: dave.password, chain: [.password, .arithmetic],
+                                                                            mapping: Self.mappingText))).ok
+            let database = try Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite"))
+                + ((try? Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite-wal"))) ?? Data())
+            #expect(database.range(of: Data("multiply".utf8)) == nil)
+        }
+    }
+}
