@@ -153,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantKitTests",
-            dependencies: ["ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI", "ConfidantVault"]
+            dependencies: ["ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI", "ConfidantVault", "ConfidantAuth"]
         ),
         .testTarget(
             name: "ConfidantServerTests",
@@ -171,7 +171,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantCLITests",
-            dependencies: ["confidant", "ConfidantTestSupport"]
+            dependencies: ["confidant", "ConfidantTestSupport", "ConfidantAuth"]
         ),
     ]
 )

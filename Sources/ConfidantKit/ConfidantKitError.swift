@@ -24,6 +24,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case storeDamaged(String)
     /// A retry of a message that is not in the failed state.
     case notRetryable(UUID)
+    /// The account signs in with several steps and nothing was given to answer them.
+    case stepUpRequired
 
     public var description: String {
         switch self {
@@ -39,6 +41,7 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .emptyMessage: return "the message is empty"
         case .invalidServerURL(let url): return "\(url) is not a server address; use http://host:port or https://host"
         case .storeDamaged(let why): return "the local store is damaged: \(why)"
+        case .stepUpRequired: return "this account signs in with several steps (arithmetic, e-mail code, TOTP); run `confidant login` to answer them"
         case .notRetryable(let id): return "message \(id.uuidString.lowercased()) has not failed, so there is nothing to retry"
         }
     }

@@ -1,3 +1,4 @@
+import ConfidantAuth
 import ConfidantTestSupport
 import Foundation
 import Testing
@@ -183,6 +184,60 @@ struct ChatCommandTests {
         #expect(try await terminal.waitFor("Alice: after the restart", after: beforeResume, seconds: 60))
         terminal.type("/quit\r")
         #expect(await terminal.waitForExit(seconds: 10) == 0)
+    }
+}
+
+/// `confidant auth setup` and `confidant login` through every kind of step, on a terminal.
+@Suite("Sign-in commands end to end")
+struct SignInCommandTests {
+    struct Settings: Decodable {
+        let chain: [String]
+        let operands: Int
+        let arithmeticConfigured: Bool
+        let totpEnrolled: Bool
+    }
+
+    @Test("auth setup with arithmetic and TOTP, auth show, then login on a new device answering the challenge, the code and the e-mail code")
+    func chain() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let dataDirectory = cli.directory.appendingPathComponent("server")
+        let server = try ServeProcess(dataDirectory: dataDirectory)
+        defer { server.kill(SIGTERM); _ = server.waitForExit() }
+        let relay = try await server.relay()
+        let (alice, _) = try ChatCommandTests.register(cli, server: "http://127.0.0.1:\(relay.port)")
+        let mapping = "+=*,-=/,*=+,/=-"
+        let secret = TOTP.generateSecret()
+        let totp = TOTP(secret: secret)
+        let now = UInt64(Date().timeIntervalSince1970)
+        let setup = try cli.run(["auth", "setup", "--profile", "alice", "--methods", "password,arithmetic,totp", "--operands", "3",
+                                 "--map", mapping, "--totp-secret", Base32.encode(secret), "--totp-code", totp.code(at: now),
+                                 "--password-stdin"], stdin: Data("password of Alice\n".utf8))
+        #expect(setup.status == 0, "\(setup.stderr)")
+        #expect(setup.text.contains("otpauth://totp/"))
+        let shown = try JSONDecoder().decode(Settings.self, from: cli.run(["auth", "show", "--profile", "alice", "--json"]).stdout)
+        #expect(shown.chain == ["password", "arithmetic", "totp"])
+        #expect(shown.operands == 3 && shown.arithmeticConfigured && shown.totpEnrolled)
+
+        // A second device: each step is asked in turn on the terminal.
+        let terminal = try PseudoTerminal(executable: CLIExecutable.url,
+                                          arguments: ["login", "--profile", "alice-laptop", "--server", "http://127.0.0.1:\(relay.port)",
+                                                      "--email", alice, "--password-stdin", "--scrypt-log2n", "10"],
+                                          environment: cli.environment, directory: cli.directory)
+        defer { terminal.terminate() }
+        terminal.type("password of Alice\r")
+        #expect(try await terminal.waitFor("under your operator mapping", seconds: 60))
+        let screen = String(decoding: terminal.output, as: UTF8.self)
+        let expression = try #require(screen.range(of: "Evaluate ").map { String(screen[$0.upperBound...].prefix { $0 != "u" }) })
+        let challenge = try ArithmeticChallenge(parsing: expression.trimmingCharacters(in: .whitespaces))
+        terminal.type("\(try #require(challenge.answer(under: ArithmeticMapping(parsing: mapping))))\r")
+        #expect(try await terminal.waitFor("authenticator", seconds: 60))
+        terminal.type("\(totp.code(at: now + 30))\r")
+        #expect(try await terminal.waitFor("The code we sent to", seconds: 60))
+        terminal.type("\(try SignInOutbox.latestCode(dataDirectory: dataDirectory))\r")
+        #expect(try await terminal.waitFor("signed in as \(alice)", seconds: 60))
+        #expect(await terminal.waitForExit(seconds: 30) == 0)
+        #expect(try cli.run(["whoami", "--profile", "alice-laptop"]).text.contains(alice))
     }
 }
 

@@ -1,3 +1,4 @@
+import ConfidantAuth
 import ConfidantCrypto
 @testable import ConfidantKit
 import ConfidantTestSupport
@@ -115,6 +116,40 @@ struct ViewModelTests {
             await chat.send()
             #expect(chat.keyChangeBanner == nil)
             #expect(try await tablet.messenger.sync().map(\.text) == ["welcome, new device"])
+        }
+    }
+
+    @Test("sign-in with a chain: the view model asks each step, a wrong answer brings a new challenge, a new device adds the e-mail code")
+    func steppedSignIn() async throws {
+        try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0 }) { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            defer { Task { await alice.remove() } }
+            let mapping = "+=*,-=/,*=+,/=-"
+            let settings = try await alice.messenger.updateSignInSettings(.init(chain: [.password, .arithmetic], operands: 3, mapping: mapping),
+                                                                          password: alice.password)
+            #expect(settings.chain == [.password, .arithmetic])
+
+            let profile = TestProfile()
+            defer { profile.remove() }
+            let model = AuthViewModel(profile: profile.storage, passphrase: TestProfile.passphrase)
+            model.serverAddress = relay.baseURL.absoluteString
+            model.email = alice.email
+            model.password = alice.password
+            let submitting = Task { await model.submit() }
+            try await waitUntil { model.pendingStep?.method == .arithmetic }
+            model.stepAnswer = "not a number"
+            model.answerStep()
+            try await waitUntil { model.pendingStep?.method == .arithmetic }
+            let challenge = try ArithmeticChallenge(parsing: try #require(model.pendingStep?.challenge))
+            #expect(challenge.operands.count == 3)
+            model.stepAnswer = String(try #require(challenge.answer(under: ArithmeticMapping(parsing: mapping))))
+            model.answerStep()
+            try await waitUntil { model.pendingStep?.method == .emailCode }
+            model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory)
+            model.answerStep()
+            await submitting.value
+            #expect(model.generalError == nil)
+            #expect(model.messenger != nil)
         }
     }
 

@@ -50,14 +50,7 @@ struct SignInTransactionTests {
         return String(try #require(challenge.answer(under: ArithmeticMapping(parsing: mappingText))))
     }
 
-    /// The newest code in the relay's development outbox.
-    static func lastCode(_ relay: TestRelay) throws -> String {
-        let outbox = relay.directory.appendingPathComponent("outbox")
-        let newest = try #require(try FileManager.default.contentsOfDirectory(atPath: outbox.path).sorted().last)
-        let text = try String(contentsOf: outbox.appendingPathComponent(newest), encoding: .utf8)
-        let range = try #require(text.range(of: "sign-in code is "))
-        return String(text[range.upperBound...].prefix { $0 != "." })
-    }
+    static func lastCode(_ relay: TestRelay) throws -> String { try SignInOutbox.latestCode(dataDirectory: relay.directory) }
 
     @Test("password, arithmetic and TOTP in order; no step skipped, reordered or replayed; the plain endpoint refuses", arguments: TestDatabaseKind.available)
     func chain(kind: TestDatabaseKind) async throws {

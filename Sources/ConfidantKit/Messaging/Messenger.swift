@@ -71,8 +71,10 @@ public actor Messenger {
     /// Signs the profile in, registering this device's key. The first sign-in creates the device
     /// key; `newDeviceKey` replaces it under the same device id (as reinstalling the app does), after
     /// which messages sealed for the old key cannot be read here.
+    /// - Parameter answer: answers the steps beyond the password when the account has a chain
+    ///   (arithmetic, e-mail code, TOTP); without it such an account reports `stepUpRequired`.
     public static func login(_ profile: ProfileStorage, passphrase: String, server: URL? = nil, email: String, password: String,
-                             newDeviceKey: Bool = false) async throws -> Messenger {
+                             newDeviceKey: Bool = false, answer: SignInAnswerer? = nil) async throws -> Messenger {
         try profile.prepare()
         let existing = try profile.keyStore.loadIdentity(passphrase: passphrase)
         var previous: AccountState?
@@ -93,8 +95,13 @@ public actor Messenger {
         let body = Components.Schemas.SignInRequest(email: email, password: password, identity: .init(identity.publicIdentity.serialized))
         let session: Components.Schemas.Session
         switch try await relay.call({ try await $0.signIn(body: .json(body)) }) {
-        case .created(let created): session = try created.body.json
-        case .default(let status, let response): throw problem(status, response)
+        case .created(let created):
+            session = try created.body.json
+        case .default(let status, let response):
+            let error = problem(status, response)
+            guard error.serverCode == "step_up_required" else { throw error }
+            guard let answer else { throw ConfidantKitError.stepUpRequired }
+            session = try await relay.signInWithSteps(email: email, password: password, identity: identity.publicIdentity.serialized, answer: answer)
         }
         // The server now knows the new key; keep it before anything else can fail.
         if identity.publicIdentity != existing?.publicIdentity {
@@ -112,6 +119,25 @@ public actor Messenger {
                                    displayName: session.user.displayName, token: session.token, tokenExpiresAt: session.expiresAt)
         try store.saveAccount(account)
         return Messenger(identity: identity, account: account, store: store)
+    }
+
+    /// How this account signs in.
+    public func signInSettings() async throws -> SignInSettings {
+        switch try await relay.call({ try await $0.getAuthSettings() }) {
+        case .ok(let ok): return SignInSettings(try ok.body.json)
+        case .default(let status, let response): throw problem(status, response)
+        }
+    }
+
+    /// Changes how this account signs in; needs the current password.
+    public func updateSignInSettings(_ change: SignInSettingsChange, password: String) async throws -> SignInSettings {
+        let body = Components.Schemas.AuthSettingsUpdate(password: password, chain: change.chain.map(\.wire), operands: change.operands,
+                                                         mapping: change.mapping, codeLength: change.codeLength,
+                                                         totpSecret: change.totpSecret, totpCode: change.totpCode)
+        switch try await relay.call({ try await $0.updateAuthSettings(body: .json(body)) }) {
+        case .ok(let ok): return SignInSettings(try ok.body.json)
+        case .default(let status, let response): throw problem(status, response)
+        }
     }
 
     /// Signs out on the server (best effort when it is unreachable) and forgets the token.

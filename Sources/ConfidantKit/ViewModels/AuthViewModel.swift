@@ -18,6 +18,10 @@ public final class AuthViewModel {
     public private(set) var generalError: String?
     public private(set) var isWorking = false
     public private(set) var messenger: Messenger?
+    /// A sign-in step waiting for the user (arithmetic, e-mail code, TOTP); answer it with `answerStep`.
+    public private(set) var pendingStep: SignInStep?
+    public var stepAnswer = ""
+    private var stepContinuation: CheckedContinuation<String, any Error>?
 
     private let profile: ProfileStorage
     private let passphrase: String
@@ -60,7 +64,11 @@ public final class AuthViewModel {
                 messenger = try await Messenger.register(profile, passphrase: passphrase, server: server, email: email, password: password,
                                                          displayName: displayName.trimmingCharacters(in: .whitespaces))
             case .signIn:
-                messenger = try await Messenger.login(profile, passphrase: passphrase, server: server, email: email, password: password)
+                messenger = try await Messenger.login(profile, passphrase: passphrase, server: server, email: email, password: password,
+                                                      answer: { [weak self] step in
+                                                          guard let self else { throw CancellationError() }
+                                                          return try await self.ask(step)
+                                                      })
             }
             password = ""
         } catch let error as ConfidantKitError {
@@ -74,6 +82,30 @@ public final class AuthViewModel {
         } catch {
             generalError = String(describing: error)
         }
+    }
+
+    private func ask(_ step: SignInStep) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            stepContinuation = continuation
+            stepAnswer = ""
+            pendingStep = step
+        }
+    }
+
+    /// Sends `stepAnswer` for the pending step; a wrong answer brings the step back (a new challenge).
+    public func answerStep() {
+        let continuation = stepContinuation
+        stepContinuation = nil
+        pendingStep = nil
+        continuation?.resume(returning: stepAnswer.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Abandons the sign-in at the pending step.
+    public func cancelStep() {
+        let continuation = stepContinuation
+        stepContinuation = nil
+        pendingStep = nil
+        continuation?.resume(throwing: CancellationError())
     }
 
     private static func message(_ error: ConfidantKitError) -> String {

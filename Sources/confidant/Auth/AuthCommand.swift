@@ -2,11 +2,12 @@ import ArgumentParser
 import ConfidantAuth
 import Foundation
 
-/// `confidant auth …`: sign-in methods. Today: the measurement behind docs/SECURITY.md's
-/// analysis of the arithmetic method; set-up and login arrive with the server.
+/// `confidant auth …`: how the account signs in, and the measurement behind docs/SECURITY.md's
+/// analysis of the arithmetic method.
 struct AuthCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "auth", abstract: "Sign-in methods.", subcommands: [ArithmeticAnalysisCommand.self])
+        commandName: "auth", abstract: "Sign-in methods.",
+        subcommands: [AuthSetupCommand.self, AuthShowCommand.self, ArithmeticAnalysisCommand.self])
 }
 
 struct ArithmeticAnalysisCommand: AsyncParsableCommand {

@@ -33,8 +33,10 @@ struct RegisterCommand: AsyncParsableCommand {
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Sign this profile in to an existing account.",
+        abstract: "Sign this profile in to an existing account, answering every step the account asks for.",
         discussion: """
+            An account with a chain (`confidant auth setup`) is asked each step in turn: the arithmetic \
+            challenge, the e-mail code, the authenticator code. \
             On a new profile this creates a device key: peers get a key-change warning, and messages sent \
             before it reach only your other devices. --new-device-key replaces this profile's key (as \
             reinstalling the app does): messages sealed for the old key become unreadable here.
@@ -50,7 +52,8 @@ struct LoginCommand: AsyncParsableCommand {
         let serverURL = try server.map(ServerAddress.parse)
         let accountPassword = try password.password()
         let messenger = try await Messenger.login(try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
-                                                  server: serverURL, email: email, password: accountPassword, newDeviceKey: newDeviceKey)
+                                                  server: serverURL, email: email, password: accountPassword, newDeviceKey: newDeviceKey,
+                                                  answer: SignInPrompts.answerer)
         let account = await messenger.account
         let fingerprint = IdentityFingerprint(messenger.identity.publicIdentity)
         print("signed in as \(account.email) on \(account.serverURL.absoluteString); this device's key: \(fingerprint)")

@@ -20,6 +20,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
     @Option(help: "SQLite durability: normal (survives a server crash) or full (also a power cut; slower).")
     var sqliteSync = "normal"
+    @Option(help: "The 32-byte key file that encrypts sign-in secrets (default: auth.key in the data directory, created if missing). Every instance sharing a database needs the same one.")
+    var authKeyFile: String?
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -39,6 +41,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.sqliteSynchronous = synchronous
         configuration.host = host
         configuration.port = port
+        configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
         if ProcessInfo.processInfo.environment["CONFIDANT_TESTING_FAST_HASHES"] == "1" {
             // Only the test suite sets this: bcrypt cost 4 instead of 12.
             configuration.useTestingSecurityParameters()
@@ -50,6 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
         let bound = try await server.start()
         // The port line is how scripts and tests learn a port chosen with --port 0.
         FileHandle.standardOutput.write(Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8))
+        // No SMTP client yet: e-mail sign-in codes go to the outbox directory and the log.
+        FileHandle.standardError.write(Data("DEVELOPMENT MODE: e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n".utf8))
         let signal = await signals.next()
         FileHandle.standardError.write(Data("received \(signal), shutting down\n".utf8))
         await server.shutdown()

@@ -1,0 +1,122 @@
+import ConfidantAPI
+import Foundation
+
+/// One step of a multi-step sign-in, as the server asks it.
+public struct SignInStep: Sendable, Equatable {
+    public enum Method: String, Sendable, CaseIterable {
+        case password, arithmetic, emailCode = "email-code", totp, biometric
+    }
+
+    public let method: Method
+    /// 1-based position in the chain (the total is not disclosed before the password passes).
+    public let number: Int
+    /// The arithmetic expression to evaluate under the user's mapping.
+    public let challenge: String?
+    /// What to ask the user, in the server's words.
+    public let prompt: String
+
+    init(_ step: Components.Schemas.SignInStep) {
+        method = Method(step.method)
+        number = step.number
+        challenge = step.challenge
+        prompt = step.prompt
+    }
+}
+
+extension SignInStep.Method {
+    init(_ wire: Components.Schemas.SignInMethod) {
+        switch wire {
+        case .password: self = .password
+        case .arithmetic: self = .arithmetic
+        case .emailCode: self = .emailCode
+        case .totp: self = .totp
+        case .biometric: self = .biometric
+        }
+    }
+
+    var wire: Components.Schemas.SignInMethod {
+        switch self {
+        case .password: return .password
+        case .arithmetic: return .arithmetic
+        case .emailCode: return .emailCode
+        case .totp: return .totp
+        case .biometric: return .biometric
+        }
+    }
+}
+
+/// Answers the steps a profile cannot answer by itself (all but the password): a terminal prompt,
+/// a screen, or a test reading the code from the server's development outbox.
+public typealias SignInAnswerer = @Sendable (SignInStep) async throws -> String
+
+/// How an account signs in, as the server reports it (never the secrets).
+public struct SignInSettings: Sendable, Equatable {
+    public let chain: [SignInStep.Method]
+    public let operands: Int
+    public let codeLength: Int
+    public let arithmeticConfigured: Bool
+    public let totpEnrolled: Bool
+
+    init(_ settings: Components.Schemas.AuthSettings) {
+        chain = settings.chain.map(SignInStep.Method.init)
+        operands = settings.operands
+        codeLength = settings.codeLength
+        arithmeticConfigured = settings.arithmeticConfigured
+        totpEnrolled = settings.totpEnrolled
+    }
+}
+
+/// A change to how an account signs in.
+public struct SignInSettingsChange: Sendable {
+    public var chain: [SignInStep.Method]
+    public var operands: Int?
+    /// `+=*,-=/,*=+,/=-`: which operation each sign stands for.
+    public var mapping: String?
+    public var codeLength: Int?
+    /// A new TOTP secret (base32) and a current code for it.
+    public var totpSecret: String?
+    public var totpCode: String?
+
+    public init(chain: [SignInStep.Method], operands: Int? = nil, mapping: String? = nil, codeLength: Int? = nil,
+                totpSecret: String? = nil, totpCode: String? = nil) {
+        self.chain = chain
+        self.operands = operands
+        self.mapping = mapping
+        self.codeLength = codeLength
+        self.totpSecret = totpSecret
+        self.totpCode = totpCode
+    }
+}
+
+extension RelayClient {
+    /// Walks a sign-in transaction: the password from the caller, every other step from `answer`.
+    /// A wrong answer fetches the current step again (a new challenge) and asks again, until the
+    /// server closes the transaction.
+    func signInWithSteps(email: String, password: String, identity: Data, answer: SignInAnswerer) async throws -> Components.Schemas.Session {
+        let start = Components.Schemas.SignInStart(email: email, identity: .init(identity))
+        var progress: Components.Schemas.SignInProgress
+        switch try await call({ try await $0.startSignIn(body: .json(start)) }) {
+        case .created(let created): progress = try created.body.json
+        case .default(let status, let response): throw problem(status, response)
+        }
+        guard let id = progress.transactionId else { throw ConfidantKitError.server(status: 500, code: "bad_response", message: "no transaction id") }
+        while true {
+            if let session = progress.session { return session }
+            guard let wire = progress.step else { throw ConfidantKitError.server(status: 500, code: "bad_response", message: "no step") }
+            let step = SignInStep(wire)
+            let reply = step.method == .password ? password : try await answer(step)
+            let body = Components.Schemas.SignInAnswer(method: wire.method, answer: reply)
+            switch try await call({ try await $0.answerSignInStep(path: .init(transactionId: id), body: .json(body)) }) {
+            case .ok(let ok):
+                progress = try ok.body.json
+            case .default(let status, let response):
+                let error = problem(status, response)
+                guard error.serverCode == "invalid_credentials", step.method != .password else { throw error }
+                switch try await call({ try await $0.currentSignInStep(path: .init(transactionId: id)) }) {
+                case .ok(let ok): progress = try ok.body.json
+                case .default(let status, let response): throw problem(status, response)
+                }
+            }
+        }
+    }
+}

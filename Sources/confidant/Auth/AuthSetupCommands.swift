@@ -1,0 +1,111 @@
+import ArgumentParser
+import ConfidantAuth
+import ConfidantKit
+import Foundation
+
+/// `confidant auth setup`: chooses how the profile's account signs in.
+struct AuthSetupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "setup",
+        abstract: "Choose how this account signs in: an ordered chain of password, arithmetic, email-code and totp.",
+        discussion: """
+            Example: confidant auth setup --methods password,arithmetic,totp --operands 4 --map '+=*,-=/,*=+,/=-'
+            The mapping says which operation each sign stands for (any of the 256 mappings); challenges are
+            evaluated left to right without precedence. For totp a new secret is generated (or --totp-secret
+            given), shown as an otpauth:// URI (and a QR code when qrencode is installed), and confirmed with a
+            current code. Biometrics belong to a device and are not available here. A new device or network
+            address always adds the e-mail code.
+            """)
+
+    @OptionGroup var options: MessengerOptions
+    @Option(name: .long, help: "The chain, in order, e.g. password,arithmetic,totp.") var methods: String
+    @Option(name: .long, help: "Operands per arithmetic challenge (2…8).") var operands: Int?
+    @Option(name: .long, help: "Your operator mapping, e.g. '+=*,-=/,*=+,/=-'.") var map: String?
+    @Option(name: .long, help: "Length of e-mail codes (4…8).") var codeLength: Int?
+    @Option(name: .long, help: "Use this base32 TOTP secret instead of a new one (scripts).") var totpSecret: String?
+    @Option(name: .long, help: "A current code for the TOTP secret (otherwise asked for).") var totpCode: String?
+    @OptionGroup var password: PasswordOptions
+
+    func run() async throws {
+        let chain = try methods.split(separator: ",").map { name -> SignInStep.Method in
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            guard let method = SignInStep.Method(rawValue: trimmed) else {
+                throw ValidationError("unknown method \(trimmed); choose from password, arithmetic, email-code, totp")
+            }
+            if method == .biometric { throw ValidationError("biometrics belong to a device (Face ID / Touch ID); they are not available in this CLI") }
+            return method
+        }
+        let accountPassword = try password.password()
+        let messenger = try options.open()
+        var change = SignInSettingsChange(chain: chain, operands: operands, mapping: map, codeLength: codeLength)
+        if chain.contains(.totp), !(try await messenger.signInSettings().totpEnrolled) || totpSecret != nil {
+            let secret = try totpSecret.map { try Base32.decode($0) } ?? TOTP.generateSecret()
+            let account = await messenger.account.email
+            let uri = TOTP(secret: secret).provisioningURI(account: account)
+            print("Add this to your authenticator app:\n  \(uri)")
+            Self.printQRCode(uri)
+            change.totpSecret = Base32.encode(secret)
+            change.totpCode = try totpCode ?? Self.ask("Current code from the authenticator: ")
+        }
+        let settings = try await messenger.updateSignInSettings(change, password: accountPassword)
+        print("signing in now takes: \(settings.chain.map(\.rawValue).joined(separator: " → ")) (a new device or address adds email-code)")
+    }
+
+    static func ask(_ prompt: String) throws -> String {
+        FileHandle.standardOutput.write(Data(prompt.utf8))
+        guard let line = readLine(), !line.isEmpty else { throw CLIError.invalidArgument("no answer given") }
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// A terminal QR code through Debian's `qrencode`, when installed and on a terminal.
+    static func printQRCode(_ text: String) {
+        guard Terminal.stdoutIsTTY else { return }
+        for directory in ["/usr/bin", "/usr/local/bin"] {
+            let path = directory + "/qrencode"
+            guard FileManager.default.isExecutableFile(atPath: path) else { continue }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["-t", "ANSIUTF8", text]
+            try? process.run()
+            process.waitUntilExit()
+            return
+        }
+    }
+}
+
+/// `confidant auth show`.
+struct AuthShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show how this account signs in.")
+
+    @OptionGroup var options: MessengerOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Report: Encodable {
+        let chain: [String], operands: Int, codeLength: Int, arithmeticConfigured: Bool, totpEnrolled: Bool
+    }
+
+    func run() async throws {
+        let settings = try await options.open().signInSettings()
+        let report = Report(chain: settings.chain.map(\.rawValue), operands: settings.operands, codeLength: settings.codeLength,
+                            arithmeticConfigured: settings.arithmeticConfigured, totpEnrolled: settings.totpEnrolled)
+        if output.json { return try JSONOutput.print(report) }
+        print(TerminalStyle.table(["", ""], [
+            ["chain", report.chain.joined(separator: " → ")],
+            ["step-up", "a new device or network address adds email-code"],
+            ["arithmetic", report.arithmeticConfigured ? "\(report.operands) operands, mapping set" : "not set up"],
+            ["e-mail code", "\(report.codeLength) characters"],
+            ["totp", report.totpEnrolled ? "enrolled" : "not enrolled"],
+            ["biometrics", "not available in the CLI (a device method)"],
+        ]).split(separator: "\n").dropFirst().joined(separator: "\n"))
+    }
+}
+
+/// Asks each sign-in step at the terminal (or reads the answers, one per line, from standard input).
+enum SignInPrompts {
+    static let answerer: SignInAnswerer = { step in
+        if step.method == .biometric {
+            throw CLIError.invalidArgument("this account asks for biometrics, which belong to a device; sign in from the app")
+        }
+        return try AuthSetupCommand.ask("[step \(step.number)] \(step.prompt): ")
+    }
+}
