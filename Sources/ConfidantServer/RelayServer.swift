@@ -66,7 +66,8 @@ public final class RelayServer: Sendable {
         app.middleware.use(RequestContextMiddleware())
         let relay = RelayContext(configuration: configuration, hub: hub, usesPostgres: listener != nil,
                                  authSecrets: try AuthSecrets.load(from: configuration.resolvedAuthKeyFile),
-                                 mailer: DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox")))
+                                 mailer: configuration.smtp.map { SMTPMailer(configuration: $0) as any CodeMailer }
+                                     ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox")))
         app.middleware.use(SessionMiddleware(context: relay))
         app.middleware.use(BodyLimitMiddleware(configuration: configuration))
         app.http.server.configuration.hostname = configuration.host

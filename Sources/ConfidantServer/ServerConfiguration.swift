@@ -46,6 +46,28 @@ public enum ServerConfigurationError: Error, CustomStringConvertible, Equatable 
     }
 }
 
+/// An SMTP server that relays sign-in codes (RFC 5321; STARTTLS whenever the server offers it).
+public struct SMTPConfiguration: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    /// The From address of sign-in messages.
+    public var sender: String
+    /// Refuse to send without STARTTLS.
+    public var requireTLS = false
+    /// A PEM file of certificates to trust instead of the system's (a private mail relay).
+    public var trustRootsFile: String?
+    /// The name to verify the server's certificate against; `host` unless set.
+    public var tlsServerName: String?
+    /// The name this server gives in EHLO.
+    public var heloName = "confidant.invalid"
+
+    public init(host: String, port: Int = 25, sender: String) {
+        self.host = host
+        self.port = port
+        self.sender = sender
+    }
+}
+
 public enum SQLiteSynchronous: String, Sendable, CaseIterable {
     case normal = "NORMAL", full = "FULL"
 }
@@ -84,6 +106,8 @@ public struct ServerConfiguration: Sendable {
     public var signInTransactionLifetime: TimeInterval = 10 * 60
     /// Wrong answers one transaction accepts before it is closed.
     public var signInAttemptsPerTransaction = 5
+    /// Where e-mail sign-in codes go; nil: the development outbox in the data directory.
+    public var smtp: SMTPConfiguration?
     /// Seconds before an e-mail code can be sent again.
     public var emailCodeResendSeconds: TimeInterval = 60
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConfidantAuth
 import ConfidantServer
 import Dispatch
 import Foundation
@@ -20,6 +21,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
     @Option(help: "SQLite durability: normal (survives a server crash) or full (also a power cut; slower).")
     var sqliteSync = "normal"
+    @Option(help: "SMTP server for e-mail sign-in codes (without it, codes go to <data-dir>/outbox and the log: development only).")
+    var smtpHost: String?
+    @Option(help: "SMTP port.") var smtpPort = 25
+    @Option(help: "From address of sign-in messages.") var smtpFrom: String?
+    @Flag(help: "Refuse to send codes unless the SMTP server offers STARTTLS.") var smtpRequireTls = false
+    @Option(help: "PEM certificates to trust for the SMTP server instead of the system's.") var smtpCaFile: String?
     @Option(help: "The 32-byte key file that encrypts sign-in secrets (default: auth.key in the data directory, created if missing). Every instance sharing a database needs the same one.")
     var authKeyFile: String?
 
@@ -42,6 +49,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
+        if let smtpHost {
+            guard let smtpFrom, (try? EmailAddress(smtpFrom)) != nil else {
+                throw ValidationError("--smtp-host needs --smtp-from with a valid sender address, e.g. no-reply@example.com")
+            }
+            var smtp = SMTPConfiguration(host: smtpHost, port: smtpPort, sender: smtpFrom)
+            smtp.requireTLS = smtpRequireTls
+            smtp.trustRootsFile = smtpCaFile
+            configuration.smtp = smtp
+        }
         if ProcessInfo.processInfo.environment["CONFIDANT_TESTING_FAST_HASHES"] == "1" {
             // Only the test suite sets this: bcrypt cost 4 instead of 12.
             configuration.useTestingSecurityParameters()
@@ -53,8 +69,9 @@ struct ServeCommand: AsyncParsableCommand {
         let bound = try await server.start()
         // The port line is how scripts and tests learn a port chosen with --port 0.
         FileHandle.standardOutput.write(Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8))
-        // No SMTP client yet: e-mail sign-in codes go to the outbox directory and the log.
-        FileHandle.standardError.write(Data("DEVELOPMENT MODE: e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n".utf8))
+        if configuration.smtp == nil {
+            FileHandle.standardError.write(Data("DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n".utf8))
+        }
         let signal = await signals.next()
         FileHandle.standardError.write(Data("received \(signal), shutting down\n".utf8))
         await server.shutdown()

@@ -1,0 +1,164 @@
+import ConfidantAPI
+import ConfidantCrypto
+import ConfidantServer
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real SMTP server for the test: aiosmtpd (PyPI) storing what it receives in a maildir,
+/// optionally with STARTTLS under a throw-away self-signed certificate.
+final class SMTPSink: @unchecked Sendable {
+    let port: Int
+    let directory: URL
+    let certificate: URL?
+    private let process = Process()
+
+    init(tls: Bool) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-smtp-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        var arguments = ["-m", "aiosmtpd", "-n", "-l", "127.0.0.1:\(port)", "-c", "aiosmtpd.handlers.Mailbox"]
+        if tls {
+            let cert = directory.appendingPathComponent("cert.pem"), key = directory.appendingPathComponent("key.pem")
+            try Self.run("/usr/bin/env", ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", cert.path])
+            arguments += ["--tlscert", cert.path, "--tlskey", key.path]
+            certificate = cert
+        } else {
+            certificate = nil
+        }
+        arguments.append(directory.appendingPathComponent("maildir").path)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Ready when it accepts connections.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !Self.accepts(port) {
+            guard process.isRunning, ContinuousClock.now < deadline else {
+                stop()
+                throw CLIFailure("aiosmtpd did not start (python3 -m pip install aiosmtpd)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    func stop() {
+        // SIGKILL: a child started by the test runner may inherit a signal mask that blocks SIGTERM.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The messages received so far.
+    func messages() throws -> [String] {
+        let new = directory.appendingPathComponent("maildir/new")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: new.path)) ?? []
+        return try names.sorted().map { try String(contentsOf: new.appendingPathComponent($0), encoding: .utf8) }
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CLIFailure("\(arguments.first ?? executable) failed") }
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard bound == 0 else { throw CLIFailure("bind failed") }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
+
+struct CLIFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+@Suite("E-mail codes through a real SMTP server")
+struct SMTPDeliveryTests {
+    /// Signs in from a new device: password, then the code that arrives by mail.
+    static func signInWithMailedCode(_ relay: TestRelay, sink: SMTPSink) async throws -> Components.Schemas.Session? {
+        let frank = try await TestUser.make(relay, name: "frank")
+        let tablet = try PrivateIdentity.generate()
+        let client = relay.client()
+        let start = try await client.startSignIn(body: .json(.init(email: frank.email, identity: .init(tablet.publicIdentity.serialized))))
+        // A default account (password only) from a new device gets the e-mail step too.
+        let id = try #require(try start.created.body.json.transactionId)
+        let afterPassword = try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: .password, answer: frank.password)))
+        guard case .ok(let ok) = afterPassword else { return nil }
+        #expect(try ok.body.json.step?.method == .emailCode)
+        let mail = try #require(try sink.messages().last)
+        #expect(mail.contains("To: <\(frank.email.lowercased())>"))
+        #expect(mail.contains("Subject: Your Confidant sign-in code"))
+        let range = try #require(mail.range(of: "sign-in code is "))
+        let code = String(mail[range.upperBound...].prefix { $0 != "." })
+        let done = try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: .emailCode, answer: code)))
+        return try done.ok.body.json.session
+    }
+
+    @Test("the code goes through plain SMTP and signs the new device in")
+    func plain() async throws {
+        let sink = try await SMTPSink(tls: false)
+        defer { sink.stop() }
+        try await TestRelay.run(adjust: { $0.smtp = SMTPConfiguration(host: "127.0.0.1", port: sink.port, sender: "no-reply@confidant.test") }) { relay in
+            let session = try await Self.signInWithMailedCode(relay, sink: sink)
+            #expect(session != nil)
+            #expect(!FileManager.default.fileExists(atPath: relay.directory.appendingPathComponent("outbox").path))
+        }
+    }
+
+    @Test("STARTTLS when offered, verified against the configured certificate; an untrusted certificate sends nothing")
+    func startTLS() async throws {
+        let sink = try await SMTPSink(tls: true)
+        defer { sink.stop() }
+        var smtp = SMTPConfiguration(host: "127.0.0.1", port: sink.port, sender: "no-reply@confidant.test")
+        smtp.requireTLS = true
+        smtp.trustRootsFile = sink.certificate?.path
+        try await TestRelay.run(adjust: { [smtp] in $0.smtp = smtp }) { relay in
+            let session = try await Self.signInWithMailedCode(relay, sink: sink)
+            #expect(session != nil)
+        }
+        smtp.trustRootsFile = nil
+        try await TestRelay.run(adjust: { [smtp] in $0.smtp = smtp }) { relay in
+            let before = try sink.messages().count
+            let george = try await TestUser.make(relay, name: "george")
+            let client = relay.client()
+            let start = try await client.startSignIn(body: .json(.init(email: george.email, identity: .init(try PrivateIdentity.generate().publicIdentity.serialized))))
+            let id = try #require(try start.created.body.json.transactionId)
+            let answer = try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: .password, answer: george.password)))
+            #expect(try answer.problem == "mail_unavailable 503")
+            #expect(try sink.messages().count == before)
+        }
+    }
+}
