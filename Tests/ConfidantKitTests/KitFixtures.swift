@@ -38,8 +38,17 @@ struct KitUser {
     func secondDevice(_ relay: some RelayEndpoint) async throws -> KitUser {
         let profile = TestProfile()
         let messenger = try await Messenger.login(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-                                                  email: email, password: password)
+                                                  email: email, password: password, answer: Self.mailedCode(relay))
         return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
+    }
+
+    /// Answers the e-mail step from the relay's development outbox, as a user reads their mail.
+    static func mailedCode(_ relay: some RelayEndpoint) -> SignInAnswerer {
+        let directory = relay.dataDirectory
+        return { step in
+            guard step.method == .emailCode else { throw ConfidantKitError.stepUpRequired }
+            return try SignInOutbox.latestCode(dataDirectory: directory)
+        }
     }
 
     var contact: Contact {

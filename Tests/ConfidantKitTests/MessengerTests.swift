@@ -65,7 +65,7 @@ struct MessengerTests {
             try await alice.messenger.markVerified(toBob)
             // Bob reinstalls: same device id, new key.
             let reinstalled = try await Messenger.login(bob.profile.storage, passphrase: TestProfile.passphrase, email: bob.email,
-                                                        password: bob.password, newDeviceKey: true)
+                                                        password: bob.password, newDeviceKey: true, answer: KitUser.mailedCode(relay))
             #expect(reinstalled.identity.deviceID == bob.messenger.identity.deviceID)
             let old = try await reinstalled.sync()
             #expect(old.count == 1)
@@ -119,7 +119,7 @@ struct MessengerTests {
             let profile = TestProfile()
             defer { profile.remove() }
             let carolDevice = try await Messenger.login(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-                                                        email: email, password: "carol's long password")
+                                                        email: email, password: "carol's long password", answer: KitUser.mailedCode(relay))
             #expect(try await alice.messenger.retry(failed.id) == .sent)
             await #expect(throws: ConfidantKitError.notRetryable(failed.id)) { try await alice.messenger.retry(failed.id) }
             #expect(try await carolDevice.sync().map(\.text) == ["hello Carol"])

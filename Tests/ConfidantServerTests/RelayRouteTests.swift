@@ -105,7 +105,9 @@ struct RelayRouteTests {
 
             // Bob signs in again on his laptop with new keys (the tunnel concept): replaced.
             let newKeys = try PrivateIdentity.generate(deviceID: bob.identity.deviceID)
-            let rekeyed = try await relay.client().signIn(body: .json(.init(email: bob.email, password: bob.password, identity: .init(newKeys.publicIdentity.serialized)))).created.body.json
+            let plain = try await relay.client().signIn(body: .json(.init(email: bob.email, password: bob.password, identity: .init(newKeys.publicIdentity.serialized))))
+            #expect(try plain.problem == "step_up_required 403", "a new key for a known device adds the e-mail code")
+            let rekeyed = try await TestUser.signInWithCode(relay, email: bob.email, password: bob.password, identity: newKeys)
             #expect(rekeyed.keyChanged)
             let changes = try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).map(\.change)
             #expect(changes == [.added, .replaced])

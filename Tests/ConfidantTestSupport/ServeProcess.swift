@@ -33,7 +33,7 @@ package struct ServeProcess {
         guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix(while: \.isNumber)) else {
             throw CocoaError(.fileReadCorruptFile)
         }
-        return ServedRelay(port: port)
+        return ServedRelay(port: port, dataDirectory: dataDirectory)
     }
 
     package func kill(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
@@ -47,6 +47,7 @@ package struct ServeProcess {
 /// The parts of `TestRelay` that `TestUser` needs, for a relay in another process.
 package struct ServedRelay: RelayEndpoint {
     package let port: Int
+    package let dataDirectory: URL
 }
 
 /// The built `confidant` executable, which sits beside the test bundle in the build directory.

@@ -21,6 +21,8 @@ package enum TestDatabaseKind: String, CaseIterable, Sendable {
 /// Somewhere a relay listens on loopback.
 package protocol RelayEndpoint: Sendable {
     var port: Int { get }
+    /// Where the relay keeps its files (and its development outbox of e-mail codes).
+    var dataDirectory: URL { get }
 }
 
 extension RelayEndpoint {
@@ -40,6 +42,7 @@ package struct TestRelay: RelayEndpoint {
     package let directory: URL
     package let database: DatabaseLocation
     package let postgresName: String?
+    package var dataDirectory: URL { directory }
 
     package static func start(_ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
                               adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {

@@ -57,16 +57,17 @@ extension RelayAPI {
         let user = try await UserRecord.query(on: request.db).filter(\.$email == email).first()
         let pool = request.application.threadPool
         let verified = try await context.passwords.verify(body.password, against: user?.passwordHash ?? PasswordPolicy.decoyHash, on: pool)
-        guard verified, let user, let userID = user.id else {
+        guard verified, let user, user.id != nil else {
             try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
             throw APIFailure(.unauthorized, "invalid_credentials", "The e-mail address or the password is wrong.")
         }
 
-        if let settings = try await AuthSettingsRecord.find(userID, on: request.db), settings.chain != SignInMethod.password.rawValue {
-            // The password is right, but this account signs in with more than a password.
+        if try await decideSteps(for: user, identity: identity, address: context.clientAddress(request), on: request.db) != [.password] {
+            // The password is right, but this sign-in needs more: the account's chain, or the
+            // e-mail code for a new device or address.
             try await context.write(request.db) { db in try await throttle.reset([accountKey], on: db) }
             throw APIFailure(.forbidden, "step_up_required",
-                             "This account signs in with several steps; use POST /v1/auth/sign-in (`confidant login` does).")
+                             "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant login` does).")
         }
         let session = try await openSession(for: user, identity: identity, request: request, resetting: [accountKey], throttle: throttle)
         return .created(.init(body: .json(session)))

@@ -119,23 +119,7 @@ extension RelayAPI {
         try await throttle.check(["sign-in/account/\(email)", "sign-in/address/\(address)"], on: request.db)
 
         let user = try await UserRecord.query(on: request.db).filter(\.$email == email).first()
-        // An e-mail without an account is answered as an account whose chain starts with the password.
-        var chain: [SignInMethod] = [.password]
-        var knownDevice = true, knownAddress = true
-        if let userID = user?.id {
-            if let settings = try await AuthSettingsRecord.find(userID, on: request.db) { chain = Self.chain(settings.chain) }
-            // The adaptive rule applies once the account has a device and an address to compare with.
-            let devices = try await DeviceRecord.query(on: request.db).filter(\.$userID == userID).filter(\.$retiredAt == nil).all()
-            knownDevice = devices.isEmpty || devices.contains { $0.deviceID == identity.deviceID && $0.identity == identity.serialized }
-            let addresses = try await SignInAddressRecord.query(on: request.db).filter(\.$userID == userID).all()
-            knownAddress = addresses.isEmpty || addresses.contains { $0.address == address }
-        }
-        let steps: [SignInMethod]
-        switch context.configuration.signInPolicy.decide(SignInContext(configuredChain: chain, knownDevice: knownDevice, knownAddress: knownAddress)) {
-        case .proceed(let decided, _): steps = decided
-        case .locked(let retryAfter):
-            throw APIFailure(.tooManyRequests, "locked_out", "Too many failed attempts; try again later.", retryAfter: Int(retryAfter.rounded(.up)))
-        }
+        let steps = try await decideSteps(for: user, identity: identity, address: address, on: request.db)
         let token = SessionToken.generate()
         let transaction = SignInTransactionRecord(
             tokenHash: token.hash, userID: user?.id, email: email, identity: identity.serialized, address: address,
@@ -143,6 +127,26 @@ extension RelayAPI {
         let step = try await prepareStep(transaction, request: request)
         try await context.write(request.db) { db in try await transaction.create(on: db) }
         return .created(.init(body: .json(.init(transactionId: token.text, expiresAt: transaction.expiresAt, step: step))))
+    }
+
+    /// The steps the adaptive policy asks of this sign-in: the account's chain, plus the e-mail code
+    /// from a new device or address (once the account has a device and an address to compare with).
+    func decideSteps(for user: UserRecord?, identity: PublicIdentity, address: String, on db: any Database) async throws -> [SignInMethod] {
+        // An e-mail without an account is answered as an account whose chain starts with the password.
+        var chain: [SignInMethod] = [.password]
+        var knownDevice = true, knownAddress = true
+        if let userID = user?.id {
+            if let settings = try await AuthSettingsRecord.find(userID, on: db) { chain = Self.chain(settings.chain) }
+            let devices = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).all()
+            knownDevice = devices.isEmpty || devices.contains { $0.deviceID == identity.deviceID && $0.identity == identity.serialized }
+            let addresses = try await SignInAddressRecord.query(on: db).filter(\.$userID == userID).all()
+            knownAddress = addresses.isEmpty || addresses.contains { $0.address == address }
+        }
+        switch context.configuration.signInPolicy.decide(SignInContext(configuredChain: chain, knownDevice: knownDevice, knownAddress: knownAddress)) {
+        case .proceed(let steps, _): return steps
+        case .locked(let retryAfter):
+            throw APIFailure(.tooManyRequests, "locked_out", "Too many failed attempts; try again later.", retryAfter: Int(retryAfter.rounded(.up)))
+        }
     }
 
     private func transaction(_ id: String, on db: any Database) async throws -> SignInTransactionRecord {
