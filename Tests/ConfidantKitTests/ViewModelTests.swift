@@ -19,16 +19,17 @@ struct ViewModelTests {
             model.email = "bad@"
             model.password = "short"
             await model.submit()
-            #expect(Set(model.fieldErrors.keys) == [.server, .email, .password, .displayName])
+            #expect(Set(model.fieldErrors.keys) == [.server, .email, .password, .firstName, .lastName])
             #expect(model.messenger == nil)
 
             model.serverAddress = relay.baseURL.absoluteString
             model.email = "Dana-\(UUID().uuidString.prefix(6))@Example.com"
             model.password = "a long enough password"
-            model.displayName = "Dana"
+            model.firstName = "Dana"
+            model.lastName = "Scully"
             await model.submit()
             #expect(model.fieldErrors.isEmpty)
-            #expect(model.messenger != nil)
+            #expect(await model.messenger?.account.displayName == "Dana Scully")
             #expect(model.password.isEmpty)
 
             let other = TestProfile()
@@ -38,7 +39,8 @@ struct ViewModelTests {
             again.serverAddress = relay.baseURL.absoluteString
             again.email = model.email.lowercased()
             again.password = "another long password"
-            again.displayName = "Dana Two"
+            again.firstName = "Dana"
+            again.lastName = "Two"
             await again.submit()
             #expect(again.fieldErrors[.email] != nil, "a taken e-mail is the e-mail field's error")
 

@@ -24,6 +24,15 @@ struct RelayRouteTests {
             #expect(try weak.problem == "weak_password 400")
             let badMail = try await anonymous.signUp(body: .json(.init(email: "not-an-address", password: "long enough password", displayName: "B")))
             #expect(try badMail.problem == "invalid_email 400")
+            // The seed's form: first and last name; the display name defaults to both.
+            let named = try await anonymous.signUp(body: .json(.init(email: "named-\(UUID().uuidString.prefix(6))@example.com",
+                                                                      password: "long enough password", firstName: " Fox ", lastName: "Mulder")))
+            #expect(try named.created.body.json.displayName == "Fox Mulder")
+            let nameless = try await anonymous.signUp(body: .json(.init(email: "nameless@example.com", password: "long enough password")))
+            #expect(try nameless.problem == "invalid_display_name 400")
+            let control = try await anonymous.signUp(body: .json(.init(email: "control@example.com", password: "long enough password",
+                                                                        firstName: "A\u{7}", lastName: "B")))
+            #expect(try control.problem == "invalid_name 400")
 
             let wrong = try await anonymous.signIn(body: .json(.init(email: alice.email, password: "wrong password!!", identity: .init(alice.identity.publicIdentity.serialized))))
             #expect(try wrong.problem == "invalid_credentials 401")

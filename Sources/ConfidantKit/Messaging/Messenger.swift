@@ -49,11 +49,15 @@ public actor Messenger {
     }
 
     /// Creates an account on `server` and signs this profile in to it.
+    /// - Parameters:
+    ///   - firstName, lastName: as the seed's sign-up form asks; the display name defaults to both.
+    ///   - displayName: what others see.
     public static func register(_ profile: ProfileStorage, passphrase: String, server: URL, email: String, password: String,
-                                displayName: String) async throws -> Messenger {
+                                displayName: String? = nil, firstName: String? = nil, lastName: String? = nil) async throws -> Messenger {
         let relay = RelayClient(serverURL: server, token: nil)
         try await ensureFree(profile, passphrase: passphrase, email: email)
-        let body = Components.Schemas.SignUpRequest(email: email, password: password, displayName: displayName)
+        let body = Components.Schemas.SignUpRequest(email: email, password: password, firstName: firstName, lastName: lastName,
+                                                    displayName: displayName)
         switch try await relay.call({ try await $0.signUp(body: .json(body)) }) {
         case .created: break
         case .default(let status, let response): throw problem(status, response)

@@ -7,12 +7,15 @@ import Observation
 @MainActor @Observable
 public final class AuthViewModel {
     public enum Mode: Sendable { case signIn, signUp }
-    public enum Field: Hashable, Sendable { case server, email, password, displayName }
+    public enum Field: Hashable, Sendable { case server, email, password, firstName, lastName, displayName }
 
     public var mode: Mode = .signIn
     public var serverAddress = ""
     public var email = ""
     public var password = ""
+    public var firstName = ""
+    public var lastName = ""
+    /// Optional on sign-up: "first last" when empty.
     public var displayName = ""
     public private(set) var fieldErrors: [Field: String] = [:]
     public private(set) var generalError: String?
@@ -48,7 +51,10 @@ public final class AuthViewModel {
         } else if mode == .signUp, password.count < 10 {
             errors[.password] = "Use at least 10 characters"
         }
-        if mode == .signUp, displayName.trimmingCharacters(in: .whitespaces).isEmpty { errors[.displayName] = "Enter the name others will see" }
+        if mode == .signUp {
+            if firstName.trimmingCharacters(in: .whitespaces).isEmpty { errors[.firstName] = "Enter your first name" }
+            if lastName.trimmingCharacters(in: .whitespaces).isEmpty { errors[.lastName] = "Enter your last name" }
+        }
         fieldErrors = errors
         return errors.isEmpty
     }
@@ -61,8 +67,11 @@ public final class AuthViewModel {
         do {
             switch mode {
             case .signUp:
+                let shown = displayName.trimmingCharacters(in: .whitespaces)
                 messenger = try await Messenger.register(profile, passphrase: passphrase, server: server, email: email, password: password,
-                                                         displayName: displayName.trimmingCharacters(in: .whitespaces))
+                                                         displayName: shown.isEmpty ? nil : shown,
+                                                         firstName: firstName.trimmingCharacters(in: .whitespaces),
+                                                         lastName: lastName.trimmingCharacters(in: .whitespaces))
             case .signIn:
                 messenger = try await Messenger.login(profile, passphrase: passphrase, server: server, email: email, password: password,
                                                       answer: { [weak self] step in
@@ -76,6 +85,7 @@ public final class AuthViewModel {
             case "email_taken", "invalid_email": fieldErrors[.email] = Self.message(error)
             case "weak_password": fieldErrors[.password] = Self.message(error)
             case "invalid_display_name": fieldErrors[.displayName] = Self.message(error)
+            case "invalid_name": fieldErrors[.firstName] = Self.message(error)
             case "invalid_credentials": generalError = "Wrong e-mail or password"
             default: generalError = Self.message(error)
             }

@@ -82,11 +82,14 @@ final class SignInAddressRecord: Model, @unchecked Sendable {
     }
 }
 
-/// Version 3: sign-in settings, transactions and known addresses.
+/// Version 3: first and last names, sign-in settings, transactions and known addresses.
 struct AddSignIn: AsyncMigration {
     var name: String { "confidant.v3.sign-in" }
 
     func prepare(on database: any Database) async throws {
+        // One column per statement: SQLite adds columns one at a time.
+        try await database.schema(UserRecord.schema).field("first_name", .string).update()
+        try await database.schema(UserRecord.schema).field("last_name", .string).update()
         try await database.schema(AuthSettingsRecord.schema)
             .field("user_id", .uuid, .identifier(auto: false), .references(UserRecord.schema, .id, onDelete: .cascade))
             .field("chain", .string, .required)
@@ -125,5 +128,7 @@ struct AddSignIn: AsyncMigration {
         for schema in [SignInAddressRecord.schema, SignInTransactionRecord.schema, AuthSettingsRecord.schema] {
             try await database.schema(schema).delete()
         }
+        try await database.schema(UserRecord.schema).deleteField("last_name").update()
+        try await database.schema(UserRecord.schema).deleteField("first_name").update()
     }
 }

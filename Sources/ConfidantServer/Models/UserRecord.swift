@@ -14,6 +14,9 @@ final class UserRecord: Model, @unchecked Sendable {
     @OptionalField(key: "avatar") var avatar: Data?
     @OptionalField(key: "avatar_type") var avatarType: String?
     @Field(key: "created_at") var createdAt: Date
+    /// As entered at sign-up (the seed's form); not shown in the directory.
+    @OptionalField(key: "first_name") var firstName: String?
+    @OptionalField(key: "last_name") var lastName: String?
 
     init() {}
 

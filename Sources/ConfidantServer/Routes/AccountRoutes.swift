@@ -11,7 +11,12 @@ extension RelayAPI {
         let request = try RequestContextMiddleware.request()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
         let email = try Self.email(body.email)
-        let displayName = try Self.displayName(body.displayName)
+        let firstName = try body.firstName.map { try Self.personalName($0, "first name") }
+        let lastName = try body.lastName.map { try Self.personalName($0, "last name") }
+        guard let shown = body.displayName ?? [firstName, lastName].compactMap({ $0 }).joined(separator: " ").nilIfEmpty else {
+            throw APIFailure(.badRequest, "invalid_display_name", "Give a first and last name, or a display name.")
+        }
+        let displayName = try Self.displayName(shown)
         let throttle = Throttle(policy: context.configuration.signInPolicy, freeFailures: context.configuration.freeSignUpsPerAddress)
         // Per address (bulk account creation) and per e-mail address (probing which are taken).
         let keys = ["sign-up/address/\(context.clientAddress(request))", "sign-up/account/\(email)"]
@@ -29,6 +34,8 @@ extension RelayAPI {
         }
         let hash = try await context.passwords.hash(body.password, on: request.application.threadPool)
         let user = UserRecord(email: email, displayName: displayName, passwordHash: hash)
+        user.firstName = firstName
+        user.lastName = lastName
         user.avatar = avatar?.0
         user.avatarType = avatar?.1
         do {
@@ -200,6 +207,15 @@ extension RelayAPI {
         do { return try EmailAddress(raw).value } catch { throw APIFailure(.badRequest, "invalid_email", error.description) }
     }
 
+    static func personalName(_ raw: String, _ field: String) throws(APIFailure) -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...50).contains(name.count),
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
+            throw APIFailure(.badRequest, "invalid_name", "The \(field) needs 1 to 50 characters, without control characters.")
+        }
+        return name
+    }
+
     static func displayName(_ raw: String) throws(APIFailure) -> String {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...100).contains(name.count) else {
@@ -228,4 +244,8 @@ extension RelayAPI {
         }
         return (bytes, type)
     }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }

@@ -18,7 +18,7 @@ struct AuthSetupCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: MessengerOptions
-    @Option(name: .long, help: "The chain, in order, e.g. password,arithmetic,totp.") var methods: String
+    @Option(name: .long, help: "The chain, in order, e.g. password,arithmetic,totp (asked for on a terminal when missing).") var methods: String?
     @Option(name: .long, help: "Operands per arithmetic challenge (2…8).") var operands: Int?
     @Option(name: .long, help: "Your operator mapping, e.g. '+=*,-=/,*=+,/=-'.") var map: String?
     @Option(name: .long, help: "Length of e-mail codes (4…8).") var codeLength: Int?
@@ -27,6 +27,12 @@ struct AuthSetupCommand: AsyncParsableCommand {
     @OptionGroup var password: PasswordOptions
 
     func run() async throws {
+        let interactive = methods == nil
+        guard let methods = try methods ?? (Terminal.stdinIsTTY ? Self.ask(
+            "Sign in with which methods, in order? (password, arithmetic, email-code, totp; e.g. password,totp): ") : nil) else {
+            throw ValidationError("give --methods, e.g. --methods password,arithmetic,totp")
+        }
+        var operands = self.operands, map = self.map, codeLength = self.codeLength
         let chain = try methods.split(separator: ",").map { name -> SignInStep.Method in
             let trimmed = name.trimmingCharacters(in: .whitespaces)
             guard let method = SignInStep.Method(rawValue: trimmed) else {
@@ -34,6 +40,14 @@ struct AuthSetupCommand: AsyncParsableCommand {
             }
             if method == .biometric { throw ValidationError("biometrics belong to a device (Face ID / Touch ID); they are not available in this CLI") }
             return method
+        }
+        if interactive, chain.contains(.arithmetic) {
+            print("Arithmetic challenge: choose what each sign means to you (any of + - * / for each).")
+            map = try map ?? Self.ask("Your mapping, e.g. +=*,-=/,*=+,/=- : ")
+            operands = try operands ?? Int(Self.ask("How many operands per challenge (2-8)? "))
+        }
+        if interactive, chain.contains(.emailCode) {
+            codeLength = try codeLength ?? Int(Self.ask("E-mail code length (4-8)? "))
         }
         let accountPassword = try password.password()
         let messenger = try options.open()

@@ -16,14 +16,23 @@ struct RegisterCommand: AsyncParsableCommand {
     @OptionGroup var options: MessengerOptions
     @Option(name: .long, help: "The server, e.g. http://127.0.0.1:8080.") var server: String
     @Option(name: .long, help: "Your e-mail address.") var email: String
-    @Option(name: .long, help: "The name others see.") var name: String
+    @Option(name: .long, help: "Your first name.") var firstName: String?
+    @Option(name: .long, help: "Your last name.") var lastName: String?
+    @Option(name: .long, help: "The name others see (default: first and last name).") var name: String?
     @OptionGroup var password: PasswordOptions
+
+    func validate() throws {
+        guard name != nil || (firstName != nil && lastName != nil) else {
+            throw ValidationError("give --first-name and --last-name (and optionally --name, what others see)")
+        }
+    }
 
     func run() async throws {
         let serverURL = try ServerAddress.parse(server)
         let accountPassword = try password.password()
         let messenger = try await Messenger.register(try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
-                                                     server: serverURL, email: email, password: accountPassword, displayName: name)
+                                                     server: serverURL, email: email, password: accountPassword, displayName: name,
+                                                     firstName: firstName, lastName: lastName)
         let account = await messenger.account
         print("registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))")
     }
