@@ -142,14 +142,7 @@ extension RelayAPI {
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
         let (request, caller) = try await signedIn()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        guard let user = try await UserRecord.find(caller.userID, on: request.db) else { throw APIFailure.unauthenticated }
-        let throttle = Throttle(policy: context.configuration.signInPolicy)
-        let keys = ["sign-in/account/\(user.email)"]
-        try await throttle.check(keys, on: request.db)
-        guard try await context.passwords.verify(body.password, against: user.passwordHash, on: request.application.threadPool) else {
-            try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
-            throw APIFailure(.unauthorized, "invalid_credentials", "The password is wrong; the account was not deleted.")
-        }
+        _ = try await confirmPassword(body.password, of: caller, request: request, otherwise: "the account was not deleted")
         let userID = caller.userID
         let now = Date()
         let (blobs, woken) = try await context.write(request.db) { db -> ([UUID], [DeviceAddress]) in
@@ -205,6 +198,20 @@ extension RelayAPI {
 
     static func email(_ raw: String) throws(APIFailure) -> String {
         do { return try EmailAddress(raw).value } catch { throw APIFailure(.badRequest, "invalid_email", error.description) }
+    }
+
+    /// Checks the signed-in caller's password again before a sensitive change, under the same
+    /// throttle as sign-in. `otherwise` says what did not happen.
+    func confirmPassword(_ password: String, of caller: Caller, request: Request, otherwise: String) async throws -> UserRecord {
+        guard let user = try await UserRecord.find(caller.userID, on: request.db) else { throw APIFailure.unauthenticated }
+        let throttle = Throttle(policy: context.configuration.signInPolicy)
+        let keys = ["sign-in/account/\(user.email)"]
+        try await throttle.check(keys, on: request.db)
+        guard try await context.passwords.verify(password, against: user.passwordHash, on: request.application.threadPool) else {
+            try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
+            throw APIFailure(.unauthorized, "invalid_credentials", "The password is wrong; \(otherwise).")
+        }
+        return user
     }
 
     static func personalName(_ raw: String, _ field: String) throws(APIFailure) -> String {

@@ -49,14 +49,7 @@ extension RelayAPI {
     func updateAuthSettings(_ input: Operations.UpdateAuthSettings.Input) async throws -> Operations.UpdateAuthSettings.Output {
         let (request, caller) = try await signedIn()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        guard let user = try await UserRecord.find(caller.userID, on: request.db) else { throw APIFailure.unauthenticated }
-        let throttle = Throttle(policy: context.configuration.signInPolicy)
-        let keys = ["sign-in/account/\(user.email)"]
-        try await throttle.check(keys, on: request.db)
-        guard try await context.passwords.verify(body.password, against: user.passwordHash, on: request.application.threadPool) else {
-            try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
-            throw APIFailure(.unauthorized, "invalid_credentials", "The password is wrong; the settings were not changed.")
-        }
+        _ = try await confirmPassword(body.password, of: caller, request: request, otherwise: "the settings were not changed")
         let chain = body.chain.map(Self.method)
         guard Set(chain).count == chain.count else { throw APIFailure(.badRequest, "invalid_chain", "Each method may appear once in the chain.") }
         if chain.contains(.biometric) {
