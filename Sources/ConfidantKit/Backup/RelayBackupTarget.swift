@@ -41,21 +41,7 @@ public struct RelayBackupTarget: BackupTarget {
     public func upload(_ file: URL, as name: String) async throws {
         let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64 ?? 0
         let handle = try FileHandle(forReadingFrom: file)
-        let chunks = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
-            let reader = Task {
-                defer { try? handle.close() }
-                do {
-                    while !Task.isCancelled, let data = try handle.read(upToCount: 256 * 1024), !data.isEmpty {
-                        continuation.yield(ArraySlice(data))
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in reader.cancel() }
-        }
-        try await put(HTTPBody(chunks, length: .known(size), iterationBehavior: .single), name: name)
+        try await put(.streaming(handle, length: size, chunkSize: 256 * 1024), name: name)
     }
 
     public func write(_ data: Data, as name: String) async throws {

@@ -6,7 +6,7 @@ import OpenAPIRuntime
 import Vapor
 
 /// The bytes of blobs and backup objects: streamed to `<data-dir>/blobs/<id>` as they arrive
-/// (never held in memory), hashed on the way, and streamed back in 64 KiB chunks.
+/// (never held in memory), hashed on the way, and streamed back in 64 KiB chunks (`HTTPBody.streaming`).
 extension RelayAPI {
     struct StoredBlobFile {
         let id: UUID
@@ -48,20 +48,6 @@ extension RelayAPI {
         guard let id = blob.id, let handle = try? FileHandle(forReadingFrom: context.blobDirectory.appendingPathComponent(id.uuidString.lowercased())) else {
             throw APIFailure(.internalServerError, "storage_unavailable", "The blob's bytes are missing on the server.")
         }
-        let chunks = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
-            let reader = Task {
-                defer { try? handle.close() }
-                do {
-                    while !Task.isCancelled, let data = try handle.read(upToCount: 64 * 1024), !data.isEmpty {
-                        continuation.yield(ArraySlice(data))
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in reader.cancel() }
-        }
-        return HTTPBody(chunks, length: .known(blob.size), iterationBehavior: .single)
+        return .streaming(handle, length: blob.size)
     }
 }
