@@ -46,7 +46,7 @@ struct MailboxStreamClient: Sendable {
                 await state(.stopped)
                 throw ConfidantKitError.sessionExpired
             } catch {
-                reason = Self.describe(error)
+                reason = RelayClient.describe(error)
             }
             if Task.isCancelled { break }
             let jittered = delay * Double.random(in: 0.8...1.2)
@@ -120,11 +120,5 @@ struct MailboxStreamClient: Sendable {
             throw error
         }
         return try await promise.futureResult.get()
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
-        return text
     }
 }

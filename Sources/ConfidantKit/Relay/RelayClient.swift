@@ -43,7 +43,8 @@ struct RelayClient: Sendable {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    /// A transport failure in words a user can act on.
+    static func describe(_ error: any Error) -> String {
         let text = String(describing: error)
         if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused (is the server running?)" }
         if text.contains("connectTimeout") || text.contains("deadlineExceeded") { return "timed out" }
