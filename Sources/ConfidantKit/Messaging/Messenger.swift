@@ -304,8 +304,9 @@ public actor Messenger {
             throw ConfidantKitError.messageTooLarge(bytes: bytes, limit: ChatPayload.maximumTextBytes)
         }
         try store.saveContact(contact)
+        var peerKeys: [PublicIdentity]?
         do {
-            try await refreshKeys(of: contact.id)
+            peerKeys = try await refreshKeys(of: contact.id)
             if try keysChangedSinceVerification(contact.id) {
                 guard confirmKeyChange else { throw ConfidantKitError.keyChangedSinceVerification(name: contact.displayName) }
             }
@@ -316,7 +317,7 @@ public actor Messenger {
                                             text: text, unreadableReason: nil, state: "pending")
         guard let stored = try store.insert([message], outbox: true, confirmed: confirmKeyChange).first else { throw ConfidantKitError.storeDamaged("the new message was not stored") }
         emit(.message(stored))
-        let status = try await deliver(stored.id, to: contact.id, confirmed: confirmKeyChange)
+        let status = try await deliver(stored.id, to: contact.id, confirmed: confirmKeyChange, peerKeys: peerKeys)
         return try store.message(id: stored.id, direction: .outgoing) ?? stored.with(status: status)
     }
 
@@ -340,14 +341,19 @@ public actor Messenger {
         return try await deliver(id, to: message.peer, confirmed: confirmKeyChange)
     }
 
-    private func deliver(_ id: UUID, to peer: UUID, confirmed: Bool) async throws -> ChatMessage.Status {
+    /// - Parameter peerKeys: the peer's devices as just fetched, if they were; fetched otherwise
+    ///   (and again after a `device_mismatch`).
+    private func deliver(_ id: UUID, to peer: UUID, confirmed: Bool, peerKeys fetched: [PublicIdentity]? = nil) async throws -> ChatMessage.Status {
         guard let message = try store.message(id: id, direction: .outgoing), let text = message.text else {
             try store.finish(id, failure: "the message is missing from the local store")
             return .failed("the message is missing from the local store")
         }
         do {
+            var fetched = fetched
             for attempt in 0..<2 {
-                let peerKeys = try await refreshKeys(of: peer)
+                let peerKeys: [PublicIdentity]
+                if let keys = fetched { peerKeys = keys } else { peerKeys = try await refreshKeys(of: peer) }
+                fetched = nil
                 if try keysChangedSinceVerification(peer) {
                     guard confirmed else {
                         let name = try store.contact(id: peer)?.displayName ?? "the peer"
