@@ -173,7 +173,8 @@ struct ChatCommandTests {
         #expect(try await terminal.waitFor("Alice: live hello", after: mark, seconds: 60))
         let afterMessage = terminal.output
         let messageRange = try #require(afterMessage.range(of: Data("Alice: live hello".utf8), in: mark..<afterMessage.count))
-        #expect(afterMessage.range(of: Data("you> half typ".utf8), in: messageRange.upperBound..<afterMessage.count) != nil,
+        // The message and the redrawn line are two writes; wait for the second rather than race it.
+        #expect(try await terminal.waitFor("you> half typ", after: messageRange.upperBound),
                 "the half-typed line is drawn again below the message")
 
         terminal.type("ed\r")
