@@ -103,14 +103,14 @@ struct AuthShowCommand: AsyncParsableCommand {
         let report = Report(chain: settings.chain.map(\.rawValue), operands: settings.operands, codeLength: settings.codeLength,
                             arithmeticConfigured: settings.arithmeticConfigured, totpEnrolled: settings.totpEnrolled)
         if output.json { return try JSONOutput.print(report) }
-        print(TerminalStyle.table(["", ""], [
-            ["chain", report.chain.joined(separator: " → ")],
-            ["step-up", "a new device or network address adds email-code"],
-            ["arithmetic", report.arithmeticConfigured ? "\(report.operands) operands, mapping set" : "not set up"],
-            ["e-mail code", "\(report.codeLength) characters"],
-            ["totp", report.totpEnrolled ? "enrolled" : "not enrolled"],
-            ["biometrics", "not available in the CLI (a device method)"],
-        ]).split(separator: "\n").dropFirst().joined(separator: "\n"))
+        print(TerminalStyle.pairs([
+            ("chain", report.chain.joined(separator: " → ")),
+            ("step-up", "a new device or network address adds email-code"),
+            ("arithmetic", report.arithmeticConfigured ? "\(report.operands) operands, mapping set" : "not set up"),
+            ("e-mail code", "\(report.codeLength) characters"),
+            ("totp", report.totpEnrolled ? "enrolled" : "not enrolled"),
+            ("biometrics", "not available in the CLI (a device method)"),
+        ]))
     }
 }
 

@@ -103,10 +103,10 @@ struct WhoAmICommand: AsyncParsableCommand {
                             fingerprint: IdentityFingerprint(messenger.identity.publicIdentity).description,
                             sessionExpiresAt: account.tokenExpiresAt)
         if output.json { return try JSONOutput.print(report) }
-        print(TerminalStyle.table(["", ""], [
-            ["profile", report.profile], ["account", "\(report.name) <\(report.email)>"], ["server", report.server],
-            ["device", report.deviceId], ["key", report.fingerprint],
-        ]).split(separator: "\n").dropFirst().joined(separator: "\n"))
+        print(TerminalStyle.pairs([
+            ("profile", report.profile), ("account", "\(report.name) <\(report.email)>"), ("server", report.server),
+            ("device", report.deviceId), ("key", report.fingerprint),
+        ]))
     }
 }
 

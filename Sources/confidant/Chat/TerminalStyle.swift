@@ -15,15 +15,24 @@ enum TerminalStyle {
         enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
 
-    /// Left-aligned columns padded to the widest cell.
+    /// Left-aligned columns padded to the widest cell, under a bold header row.
     static func table(_ header: [String], _ rows: [[String]]) -> String {
-        let all = [header] + rows
+        aligned([header] + rows, boldFirstRow: true)
+    }
+
+    /// `label  value` lines with the values aligned, no header.
+    static func pairs(_ rows: [(String, String)]) -> String {
+        aligned(rows.map { [$0.0, $0.1] }, boldFirstRow: false)
+    }
+
+    private static func aligned(_ all: [[String]], boldFirstRow: Bool) -> String {
+        guard let header = all.first else { return "" }
         let widths = (0..<header.count).map { column in all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
         return all.enumerated().map { index, row in
             let line = row.enumerated().map { column, cell in
                 column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
-            return index == 0 ? bold(line) : line
+            return index == 0 && boldFirstRow ? bold(line) : line
         }.joined(separator: "\n")
     }
 
