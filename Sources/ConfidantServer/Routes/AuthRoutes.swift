@@ -185,8 +185,9 @@ extension RelayAPI {
         let keys = ["sign-in/account/\(transaction.email)", "sign-in/address/\(transaction.address)"]
         try await throttle.check(keys, on: request.db)
 
-        let passed = try await check(body.answer, for: expected, transaction: transaction, request: request)
-        guard passed, let userID = transaction.userID, let user = try await UserRecord.find(userID, on: request.db) else {
+        let user = try await transaction.userID.asyncMap { try await UserRecord.find($0, on: request.db) } ?? nil
+        let passed = try await check(body.answer, for: expected, transaction: transaction, user: user, request: request)
+        guard passed, let user else {
             transaction.attempts += 1
             let closed = transaction.attempts >= context.configuration.signInAttemptsPerTransaction
             // An arithmetic challenge is single use: a wrong answer gets a new one. An e-mail code
@@ -268,8 +269,8 @@ extension RelayAPI {
 
     /// Checks one answer in constant time where it compares secrets. An e-mail without an account
     /// costs the same and always fails.
-    private func check(_ answer: String, for method: SignInMethod, transaction: SignInTransactionRecord, request: Request) async throws -> Bool {
-        let user = try await transaction.userID.asyncMap { try await UserRecord.find($0, on: request.db) } ?? nil
+    private func check(_ answer: String, for method: SignInMethod, transaction: SignInTransactionRecord, user: UserRecord?,
+                       request: Request) async throws -> Bool {
         let settings = try await transaction.userID.asyncMap { try await AuthSettingsRecord.find($0, on: request.db) } ?? nil
         switch method {
         case .password:
