@@ -69,6 +69,7 @@ let package = Package(
         .target(
             name: "ConfidantAPI",
             dependencies: [
+                "ConfidantAuth",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -1,11 +1,10 @@
 import ConfidantAPI
+import ConfidantAuth
 import Foundation
 
 /// One step of a multi-step sign-in, as the server asks it.
 public struct SignInStep: Sendable, Equatable {
-    public enum Method: String, Sendable, CaseIterable {
-        case password, arithmetic, emailCode = "email-code", totp, biometric
-    }
+    public typealias Method = SignInMethod
 
     public let method: Method
     /// 1-based position in the chain (the total is not disclosed before the password passes).
@@ -16,32 +15,10 @@ public struct SignInStep: Sendable, Equatable {
     public let prompt: String
 
     init(_ step: Components.Schemas.SignInStep) {
-        method = Method(step.method)
+        method = SignInMethod(step.method)
         number = step.number
         challenge = step.challenge
         prompt = step.prompt
-    }
-}
-
-extension SignInStep.Method {
-    init(_ wire: Components.Schemas.SignInMethod) {
-        switch wire {
-        case .password: self = .password
-        case .arithmetic: self = .arithmetic
-        case .emailCode: self = .emailCode
-        case .totp: self = .totp
-        case .biometric: self = .biometric
-        }
-    }
-
-    var wire: Components.Schemas.SignInMethod {
-        switch self {
-        case .password: return .password
-        case .arithmetic: return .arithmetic
-        case .emailCode: return .emailCode
-        case .totp: return .totp
-        case .biometric: return .biometric
-        }
     }
 }
 
@@ -58,7 +35,7 @@ public struct SignInSettings: Sendable, Equatable {
     public let totpEnrolled: Bool
 
     init(_ settings: Components.Schemas.AuthSettings) {
-        chain = settings.chain.map(SignInStep.Method.init)
+        chain = settings.chain.map(SignInMethod.init)
         operands = settings.operands
         codeLength = settings.codeLength
         arithmeticConfigured = settings.arithmeticConfigured

@@ -9,32 +9,10 @@ import Vapor
 
 /// Sign-in settings and sign-in transactions (docs/PROTOCOL.md §7, docs/SECURITY.md).
 extension RelayAPI {
-    // MARK: Methods on the wire
-
-    static func method(_ wire: Components.Schemas.SignInMethod) -> SignInMethod {
-        switch wire {
-        case .password: return .password
-        case .arithmetic: return .arithmetic
-        case .emailCode: return .emailCode
-        case .totp: return .totp
-        case .biometric: return .biometric
-        }
-    }
-
-    static func wire(_ method: SignInMethod) -> Components.Schemas.SignInMethod {
-        switch method {
-        case .password: return .password
-        case .arithmetic: return .arithmetic
-        case .emailCode: return .emailCode
-        case .totp: return .totp
-        case .biometric: return .biometric
-        }
-    }
-
     static func chain(_ text: String) -> [SignInMethod] { text.split(separator: ",").compactMap { SignInMethod(rawValue: String($0)) } }
 
     static func settingsBody(_ settings: AuthSettingsRecord) -> Components.Schemas.AuthSettings {
-        .init(chain: chain(settings.chain).map(wire), operands: settings.operands, codeLength: settings.codeLength,
+        .init(chain: chain(settings.chain).map(\.wire), operands: settings.operands, codeLength: settings.codeLength,
               arithmeticConfigured: settings.sealedMapping != nil, totpEnrolled: settings.sealedTOTPSecret != nil)
     }
 
@@ -50,7 +28,7 @@ extension RelayAPI {
         let (request, caller) = try await signedIn()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
         _ = try await confirmPassword(body.password, of: caller, request: request, otherwise: "the settings were not changed")
-        let chain = body.chain.map(Self.method)
+        let chain = body.chain.map(SignInMethod.init)
         guard Set(chain).count == chain.count else { throw APIFailure(.badRequest, "invalid_chain", "Each method may appear once in the chain.") }
         if chain.contains(.biometric) {
             throw APIFailure(.badRequest, "biometric_unavailable",
@@ -178,8 +156,8 @@ extension RelayAPI {
         let steps = Self.chain(transaction.steps)
         guard transaction.stepIndex < steps.count else { throw APIFailure(.gone, "transaction_expired", "This sign-in is finished; start again.") }
         let expected = steps[transaction.stepIndex]
-        guard Self.method(body.method) == expected else {
-            throw APIFailure(.conflict, "wrong_step", "Steps are answered in order; the current step is \(Self.wire(expected).rawValue).")
+        guard SignInMethod(body.method) == expected else {
+            throw APIFailure(.conflict, "wrong_step", "Steps are answered in order; the current step is \(expected.wire.rawValue).")
         }
         let throttle = Throttle(policy: context.configuration.signInPolicy)
         let keys = ["sign-in/account/\(transaction.email)", "sign-in/address/\(transaction.address)"]
