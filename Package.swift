@@ -133,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantCryptoTests",
-            dependencies: ["ConfidantCrypto", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: ["ConfidantCrypto", "ConfidantAuth", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "ConfidantVaultTests",

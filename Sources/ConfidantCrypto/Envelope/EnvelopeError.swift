@@ -14,7 +14,7 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .truncated: return "the envelope is truncated"
-        case .unknownVersion(let v): return "envelope version \(v) is not supported (this Confidant reads version 1)"
+        case .unknownVersion(let v): return "envelope version \(v) is not supported (this Confidant reads versions 1 and 2)"
         case .unknownSuite(let s): return "envelope suite 0x\(String(s, radix: 16)) is unknown to this Confidant"
         case .malformed(let why): return "the envelope is malformed: \(why)"
         case .notForThisRecipient(let expected, let actual):

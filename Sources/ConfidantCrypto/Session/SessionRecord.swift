@@ -1,0 +1,109 @@
+import Foundation
+
+/// The sessions with one peer device: the current one first, then up to ``archiveLimit`` earlier
+/// ones that may still receive messages (both sides started at once, or a message was in flight
+/// when a new session began). A session that opens a message becomes current, as in libsignal.
+public struct SessionRecord: Sendable {
+    public static let archiveLimit = 5
+
+    public private(set) var sessions: [RatchetSession]
+
+    public init() { sessions = [] }
+
+    /// True when no session exists yet: seal needs ``start(from:to:bundle:entropy:)`` first.
+    public var canSeal: Bool { sessions.first?.canSeal ?? false }
+
+    /// Starts a new session as initiator; it becomes current.
+    public mutating func start(from me: PrivateIdentity, to peer: PublicIdentity, bundle: PrekeyBundle,
+                               entropy: SessionEntropy = .system) throws(SessionError) {
+        promote(try RatchetSession.initiate(from: me, to: peer, bundle: bundle, entropy: entropy))
+    }
+
+    /// Seals a message in the current session.
+    public mutating func seal(_ message: some DataProtocol, from me: PrivateIdentity, senderUserID: UUID,
+                              to peer: PublicIdentity, recipientUserID: UUID, messageID: UUID = UUID(),
+                              timestamp: Date = Date()) throws(SessionError) -> RatchetEnvelope {
+        guard var session = sessions.first, session.canSeal else { throw SessionError.noSession }
+        let envelope = try session.seal(
+            message, sender: EnvelopeAddress(userID: senderUserID, deviceID: me.deviceID),
+            recipient: EnvelopeAddress(userID: recipientUserID, deviceID: peer.deviceID), messageID: messageID,
+            timestampMilliseconds: UInt64(max(0, (timestamp.timeIntervalSince1970 * 1000).rounded(.down))))
+        sessions[0] = session
+        return envelope
+    }
+
+    /// Opens a v2 envelope from `peer`, starting a responder session if it carries a new start.
+    /// A one-time prekey the start used is erased from `prekeys` once the message opens.
+    public mutating func open(_ envelope: RatchetEnvelope, as me: PrivateIdentity, recipientUserID: UUID, from peer: PublicIdentity,
+                              prekeys: inout DevicePrekeys, entropy: SessionEntropy = .system) throws(SessionError) -> Data {
+        guard envelope.recipient == EnvelopeAddress(userID: recipientUserID, deviceID: me.deviceID) else {
+            throw SessionError.malformed("the envelope is addressed to \(envelope.recipient), not to this device")
+        }
+        guard envelope.sender.deviceID == peer.deviceID else {
+            throw SessionError.malformed("the envelope comes from device \(envelope.sender.deviceID), not from the identity given")
+        }
+        if let start = envelope.start {
+            if let index = sessions.firstIndex(where: { $0.baseKey.elementsEqual(start.baseKey) }) {
+                var session = sessions[index]
+                let message = try session.open(envelope, entropy: entropy)
+                sessions.remove(at: index)
+                promote(session)
+                return Data(message)
+            }
+            var session = try RatchetSession.respond(to: start, as: me, from: peer, prekeys: prekeys)
+            let message = try session.open(envelope, entropy: entropy)
+            if let used = start.oneTimePrekeyID { prekeys.eraseOneTimePrekey(used) }
+            promote(session)
+            return Data(message)
+        }
+        var sawDuplicate = false
+        for index in sessions.indices {
+            var session = sessions[index]
+            do {
+                let message = try session.open(envelope, entropy: entropy)
+                sessions.remove(at: index)
+                promote(session)
+                return Data(message)
+            } catch {
+                if error == .duplicate { sawDuplicate = true }
+            }
+        }
+        if sawDuplicate { throw SessionError.duplicate }
+        throw sessions.isEmpty ? SessionError.noSession : SessionError.tampered
+    }
+
+    private mutating func promote(_ session: RatchetSession) {
+        sessions.insert(session, at: 0)
+        if sessions.count > Self.archiveLimit + 1 { sessions.removeLast(sessions.count - Self.archiveLimit - 1) }
+    }
+
+    // MARK: Serialization
+
+    static let formatVersion: UInt8 = 1
+
+    /// `u8 version=1 | u8 count | count × (u32 length | session)`, current first. Secret: store encrypted.
+    public var serialized: Data {
+        var out: [UInt8] = [Self.formatVersion, UInt8(sessions.count)]
+        for session in sessions {
+            let bytes = session.serialized
+            out.appendBigEndian(UInt32(bytes.count))
+            out += bytes
+        }
+        return Data(out)
+    }
+
+    public init(serialized bytes: some DataProtocol) throws(SessionError) {
+        var reader = ByteReader(bytes)
+        var sessions: [RatchetSession] = []
+        var bodies: [[UInt8]] = []
+        do throws(ByteReader.Truncated) {
+            guard try reader.readUInt8() == Self.formatVersion else { throw ByteReader.Truncated() }
+            for _ in 0..<Int(try reader.readUInt8()) { bodies.append(try reader.read(Int(reader.readUInt32()))) }
+        } catch {
+            throw SessionError.malformed("the session record is truncated or of an unknown format")
+        }
+        for body in bodies { sessions.append(try RatchetSession(serialized: body)) }
+        guard reader.isAtEnd else { throw SessionError.malformed("unexpected bytes after the session record") }
+        self.sessions = sessions
+    }
+}
