@@ -26,6 +26,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case notRetryable(UUID)
     /// The account signs in with several steps and nothing was given to answer them.
     case stepUpRequired
+    /// The server handed out prekeys the peer's device did not sign: no session is started with them.
+    case untrustedPrekeys(name: String, reason: String)
 
     public var description: String {
         switch self {
@@ -42,6 +44,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .invalidServerURL(let url): return "\(url) is not a server address; use http://host:port or https://host"
         case .storeDamaged(let why): return "the local store is damaged: \(why)"
         case .stepUpRequired: return "this account signs in with several steps (arithmetic, e-mail code, TOTP); run `confidant login` to answer them"
+        case .untrustedPrekeys(let name, let reason):
+            return "not sending: the server handed out prekeys for \(name) that fail verification (\(reason)); the server may be tampering"
         case .notRetryable(let id): return "message \(id.uuidString.lowercased()) has not failed, so there is nothing to retry"
         }
     }

@@ -48,6 +48,7 @@ public final class RelayServer: Sendable {
             app.migrations.add(CreateSchema())
             app.migrations.add(AddBackupNames())
             app.migrations.add(AddSignIn())
+            app.migrations.add(AddPrekeys())
             if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
                 // WAL lets readers (mailbox fetches, streams) run while a message is written.
                 try await sql.raw("PRAGMA journal_mode=WAL").run()

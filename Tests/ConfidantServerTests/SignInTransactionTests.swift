@@ -179,7 +179,7 @@ struct SignInTransactionTests {
 
     @Test("wrong answers lock the account's sign-in, for the right answers too, and the lock lifts")
     func lockout() async throws {
-        try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0; $0.signInPolicy.lockoutThreshold = 3; $0.signInPolicy.lockoutSeconds = 2 }) { relay in
+        try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0; $0.signInPolicy.lockoutThreshold = 3; $0.signInPolicy.lockoutSeconds = 6 }) { relay in
             let judy = try await TestUser.make(relay, name: "judy")
             _ = try await judy.client.updateAuthSettings(body: .json(.init(password: judy.password, chain: [.password, .arithmetic],
                                                                             mapping: Self.mappingText))).ok
@@ -193,7 +193,8 @@ struct SignInTransactionTests {
             #expect(try await transaction.answer(.arithmetic, Self.arithmeticAnswer(transaction.step)).problem == "locked_out 429")
             let blocked = try await relay.client().startSignIn(body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
             #expect(try blocked.problem == "locked_out 429")
-            try await Task.sleep(for: .milliseconds(2_100))
+            // 6 s: long enough that a loaded machine running the whole suite cannot outlast it above.
+            try await Task.sleep(for: .milliseconds(6_100))
             var later = try await Transaction.start(relay, email: judy.email, identity: judy.identity)
             _ = try await later.pass(.password, judy.password)
             #expect(try await later.pass(.arithmetic, Self.arithmeticAnswer(later.step)) != nil)

@@ -27,7 +27,9 @@ public struct DevicePrekeys: Sendable {
 
     /// New prekeys for a new device: one signed, one X-Wing and ``batchSize`` one-time prekeys.
     public static func generate(now: Date = Date()) throws -> DevicePrekeys {
-        var prekeys = DevicePrekeys(signed: [], kem: [], oneTime: [:], nextID: 1)
+        // A random first id: a device that starts over (a new key) does not reuse the ids of its
+        // old prekeys, so a start made for those reads as "no longer held", not as tampering.
+        var prekeys = DevicePrekeys(signed: [], kem: [], oneTime: [:], nextID: UInt32.random(in: 1...(UInt32.max / 2)))
         try prekeys.rotate(now: now)
         _ = prekeys.addOneTimePrekeys(batchSize)
         return prekeys

@@ -20,12 +20,14 @@ public actor Messenger {
     public private(set) var account: AccountState
     public private(set) var connection: ConnectionState = .stopped
     let store: LocalStore
-    private var relay: RelayClient
+    var relay: RelayClient
     private var subscribers: [UUID: AsyncStream<MessengerEvent>.Continuation] = [:]
     private var liveTask: Task<Void, Never>?
     private var flushing = false
     /// Why the last delivery attempt could not reach the server, for "queued" messages.
     public private(set) var lastUnreachable: String?
+    /// Set once this instance has checked its prekeys on the server (see `maintainPrekeys`).
+    var prekeysMaintained = false
 
     private init(identity: PrivateIdentity, account: AccountState, store: LocalStore) {
         self.identity = identity
@@ -122,7 +124,9 @@ public actor Messenger {
         let account = AccountState(serverURL: serverURL, userID: userID, deviceID: identity.deviceID, email: session.user.email,
                                    displayName: session.user.displayName, token: session.token, tokenExpiresAt: session.expiresAt)
         try store.saveAccount(account)
-        return Messenger(identity: identity, account: account, store: store)
+        let messenger = Messenger(identity: identity, account: account, store: store)
+        try await messenger.publishPrekeys(newDeviceKey: identity.publicIdentity != existing?.publicIdentity)
+        return messenger
     }
 
     /// How this account signs in.
@@ -367,12 +371,14 @@ public actor Messenger {
                 let ownKeys = try await refreshKeys(of: me).filter { $0.deviceID != identity.deviceID }
                 let payload = ChatPayload(conversation: peer, text: text).serialized
                 var envelopes: [Components.Schemas.OutgoingEnvelope] = []
+                var sessions: [PeerSession] = []
                 for (user, key) in peerKeys.map({ (peer, $0) }) + ownKeys.map({ (me, $0) }) {
-                    let envelope = try SealedEnvelope.seal(payload, from: identity, senderUserID: me, to: key, recipientUserID: user,
-                                                           signed: true, messageID: id, timestamp: message.sentAt)
+                    let envelope = try await seal(payload, to: key, user: user, messageID: id, sentAt: message.sentAt, sessions: &sessions)
                     envelopes.append(.init(recipientUserId: user.uuidString.lowercased(), recipientDeviceId: key.deviceID.uuidString.lowercased(),
-                                           envelope: .init(envelope.serialized)))
+                                           envelope: .init(envelope)))
                 }
+                // Before anything leaves: a crash after posting must not let these chain keys seal again.
+                try store.saveSessions(sessions)
                 let batch = Components.Schemas.MessageBatch(messageId: id.uuidString.lowercased(), envelopes: envelopes)
                 switch try await relay.call({ try await $0.sendMessage(body: .json(batch)) }) {
                 case .ok:
@@ -407,6 +413,7 @@ public actor Messenger {
     /// Fetches everything waiting on the server, stores it, and acknowledges it; sends the outbox first.
     @discardableResult
     public func sync() async throws -> [ChatMessage] {
+        try await maintainPrekeys()
         try await flushOutbox()
         var received: [ChatMessage] = []
         while true {
@@ -433,6 +440,7 @@ public actor Messenger {
     /// Opens and stores entries; returns what was newly stored and the cursors to acknowledge.
     func receive(_ entries: [Components.Schemas.MailboxEntry]) async throws -> ([ChatMessage], [Int64]) {
         var messages: [LocalStore.NewMessage] = []
+        var batch = SessionBatch()
         for entry in entries {
             switch entry.kind {
             case .keyChange:
@@ -440,15 +448,22 @@ public actor Messenger {
                     try await refreshKeys(of: user)
                 }
             case .envelope:
-                if let message = try await open(entry) { messages.append(message) }
+                if let message = try await open(entry, batch: &batch) { messages.append(message) }
+            case .prekeysLow:
+                batch.replenish = true
             }
         }
-        let stored = try store.insert(messages, cursor: entries.map(\.cursor).max())
+        let stored = try store.insert(messages, cursor: entries.map(\.cursor).max(), sessions: batch.sessions,
+                                      prekeys: batch.prekeysChanged ? batch.prekeys : nil)
         for message in stored { emit(.message(message)) }
+        if batch.replenish {
+            // Best effort: if this fails, the next instance's `maintainPrekeys` sees the low count.
+            try? await replenishPrekeys()
+        }
         return (stored, entries.map(\.cursor))
     }
 
-    private func open(_ entry: Components.Schemas.MailboxEntry) async throws -> LocalStore.NewMessage? {
+    private func open(_ entry: Components.Schemas.MailboxEntry, batch: inout SessionBatch) async throws -> LocalStore.NewMessage? {
         guard let sender = UUID(uuidString: entry.senderUserId) else { return nil }
         let messageID = entry.messageId.flatMap(UUID.init(uuidString:)) ?? UUID()
         func unreadable(_ reason: String, sentAt: Date = entry.receivedAt) -> LocalStore.NewMessage {
@@ -458,43 +473,65 @@ public actor Messenger {
         }
         if sender != me, try store.contact(id: sender) == nil { _ = try? await refreshKeys(of: sender) }
         guard let data = entry.envelope?.data else { return unreadable("the server sent an empty envelope") }
-        let envelope: SealedEnvelope
+        let wire: WireEnvelope
         do {
-            envelope = try SealedEnvelope(serialized: Data(data))
+            wire = try WireEnvelope(serialized: Data(data))
         } catch {
             return unreadable("the envelope is malformed (\(error))")
         }
-        let header = envelope.header
-        guard header.sender.userID == sender else { return unreadable("the envelope names another sender than the server reports") }
-        var candidates = try store.keys(of: sender, includingRetired: true).filter { $0.deviceID == header.sender.deviceID }
+        guard wire.sender.userID == sender else { return unreadable("the envelope names another sender than the server reports") }
+        var candidates = try store.keys(of: sender, includingRetired: true).filter { $0.deviceID == wire.sender.deviceID }
         if candidates.isEmpty {
             _ = try? await refreshKeys(of: sender)
-            candidates = try store.keys(of: sender, includingRetired: true).filter { $0.deviceID == header.sender.deviceID }
+            candidates = try store.keys(of: sender, includingRetired: true).filter { $0.deviceID == wire.sender.deviceID }
         }
-        guard !candidates.isEmpty else { return unreadable("the sending device's key is unknown", sentAt: header.timestamp) }
-        var lastError: EnvelopeError?
-        for candidate in candidates.sorted(by: { ($0.retiredAt == nil ? 0 : 1) < ($1.retiredAt == nil ? 0 : 1) }) {
+        guard !candidates.isEmpty else { return unreadable("the sending device's key is unknown", sentAt: wire.timestamp) }
+        let ordered = candidates.sorted(by: { ($0.retiredAt == nil ? 0 : 1) < ($1.retiredAt == nil ? 0 : 1) }).map(\.identity)
+        func message(_ plaintext: Data) -> LocalStore.NewMessage {
             do {
-                let plaintext = try envelope.open(as: identity, recipientUserID: me, from: candidate.identity)
                 let payload = try ChatPayload(serialized: plaintext)
                 let peer = sender == me ? payload.conversation : sender
-                return LocalStore.NewMessage(id: header.messageID, peer: peer, direction: sender == me ? .outgoing : .incoming,
-                                             senderDevice: header.sender.deviceID, sentAt: header.timestamp, text: payload.text,
-                                             unreadableReason: nil, state: sender == me ? "sent" : "received")
-            } catch let error as EnvelopeError {
-                lastError = error
-            } catch let error as ChatPayloadError {
-                return unreadable(error.description, sentAt: header.timestamp)
+                return LocalStore.NewMessage(id: wire.messageID, peer: peer, direction: sender == me ? .outgoing : .incoming,
+                                             senderDevice: wire.sender.deviceID, sentAt: wire.timestamp, text: payload.text,
+                                             unreadableReason: nil, state: sender == me ? "sent" : "received",
+                                             envelopeVersion: Int(wire.version))
+            } catch {
+                return unreadable("\(error)", sentAt: wire.timestamp)
             }
         }
-        let reason: String
-        switch lastError {
-        case .tampered?: reason = "it was sealed for a key this device no longer has (or altered on the way)"
-        case .notForThisRecipient?: reason = "it was sealed for another device"
-        case let error?: reason = error.description
-        case nil: reason = "unknown"
+        switch wire {
+        case .ratchet(let envelope):
+            switch try openSession(envelope, candidates: ordered, batch: &batch) {
+            case .success(let plaintext): return message(plaintext)
+            case .failure(let error): return unreadable(Self.reason(error), sentAt: wire.timestamp)
+            }
+        case .sealed(let envelope):
+            var lastError: EnvelopeError?
+            for candidate in ordered {
+                do {
+                    return message(try envelope.open(as: identity, recipientUserID: me, from: candidate))
+                } catch {
+                    lastError = error
+                }
+            }
+            let reason: String
+            switch lastError {
+            case .tampered?: reason = "it was sealed for a key this device no longer has (or altered on the way)"
+            case .notForThisRecipient?: reason = "it was sealed for another device"
+            case let error?: reason = error.description
+            case nil: reason = "unknown"
+            }
+            return unreadable(reason, sentAt: wire.timestamp)
         }
-        return unreadable(reason, sentAt: header.timestamp)
+    }
+
+    /// What a placeholder says about a session message that cannot be opened.
+    static func reason(_ error: SessionError) -> String {
+        switch error {
+        case .unknownPrekey: return "it was sealed for a key this device no longer has (\(error))"
+        case .tampered, .noSession: return "it belongs to a session this device does not have (or was altered on the way)"
+        default: return error.description
+        }
     }
 
     // MARK: Local reads
@@ -543,6 +580,6 @@ public actor Messenger {
 extension ChatMessage {
     func with(status: Status) -> ChatMessage {
         ChatMessage(id: id, sequence: sequence, peer: peer, direction: direction, sentAt: sentAt, text: text,
-                    unreadableReason: unreadableReason, status: status, isRead: isRead)
+                    unreadableReason: unreadableReason, status: status, isRead: isRead, envelopeVersion: envelopeVersion)
     }
 }

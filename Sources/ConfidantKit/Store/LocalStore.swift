@@ -84,6 +84,20 @@ final class LocalStore: Sendable {
                     created_at REAL NOT NULL);
                 """)
         }
+        // Sessions (envelope v2) per peer device, bound to the identity they were started with;
+        // which envelope version carried each received message.
+        migrator.registerMigration("v2-sessions") { db in
+            try db.execute(sql: """
+                ALTER TABLE message ADD COLUMN envelope INTEGER;
+                CREATE TABLE session (
+                    user_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    fingerprint TEXT NOT NULL,
+                    sealed BLOB NOT NULL,
+                    updated_at REAL NOT NULL,
+                    PRIMARY KEY (user_id, device_id));
+                """)
+        }
         return migrator
     }
 
@@ -170,6 +184,11 @@ final class LocalStore: Sendable {
                     }
                 }
             }
+            // A session belongs to the key it was started with: a changed or removed key ends it
+            // (the tunnel concept); the next message starts a new one.
+            for (device, fingerprint) in knownDevices where !currentFingerprints.contains(fingerprint) {
+                try db.execute(sql: "DELETE FROM session WHERE user_id = ? AND device_id = ?", arguments: [userKey, device])
+            }
             for identity in current {
                 let device = identity.deviceID.uuidString.lowercased(), fingerprint = IdentityFingerprint(identity).description
                 guard knownDevices[device] != fingerprint else { continue }
@@ -210,6 +229,8 @@ final class LocalStore: Sendable {
         var text: String?
         var unreadableReason: String?
         var state: String
+        /// The envelope version that carried it (received messages).
+        var envelopeVersion: Int? = nil
     }
 
     private func context(_ id: UUID, _ peer: UUID, _ direction: ChatMessage.Direction) -> String {
@@ -218,22 +239,30 @@ final class LocalStore: Sendable {
 
     /// Stores messages and moves the mailbox cursor in one transaction; a message seen before
     /// (same id, peer and direction) is not stored twice. Returns the messages newly stored.
+    /// - Parameters:
+    ///   - outbox: also queue the messages for sending; `confirmed` records that the user chose to
+    ///     send despite a key change.
+    ///   - sessions, prekeys: session states and prekeys as opening the messages left them. They are
+    ///     written in the same transaction: a message key is never used up without its message stored.
     @discardableResult
-    /// - Parameter outbox: also queue the messages for sending; `confirmed` records that the user
-    ///   chose to send despite a key change.
-    func insert(_ messages: [NewMessage], cursor: Int64? = nil, outbox: Bool = false, confirmed: Bool = false) throws -> [ChatMessage] {
+    func insert(_ messages: [NewMessage], cursor: Int64? = nil, outbox: Bool = false, confirmed: Bool = false,
+                sessions: [PeerSession] = [], prekeys: DevicePrekeys? = nil) throws -> [ChatMessage] {
         let sealed = try messages.map { message in
             try message.text.map { try dataKey.seal(Data($0.utf8), context: context(message.id, message.peer, message.direction)) }
         }
+        let sealedSessions = try sessions.map(sealSession)
+        let sealedPrekeys = try prekeys.map(sealPrekeys)
         return try database.write { db in
+            try writeSessions(sealedSessions, db)
+            if let sealedPrekeys { try writePrekeys(sealedPrekeys, db) }
             var stored: [ChatMessage] = []
             for (message, body) in zip(messages, sealed) {
                 try db.execute(sql: """
-                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: [message.id.uuidString.lowercased(), message.peer.uuidString.lowercased(), message.direction.rawValue,
                                      message.senderDevice?.uuidString.lowercased(), message.sentAt.timeIntervalSince1970, body,
-                                     message.unreadableReason, message.state, message.direction == .incoming ? 0 : 1])
+                                     message.unreadableReason, message.state, message.direction == .incoming ? 0 : 1, message.envelopeVersion])
                 guard db.changesCount > 0 else { continue }
                 if outbox {
                     try db.execute(sql: "INSERT INTO outbox (message_id, peer_id, confirmed, created_at) VALUES (?, ?, ?, ?)",
@@ -242,7 +271,8 @@ final class LocalStore: Sendable {
                 }
                 stored.append(ChatMessage(id: message.id, sequence: db.lastInsertedRowID, peer: message.peer, direction: message.direction,
                                           sentAt: message.sentAt, text: message.text, unreadableReason: message.unreadableReason,
-                                          status: Self.status(message.state, failure: nil), isRead: message.direction != .incoming))
+                                          status: Self.status(message.state, failure: nil), isRead: message.direction != .incoming,
+                                          envelopeVersion: message.envelopeVersion))
             }
             if let cursor {
                 try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('cursor', ?)", arguments: [cursor])
@@ -267,7 +297,7 @@ final class LocalStore: Sendable {
         let text = try (row["body"] as Data?).map { String(decoding: try dataKey.open($0, context: context(id, peer, direction)), as: UTF8.self) }
         return ChatMessage(id: id, sequence: row["seq"], peer: peer, direction: direction, sentAt: Date(timeIntervalSince1970: row["sent_at"]),
                            text: text, unreadableReason: row["unreadable_reason"], status: Self.status(row["state"], failure: row["failure"]),
-                           isRead: row["is_read"])
+                           isRead: row["is_read"], envelopeVersion: row["envelope"])
     }
 
     /// The last `limit` lines with `peer`, oldest first.
@@ -315,6 +345,71 @@ final class LocalStore: Sendable {
             return ConversationSummary(peer: peer, lastActivity: last.sentAt, unread: row["unread"], preview: last.displayText,
                                        keyChangeWarning: warning)
         }
+    }
+
+    // MARK: Sessions and prekeys
+
+    private func sessionContext(_ user: String, _ device: String, _ fingerprint: String) -> String {
+        "session|\(user)|\(device)|\(fingerprint)"
+    }
+
+    private func sealSession(_ session: PeerSession) throws -> (String, String, String, Data) {
+        let user = session.user.uuidString.lowercased(), device = session.device.uuidString.lowercased()
+        return (user, device, session.fingerprint,
+                try dataKey.seal(session.record.serialized, context: sessionContext(user, device, session.fingerprint)))
+    }
+
+    private func writeSessions(_ sealed: [(String, String, String, Data)], _ db: Database) throws {
+        for (user, device, fingerprint, blob) in sealed {
+            try db.execute(sql: "INSERT OR REPLACE INTO session (user_id, device_id, fingerprint, sealed, updated_at) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [user, device, fingerprint, blob, Date().timeIntervalSince1970])
+        }
+    }
+
+    private func sealPrekeys(_ prekeys: DevicePrekeys) throws -> Data {
+        try dataKey.seal(prekeys.serialized, context: "meta|prekeys")
+    }
+
+    private func writePrekeys(_ sealed: Data, _ db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('prekeys', ?)", arguments: [sealed])
+    }
+
+    /// The sessions with a peer device, if they were started with the key whose fingerprint is given.
+    func session(user: UUID, device: UUID, fingerprint: String) throws -> SessionRecord? {
+        let userKey = user.uuidString.lowercased(), deviceKey = device.uuidString.lowercased()
+        guard let sealed = try database.read({ db in
+            try Data.fetchOne(db, sql: "SELECT sealed FROM session WHERE user_id = ? AND device_id = ? AND fingerprint = ?",
+                              arguments: [userKey, deviceKey, fingerprint])
+        }) else { return nil }
+        return try SessionRecord(serialized: dataKey.open(sealed, context: sessionContext(userKey, deviceKey, fingerprint)))
+    }
+
+    /// Stores session states (after sealing with them, before the envelopes leave).
+    func saveSessions(_ sessions: [PeerSession]) throws {
+        let sealed = try sessions.map(sealSession)
+        try database.write { db in try writeSessions(sealed, db) }
+    }
+
+    /// How many peer devices this profile has sessions with.
+    func sessionCount() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM session") ?? 0 }
+    }
+
+    /// Forgets every session (this device's own key changed).
+    func deleteAllSessions() throws {
+        try database.write { db in try db.execute(sql: "DELETE FROM session") }
+    }
+
+    func prekeys() throws -> DevicePrekeys? {
+        guard let sealed = try database.read({ db in try Data.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'prekeys'") }) else {
+            return nil
+        }
+        return try DevicePrekeys(serialized: dataKey.open(sealed, context: "meta|prekeys"))
+    }
+
+    func savePrekeys(_ prekeys: DevicePrekeys) throws {
+        let sealed = try sealPrekeys(prekeys)
+        try database.write { db in try writePrekeys(sealed, db) }
     }
 
     // MARK: Outbox

@@ -44,6 +44,9 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     public let unreadableReason: String?
     public let status: Status
     public let isRead: Bool
+    /// The envelope version that carried a received message: 2 for a forward-secret session
+    /// (docs/PROTOCOL.md §9), 1 for a one-shot v1 envelope; nil for notices and own sends.
+    public var envelopeVersion: Int? = nil
 
     /// What a screen shows: the text, or a placeholder saying why there is none.
     public var displayText: String {
@@ -82,4 +85,12 @@ public struct KnownKey: Sendable, Hashable {
     public let retiredAt: Date?
     public var deviceID: UUID { identity.deviceID }
     public var fingerprint: String { IdentityFingerprint(identity).description }
+}
+
+/// The sessions with one peer device, bound to the identity (fingerprint) they were started with.
+struct PeerSession {
+    let user: UUID
+    let device: UUID
+    let fingerprint: String
+    var record: SessionRecord
 }

@@ -13,6 +13,8 @@ final class DeviceRecord: Model, @unchecked Sendable {
     @Field(key: "identity") var identity: Data
     @Field(key: "registered_at") var registeredAt: Date
     @OptionalField(key: "retired_at") var retiredAt: Date?
+    /// When the device was last told it is running out of one-time prekeys; nil since its last upload.
+    @OptionalField(key: "prekeys_low_noticed_at") var prekeysLowNoticedAt: Date?
 
     init() {}
 

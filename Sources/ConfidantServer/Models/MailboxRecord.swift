@@ -6,7 +6,7 @@ import Foundation
 final class MailboxRecord: Model, @unchecked Sendable {
     static let schema = "mailbox"
 
-    enum Kind: String, Codable { case envelope, keyChange = "key_change" }
+    enum Kind: String, Codable { case envelope, keyChange = "key_change", prekeysLow = "prekeys_low" }
 
     @ID(custom: "cursor", generatedBy: .database) var id: Int64?
     @Field(key: "recipient_user_id") var recipientUserID: UUID
@@ -15,7 +15,7 @@ final class MailboxRecord: Model, @unchecked Sendable {
     @Field(key: "sender_user_id") var senderUserID: UUID
     @Field(key: "sender_device_id") var senderDeviceID: UUID
     @OptionalField(key: "message_id") var messageID: UUID?
-    /// The envelope bytes, or the JSON of a `KeyChange`.
+    /// The envelope bytes, or the JSON of a `KeyChange` or a `PrekeyStatus`.
     @Field(key: "payload") var payload: Data
     @Field(key: "received_at") var receivedAt: Date
 

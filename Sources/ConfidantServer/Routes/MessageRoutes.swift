@@ -92,6 +92,9 @@ extension RelayAPI {
         case .keyChange:
             let notice = try StreamCoding.decoder().decode(Components.Schemas.KeyChange.self, from: row.payload)
             return .init(cursor: row.cursor, kind: .keyChange, senderUserId: sender, senderDeviceId: device, receivedAt: row.receivedAt, keyChange: notice)
+        case .prekeysLow:
+            let status = try StreamCoding.decoder().decode(Components.Schemas.PrekeyStatus.self, from: row.payload)
+            return .init(cursor: row.cursor, kind: .prekeysLow, senderUserId: sender, senderDeviceId: device, receivedAt: row.receivedAt, prekeys: status)
         }
     }
 
@@ -104,12 +107,12 @@ extension RelayAPI {
 
     // MARK: - Checks
 
-    /// The server cannot read an envelope, but it can refuse one whose header claims another sender,
-    /// another recipient or another message than the batch it arrives in.
+    /// The server cannot read an envelope (v1 or v2), but it can refuse one whose header claims
+    /// another sender, another recipient or another message than the batch it arrives in.
     static func checkHeader(_ bytes: Data, index: Int, sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID) throws(APIFailure) {
-        let header: EnvelopeHeader
+        let header: WireEnvelope
         do {
-            header = try SealedEnvelope(serialized: bytes).header
+            header = try WireEnvelope(serialized: bytes)
         } catch {
             throw APIFailure(.badRequest, "invalid_envelope", "Envelope \(index) is not a sealed envelope: \(error)")
         }

@@ -43,8 +43,10 @@ extension RelayAPI {
 
     /// Key-change notices for: every current device of users who have a conversation with
     /// `userID`, and the user's own other current devices. Returns the addresses to wake.
+    /// Also drops the device's prekeys: they were signed by the key that changed.
     static func announceKeyChange(_ change: Components.Schemas.KeyChange.ChangePayload, userID: UUID, deviceID: UUID,
                                   identity: Data?, context: RelayContext, on db: any Database, now: Date) async throws -> [DeviceAddress] {
+        try await PrekeyStore.discard(DeviceAddress(userID: userID, deviceID: deviceID), on: db)
         let peers = try await ConversationRecord.query(on: db).filter(\.$peerID == userID).all().map(\.ownerID)
         let audience = Set(peers + [userID])
         let devices = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(audience)).filter(\.$retiredAt == nil).all()

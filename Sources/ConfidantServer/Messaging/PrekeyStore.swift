@@ -1,0 +1,94 @@
+import ConfidantAPI
+import Fluent
+import Foundation
+import SQLKit
+
+/// The relay's prekey table in SQL (docs/PROTOCOL.md §9.3): the current signed X25519 and X-Wing
+/// prekey of each device, and its unused one-time prekeys.
+enum PrekeyStore {
+    enum Kind: String { case signed, kem, oneTime = "one-time" }
+
+    struct Key: Sendable {
+        let id: Int64
+        let publicKey: Data
+        let signature: Data?
+    }
+
+    /// Replaces the signed prekeys and adds one-time prekeys (ids already present are kept as they are).
+    static func store(signed: Key, kem: Key, oneTime: [Key], for address: DeviceAddress, capacity: Int, now: Date,
+                      on db: any Database) async throws {
+        let sql = try MailboxQueries.sql(db)
+        let existing = try await oneTimeCount(of: address, on: db)
+        guard existing + oneTime.count <= capacity else {
+            throw APIFailure(.badRequest, "too_many_prekeys",
+                             "The device already has \(existing) one-time prekeys here; at most \(capacity) are kept. Upload fewer.")
+        }
+        try await sql.delete(from: AddPrekeys.schema)
+            .where("user_id", .equal, address.userID).where("device_id", .equal, address.deviceID)
+            .where("kind", .in, [Kind.signed.rawValue, Kind.kem.rawValue])
+            .run()
+        var insert = sql.insert(into: AddPrekeys.schema)
+            .columns("user_id", "device_id", "kind", "key_id", "public_key", "signature", "created_at")
+            .ignoringConflicts()
+        for (kind, key) in [(Kind.signed, signed), (.kem, kem)] + oneTime.map({ (Kind.oneTime, $0) }) {
+            insert = insert.values(SQLBind(address.userID), SQLBind(address.deviceID), SQLBind(kind.rawValue), SQLBind(key.id),
+                                   SQLBind(key.publicKey), SQLBind(key.signature), SQLBind(now))
+        }
+        try await insert.run()
+        try await sql.update(DeviceRecord.schema)
+            .set("prekeys_low_noticed_at", to: SQLLiteral.null)
+            .where("user_id", .equal, address.userID).where("device_id", .equal, address.deviceID)
+            .run()
+    }
+
+    /// The device's current signed prekeys, if it published any.
+    static func signed(of address: DeviceAddress, on db: any Database) async throws -> (signed: Key, kem: Key)? {
+        let rows = try await MailboxQueries.sql(db).select()
+            .columns("kind", "key_id", "public_key", "signature")
+            .from(AddPrekeys.schema)
+            .where("user_id", .equal, address.userID).where("device_id", .equal, address.deviceID)
+            .where("kind", .in, [Kind.signed.rawValue, Kind.kem.rawValue])
+            .all()
+        var keys: [String: Key] = [:]
+        for row in rows {
+            keys[try row.decode(column: "kind", as: String.self)] = Key(
+                id: try row.decode(column: "key_id", as: Int64.self), publicKey: try row.decode(column: "public_key", as: Data.self),
+                signature: try row.decode(column: "signature", as: Data?.self))
+        }
+        guard let signed = keys[Kind.signed.rawValue], let kem = keys[Kind.kem.rawValue] else { return nil }
+        return (signed, kem)
+    }
+
+    /// Removes and returns the device's oldest one-time prekey. One statement, so a key is handed
+    /// out at most once: SQLite runs one writer at a time, and on PostgreSQL concurrent claims skip
+    /// the row another transaction has locked instead of both reading it.
+    static func claimOneTime(from address: DeviceAddress, postgres: Bool, on db: any Database) async throws -> Key? {
+        let lock: SQLQueryString = postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        let row = try await MailboxQueries.sql(db).raw("""
+            DELETE FROM \(ident: AddPrekeys.schema) WHERE \(ident: "id") = (SELECT \(ident: "id") FROM \(ident: AddPrekeys.schema)
+              WHERE \(ident: "user_id") = \(bind: address.userID) AND \(ident: "device_id") = \(bind: address.deviceID)
+              AND \(ident: "kind") = \(bind: Kind.oneTime.rawValue) ORDER BY \(ident: "id") LIMIT 1\(lock))
+            RETURNING \(ident: "key_id"), \(ident: "public_key")
+            """).first()
+        guard let row else { return nil }
+        return Key(id: try row.decode(column: "key_id", as: Int64.self), publicKey: try row.decode(column: "public_key", as: Data.self),
+                   signature: nil)
+    }
+
+    static func oneTimeCount(of address: DeviceAddress, on db: any Database) async throws -> Int {
+        let row = try await MailboxQueries.sql(db).select()
+            .column(SQLFunction("COUNT", args: SQLLiteral.all), as: "count")
+            .from(AddPrekeys.schema)
+            .where("user_id", .equal, address.userID).where("device_id", .equal, address.deviceID)
+            .where("kind", .equal, Kind.oneTime.rawValue)
+            .first()
+        return try row?.decode(column: "count", as: Int.self) ?? 0
+    }
+
+    /// Forgets every prekey of a device (its key changed or it was removed).
+    static func discard(_ address: DeviceAddress, on db: any Database) async throws {
+        try await MailboxQueries.sql(db).delete(from: AddPrekeys.schema)
+            .where("user_id", .equal, address.userID).where("device_id", .equal, address.deviceID)
+            .run()
+    }
+}
