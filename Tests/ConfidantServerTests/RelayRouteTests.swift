@@ -309,6 +309,9 @@ extension Operations.UploadBlob.Output: ProblemOutput {}
 extension Operations.DownloadBlob.Output: ProblemOutput {}
 extension Operations.DeleteBlob.Output: ProblemOutput {}
 extension Operations.GrantBlob.Output: ProblemOutput {}
+extension Operations.UploadPrekeys.Output: ProblemOutput {}
+extension Operations.PrekeyStatus.Output: ProblemOutput {}
+extension Operations.ClaimPrekeyBundles.Output: ProblemOutput {}
 
 @Suite("Relay group commit")
 struct RelayGroupCommitTests {

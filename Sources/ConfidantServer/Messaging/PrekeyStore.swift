@@ -85,6 +85,18 @@ enum PrekeyStore {
         return try row?.decode(column: "count", as: Int.self) ?? 0
     }
 
+    /// Records that the device was told it runs low; false if a concurrent claim already did (on
+    /// PostgreSQL the second update waits for the first and then matches no row).
+    static func markLowNoticed(_ deviceRow: UUID, at now: Date, on db: any Database) async throws -> Bool {
+        try await MailboxQueries.sql(db).update(DeviceRecord.schema)
+            .set("prekeys_low_noticed_at", to: now)
+            .where("id", .equal, deviceRow)
+            .where("prekeys_low_noticed_at", .is, SQLLiteral.null)
+            .returning("id")
+            .all()
+            .count == 1
+    }
+
     /// Forgets every prekey of a device (its key changed or it was removed).
     static func discard(_ address: DeviceAddress, on db: any Database) async throws {
         try await MailboxQueries.sql(db).delete(from: AddPrekeys.schema)

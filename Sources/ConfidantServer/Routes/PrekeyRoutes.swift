@@ -62,9 +62,9 @@ extension RelayAPI {
                     oneTimePrekey: oneTime.map { .init(id: $0.id, key: .init($0.publicKey)) }))
                 guard device.prekeysLowNoticedAt == nil else { continue }
                 let status = try await Self.prekeyStatus(of: address, on: db)
-                guard status.oneTimePrekeys < Self.prekeyLowWater else { continue }
-                device.prekeysLowNoticedAt = now
-                try await device.update(on: db)
+                guard status.oneTimePrekeys < Self.prekeyLowWater,
+                      try await PrekeyStore.markLowNoticed(try device.requireID(), at: now, on: db)
+                else { continue }
                 try await context.storeMailboxEntries([MailboxQueries.NewEntry(
                     recipient: address, kind: .prekeysLow, sender: address, messageID: nil,
                     payload: try StreamCoding.encoder().encode(status), receivedAt: now)], in: db)

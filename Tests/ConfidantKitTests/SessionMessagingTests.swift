@@ -1,0 +1,100 @@
+import ConfidantAPI
+import ConfidantCrypto
+@testable import ConfidantKit
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+/// Envelope v2 through ConfidantKit and a real relay: sessions, prekeys, the v1 fallback.
+@Suite("Sessions through the messenger")
+struct SessionMessagingTests {
+    @Test("messages travel in v2 sessions both ways; the sessions are stored sealed")
+    func sessionsBothWays() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            for index in 0..<3 { _ = try await alice.messenger.send("first contact \(index)", to: toBob) }
+            let received = try await bob.messenger.sync()
+            #expect(received.map(\.text) == ["first contact 0", "first contact 1", "first contact 2"])
+            #expect(received.allSatisfy { $0.envelopeVersion == 2 })
+            let toAlice = try await bob.messenger.contact(email: alice.email)
+            _ = try await bob.messenger.send("reply in the session", to: toAlice)
+            let reply = try await alice.messenger.sync()
+            #expect(reply.map(\.text) == ["reply in the session"])
+            #expect(reply.first?.envelopeVersion == 2)
+            #expect(try await alice.messenger.store.sessionCount() == 1)
+            #expect(try await bob.messenger.store.sessionCount() == 1)
+            // The sessions' secrets are sealed: no stored chain or root key appears in the database file.
+            let aliceID = await alice.messenger.me
+            let record = try #require(try await bob.messenger.store.session(
+                user: aliceID, device: alice.messenger.identity.deviceID,
+                fingerprint: IdentityFingerprint(alice.messenger.identity.publicIdentity).description))
+            // Bytes 66..<98 of a serialized session are its root key (docs/PROTOCOL.md §9.5).
+            let root = record.sessions[0].serialized[66..<98]
+            let file = try Data(contentsOf: bob.profile.storage.storeURL) + ((try? Data(contentsOf: URL(fileURLWithPath: bob.profile.storage.storeURL.path + "-wal"))) ?? Data())
+            #expect(file.range(of: Data(root)) == nil)
+        }
+    }
+
+    @Test("a device without prekeys gets v1, is still readable, and v2 starts once it publishes")
+    func fallbackToVersionOne() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            // Dave's device signed in with an older client: it never published prekeys.
+            let dave = TestProfile()
+            defer { Task { await alice.remove(); dave.remove() } }
+            let identity = try PrivateIdentity.generate()
+            try dave.storage.prepare()
+            try dave.storage.keyStore.saveIdentity(identity, passphrase: TestProfile.passphrase)
+            let email = "dave-\(UUID().uuidString.prefix(8).lowercased())@example.com", password = "correct horse battery Dave"
+            _ = try await relay.client().signUp(body: .json(.init(email: email, password: password, displayName: "Dave"))).created
+            _ = try await relay.client().signIn(body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized)))).created
+            let toDave = try await alice.messenger.contact(email: email)
+            _ = try await alice.messenger.send("sealed the old way", to: toDave)
+            // Dave updates: the same device and key, now with prekeys.
+            let updated = try await Messenger.login(dave.storage, passphrase: TestProfile.passphrase, server: relay.baseURL, email: email,
+                                                    password: password, answer: KitUser.mailedCode(relay))
+            let old = try await updated.sync()
+            #expect(old.map(\.text) == ["sealed the old way"])
+            #expect(old.first?.envelopeVersion == 1)
+            _ = try await updated.send("and now in a session", to: try await updated.contact(email: alice.email))
+            let answer = try await alice.messenger.sync()
+            #expect(answer.first?.envelopeVersion == 2)
+            _ = try await alice.messenger.send("v2 from here on", to: toDave)
+            #expect(try await updated.sync().first?.envelopeVersion == 2)
+        }
+    }
+
+    @Test("claimed one-time prekeys: the low-water notice makes the device publish more")
+    func replenishesAfterLowWater() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let bobID = await bob.messenger.me
+            func status() async throws -> Components.Schemas.PrekeyStatus {
+                switch try await bob.messenger.relay.call({ try await $0.prekeyStatus() }) {
+                case .ok(let ok): return try ok.body.json
+                default: throw ConfidantKitError.notSignedIn
+                }
+            }
+            #expect(try await status().oneTimePrekeys == DevicePrekeys.batchSize)
+            var handedOut = Set<Int64>()
+            for _ in 0..<85 {
+                let bundles = try await alice.messenger.relay.call {
+                    try await $0.claimPrekeyBundles(path: .init(userId: bobID.uuidString.lowercased()), query: .init())
+                }.ok.body.json
+                if let id = bundles.first?.oneTimePrekey?.id { handedOut.insert(id) }
+            }
+            #expect(handedOut.count == 85, "no one-time prekey is handed out twice")
+            #expect(try await status().oneTimePrekeys == 15)
+            _ = try await bob.messenger.sync()
+            #expect(try await status().oneTimePrekeys == 15 + DevicePrekeys.batchSize)
+            // A session still starts and opens after the top-up.
+            _ = try await alice.messenger.send("after the top-up", to: try await alice.messenger.contact(email: bob.email))
+            #expect(try await bob.messenger.sync().map(\.text) == ["after the top-up"])
+        }
+    }
+}
