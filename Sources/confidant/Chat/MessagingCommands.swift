@@ -22,41 +22,61 @@ struct UsersCommand: AsyncParsableCommand {
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send", abstract: "Send a message.",
-        discussion: "With - or no text, the message is read from standard input. When the server is down the message waits in the outbox.")
+        discussion: """
+            With - or no text, the message is read from standard input; with --each-line every line of standard \
+            input is its own message, sent in order. When the server is down messages wait in the outbox.
+            """)
 
     @OptionGroup var options: MessengerOptions
     @Argument(help: "The recipient's e-mail.") var email: String
     @Argument(help: "The message, or - for standard input.") var text: String?
+    @Flag(name: .long, help: "Send each non-empty line of standard input as its own message.") var eachLine = false
     @Flag(name: .long, help: "Send even if a verified contact's key changed.") var yes = false
 
+    func validate() throws {
+        if eachLine, let text, text != "-" { throw ValidationError("--each-line reads standard input; leave out the text") }
+    }
+
     func run() async throws {
-        let body: String
+        let bodies: [String]
         if let text, text != "-" {
-            body = text
+            bodies = [text]
         } else {
             var data = FileHandle.standardInput.readDataToEndOfFile()
             if data.last == UInt8(ascii: "\n") { data.removeLast() }
-            body = String(decoding: data, as: UTF8.self)
+            let input = String(decoding: data, as: UTF8.self)
+            bodies = eachLine ? input.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) : [input]
         }
         let messenger = try options.open()
         let contact = try await messenger.contact(email: email)
-        let message: ChatMessage
-        do {
-            message = try await messenger.send(body, to: contact, confirmKeyChange: yes)
-        } catch ConfidantKitError.keyChangedSinceVerification(let name) where Terminal.stdinIsTTY {
-            print(TerminalStyle.warning("\(name)'s security key changed after you verified it."), terminator: " ")
-            guard try Terminal.confirm("Send anyway? [y/N] ") else { throw ExitCode.failure }
-            message = try await messenger.send(body, to: contact, confirmKeyChange: true)
+        var confirmed = yes
+        var sent = 0, queued = 0
+        for body in bodies {
+            let message: ChatMessage
+            do {
+                message = try await messenger.send(body, to: contact, confirmKeyChange: confirmed)
+            } catch ConfidantKitError.keyChangedSinceVerification(let name) where Terminal.stdinIsTTY && !eachLine {
+                print(TerminalStyle.warning("\(name)'s security key changed after you verified it."), terminator: " ")
+                guard try Terminal.confirm("Send anyway? [y/N] ") else { throw ExitCode.failure }
+                confirmed = true
+                message = try await messenger.send(body, to: contact, confirmKeyChange: true)
+            }
+            switch message.status {
+            case .sent: sent += 1
+            case .pending: queued += 1
+            case .failed(let reason):
+                Terminal.printError("not sent: \(reason)")
+                if sent + queued > 0 { Terminal.printError("(\(sent) sent and \(queued) queued before it)") }
+                throw ExitCode.failure
+            case .received: break
+            }
         }
-        switch message.status {
-        case .sent: print("sent to \(contact.displayName)")
-        case .pending:
-            print("queued: the server is unreachable; it goes with your next command once the server is back")
+        if queued > 0 {
+            print(bodies.count == 1 ? "queued: the server is unreachable; it goes with your next command once the server is back"
+                  : "\(sent) sent, \(queued) queued: the server is unreachable; they go with your next command once it is back")
             if let reason = await messenger.lastUnreachable { Terminal.printError(reason) }
-        case .failed(let reason):
-            Terminal.printError("not sent: \(reason)")
-            throw ExitCode.failure
-        case .received: break
+        } else {
+            print(bodies.count == 1 ? "sent to \(contact.displayName)" : "sent \(sent) messages to \(contact.displayName)")
         }
     }
 }
@@ -105,6 +125,8 @@ struct HistoryCommand: AsyncParsableCommand {
 
     struct Line: Encodable {
         let id: String, direction: String, sentAt: Date, text: String?, unreadableReason: String?, status: String
+        /// 2: received in a forward-secret session; 1: a one-shot v1 envelope.
+        let envelope: Int?
     }
 
     func run() async throws {
@@ -117,7 +139,7 @@ struct HistoryCommand: AsyncParsableCommand {
         if output.json {
             return try JSONOutput.print(messages.map { message in
                 Line(id: message.id.uuidString.lowercased(), direction: "\(message.direction)", sentAt: message.sentAt, text: message.text,
-                     unreadableReason: message.unreadableReason, status: message.status.label)
+                     unreadableReason: message.unreadableReason, status: message.status.label, envelope: message.envelopeVersion)
             })
         }
         for message in messages { print(TerminalStyle.line(message, peerName: contact.displayName)) }
