@@ -260,6 +260,25 @@ struct SessionParty {
         #expect(throws: SessionError.self) { try DevicePrekeys(serialized: bob.prekeys.serialized.dropLast()) }
     }
 
+    /// The overhead docs/PROTOCOL.md §9.4 states, next to v1.
+    @Test func overheadPerMessage() throws {
+        var alice = try SessionParty(), bob = try SessionParty()
+        let text = String(repeating: "A", count: 1024)
+        let padded = Padme.pad(Array(text.utf8)).count
+        let first = try alice.seal(text, to: bob)
+        #expect(first.serialized.count - padded == 150 + SessionStart.byteCount)
+        #expect(SessionStart.byteCount == 1164)
+        _ = try bob.open(first, from: alice)
+        _ = try alice.open(bob.seal("ok", to: alice), from: bob)
+        #expect(try alice.seal(text, to: bob).serialized.count - padded == 150)
+        let v1 = try SealedEnvelope.seal(Array(text.utf8), from: alice.identity, senderUserID: alice.user, to: bob.publicIdentity,
+                                         recipientUserID: bob.user, signed: true)
+        #expect(v1.serialized.count - padded == 242)
+        let v1XWing = try SealedEnvelope.seal(Array(text.utf8), from: alice.identity, senderUserID: alice.user, to: bob.publicIdentity,
+                                              recipientUserID: bob.user, suite: .xwingAES256GCM)
+        #expect(v1XWing.serialized.count - padded == 1297)
+    }
+
     @Test func prekeySignaturesAreChecked() throws {
         let alice = try SessionParty(), bob = try SessionParty(), carol = try SessionParty()
         let good = try bob.bundle()

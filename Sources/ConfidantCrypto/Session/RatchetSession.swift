@@ -30,7 +30,11 @@ public struct RatchetSession: Sendable {
     /// The initiator's base key: names the session in start messages.
     let baseKey: [UInt8]
     private(set) var rootKey: [UInt8]
-    private(set) var sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey
+    private(set) var sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey {
+        // Kept beside the key: deriving it is a scalar multiplication, a third of a message's cost.
+        didSet { sendingRatchetPublicKey = sendingRatchetKey.publicKey.rawRepresentation }
+    }
+    private(set) var sendingRatchetPublicKey: Data
     private(set) var remoteRatchetKey: [UInt8]?
     private(set) var sendingChain: [UInt8]?
     private(set) var receivingChain: [UInt8]?
@@ -49,6 +53,7 @@ public struct RatchetSession: Sendable {
         self.baseKey = baseKey
         self.rootKey = rootKey
         self.sendingRatchetKey = sendingRatchetKey
+        self.sendingRatchetPublicKey = sendingRatchetKey.publicKey.rawRepresentation
         self.remoteRatchetKey = remoteRatchetKey
         self.sendingChain = sendingChain
         self.pendingStart = pendingStart
@@ -146,7 +151,7 @@ public struct RatchetSession: Sendable {
         let (messageKey, next) = Self.kdfChain(chain)
         let unsealed = RatchetEnvelope(
             sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds,
-            start: pendingStart, ratchetKey: sendingRatchetKey.publicKey.rawRepresentation,
+            start: pendingStart, ratchetKey: sendingRatchetPublicKey,
             previousChainLength: previousSendCount, messageNumber: sendCount, ciphertext: Data())
         let sealed: AES.GCM.SealedBox
         do {
@@ -325,6 +330,7 @@ public struct RatchetSession: Sendable {
             baseKey = try reader.read(32)
             rootKey = try reader.read(32)
             sendingRatchetKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: reader.read(32))
+            sendingRatchetPublicKey = sendingRatchetKey.publicKey.rawRepresentation
             remoteRatchetKey = flags & Self.hasRemote != 0 ? try reader.read(32) : nil
             sendingChain = flags & Self.hasSending != 0 ? try reader.read(32) : nil
             receivingChain = flags & Self.hasReceiving != 0 ? try reader.read(32) : nil
