@@ -120,5 +120,33 @@ import Testing
             == "5ff3924a5e91d0432b63525235cc39f70dfc423a13318e0a74adfd7e1c0705ef035a8ccf8a20d30912101c97512e96dc")
         #expect(alice.sessions[0].rootKey.hexString == "522e11828c3c4103730154a066577540321e14d10aa318ac0b44a8083a1235f5")
         #expect(fixture.bobPrekeys.oneTimeCount == 0, "the one-time prekey is erased")
+        try Self.checkWithPython(first: first, reply: reply, root: alice.sessions[0].rootKey, fixture: fixture)
+    }
+
+    /// Tests/Interop/session_kat.py rebuilds the same session from docs/PROTOCOL.md §9 alone.
+    /// Needs python3 with `cryptography` (Tests/Interop/requirements.txt; .ci/run installs it).
+    static func checkWithPython(first: RatchetEnvelope, reply: RatchetEnvelope, root: [UInt8], fixture: Fixture) throws {
+        let vectors: [String: String] = [
+            "alice_xwing": fixture.alice.xwingKey.publicKey.rawRepresentation.hexString,
+            "bob_xwing": fixture.bob.xwingKey.publicKey.rawRepresentation.hexString,
+            "xwing_ciphertext": xwingCiphertext,
+            "first": first.serialized.hexString, "reply": reply.serialized.hexString, "root": root.hexString,
+        ]
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("session-kat-\(UUID()).json")
+        try JSONSerialization.data(withJSONObject: vectors).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Interop/session_kat.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("session_kat: 3 passed, 0 failed"), "\(text)")
     }
 }
