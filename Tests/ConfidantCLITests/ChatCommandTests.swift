@@ -15,6 +15,8 @@ struct ChatCommandTests {
         let text: String?
         let unreadableReason: String?
         let status: String
+        /// 2 for a session message, 1 for a v1 envelope; nil for notices and own sends.
+        let envelope: Int?
     }
 
     struct InboxRow: Decodable {
@@ -47,7 +49,7 @@ struct ChatCommandTests {
     }
 
     static func history(_ cli: CLIProcess, profile: String, with email: String) throws -> [Line] {
-        let result = try cli.run(["history", "--profile", profile, email, "--limit", "500", "--json"])
+        let result = try cli.run(["history", "--profile", profile, email, "--limit", "1000", "--json"])
         guard result.status == 0 else { throw CLIFailure(result.stderr) }
         return try JSONDecoder().decode([Line].self, from: result.stdout)
     }

@@ -9,19 +9,6 @@ import Glibc
 /// Envelope v2 sessions between two real client processes through a real `confidant serve`.
 @Suite("Sessions between client processes")
 struct SessionCommandTests {
-    struct Line: Decodable {
-        let direction: String
-        let text: String?
-        let unreadableReason: String?
-        let envelope: Int?
-    }
-
-    static func history(_ cli: CLIProcess, profile: String, with email: String) throws -> [Line] {
-        let result = try cli.run(["history", "--profile", profile, email, "--limit", "1000", "--json"])
-        guard result.status == 0 else { throw CLIFailure(result.stderr) }
-        return try JSONDecoder().decode([Line].self, from: result.stdout)
-    }
-
     @Test("Bob offline for 500 messages: all arrive in order in one session; replies ratchet both ways")
     func offlineFor500() async throws {
         let cli = try CLIProcess()
@@ -38,7 +25,7 @@ struct SessionCommandTests {
         #expect(String(decoding: sent.stdout, as: UTF8.self).contains("sent 500 messages"))
 
         // Bob comes back: everything, in order, from a v2 session.
-        let received = try Self.history(cli, profile: "bob", with: alice).filter { $0.direction == "incoming" }
+        let received = try ChatCommandTests.history(cli, profile: "bob", with: alice).filter { $0.direction == "incoming" }
         #expect(received.count == 500)
         #expect(received.map(\.text) == texts)
         #expect(received.allSatisfy { $0.envelope == 2 && $0.unreadableReason == nil })
@@ -50,10 +37,10 @@ struct SessionCommandTests {
             let answer = try cli.run(["send", "--profile", "alice", bob, "answer \(round) from Alice"])
             #expect(answer.status == 0, "\(answer.stderr)")
         }
-        let aliceSees = try Self.history(cli, profile: "alice", with: bob).filter { $0.direction == "incoming" }
+        let aliceSees = try ChatCommandTests.history(cli, profile: "alice", with: bob).filter { $0.direction == "incoming" }
         #expect(aliceSees.map(\.text) == (0..<3).map { "reply \($0) from Bob" })
         #expect(aliceSees.allSatisfy { $0.envelope == 2 })
-        let bobSees = try Self.history(cli, profile: "bob", with: alice).filter { $0.direction == "incoming" }
+        let bobSees = try ChatCommandTests.history(cli, profile: "bob", with: alice).filter { $0.direction == "incoming" }
         #expect(bobSees.suffix(3).map(\.text) == (0..<3).map { "answer \($0) from Alice" })
         #expect(bobSees.allSatisfy { $0.envelope == 2 })
     }

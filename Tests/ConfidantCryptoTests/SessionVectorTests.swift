@@ -34,17 +34,6 @@ import Testing
         "e56f17576740ce2a32fc5145030145cfb97e63e0e41d354274a079d3e6fb2e15",
     ].joined()
 
-    static func bytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            out.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        return out
-    }
-
     static func identity(_ fill: UInt8, device: String) throws -> PrivateIdentity {
         try PrivateIdentity(
             deviceID: UUID(uuidString: device) ?? UUID(), signingKey: .init(rawRepresentation: [UInt8](repeating: fill, count: 32)),
@@ -66,11 +55,11 @@ import Testing
             let created = Date(timeIntervalSince1970: 1_800_000_000)
             bobPrekeys = DevicePrekeys(
                 signed: [.init(id: 1, created: created, key: try .init(rawRepresentation: [UInt8](repeating: 0x21, count: 32)))],
-                kem: [.init(id: 2, created: created, key: try .init(seedRepresentation: SessionVectorTests.bytes(SessionVectorTests.xwingSeed), publicKey: nil))],
+                kem: [.init(id: 2, created: created, key: try .init(seedRepresentation: hex(SessionVectorTests.xwingSeed), publicKey: nil))],
                 oneTime: [3: try .init(rawRepresentation: [UInt8](repeating: 0x23, count: 32))], nextID: 4)
             aliceEntropy = .fixed(seed: [UInt8](repeating: 0x31, count: 32),
-                                  encapsulation: (Data(SessionVectorTests.bytes(SessionVectorTests.xwingCiphertext)),
-                                                  SessionVectorTests.bytes(SessionVectorTests.xwingSharedSecret)))
+                                  encapsulation: (Data(hex(SessionVectorTests.xwingCiphertext)),
+                                                  hex(SessionVectorTests.xwingSharedSecret)))
             bobEntropy = .fixed(seed: [UInt8](repeating: 0x41, count: 32), encapsulation: (Data(), []))
         }
 
@@ -82,10 +71,10 @@ import Testing
     }
 
     @Test func xwingDraftVector() throws {
-        let key = try XWingMLKEM768X25519.PrivateKey(seedRepresentation: Self.bytes(Self.xwingSeed), publicKey: nil)
+        let key = try XWingMLKEM768X25519.PrivateKey(seedRepresentation: hex(Self.xwingSeed), publicKey: nil)
         #expect(SHA256.hash(data: key.publicKey.rawRepresentation).hexString == Self.xwingPublicKeySHA256)
-        let secret = try key.decapsulate(Data(Self.bytes(Self.xwingCiphertext)))
-        #expect(secret.withUnsafeBytes { Array($0) } == Self.bytes(Self.xwingSharedSecret))
+        let secret = try key.decapsulate(Data(hex(Self.xwingCiphertext)))
+        #expect(secret.withUnsafeBytes { Array($0) } == hex(Self.xwingSharedSecret))
     }
 
     @Test func handshakeAndRatchet() throws {

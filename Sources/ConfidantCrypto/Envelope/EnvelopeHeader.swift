@@ -48,12 +48,7 @@ public struct EnvelopeHeader: Sendable, Hashable {
     var bytes: [UInt8] {
         var out: [UInt8] = [Self.version, suite.rawValue, isSigned ? Self.signedFlag : 0]
         out.reserveCapacity(Self.byteCount)
-        out.append(sender.userID)
-        out.append(sender.deviceID)
-        out.append(recipient.userID)
-        out.append(recipient.deviceID)
-        out.append(messageID)
-        out.appendBigEndian(timestampMilliseconds)
+        out.appendAddressing(sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds)
         return out
     }
 
@@ -61,13 +56,9 @@ public struct EnvelopeHeader: Sendable, Hashable {
         // Check the version before reading on: a later version may have another layout.
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
         guard version == Self.version else { throw EnvelopeError.unknownVersion(version) }
-        let fields: (suite: UInt8, flags: UInt8, ids: [UUID], timestamp: UInt64)
+        let fields: (suite: UInt8, flags: UInt8, addressing: EnvelopeAddressing)
         do throws(ByteReader.Truncated) {
-            let suite = try reader.readUInt8()
-            let flags = try reader.readUInt8()
-            var ids: [UUID] = []
-            for _ in 0..<5 { ids.append(try reader.readUUID()) }
-            fields = (suite, flags, ids, try reader.readUInt64())
+            fields = (try reader.readUInt8(), try reader.readUInt8(), try reader.readAddressing())
         } catch {
             throw EnvelopeError.truncated
         }
@@ -77,9 +68,37 @@ public struct EnvelopeHeader: Sendable, Hashable {
         }
         self.suite = suite
         self.isSigned = fields.flags & Self.signedFlag != 0
-        self.sender = EnvelopeAddress(userID: fields.ids[0], deviceID: fields.ids[1])
-        self.recipient = EnvelopeAddress(userID: fields.ids[2], deviceID: fields.ids[3])
-        self.messageID = fields.ids[4]
-        self.timestampMilliseconds = fields.timestamp
+        self.sender = fields.addressing.sender
+        self.recipient = fields.addressing.recipient
+        self.messageID = fields.addressing.messageID
+        self.timestampMilliseconds = fields.addressing.timestampMilliseconds
+    }
+}
+
+/// The addressing fields v1 headers and v2 envelopes share:
+/// `16 sender user | 16 sender device | 16 recipient user | 16 recipient device | 16 message id | u64 timestamp (ms)`.
+struct EnvelopeAddressing {
+    let sender: EnvelopeAddress
+    let recipient: EnvelopeAddress
+    let messageID: UUID
+    let timestampMilliseconds: UInt64
+}
+
+extension ByteReader {
+    mutating func readAddressing() throws(Truncated) -> EnvelopeAddressing {
+        EnvelopeAddressing(sender: EnvelopeAddress(userID: try readUUID(), deviceID: try readUUID()),
+                           recipient: EnvelopeAddress(userID: try readUUID(), deviceID: try readUUID()),
+                           messageID: try readUUID(), timestampMilliseconds: try readUInt64())
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func appendAddressing(sender: EnvelopeAddress, recipient: EnvelopeAddress, messageID: UUID, timestampMilliseconds: UInt64) {
+        append(sender.userID)
+        append(sender.deviceID)
+        append(recipient.userID)
+        append(recipient.deviceID)
+        append(messageID)
+        appendBigEndian(timestampMilliseconds)
     }
 }

@@ -46,12 +46,7 @@ public struct RatchetEnvelope: Sendable, Hashable {
     var authenticatedPrefix: [UInt8] {
         var out: [UInt8] = [Self.version, start == nil ? 0 : Self.startFlag]
         out.reserveCapacity(Self.addressingCount + (start == nil ? 0 : SessionStart.byteCount) + 40 + 4 + ciphertext.count)
-        out.append(sender.userID)
-        out.append(sender.deviceID)
-        out.append(recipient.userID)
-        out.append(recipient.deviceID)
-        out.append(messageID)
-        out.appendBigEndian(timestampMilliseconds)
+        out.appendAddressing(sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds)
         start?.write(to: &out)
         out += ratchetKey
         out.appendBigEndian(previousChainLength)
@@ -76,10 +71,11 @@ public struct RatchetEnvelope: Sendable, Hashable {
         let flags: UInt8
         do throws(ByteReader.Truncated) {
             flags = try reader.readUInt8()
-            sender = EnvelopeAddress(userID: try reader.readUUID(), deviceID: try reader.readUUID())
-            recipient = EnvelopeAddress(userID: try reader.readUUID(), deviceID: try reader.readUUID())
-            messageID = try reader.readUUID()
-            timestampMilliseconds = try reader.readUInt64()
+            let addressing = try reader.readAddressing()
+            sender = addressing.sender
+            recipient = addressing.recipient
+            messageID = addressing.messageID
+            timestampMilliseconds = addressing.timestampMilliseconds
             start = flags & Self.startFlag != 0 ? try SessionStart(reading: &reader) : nil
             ratchetKey = Data(try reader.read(32))
             previousChainLength = try reader.readUInt32()
