@@ -81,7 +81,15 @@ struct MessengerTests {
             }
             #expect(try await alice.messenger.send("confirmed", to: toBob, confirmKeyChange: true).status == .sent)
             #expect(try await alice.messenger.send("and again", to: toBob).status == .sent)
-            #expect(try await reinstalled.sync().map(\.text) == ["confirmed", "and again"])
+            let afterChange = try await reinstalled.sync()
+            #expect(afterChange.map(\.text) == ["confirmed", "and again"])
+            // The session with the old key ended with it; these came in a new one, bound to the new key.
+            #expect(afterChange.allSatisfy { $0.envelopeVersion == 2 })
+            let bobDevice = reinstalled.identity.deviceID, bobID = await reinstalled.me
+            let oldKey = IdentityFingerprint(bob.messenger.identity.publicIdentity).description
+            let newKey = IdentityFingerprint(reinstalled.identity.publicIdentity).description
+            #expect(try await alice.messenger.store.session(user: bobID, device: bobDevice, fingerprint: oldKey) == nil)
+            #expect(try await alice.messenger.store.session(user: bobID, device: bobDevice, fingerprint: newKey) != nil)
             #expect(try await alice.messenger.verification(of: toBob).state == .unverified)
         }
     }
