@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds=${1:-60}
+rm -f .build/release/EnvelopeFuzzer  # a failed build must not fuzz an old binary
 swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -use-ld=lld --product EnvelopeFuzzer 2>&1 | grep -E 'error|warning:|Compiling EnvelopeFuzzer|Build complete' || true
 [ -x .build/release/EnvelopeFuzzer ] || { echo 'fuzzer build failed' >&2; exit 1; }
 corpus=$(mktemp -d)

@@ -38,6 +38,37 @@ struct SessionMessagingTests {
         }
     }
 
+    @Test("forward secrecy on disk: the session and prekeys Bob stored cannot open what he already received")
+    func storedStateCannotReopen() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer { Task { await alice.remove(); await bob.remove() } }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            for index in 0..<3 { _ = try await alice.messenger.send("forward secret \(index)", to: toBob) }
+            // What an attacker who recorded the traffic (or the relay) keeps: the envelopes as sent.
+            let recorded = try await bob.messenger.relay.call { try await $0.fetchMailbox(query: .init(after: 0, limit: 100)) }
+                .ok.body.json.entries.compactMap { $0.envelope.map { Data($0.data) } }
+            #expect(recorded.count == 3)
+            #expect(try await bob.messenger.sync().count == 3)
+            // Later the attacker takes Bob's unlocked device: the stored session and prekeys.
+            let aliceID = await alice.messenger.me, bobID = await bob.messenger.me
+            let aliceKey = alice.messenger.identity.publicIdentity
+            var record = try #require(try await bob.messenger.store.session(
+                user: aliceID, device: aliceKey.deviceID, fingerprint: IdentityFingerprint(aliceKey).description))
+            var prekeys = try #require(try await bob.messenger.store.prekeys())
+            for bytes in recorded {
+                guard case .ratchet(let envelope) = try WireEnvelope(serialized: bytes) else {
+                    Issue.record("expected a v2 envelope")
+                    continue
+                }
+                #expect(throws: SessionError.self) {
+                    try record.open(envelope, as: bob.messenger.identity, recipientUserID: bobID, from: aliceKey, prekeys: &prekeys)
+                }
+            }
+        }
+    }
+
     @Test("a device without prekeys gets v1, is still readable, and v2 starts once it publishes")
     func fallbackToVersionOne() async throws {
         try await TestRelay.run { relay in

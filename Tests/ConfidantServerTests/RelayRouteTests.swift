@@ -230,11 +230,11 @@ struct RelayRouteTests {
     @Test("failed sign-ins slow down, then lock, per account; the lock lifts", arguments: TestDatabaseKind.available)
     func signInThrottle(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: {
-            $0.signInPolicy.baseDelay = 1
-            $0.signInPolicy.maximumDelay = 2
+            // Seconds, not fractions: under the whole suite in a debug build on two cores, one
+            // request can wait over a second for the CPU, and the windows must outlast that.
+            $0.signInPolicy.baseDelay = 3
+            $0.signInPolicy.maximumDelay = 6
             $0.signInPolicy.lockoutThreshold = 3
-            // Long enough that a bcrypt check on a loaded machine (the whole suite in a debug
-            // build) cannot outlast it between the third failure and the next attempt.
             $0.signInPolicy.lockoutSeconds = 10
         }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -243,11 +243,11 @@ struct RelayRouteTests {
                 try await anonymous.signIn(body: .json(.init(email: alice.email, password: password, identity: .init(alice.identity.publicIdentity.serialized))))
             }
             #expect(try await attempt("wrong password 1").problem == "invalid_credentials 401")
-            // Right away again: must wait a second.
+            // Right away again: must wait three seconds.
             #expect(try await attempt("wrong password 2").problem == "rate_limited 429")
-            try await Task.sleep(for: .milliseconds(1100))
+            try await Task.sleep(for: .milliseconds(3100))
             #expect(try await attempt("wrong password 3").problem == "invalid_credentials 401")
-            try await Task.sleep(for: .milliseconds(2100))
+            try await Task.sleep(for: .milliseconds(6100))
             #expect(try await attempt("wrong password 4").problem == "invalid_credentials 401")
             // Three failures: locked, even with the right password.
             #expect(try await attempt(alice.password).problem == "locked_out 429")

@@ -25,12 +25,23 @@ func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: start, count: count))
     guard let selector = bytes.first else { return 0 }
     let body = Array(bytes.dropFirst())
-    switch selector % 6 {
+    switch selector % 9 {
     case 0:
         if let envelope = try? SealedEnvelope(serialized: body) {
             // Whatever parses must serialize back to the same bytes.
             precondition(Array(envelope.serialized) == body, "envelope re-serialization differs")
         }
+    case 6:
+        if let envelope = try? WireEnvelope(serialized: body), case .ratchet(let ratchet) = envelope {
+            precondition(Array(ratchet.serialized) == body, "v2 envelope re-serialization differs")
+        }
+    case 7:
+        // Stored session state is sealed locally, but its parser must still never trap.
+        if let record = try? SessionRecord(serialized: body) {
+            precondition(Array(record.serialized) == body, "session record re-serialization differs")
+        }
+    case 8:
+        _ = try? DevicePrekeys(serialized: body)
     case 1:
         _ = try? PublicIdentity(serialized: body)
     case 2:

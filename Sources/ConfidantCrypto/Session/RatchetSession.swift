@@ -326,6 +326,9 @@ public struct RatchetSession: Sendable {
         do {
             guard try reader.readUInt8() == Self.formatVersion else { throw SessionError.malformed("unknown session format") }
             let flags = try reader.readUInt8()
+            guard flags & ~(Self.hasRemote | Self.hasSending | Self.hasReceiving | Self.hasStart) == 0 else {
+                throw SessionError.malformed("unknown session flags")
+            }
             associatedData = try reader.read(32)
             baseKey = try reader.read(32)
             rootKey = try reader.read(32)
@@ -340,7 +343,9 @@ public struct RatchetSession: Sendable {
             pendingStart = flags & Self.hasStart != 0 ? try SessionStart(reading: &reader) : nil
             for _ in 0..<Int(try reader.readUInt16()) {
                 let key = SkippedKey(ratchetKey: try reader.read(32), number: try reader.readUInt32())
-                skipped[key] = try reader.read(32)
+                guard skipped.updateValue(try reader.read(32), forKey: key) == nil else {
+                    throw SessionError.malformed("a skipped message key appears twice")
+                }
                 skippedOrder.append(key)
             }
             retiredChains = try (0..<Int(reader.readUInt8())).map { _ in try reader.read(32) }
