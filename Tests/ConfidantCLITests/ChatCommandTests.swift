@@ -48,6 +48,33 @@ struct ChatCommandTests {
         #expect(await terminal.waitForExit(seconds: 30) == 0)
     }
 
+    /// `confidant serve` on a free port, its data in `cli`'s directory, with alice and bob registered.
+    struct ServedChat {
+        let server: ServeProcess
+        let dataDirectory: URL
+        let port: Int
+        let alice: String, bob: String
+
+        init(_ cli: CLIProcess) async throws {
+            dataDirectory = cli.directory.appendingPathComponent("server")
+            let server = try ServeProcess(dataDirectory: dataDirectory)
+            do {
+                port = try await server.relay().port
+                (alice, bob) = try ChatCommandTests.register(cli, server: "http://127.0.0.1:\(port)")
+            } catch {
+                server.kill(SIGTERM)
+                _ = server.waitForExit()
+                throw error
+            }
+            self.server = server
+        }
+
+        func stop() {
+            server.kill(SIGTERM)
+            _ = server.waitForExit()
+        }
+    }
+
     static func history(_ cli: CLIProcess, profile: String, with email: String) throws -> [Line] {
         let result = try cli.run(["history", "--profile", profile, email, "--limit", "1000", "--json"])
         guard result.status == 0 else { throw CLIFailure(result.stderr) }
@@ -58,11 +85,9 @@ struct ChatCommandTests {
     func endToEnd() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        let dataDirectory = cli.directory.appendingPathComponent("server")
-        let server = try ServeProcess(dataDirectory: dataDirectory)
-        defer { server.kill(SIGTERM); _ = server.waitForExit() }
-        let relay = try await server.relay()
-        let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
+        let served = try await ServedChat(cli)
+        defer { served.stop() }
+        let (alice, bob, dataDirectory) = (served.alice, served.bob, served.dataDirectory)
 
         let large = String(repeating: "0123456789abcdef", count: 60 * 1024 / 16)
         let texts = (0..<100).map { index -> String in
@@ -102,7 +127,7 @@ struct ChatCommandTests {
 
         // Bob signs in on a second device (a new profile): Alice is warned again, and her next
         // message reaches both of Bob's devices.
-        try await Self.loginOnTerminal(cli, ["login", "--profile", "bob-tablet", "--server", "http://127.0.0.1:\(relay.port)", "--email", bob,
+        try await Self.loginOnTerminal(cli, ["login", "--profile", "bob-tablet", "--server", "http://127.0.0.1:\(served.port)", "--email", bob,
                                              "--password-stdin", "--scrypt-log2n", "10"],
                                        password: "password of Bob", dataDirectory: dataDirectory)
         let warned = try JSONDecoder().decode([InboxRow].self, from: cli.run(["inbox", "--profile", "alice", "--json"]).stdout)
@@ -215,11 +240,9 @@ struct SignInCommandTests {
     func chain() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        let dataDirectory = cli.directory.appendingPathComponent("server")
-        let server = try ServeProcess(dataDirectory: dataDirectory)
-        defer { server.kill(SIGTERM); _ = server.waitForExit() }
-        let relay = try await server.relay()
-        let (alice, _) = try ChatCommandTests.register(cli, server: "http://127.0.0.1:\(relay.port)")
+        let served = try await ChatCommandTests.ServedChat(cli)
+        defer { served.stop() }
+        let (alice, dataDirectory) = (served.alice, served.dataDirectory)
         let mapping = "+=*,-=/,*=+,/=-"
         let secret = TOTP.generateSecret()
         let totp = TOTP(secret: secret)
@@ -235,7 +258,7 @@ struct SignInCommandTests {
 
         // A second device: each step is asked in turn on the terminal.
         let terminal = try PseudoTerminal(executable: CLIExecutable.url,
-                                          arguments: ["login", "--profile", "alice-laptop", "--server", "http://127.0.0.1:\(relay.port)",
+                                          arguments: ["login", "--profile", "alice-laptop", "--server", "http://127.0.0.1:\(served.port)",
                                                       "--email", alice, "--password-stdin", "--scrypt-log2n", "10"],
                                           environment: cli.environment, directory: cli.directory)
         defer { terminal.terminate() }

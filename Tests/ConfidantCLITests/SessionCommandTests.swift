@@ -13,10 +13,9 @@ struct SessionCommandTests {
     func offlineFor500() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        let server = try ServeProcess(dataDirectory: cli.directory.appendingPathComponent("server"))
-        defer { server.kill(SIGTERM); _ = server.waitForExit() }
-        let relay = try await server.relay()
-        let (alice, bob) = try ChatCommandTests.register(cli, server: "http://127.0.0.1:\(relay.port)")
+        let served = try await ChatCommandTests.ServedChat(cli)
+        defer { served.stop() }
+        let (alice, bob) = (served.alice, served.bob)
 
         // Bob's client is not running while Alice sends 500 messages (one process, one session start).
         let texts = (0..<500).map { "offline message \($0) — Ünïcødé ✓" }
