@@ -70,6 +70,7 @@ let package = Package(
             name: "ConfidantAPI",
             dependencies: [
                 "ConfidantAuth",
+                "ConfidantCrypto",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

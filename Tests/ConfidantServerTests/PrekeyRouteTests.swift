@@ -9,21 +9,7 @@ import Testing
 @Suite("Relay prekeys")
 struct PrekeyRouteTests {
     static func upload(_ prekeys: DevicePrekeys, oneTime: [OneTimePrekey], by identity: PrivateIdentity) throws -> Components.Schemas.PrekeyUpload {
-        let upload = try prekeys.upload(signedBy: identity, oneTimePrekeys: oneTime)
-        func wire(_ key: SignedPrekey) -> Components.Schemas.SignedPrekey {
-            .init(id: Int64(key.id), key: .init(key.publicKey), signature: .init(key.signature))
-        }
-        return .init(signedPrekey: wire(upload.signedPrekey), kemPrekey: wire(upload.kemPrekey),
-                     oneTimePrekeys: upload.oneTimePrekeys.map { .init(id: Int64($0.id), key: .init($0.publicKey)) })
-    }
-
-    static func bundle(_ wire: Components.Schemas.PrekeyBundle) throws -> PrekeyBundle {
-        func signed(_ key: Components.Schemas.SignedPrekey, _ kind: SignedPrekey.Kind) -> SignedPrekey {
-            SignedPrekey(kind: kind, id: UInt32(key.id), publicKey: Data(key.key.data), signature: Data(key.signature.data))
-        }
-        return PrekeyBundle(deviceID: try #require(UUID(uuidString: wire.deviceId)), signedPrekey: signed(wire.signedPrekey, .x25519),
-                            kemPrekey: signed(wire.kemPrekey, .xwing),
-                            oneTimePrekey: wire.oneTimePrekey.map { OneTimePrekey(id: UInt32($0.id), publicKey: Data($0.key.data)) })
+        Components.Schemas.PrekeyUpload(try prekeys.upload(signedBy: identity, oneTimePrekeys: oneTime))
     }
 
     static func claim(_ client: Client, _ user: TestUser) async throws -> [Components.Schemas.PrekeyBundle] {
@@ -63,7 +49,7 @@ struct PrekeyRouteTests {
             let ids = claimed.compactMap { $0.oneTimePrekey?.id }
             #expect(ids.count == 40)
             #expect(Set(ids) == Set(oneTime.map { Int64($0.id) }))
-            for wire in claimed { try Self.bundle(wire).verify(for: bob.identity.publicIdentity) }
+            for wire in claimed { try #require(PrekeyBundle(wire)).verify(for: bob.identity.publicIdentity) }
             // Below the low-water mark the device is told once, until it uploads again.
             var notices = try await Self.notices(bob)
             #expect(notices.count == 1)

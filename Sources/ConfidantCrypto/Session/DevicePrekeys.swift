@@ -48,6 +48,12 @@ public struct DevicePrekeys: Sendable {
         return nextID
     }
 
+    /// The ids of the current signed X25519 and X-Wing prekeys (what the relay should hand out).
+    public var currentIDs: (signed: UInt32, kem: UInt32)? {
+        guard let signed = signed.last, let kem = kem.last else { return nil }
+        return (signed.id, kem.id)
+    }
+
     /// How many one-time prekeys are still unused on this device.
     public var oneTimeCount: Int { oneTime.count }
 

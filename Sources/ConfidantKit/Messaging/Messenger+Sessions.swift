@@ -33,14 +33,14 @@ extension Messenger {
         case .ok(let ok): status = try ok.body.json
         case .default(let status, let response): throw problem(status, response)
         }
-        let upload = try prekeys.upload(signedBy: identity, oneTimePrekeys: [])
+        let published = prekeys.currentIDs
         var fresh: [OneTimePrekey] = []
         var changed = false
         if prekeys.needsRotation() {
             try prekeys.rotate()
             changed = true
         }
-        if status.signedPrekeyId != Int64(upload.signedPrekey.id) || status.kemPrekeyId != Int64(upload.kemPrekey.id) {
+        if status.signedPrekeyId != published.map({ Int64($0.signed) }) || status.kemPrekeyId != published.map({ Int64($0.kem) }) {
             // The server lost them (or never had them): publish everything this device holds.
             fresh = prekeys.allOneTimePrekeys
             changed = true
@@ -65,14 +65,8 @@ extension Messenger {
     }
 
     private func upload(_ prekeys: DevicePrekeys, oneTime: [OneTimePrekey]) async throws {
-        let upload = try prekeys.upload(signedBy: identity, oneTimePrekeys: oneTime)
-        func wire(_ key: SignedPrekey) -> Components.Schemas.SignedPrekey {
-            .init(id: Int64(key.id), key: .init(key.publicKey), signature: .init(key.signature))
-        }
-        // The server keeps at most 500 unused one-time prekeys; send the newest that fit.
-        let body = Components.Schemas.PrekeyUpload(
-            signedPrekey: wire(upload.signedPrekey), kemPrekey: wire(upload.kemPrekey),
-            oneTimePrekeys: upload.oneTimePrekeys.suffix(200).map { .init(id: Int64($0.id), key: .init($0.publicKey)) })
+        // The server takes at most 200 one-time prekeys per upload; send the newest.
+        let body = Components.Schemas.PrekeyUpload(try prekeys.upload(signedBy: identity, oneTimePrekeys: Array(oneTime.suffix(200))))
         switch try await relay.call({ try await $0.uploadPrekeys(body: .json(body)) }) {
         case .ok: break
         case .default(let status, let response): throw problem(status, response)
@@ -87,19 +81,14 @@ extension Messenger {
     func seal(_ payload: Data, to key: PublicIdentity, user: UUID, messageID: UUID, sentAt: Date,
               sessions: inout [PeerSession]) async throws -> Data {
         let fingerprint = IdentityFingerprint(key).description
-        let index = sessions.firstIndex { $0.user == user && $0.device == key.deviceID }
-        var record: SessionRecord
-        if let index, sessions[index].fingerprint == fingerprint {
-            record = sessions[index].record
-        } else {
-            record = try store.session(user: user, device: key.deviceID, fingerprint: fingerprint) ?? SessionRecord()
-        }
+        var record = try session(user: user, device: key.deviceID, fingerprint: fingerprint, in: sessions)
         if !record.canSeal {
-            guard let bundle = try await claimBundle(of: user, device: key.deviceID) else {
+            guard let wire = try await claimBundle(of: user, device: key.deviceID) else {
                 return try SealedEnvelope.seal(payload, from: identity, senderUserID: me, to: key, recipientUserID: user,
                                                signed: true, messageID: messageID, timestamp: sentAt).serialized
             }
-            do {
+            do throws(SessionError) {
+                guard let bundle = PrekeyBundle(wire) else { throw SessionError.malformed("the bundle's key ids are out of range") }
                 try record.start(from: identity, to: key, bundle: bundle)
             } catch {
                 let name = user == me ? "your other device" : (try store.contact(id: user)?.displayName ?? "the recipient")
@@ -108,12 +97,20 @@ extension Messenger {
         }
         let envelope = try record.seal(payload, from: identity, senderUserID: me, to: key, recipientUserID: user,
                                        messageID: messageID, timestamp: sentAt)
-        let session = PeerSession(user: user, device: key.deviceID, fingerprint: fingerprint, record: record)
-        if let index { sessions[index] = session } else { sessions.append(session) }
+        sessions.update(PeerSession(user: user, device: key.deviceID, fingerprint: fingerprint, record: record))
         return envelope.serialized
     }
 
-    private func claimBundle(of user: UUID, device: UUID) async throws -> PrekeyBundle? {
+    /// The sessions with a device as `pending` (changed in this batch) has them, else as stored,
+    /// for the peer key `fingerprint`; empty when neither has one for that key.
+    private func session(user: UUID, device: UUID, fingerprint: String, in pending: [PeerSession]) throws -> SessionRecord {
+        if let changed = pending.first(where: { $0.user == user && $0.device == device }), changed.fingerprint == fingerprint {
+            return changed.record
+        }
+        return try store.session(user: user, device: device, fingerprint: fingerprint) ?? SessionRecord()
+    }
+
+    private func claimBundle(of user: UUID, device: UUID) async throws -> Components.Schemas.PrekeyBundle? {
         let bundles: [Components.Schemas.PrekeyBundle]
         switch try await relay.call({
             try await $0.claimPrekeyBundles(path: .init(userId: user.uuidString.lowercased()),
@@ -122,13 +119,7 @@ extension Messenger {
         case .ok(let ok): bundles = try ok.body.json
         case .default(let status, let response): throw problem(status, response)
         }
-        guard let wire = bundles.first(where: { UUID(uuidString: $0.deviceId) == device }) else { return nil }
-        func signed(_ key: Components.Schemas.SignedPrekey, _ kind: SignedPrekey.Kind) -> SignedPrekey {
-            SignedPrekey(kind: kind, id: UInt32(clamping: key.id), publicKey: Data(key.key.data), signature: Data(key.signature.data))
-        }
-        return PrekeyBundle(
-            deviceID: device, signedPrekey: signed(wire.signedPrekey, .x25519), kemPrekey: signed(wire.kemPrekey, .xwing),
-            oneTimePrekey: wire.oneTimePrekey.map { OneTimePrekey(id: UInt32(clamping: $0.id), publicKey: Data($0.key.data)) })
+        return bundles.first(where: { UUID(uuidString: $0.deviceId) == device })
     }
 
     // MARK: Opening
@@ -139,14 +130,8 @@ extension Messenger {
         var lastError = SessionError.noSession
         for candidate in candidates {
             let fingerprint = IdentityFingerprint(candidate).description
-            let index = batch.sessions.firstIndex { $0.user == envelope.sender.userID && $0.device == envelope.sender.deviceID }
-            var record: SessionRecord
-            if let index, batch.sessions[index].fingerprint == fingerprint {
-                record = batch.sessions[index].record
-            } else {
-                record = try store.session(user: envelope.sender.userID, device: envelope.sender.deviceID, fingerprint: fingerprint)
-                    ?? SessionRecord()
-            }
+            var record = try session(user: envelope.sender.userID, device: envelope.sender.deviceID, fingerprint: fingerprint,
+                                     in: batch.sessions)
             if batch.prekeys == nil {
                 if let stored = try store.prekeys() {
                     batch.prekeys = stored
@@ -159,8 +144,8 @@ extension Messenger {
             let before = prekeys.oneTimeCount
             do {
                 let plaintext = try record.open(envelope, as: identity, recipientUserID: me, from: candidate, prekeys: &prekeys)
-                let session = PeerSession(user: envelope.sender.userID, device: envelope.sender.deviceID, fingerprint: fingerprint, record: record)
-                if let index { batch.sessions[index] = session } else { batch.sessions.append(session) }
+                batch.sessions.update(PeerSession(user: envelope.sender.userID, device: envelope.sender.deviceID, fingerprint: fingerprint,
+                                                  record: record))
                 if prekeys.oneTimeCount != before {
                     batch.prekeys = prekeys
                     batch.prekeysChanged = true
@@ -181,4 +166,15 @@ struct SessionBatch {
     var prekeysChanged = false
     /// A low-water notice arrived: publish more one-time prekeys once the batch is stored.
     var replenish = false
+}
+
+extension [PeerSession] {
+    /// Replaces the entry for the same device, or appends.
+    mutating func update(_ session: PeerSession) {
+        if let index = firstIndex(where: { $0.user == session.user && $0.device == session.device }) {
+            self[index] = session
+        } else {
+            append(session)
+        }
+    }
 }

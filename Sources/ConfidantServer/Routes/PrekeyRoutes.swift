@@ -61,10 +61,11 @@ extension RelayAPI {
                     deviceId: device.deviceID.uuidString.lowercased(), signedPrekey: Self.wire(signed.signed), kemPrekey: Self.wire(signed.kem),
                     oneTimePrekey: oneTime.map { .init(id: $0.id, key: .init($0.publicKey)) }))
                 guard device.prekeysLowNoticedAt == nil else { continue }
-                let status = try await Self.prekeyStatus(of: address, on: db)
-                guard status.oneTimePrekeys < Self.prekeyLowWater,
-                      try await PrekeyStore.markLowNoticed(try device.requireID(), at: now, on: db)
+                let remaining = try await PrekeyStore.oneTimeCount(of: address, on: db)
+                guard remaining < Self.prekeyLowWater, try await PrekeyStore.markLowNoticed(try device.requireID(), at: now, on: db)
                 else { continue }
+                let status = Components.Schemas.PrekeyStatus(oneTimePrekeys: remaining, lowWater: Self.prekeyLowWater,
+                                                             signedPrekeyId: signed.signed.id, kemPrekeyId: signed.kem.id)
                 try await context.storeMailboxEntries([MailboxQueries.NewEntry(
                     recipient: address, kind: .prekeysLow, sender: address, messageID: nil,
                     payload: try StreamCoding.encoder().encode(status), receivedAt: now)], in: db)
@@ -86,10 +87,9 @@ extension RelayAPI {
     /// here rather than by every peer that would fetch it.
     static func verified(_ key: Components.Schemas.SignedPrekey, kind: SignedPrekey.Kind, field: String,
                          for identity: PublicIdentity) throws(APIFailure) -> PrekeyStore.Key {
-        guard let id = UInt32(exactly: key.id), id > 0 else {
+        guard let prekey = SignedPrekey(key, kind: kind) else {
             throw APIFailure(.badRequest, "invalid_prekey", "`\(field).id` must be from 1 to 2^32-1.")
         }
-        let prekey = SignedPrekey(kind: kind, id: id, publicKey: Data(key.key.data), signature: Data(key.signature.data))
         do {
             try prekey.verify(for: identity)
         } catch {
