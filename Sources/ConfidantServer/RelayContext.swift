@@ -58,7 +58,21 @@ struct RelayContext: Sendable {
 
     /// Runs `body` in one transaction; on SQLite, one writer at a time (see `WriteGate`).
     func write<T: Sendable>(_ db: any Database, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        if usesPostgres { return try await db.transaction(body) }
+        try await write(db) { db, _ in try await body(db) }
+    }
+
+    /// Runs `body` in one transaction; mailbox entries it stores through `publication` reach the
+    /// streams once it commits. On SQLite, one writer at a time (see `WriteGate`), and the stored
+    /// rows go to this instance's streams before the next writer starts, so every stream gets
+    /// its entries in cursor order without reading them back. On PostgreSQL, where other
+    /// instances write too, streams here and there are woken to read.
+    func write<T: Sendable>(_ db: any Database, _ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T) async throws -> T {
+        let publication = MailboxPublication()
+        if usesPostgres {
+            let result = try await db.transaction { try await body($0, publication) }
+            await wakeStreams(publication.addresses, on: db)
+            return result
+        }
         await writeGate.acquire()
         let synchronous = configuration.sqliteSynchronous.rawValue
         do {
@@ -69,8 +83,9 @@ struct RelayContext: Sendable {
                 if let sql = connection as? any SQLDatabase {
                     try await sql.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: synchronous)")).run()
                 }
-                return try await connection.transaction(body)
+                return try await connection.transaction { try await body($0, publication) }
             }
+            hub.deliver(publication.rows)
             await writeGate.release()
             return result
         } catch {
@@ -79,25 +94,28 @@ struct RelayContext: Sendable {
         }
     }
 
-    /// Within a write transaction: stores mailbox entries. On PostgreSQL it first holds
-    /// per-device locks until commit, so that entries for one device commit in cursor order (a
-    /// stream reading "after cursor c" can then never miss an entry that commits later with a
-    /// smaller cursor). SQLite has one writer anyway.
-    func storeMailboxEntries(_ entries: [MailboxQueries.NewEntry], in db: any Database) async throws {
+    /// Within a write transaction: stores mailbox entries for `publication` to hand over after
+    /// commit. On PostgreSQL it first holds per-device locks until commit, so that entries for
+    /// one device commit in cursor order (a stream reading "after cursor c" can then never miss
+    /// an entry that commits later with a smaller cursor). SQLite has one writer anyway.
+    func storeMailboxEntries(_ entries: [MailboxQueries.NewEntry], in db: any Database, publishing publication: MailboxPublication) async throws {
         guard !entries.isEmpty else { return }
         if usesPostgres, let sql = db as? any SQLDatabase {
             for address in Set(entries.map(\.recipient)).sorted(by: { $0.description < $1.description }) {
                 try await sql.raw("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: address.description), 0))").run()
             }
+            try await MailboxQueries.insert(entries, on: db)
+            publication.add(entries.map(\.recipient))
+        } else {
+            publication.add(try await MailboxQueries.insertNumbered(entries, on: db))
         }
-        try await MailboxQueries.insert(entries, on: db)
     }
 
-    /// After commit: wakes local streams and, on PostgreSQL, the other instances' streams.
-    func publish(_ addresses: Set<DeviceAddress>, on db: any Database, logger: Logger) async {
+    /// PostgreSQL, after commit: wakes local streams and, through NOTIFY, the other instances'.
+    private func wakeStreams(_ addresses: Set<DeviceAddress>, on db: any Database) async {
         guard !addresses.isEmpty else { return }
-        await hub.wake(addresses)
-        guard usesPostgres, let sql = db as? any SQLDatabase else { return }
+        hub.wake(addresses)
+        guard let sql = db as? any SQLDatabase else { return }
         let all = addresses.map(\.description)
         // NOTIFY payloads must stay under 8,000 bytes; an address is 73 characters.
         for start in stride(from: 0, to: all.count, by: 100) {
@@ -105,8 +123,33 @@ struct RelayContext: Sendable {
             do {
                 try await sql.raw("SELECT pg_notify(\(bind: PostgresMailboxListener.channel), \(bind: payload))").run()
             } catch {
-                logger.warning("could not notify other instances; their streams catch up on the next wake", metadata: ["error": "\(error)"])
+                db.logger.warning("could not notify other instances; their streams catch up on the next wake", metadata: ["error": "\(error)"])
             }
+        }
+    }
+}
+
+/// Mailbox entries one write transaction stored: the rows themselves (SQLite) or whose mailboxes
+/// they went to (PostgreSQL).
+final class MailboxPublication: Sendable {
+    private let stored = Mutex<(rows: [MailboxQueries.AddressedRow], addresses: Set<DeviceAddress>)>(([], []))
+
+    var rows: [MailboxQueries.AddressedRow] { stored.withLock { $0.rows } }
+    var addresses: Set<DeviceAddress> { stored.withLock { $0.addresses } }
+
+    func add(_ rows: [MailboxQueries.AddressedRow]) {
+        stored.withLock { $0.rows += rows; $0.addresses.formUnion(rows.map(\.recipient)) }
+    }
+
+    func add(_ addresses: [DeviceAddress]) {
+        stored.withLock { $0.addresses.formUnion(addresses) }
+    }
+
+    /// Forgets entries for `userID`'s devices that the same transaction deleted again.
+    func withdraw(user userID: UUID) {
+        stored.withLock { stored in
+            stored.rows.removeAll { $0.recipient.userID == userID }
+            stored.addresses = stored.addresses.filter { $0.userID != userID }
         }
     }
 }

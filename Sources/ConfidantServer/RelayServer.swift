@@ -96,7 +96,7 @@ public final class RelayServer: Sendable {
     /// Stops accepting, lets requests in flight finish, closes streams and the database.
     public func shutdown() async {
         listener?.stop()
-        await hub.finishAll()
+        hub.finishAll()
         await application.server.shutdown()
         try? await application.asyncShutdown()
     }

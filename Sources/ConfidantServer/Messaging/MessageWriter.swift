@@ -3,10 +3,12 @@ import Foundation
 import Logging
 import SQLKit
 
-/// Group commit for sends: batches that arrive while a transaction runs are stored together in
-/// the next one, so the database commits once per group instead of once per message (on SQLite,
-/// with its single writer, this is what lets throughput grow with concurrency). Each message is
-/// still checked on its own; one refused message does not affect the others in its group.
+/// Group commit for sends and acknowledgements: requests that arrive while a transaction runs
+/// are stored together in the next one, so the database commits once per group instead of once
+/// per message (on SQLite, with its single writer, this is what lets throughput grow with
+/// concurrency). Each request is still checked on its own; one refused message does not affect
+/// the others in its group. Requests are applied in the order they were enqueued, so messages
+/// one connection sends in a row get increasing cursors.
 actor MessageWriter {
     struct Submission: Sendable {
         let sender: DeviceAddress
@@ -19,64 +21,106 @@ actor MessageWriter {
         let bytes: Data
     }
 
+    enum Request: Sendable {
+        case send(Submission)
+        /// Deletes those of the cursors that belong to the device; anyone else's are left alone.
+        case acknowledge([Int64], for: DeviceAddress)
+    }
+
     enum Outcome: Sendable {
         case stored(count: Int, at: Date)
         case duplicate(count: Int, at: Date)
+        case acknowledged(Int)
     }
 
-    static let maximumGroup = 256
+    typealias Completion = @Sendable (Result<Outcome, any Error>) -> Void
+
+    static let maximumGroup = 1024
 
     private let context: RelayContext
-    private var queue: [(Submission, CheckedContinuation<Result<Outcome, any Error>, Never>)] = []
+    private var queue: [(Request, Completion)] = []
     private var draining = false
 
     init(context: RelayContext) {
         self.context = context
     }
 
-    func submit(_ submission: Submission, db: any Database, logger: Logger) async throws -> Outcome {
+    /// Enqueues `request` and waits until its group has committed.
+    func submit(_ request: Request, db: any Database, logger: Logger) async throws -> Outcome {
         let result = await withCheckedContinuation { continuation in
-            queue.append((submission, continuation))
-            if !draining {
-                draining = true
-                Task { await drain(db: db, logger: logger) }
-            }
+            enqueue(request, db: db, logger: logger) { continuation.resume(returning: $0) }
         }
         return try result.get()
+    }
+
+    /// Enqueues `request` without waiting; `completion` runs once its group has committed (or
+    /// failed). Callers that enqueue one after another keep their order.
+    func enqueue(_ request: Request, db: any Database, logger: Logger, completion: @escaping Completion) {
+        queue.append((request, completion))
+        if !draining {
+            draining = true
+            Task { await drain(db: db, logger: logger) }
+        }
     }
 
     private func drain(db: any Database, logger: Logger) async {
         while !queue.isEmpty {
             let group = Array(queue.prefix(Self.maximumGroup))
             queue.removeFirst(group.count)
-            let submissions = group.map(\.0)
+            let requests = group.map(\.0)
             let results: [Result<Outcome, any Error>]
             do {
-                results = try await context.write(db) { [context] db in try await Self.store(submissions, context: context, on: db) }
+                results = try await context.write(db) { [context] db, publication in
+                    try await Self.apply(requests, context: context, publishing: publication, on: db)
+                }
             } catch {
                 results = Array(repeating: .failure(error), count: group.count)
             }
-            var woken = Set<DeviceAddress>()
-            for ((submission, continuation), result) in zip(group, results) {
-                continuation.resume(returning: result)
-                if case .success(.stored) = result { woken.formUnion(submission.envelopes.map(\.recipient)) }
+            // Answering (a stream encodes a receipt per send) need not hold up the next group.
+            Task.detached {
+                for ((_, completion), result) in zip(group, results) { completion(result) }
             }
-            await context.publish(woken, on: db, logger: logger)
         }
         draining = false
     }
 
+    /// The group's sends, then its acknowledgements, in one transaction; results in request order.
+    private static func apply(_ requests: [Request], context: RelayContext, publishing publication: MailboxPublication,
+                              on db: any Database) async throws -> [Result<Outcome, any Error>] {
+        var results = [Result<Outcome, any Error>?](repeating: nil, count: requests.count)
+        var sends: [(index: Int, submission: Submission)] = []
+        for (index, request) in requests.enumerated() {
+            if case .send(let submission) = request { sends.append((index, submission)) }
+        }
+        if !sends.isEmpty {
+            for (send, result) in zip(sends, try await store(sends.map(\.submission), context: context, publishing: publication, on: db)) {
+                results[send.index] = result
+            }
+        }
+        let acknowledgements = requests.enumerated().compactMap { index, request -> (index: Int, cursors: [Int64], address: DeviceAddress)? in
+            guard case .acknowledge(let cursors, let address) = request else { return nil }
+            return (index, cursors, address)
+        }
+        if !acknowledgements.isEmpty {
+            let counts = try await MailboxQueries.delete(acknowledgements.map { ($0.cursors, $0.address) }, on: db)
+            for (acknowledgement, count) in zip(acknowledgements, counts) { results[acknowledgement.index] = .success(.acknowledged(count)) }
+        }
+        return results.map { $0 ?? .failure(APIFailure(.internalServerError, "internal", "A request in a group got no result.")) }
+    }
+
     /// Inside one transaction: answers duplicates from `posted_messages`, checks each message's
     /// devices, then writes every accepted message with a few multi-row statements.
-    private static func store(_ submissions: [Submission], context: RelayContext, on db: any Database) async throws -> [Result<Outcome, any Error>] {
+    private static func store(_ submissions: [Submission], context: RelayContext, publishing publication: MailboxPublication,
+                              on db: any Database) async throws -> [Result<Outcome, any Error>] {
         let now = Date()
         struct PostedKey: Hashable { let sender: UUID; let message: UUID }
         var posted: [PostedKey: (Int, Date)] = [:]
         let sql = try MailboxQueries.sql(db)
         for row in try await sql.select().columns("sender_user_id", "message_id", "stored", "received_at").from(PostedMessageRecord.schema)
-            // Both columns, so that the unique (sender_user_id, message_id) index answers it.
-            .where("sender_user_id", .in, Array(Set(submissions.map(\.sender.userID))))
-            .where("message_id", .in, submissions.map(\.messageID)).all() {
+            // Pairs, so that the unique (sender_user_id, message_id) index answers one probe per
+            // message (two IN lists would probe every sender with every message id).
+            .where(SQLGroupExpression([SQLColumn("sender_user_id"), SQLColumn("message_id")]), .in,
+                   MailboxQueries.values(submissions.map { [UUIDValue($0.sender.userID), UUIDValue($0.messageID)] })).all() {
             posted[PostedKey(sender: try row.decode(column: "sender_user_id", as: UUID.self), message: try row.decode(column: "message_id", as: UUID.self))] =
                 (try row.decode(column: "stored", as: Int.self), try row.decode(column: "received_at", as: Date.self))
         }
@@ -117,15 +161,13 @@ actor MessageWriter {
             results.append(.success(.stored(count: recipients.count, at: now)))
         }
         guard !mailbox.isEmpty else { return results }
-        try await context.storeMailboxEntries(mailbox, in: db)
+        try await context.storeMailboxEntries(mailbox, in: db, publishing: publication)
         var insert = sql.insert(into: PostedMessageRecord.schema).columns("id", "sender_user_id", "message_id", "stored", "received_at")
         for record in accepted {
-            insert = insert.values(SQLBind(UUID()), SQLBind(record.sender), SQLBind(record.message), SQLBind(record.stored), SQLBind(now))
+            insert = insert.values(UUIDValue(UUID()), UUIDValue(record.sender), UUIDValue(record.message), SQLBind(record.stored), SQLBind(now))
         }
         try await insert.run()
-        for (sender, peers) in conversations {
-            try await touchConversations(between: sender, and: peers, at: now, on: db)
-        }
+        try await touchConversations(conversations, at: now, on: db)
         return results
     }
 
@@ -147,13 +189,20 @@ actor MessageWriter {
     }
 
     /// "Last activity" for both directions of each pair, inserted or updated in one statement.
-    private static func touchConversations(between sender: UUID, and peers: Set<UUID>, at now: Date, on db: any Database) async throws {
-        guard !peers.isEmpty, let sql = db as? any SQLDatabase else { return }
-        var insert = sql.insert(into: ConversationRecord.schema).columns("id", "owner_id", "peer_id", "last_activity")
-        for peer in peers {
-            insert = insert.values(SQLBind(UUID()), SQLBind(sender), SQLBind(peer), SQLBind(now))
-            insert = insert.values(SQLBind(UUID()), SQLBind(peer), SQLBind(sender), SQLBind(now))
+    private static func touchConversations(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) async throws {
+        var pairs = Set<[UUID]>()
+        for (sender, peers) in conversations {
+            for peer in peers { pairs.formUnion([[sender, peer], [peer, sender]]) }
         }
-        try await insert.onConflict(with: ["owner_id", "peer_id"]) { $0.set(excludedValueOf: "last_activity") }.run()
+        // A statement may touch a row once (PostgreSQL), hence the set; SQLite takes at most
+        // 32,766 bound values, 4 per row.
+        let all = Array(pairs)
+        for start in stride(from: 0, to: all.count, by: 4000) {
+            var insert = try MailboxQueries.sql(db).insert(into: ConversationRecord.schema).columns("id", "owner_id", "peer_id", "last_activity")
+            for pair in all[start..<min(start + 4000, all.count)] {
+                insert = insert.values(UUIDValue(UUID()), UUIDValue(pair[0]), UUIDValue(pair[1]), SQLBind(now))
+            }
+            try await insert.onConflict(with: ["owner_id", "peer_id"]) { $0.set(excludedValueOf: "last_activity") }.run()
+        }
     }
 }

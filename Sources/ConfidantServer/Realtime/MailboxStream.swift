@@ -2,56 +2,74 @@ import ConfidantAPI
 import Fluent
 import Foundation
 import NIOCore
+import Synchronization
 import Vapor
 
 /// `GET /v1/stream?after=CURSOR`: a WebSocket that replays the device's unacknowledged entries
 /// after `after`, says `caughtUp`, then pushes new entries as they are stored. The client
-/// acknowledges with `StreamAcknowledgement` frames; unacknowledged entries come again on the
+/// acknowledges with `StreamRequest` frames (`cursors`) and may send messages over the same
+/// socket (`send`, answered by `receipt` or `refused`); unacknowledged entries come again on the
 /// next connection.
 struct MailboxStream: Sendable {
     let context: RelayContext
     static let pageSize = 200
+    /// Sends a connection may have waiting for their group commit; more are refused
+    /// (`too_many_in_flight`), so that one client cannot queue without bound.
+    static let maximumInFlight = 512
+    /// Frames a connection may have waiting to be read; a client that outruns that is closed.
+    static let maximumQueuedFrames = 4096
 
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
             guard let caller = request.storage[CallerKey.self] else { throw APIFailure.unauthenticated }
             let text = request.query[String.self, at: "after"] ?? "0"
             guard let after = Int64(text), after >= 0 else { throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).") }
-            return request.webSocket(maxFrameSize: .init(integerLiteral: 1 << 16)) { request, socket in
+            return request.webSocket(maxFrameSize: .init(integerLiteral: Self.maximumFrameBytes(context.configuration))) { request, socket in
                 await run(socket, caller: caller, after: after, db: request.application.db, logger: request.logger)
             }
         }
     }
 
+    /// A send frame carries up to 256 base64 envelopes (4/3 of their size) plus JSON around them,
+    /// bounded like the HTTP body of `POST /v1/messages`.
+    static func maximumFrameBytes(_ configuration: ServerConfiguration) -> Int {
+        max(1 << 16, configuration.maximumJSONBodyBytes)
+    }
+
     private func run(_ socket: WebSocket, caller: Caller, after: Int64, db: any Database, logger: Logger) async {
-        let (token, wakes) = await context.hub.subscribe(caller.address)
-        let hub = context.hub, context = context
-        socket.onClose.whenComplete { _ in Task { await hub.unsubscribe(caller.address, token: token) } }
-        let decoder = StreamCoding.decoder()
-        socket.onText { socket, text async in
-            guard let acknowledgement = try? decoder.decode(Components.Schemas.StreamAcknowledgement.self, from: Data(text.utf8)) else {
-                try? await socket.send(Self.problem("malformed_request", "Send {\"cursors\": [..]} to acknowledge."))
-                return
-            }
-            do {
-                _ = try await RelayAPI.acknowledge(acknowledgement.cursors, for: caller.address, context: context, on: db)
-            } catch {
-                try? await socket.send(Self.problem("ack_failed", "\(error)"))
+        let inbox = context.hub.subscribe(caller.address)
+        let hub = context.hub
+        // Frames are handled one at a time in the order they arrive (WebSocketKit's async
+        // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
+        let (frames, frameInput) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
+        socket.onClose.whenComplete { _ in
+            frameInput.finish()
+            hub.unsubscribe(inbox)
+        }
+        socket.eventLoop.execute {  // the callback may only be set on the socket's event loop
+            socket.onText { socket, text in
+                if case .dropped = frameInput.yield(text) {
+                    _ = socket.close(code: .policyViolation)
+                }
             }
         }
+        let requests = Task { await handle(frames, from: socket, caller: caller, db: db, logger: logger) }
         let encoder = StreamCoding.encoder()
         var lastSent = after
         var caughtUp = false
         do {
-            for await _ in wakes {
-                while !socket.isClosed {
-                    let page = try await MailboxQueries.page(of: caller.address, after: lastSent, limit: Self.pageSize, on: db)
-                    for row in page {
-                        let frame = Components.Schemas.StreamFrame(entry: try RelayAPI.entry(row))
-                        try await socket.send(String(decoding: try encoder.encode(frame), as: UTF8.self))
-                        lastSent = row.cursor
+            for await _ in inbox.signals {
+                switch inbox.next() {
+                case .rows(let rows):
+                    try await send(rows.filter { $0.cursor > lastSent }, to: socket, encoder: encoder)
+                    lastSent = max(lastSent, rows.last?.cursor ?? lastSent)
+                case .read:
+                    while !socket.isClosed {
+                        let page = try await MailboxQueries.page(of: caller.address, after: lastSent, limit: Self.pageSize, on: db)
+                        try await send(page, to: socket, encoder: encoder)
+                        lastSent = page.last?.cursor ?? lastSent
+                        if page.count < Self.pageSize { break }
                     }
-                    if page.count < Self.pageSize { break }
                 }
                 if !caughtUp {
                     caughtUp = true
@@ -62,12 +80,106 @@ struct MailboxStream: Sendable {
         } catch {
             logger.debug("stream ended", metadata: ["error": "\(String(reflecting: type(of: error)))"])
         }
-        await hub.unsubscribe(caller.address, token: token)
+        hub.unsubscribe(inbox)
         try? await socket.close()
+        frameInput.finish()
+        await requests.value
+    }
+
+    /// One frame per entry; waits only for the last one to be written, so that a slow reader
+    /// holds up its own stream and nothing else.
+    private func send(_ rows: [MailboxQueries.Row], to socket: WebSocket, encoder: JSONEncoder) async throws {
+        for (index, row) in rows.enumerated() {
+            let frame = try StreamFrameText.entry(row)
+                ?? String(decoding: try encoder.encode(Components.Schemas.StreamFrame(entry: try RelayAPI.entry(row))), as: UTF8.self)
+            if index == rows.count - 1 {
+                try await socket.send(frame)
+            } else {
+                socket.send(frame, promise: nil)
+            }
+        }
+    }
+
+    /// Acknowledgements and sends from the client, in order. Each goes to the writer without
+    /// waiting for the previous one to commit; its answer is sent when its group has.
+    private func handle(_ frames: AsyncStream<String>, from socket: WebSocket, caller: Caller, db: any Database, logger: Logger) async {
+        let decoder = StreamCoding.decoder(), encoder = StreamCoding.encoder()
+        let writer = context.messages, maximumEnvelopeBytes = context.configuration.maximumEnvelopeBytes
+        let inFlight = InFlightCount()
+        @Sendable func answer(_ frame: Components.Schemas.StreamFrame) {
+            if let receipt = frame.receipt, let text = try? StreamFrameText.receipt(receipt) {
+                socket.send(text, promise: nil)
+            } else if let data = try? encoder.encode(frame) {
+                socket.send(String(decoding: data, as: UTF8.self), promise: nil)
+            }
+        }
+        @Sendable func refuse(_ messageID: String, _ failure: APIFailure) {
+            answer(.init(refused: .init(messageId: messageID, error: failure.code, message: failure.message)))
+        }
+        for await text in frames {
+            guard let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8)) else {
+                socket.send(Self.problem("malformed_request", "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."), promise: nil)
+                continue
+            }
+            if let cursors = request.cursors {
+                do {
+                    if try RelayAPI.checkAcknowledgement(cursors) {
+                        await writer.enqueue(.acknowledge(cursors, for: caller.address), db: db, logger: logger) { result in
+                            if case .failure(let error) = result { socket.send(Self.problem("ack_failed", Self.failure(error).message), promise: nil) }
+                        }
+                    }
+                } catch {
+                    socket.send(Self.problem(error.code, error.message), promise: nil)
+                }
+            }
+            if let batch = request.send {
+                let submission: MessageWriter.Submission
+                do {
+                    submission = try RelayAPI.submission(batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
+                } catch {
+                    refuse(batch.messageId, error)
+                    continue
+                }
+                guard inFlight.begin(limit: Self.maximumInFlight) else {
+                    refuse(batch.messageId, APIFailure(.tooManyRequests, "too_many_in_flight",
+                                                       "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."))
+                    continue
+                }
+                await writer.enqueue(.send(submission), db: db, logger: logger) { result in
+                    inFlight.end()
+                    switch result.flatMap({ outcome in Result { try RelayAPI.receipt(outcome, messageID: batch.messageId) } }) {
+                    case .success(let receipt): answer(.init(receipt: receipt))
+                    case .failure(let error): refuse(batch.messageId, Self.failure(error))
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the client is told about a failed request: our own failures as they are, anything
+    /// else without detail (the HTTP API's `ProblemMiddleware` does the same).
+    private static func failure(_ error: any Error) -> APIFailure {
+        (error as? APIFailure) ?? APIFailure(.internalServerError, "internal",
+                                              "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
     }
 
     private static func problem(_ code: String, _ message: String) -> String {
         let body = ["error": code, "message": message]
         return (try? JSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
+}
+
+/// Sends of one connection waiting for their receipt.
+private final class InFlightCount: Sendable {
+    private let count = Mutex(0)
+
+    func begin(limit: Int) -> Bool {
+        count.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func end() { count.withLock { $0 -= 1 } }
 }

@@ -36,10 +36,10 @@ final class PostgresMailboxListener: Sendable {
                     let reconnected = attempt > 0
                     attempt = 0
                     try await connection.listen(on: Self.channel) { notifications in
-                        if reconnected { await hub.wakeEveryone() }
+                        if reconnected { hub.wakeEveryone() }
                         for try await notification in notifications {
                             let addresses = notification.payload.split(separator: ",").compactMap(DeviceAddress.init(parsing:))
-                            await hub.wake(addresses)
+                            hub.wake(addresses)
                         }
                     }
                 } catch {

@@ -91,7 +91,7 @@ extension RelayAPI {
         let deviceID = identity.deviceID
         let address = context.clientAddress(request)
         let context = self.context
-        let (replaced, woken) = try await context.write(request.db) { db -> (Bool, [DeviceAddress]) in
+        let replaced = try await context.write(request.db) { db, publication -> Bool in
             try await throttle.reset(keys, on: db)
             let current = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
                 .filter(\.$retiredAt == nil).first()
@@ -103,10 +103,10 @@ extension RelayAPI {
             } else if current == nil {
                 change = .added
             }
-            var woken: [DeviceAddress] = []
             if let change {
                 try await DeviceRecord(userID: userID, deviceID: deviceID, identity: identityBytes, registeredAt: now).create(on: db)
-                woken = try await Self.announceKeyChange(change, userID: userID, deviceID: deviceID, identity: identityBytes, context: context, on: db, now: now)
+                try await Self.announceKeyChange(change, userID: userID, deviceID: deviceID, identity: identityBytes, context: context,
+                                                 publishing: publication, on: db, now: now)
             }
             try await SessionRecord(userID: userID, deviceID: deviceID, tokenHash: token.hash, createdAt: now, expiresAt: expires).create(on: db)
             if let known = try await SignInAddressRecord.query(on: db).filter(\.$userID == userID).filter(\.$address == address).first() {
@@ -115,9 +115,8 @@ extension RelayAPI {
             } else {
                 try await SignInAddressRecord(userID: userID, address: address, lastSeen: now).create(on: db)
             }
-            return (change == .replaced, woken)
+            return change == .replaced
         }
-        await context.publish(Set(woken), on: request.db, logger: request.logger)
         return .init(token: token.text, expiresAt: expires, user: try Self.userBody(user), deviceId: deviceID.uuidString.lowercased(), keyChanged: replaced)
     }
 
@@ -145,26 +144,26 @@ extension RelayAPI {
         _ = try await confirmPassword(body.password, of: caller, request: request, otherwise: "the account was not deleted")
         let userID = caller.userID
         let now = Date()
-        let (blobs, woken) = try await context.write(request.db) { db -> ([UUID], [DeviceAddress]) in
-            var woken: [DeviceAddress] = []
+        let blobs = try await context.write(request.db) { db, publication -> [UUID] in
             for device in try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).all() {
-                woken += try await Self.announceKeyChange(.removed, userID: userID, deviceID: device.deviceID, identity: nil, context: context, on: db, now: now)
+                try await Self.announceKeyChange(.removed, userID: userID, deviceID: device.deviceID, identity: nil, context: context,
+                                                 publishing: publication, on: db, now: now)
             }
             let blobs = try await BlobRecord.query(on: db).filter(\.$ownerID == userID).all().compactMap(\.id)
             try await BlobGrantRecord.query(on: db).filter(\.$blobID ~~ blobs).delete()
             try await BlobRecord.query(on: db).filter(\.$ownerID == userID).delete()
             try await BlobGrantRecord.query(on: db).filter(\.$recipientID == userID).delete()
             try await MailboxRecord.query(on: db).filter(\.$recipientUserID == userID).delete()
+            publication.withdraw(user: userID)
             try await ConversationRecord.query(on: db).group(.or) { $0.filter(\.$ownerID == userID).filter(\.$peerID == userID) }.delete()
             try await PostedMessageRecord.query(on: db).filter(\.$senderUserID == userID).delete()
             try await SessionRecord.query(on: db).filter(\.$userID == userID).delete()
             try await DeviceRecord.query(on: db).filter(\.$userID == userID).delete()
             try await UserRecord.query(on: db).filter(\.$id == userID).delete()
-            return (blobs, woken.filter { $0.userID != userID })
+            return blobs
         }
         context.sessions.evict(userID: userID)
         for blob in blobs { try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(blob.uuidString.lowercased())) }
-        await context.publish(Set(woken), on: request.db, logger: request.logger)
         return .noContent(.init())
     }
 

@@ -47,7 +47,7 @@ extension RelayAPI {
         let deviceID = try Self.uuid(input.path.deviceId, "deviceId")
         let userID = caller.userID
         let now = Date()
-        let woken = try await context.write(request.db) { db -> [DeviceAddress] in
+        try await context.write(request.db) { db, publication in
             guard let device = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
                 .filter(\.$retiredAt == nil).first()
             else { throw APIFailure.notFound("That device") }
@@ -56,10 +56,10 @@ extension RelayAPI {
             try await SessionRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
                 .filter(\.$revokedAt == nil).set(\.$revokedAt, to: now).update()
             try await MailboxRecord.query(on: db).filter(\.$recipientUserID == userID).filter(\.$recipientDeviceID == deviceID).delete()
-            return try await Self.announceKeyChange(.removed, userID: userID, deviceID: deviceID, identity: nil, context: context, on: db, now: now)
+            try await Self.announceKeyChange(.removed, userID: userID, deviceID: deviceID, identity: nil, context: context,
+                                             publishing: publication, on: db, now: now)
         }
         context.sessions.evict(userID: userID, deviceID: deviceID)
-        await context.publish(Set(woken), on: request.db, logger: request.logger)
         return .noContent(.init())
     }
 }

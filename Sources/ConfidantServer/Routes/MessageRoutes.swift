@@ -9,33 +9,9 @@ extension RelayAPI {
     func sendMessage(_ input: Operations.SendMessage.Input) async throws -> Operations.SendMessage.Output {
         let (request, caller) = try await signedIn()
         guard case .json(let batch) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        let messageID = try Self.uuid(batch.messageId, "messageId")
-        guard (1...256).contains(batch.envelopes.count) else { throw APIFailure.malformed("A message has 1 to 256 envelopes.") }
-
-        var outgoing: [(DeviceAddress, Data)] = []
-        for (index, item) in batch.envelopes.enumerated() {
-            let recipient = DeviceAddress(userID: try Self.uuid(item.recipientUserId, "recipientUserId"),
-                                          deviceID: try Self.uuid(item.recipientDeviceId, "recipientDeviceId"))
-            let bytes = Data(item.envelope.data)
-            guard bytes.count <= context.configuration.maximumEnvelopeBytes else {
-                throw APIFailure.tooLarge("Envelope \(index)", limit: context.configuration.maximumEnvelopeBytes)
-            }
-            try Self.checkHeader(bytes, index: index, sender: caller.address, recipient: recipient, messageID: messageID)
-            outgoing.append((recipient, bytes))
-        }
-        let recipients = outgoing.map(\.0)
-        guard Set(recipients).count == recipients.count else { throw APIFailure.malformed("Two envelopes go to the same device.") }
-        guard !recipients.contains(caller.address) else {
-            throw APIFailure.malformed("Do not seal to the sending device itself; it keeps its own copy.")
-        }
-
-        let submission = MessageWriter.Submission(sender: caller.address, messageID: messageID,
-                                                  envelopes: outgoing.map { MessageWriter.Envelope(recipient: $0.0, bytes: $0.1) })
-        let receipt: Components.Schemas.MessageReceipt = switch try await context.messages.submit(submission, db: request.application.db, logger: request.logger) {
-        case .stored(let count, let at): .init(messageId: batch.messageId, stored: count, duplicate: false, receivedAt: at)
-        case .duplicate(let count, let at): .init(messageId: batch.messageId, stored: count, duplicate: true, receivedAt: at)
-        }
-        return .ok(.init(body: .json(receipt)))
+        let submission = try Self.submission(batch, from: caller.address, maximumEnvelopeBytes: context.configuration.maximumEnvelopeBytes)
+        let outcome = try await context.messages.submit(.send(submission), db: request.application.db, logger: request.logger)
+        return .ok(.init(body: .json(try Self.receipt(outcome, messageID: batch.messageId))))
     }
 
     func fetchMailbox(_ input: Operations.FetchMailbox.Input) async throws -> Operations.FetchMailbox.Output {
@@ -49,7 +25,7 @@ extension RelayAPI {
     func acknowledge(_ input: Operations.Acknowledge.Input) async throws -> Operations.Acknowledge.Output {
         let (request, caller) = try await signedIn()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        let count = try await Self.acknowledge(body.cursors, for: caller.address, context: context, on: request.db)
+        let count = try await Self.acknowledge(body.cursors, for: caller.address, context: context, on: request.application.db, logger: request.logger)
         return .ok(.init(body: .json(.init(acknowledged: count))))
     }
 
@@ -99,10 +75,46 @@ extension RelayAPI {
     }
 
     /// Deletes the caller's own entries among `cursors`; anyone else's are left alone.
-    static func acknowledge(_ cursors: [Int64], for address: DeviceAddress, context: RelayContext, on db: any Database) async throws -> Int {
-        guard !cursors.isEmpty else { return 0 }
+    static func acknowledge(_ cursors: [Int64], for address: DeviceAddress, context: RelayContext, on db: any Database, logger: Logger) async throws -> Int {
+        guard try checkAcknowledgement(cursors) else { return 0 }
+        guard case .acknowledged(let count) = try await context.messages.submit(.acknowledge(cursors, for: address), db: db, logger: logger) else {
+            throw APIFailure(.internalServerError, "internal", "An acknowledgement was answered as a send.")
+        }
+        return count
+    }
+
+    /// Whether there is anything to acknowledge; too many cursors at once are refused.
+    static func checkAcknowledgement(_ cursors: [Int64]) throws(APIFailure) -> Bool {
         guard cursors.count <= 1000 else { throw APIFailure.malformed("Acknowledge at most 1,000 cursors at a time.") }
-        return try await context.write(db) { db in try await MailboxQueries.delete(cursors, for: address, on: db) }
+        return !cursors.isEmpty
+    }
+
+    /// A batch as the writer takes it, after the checks every send gets (over HTTP or the stream):
+    /// sizes, headers naming this sender, recipient and message, no device twice, not to itself.
+    static func submission(_ batch: Components.Schemas.MessageBatch, from sender: DeviceAddress, maximumEnvelopeBytes: Int) throws(APIFailure) -> MessageWriter.Submission {
+        let messageID = try uuid(batch.messageId, "messageId")
+        guard (1...256).contains(batch.envelopes.count) else { throw APIFailure.malformed("A message has 1 to 256 envelopes.") }
+        var envelopes: [MessageWriter.Envelope] = []
+        for (index, item) in batch.envelopes.enumerated() {
+            let recipient = DeviceAddress(userID: try uuid(item.recipientUserId, "recipientUserId"),
+                                          deviceID: try uuid(item.recipientDeviceId, "recipientDeviceId"))
+            let bytes = Data(item.envelope.data)
+            guard bytes.count <= maximumEnvelopeBytes else { throw APIFailure.tooLarge("Envelope \(index)", limit: maximumEnvelopeBytes) }
+            try checkHeader(bytes, index: index, sender: sender, recipient: recipient, messageID: messageID)
+            envelopes.append(MessageWriter.Envelope(recipient: recipient, bytes: bytes))
+        }
+        let recipients = envelopes.map(\.recipient)
+        guard Set(recipients).count == recipients.count else { throw APIFailure.malformed("Two envelopes go to the same device.") }
+        guard !recipients.contains(sender) else { throw APIFailure.malformed("Do not seal to the sending device itself; it keeps its own copy.") }
+        return MessageWriter.Submission(sender: sender, messageID: messageID, envelopes: envelopes)
+    }
+
+    static func receipt(_ outcome: MessageWriter.Outcome, messageID: String) throws -> Components.Schemas.MessageReceipt {
+        switch outcome {
+        case .stored(let count, let at): .init(messageId: messageID, stored: count, duplicate: false, receivedAt: at)
+        case .duplicate(let count, let at): .init(messageId: messageID, stored: count, duplicate: true, receivedAt: at)
+        case .acknowledged: throw APIFailure(.internalServerError, "internal", "A send was answered as an acknowledgement.")
+        }
     }
 
     // MARK: - Checks

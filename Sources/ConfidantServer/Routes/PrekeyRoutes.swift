@@ -47,9 +47,8 @@ extension RelayAPI {
         guard try await UserRecord.find(userID, on: request.db) != nil else { throw APIFailure.notFound("That user") }
         let context = self.context
         let now = Date()
-        let (bundles, woken) = try await context.write(request.db) { db -> ([Components.Schemas.PrekeyBundle], [DeviceAddress]) in
+        let bundles = try await context.write(request.db) { db, publication -> [Components.Schemas.PrekeyBundle] in
             var bundles: [Components.Schemas.PrekeyBundle] = []
-            var woken: [DeviceAddress] = []
             var query = DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil)
             if let only { query = query.filter(\.$deviceID == only) }
             let devices = try await query.sort(\.$registeredAt).all()
@@ -68,12 +67,10 @@ extension RelayAPI {
                                                              signedPrekeyId: signed.signed.id, kemPrekeyId: signed.kem.id)
                 try await context.storeMailboxEntries([MailboxQueries.NewEntry(
                     recipient: address, kind: .prekeysLow, sender: address, messageID: nil,
-                    payload: try StreamCoding.encoder().encode(status), receivedAt: now)], in: db)
-                woken.append(address)
+                    payload: try StreamCoding.encoder().encode(status), receivedAt: now)], in: db, publishing: publication)
             }
-            return (bundles, woken)
+            return bundles
         }
-        await context.publish(Set(woken), on: request.db, logger: request.logger)
         return .ok(.init(body: .json(bundles)))
     }
 

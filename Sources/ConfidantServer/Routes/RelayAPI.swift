@@ -42,10 +42,11 @@ extension RelayAPI {
     }
 
     /// Key-change notices for: every current device of users who have a conversation with
-    /// `userID`, and the user's own other current devices. Returns the addresses to wake.
+    /// `userID`, and the user's own other current devices, for `publication` to deliver.
     /// Also drops the device's prekeys: they were signed by the key that changed.
     static func announceKeyChange(_ change: Components.Schemas.KeyChange.ChangePayload, userID: UUID, deviceID: UUID,
-                                  identity: Data?, context: RelayContext, on db: any Database, now: Date) async throws -> [DeviceAddress] {
+                                  identity: Data?, context: RelayContext, publishing publication: MailboxPublication,
+                                  on db: any Database, now: Date) async throws {
         try await PrekeyStore.discard(DeviceAddress(userID: userID, deviceID: deviceID), on: db)
         let peers = try await ConversationRecord.query(on: db).filter(\.$peerID == userID).all().map(\.ownerID)
         let audience = Set(peers + [userID])
@@ -57,7 +58,6 @@ extension RelayAPI {
         let recipients = devices.map { DeviceAddress(userID: $0.userID, deviceID: $0.deviceID) }.filter { $0 != sender }
         try await context.storeMailboxEntries(recipients.map {
             MailboxQueries.NewEntry(recipient: $0, kind: .keyChange, sender: sender, messageID: nil, payload: payload, receivedAt: now)
-        }, in: db)
-        return recipients
+        }, in: db, publishing: publication)
     }
 }

@@ -12,8 +12,9 @@ import Synchronization
 import WebSocketKit
 
 /// `confidant bench relay`: starts `confidant serve` as a child on a free loopback port, signs up
-/// sender/receiver pairs, pre-seals every envelope (so sealing is not measured), then sends over
-/// HTTP while the receivers take delivery over WebSockets and acknowledge. Reports messages per
+/// sender/receiver pairs, pre-seals every envelope (so sealing is not measured), then sends (over
+/// each sender's WebSocket, or one HTTP request per message) while the receivers take delivery
+/// over WebSockets and acknowledge. Reports messages per
 /// second persisted and delivered, send-to-receive latency, and the server's peak RSS; optionally
 /// holds many idle WebSockets and reports the server's RSS with them open.
 struct RelayBenchCommand: AsyncParsableCommand {
@@ -25,6 +26,9 @@ struct RelayBenchCommand: AsyncParsableCommand {
     @Option(help: "Sender/receiver pairs.") var pairs = 32
     @Option(help: "Messages in all.") var messages = 20_000
     @Option(help: "Target send rate in messages per second (default: as fast as the server takes them).") var rate: Double?
+    @Option(help: "How senders send: `stream` (over their WebSocket, up to --window unanswered each) or `http` (one POST /v1/messages per message).")
+    var transport: SendTransport = .stream
+    @Option(help: "Sends a stream sender may have waiting for their receipt.") var window = 64
     @Option(help: "Idle WebSocket connections to open after the run (0 = skip).") var idle = 0
     @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database: String?
     @Flag(help: "Print one JSON line instead of the table.") var json = false
@@ -95,7 +99,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
         progress("connecting \(pairs) receivers")
         var streams: [BenchStream] = []
         for pair in 0..<pairs {
-            let stream = try await BenchStream.connect(port: port, token: users[2 * pair + 1].token, on: eventLoops) { entry in
+            let stream = try await BenchStream.connect(port: port, token: users[2 * pair + 1].token, on: eventLoops, onEntry: { entry in
                 guard let text = entry.messageId, let id = UUID(uuidString: text) else { return }
                 let now = ContinuousClock.now
                 guard let start = sentAt.withLock({ $0[id] }) else { return }
@@ -104,17 +108,30 @@ struct RelayBenchCommand: AsyncParsableCommand {
                     return list.count
                 }
                 if count == total { doneContinuation.yield() }
-            }
+            })
             streams.append(stream)
         }
         for stream in streams { try await stream.caughtUp() }
 
-        progress("sending \(total) messages")
+        var senders: [BenchStream] = []
+        let refusals = LockedBox<[String]>([])
+        if transport == .stream {
+            progress("connecting \(pairs) senders")
+            for pair in 0..<pairs {
+                senders.append(try await BenchStream.connect(port: port, token: users[2 * pair].token, on: eventLoops, window: window,
+                                                             onRefused: { refused in refusals.withLock { $0.append("\(refused.error): \(refused.message)") } }))
+            }
+            for stream in senders { try await stream.caughtUp() }
+        }
+
+        progress("sending \(total) messages over \(transport.rawValue)")
         let started = ContinuousClock.now
         let interval = rate.map { Duration.seconds(Double(pairs) / $0) }
+        let transport = transport
         try await withThrowingTaskGroup(of: Void.self) { group in
             for pair in 0..<pairs {
                 let sender = client(users[2 * pair].token)
+                let stream = senders.isEmpty ? nil : senders[pair]
                 let batch = batches[pair]
                 group.addTask {
                     var next = ContinuousClock.now
@@ -124,11 +141,18 @@ struct RelayBenchCommand: AsyncParsableCommand {
                             next += interval
                         }
                         sentAt.withLock { $0[id] = ContinuousClock.now }
-                        _ = try await sender.sendMessage(body: .json(body)).ok
+                        switch transport {
+                        case .stream: try await stream?.send(body)
+                        case .http: _ = try await sender.sendMessage(body: .json(body)).ok
+                        }
                     }
+                    try await stream?.drained()
                 }
             }
             try await group.waitForAll()
+        }
+        if let refused = refusals.withLock({ $0.first }) {
+            throw ValidationError("The server refused \(refusals.withLock { $0.count }) sends, the first: \(refused)")
         }
         let sentElapsed = ContinuousClock.now - started
         // Wait for delivery, but give up (with what is missing) when nothing arrives for 15 s.
@@ -156,14 +180,14 @@ struct RelayBenchCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - started
         let peakDuringRun = server.memory().peak
-        for stream in streams { await stream.close() }
+        for stream in streams + senders { await stream.close() }
 
         var idleRSS: Int?
         if idle > 0 {
             progress("opening \(idle) idle WebSockets")
             var held: [BenchStream] = []
             for index in 0..<idle {
-                let stream = try await BenchStream.connect(port: port, token: users[index % users.count].token, on: eventLoops) { _ in }
+                let stream = try await BenchStream.connect(port: port, token: users[index % users.count].token, on: eventLoops)
                 held.append(stream)
             }
             for stream in held { try await stream.caughtUp() }
@@ -176,7 +200,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
         func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let sendSeconds = Double(sentElapsed.components.seconds) + Double(sentElapsed.components.attoseconds) / 1e18
-        return BenchResult(database: database == nil ? "sqlite" : "postgresql", pairs: pairs, messages: total,
+        return BenchResult(database: database == nil ? "sqlite" : "postgresql", transport: transport.rawValue, pairs: pairs, messages: total,
                                  targetRate: rate, persistedPerSecond: Double(total) / sendSeconds, deliveredPerSecond: Double(total) / seconds,
                                  p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99), maxMilliseconds: sorted.last ?? 0,
                                  serverPeakRSSMiB: Double(peakDuringRun) / 1_048_576, idleConnections: idle,
@@ -188,8 +212,14 @@ struct RelayBenchCommand: AsyncParsableCommand {
     }
 }
 
+/// How the benchmark's senders send.
+enum SendTransport: String, ExpressibleByArgument, Sendable {
+    case stream, http
+}
+
 struct BenchResult: Codable {
     let database: String
+    let transport: String
     let pairs: Int
     let messages: Int
     let targetRate: Double?
@@ -205,6 +235,7 @@ struct BenchResult: Codable {
     var table: String {
         var lines = [
             "database            \(database)",
+            "sending over        \(transport)",
             "pairs               \(pairs)",
             "messages            \(messages)" + (targetRate.map { " at a target of \(Int($0))/s" } ?? " (open loop)"),
             "persisted           \(Int(persistedPerSecond)) messages/s",
@@ -236,28 +267,38 @@ struct BenchUser: Sendable {
     }
 }
 
-/// A receiver's WebSocket: hands each entry to `onEntry` and acknowledges in batches.
+/// A benchmark user's WebSocket: hands each entry to `onEntry` and acknowledges in batches; as a
+/// sender, sends message batches with at most `window` of them waiting for their receipt.
 final class BenchStream: Sendable {
     private let socket: WebSocket
     private let caughtUpSignal: AsyncStream<Void>
+    private let window: SendWindow
 
-    private init(socket: WebSocket, caughtUpSignal: AsyncStream<Void>) {
+    private init(socket: WebSocket, caughtUpSignal: AsyncStream<Void>, window: SendWindow) {
         self.socket = socket
         self.caughtUpSignal = caughtUpSignal
+        self.window = window
     }
 
-    static func connect(port: Int, token: String, on group: any EventLoopGroup,
-                        onEntry: @escaping @Sendable (Components.Schemas.MailboxEntry) -> Void) async throws -> BenchStream {
+    static func connect(port: Int, token: String, on group: any EventLoopGroup, window: Int = 1,
+                        onEntry: @escaping @Sendable (Components.Schemas.MailboxEntry) -> Void = { _ in },
+                        onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }) async throws -> BenchStream {
         let (signal, continuation) = AsyncStream<Void>.makeStream()
         let promise = group.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
         headers.add(name: .authorization, value: "Bearer \(token)")
         let pending = LockedBox<[Int64]>([])
+        let sendWindow = SendWindow(size: window)
         try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/v1/stream", headers: headers, on: group) { socket in
             let decoder = StreamCoding.decoder()
             socket.onText { socket, text in
                 guard let frame = try? decoder.decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)) else { return }
                 if frame.caughtUp == true { continuation.yield() }
+                if frame.receipt != nil { sendWindow.release() }
+                if let refused = frame.refused {
+                    onRefused(refused)
+                    sendWindow.release()
+                }
                 guard let entry = frame.entry else { return }
                 onEntry(entry)
                 let batch: [Int64]? = pending.withLock { list in
@@ -266,13 +307,13 @@ final class BenchStream: Sendable {
                     defer { list = [] }
                     return list
                 }
-                if let batch, let data = try? StreamCoding.encoder().encode(Components.Schemas.StreamAcknowledgement(cursors: batch)) {
+                if let batch, let data = try? StreamCoding.encoder().encode(Components.Schemas.StreamRequest(cursors: batch)) {
                     socket.send(String(decoding: data, as: UTF8.self))
                 }
             }
             promise.succeed(socket)
         }.get()
-        return BenchStream(socket: try await promise.futureResult.get(), caughtUpSignal: signal)
+        return BenchStream(socket: try await promise.futureResult.get(), caughtUpSignal: signal, window: sendWindow)
     }
 
     func caughtUp() async throws {
@@ -280,7 +321,72 @@ final class BenchStream: Sendable {
         throw ValidationError("A stream closed before it caught up.")
     }
 
+    /// Sends once fewer than `window` sends wait for their receipt.
+    func send(_ batch: Components.Schemas.MessageBatch) async throws {
+        await window.acquire()
+        let data = try StreamCoding.encoder().encode(Components.Schemas.StreamRequest(send: batch))
+        try await socket.send(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Returns when every send has its receipt.
+    func drained() async throws {
+        await window.waitUntilIdle()
+    }
+
     func close() async { try? await socket.close() }
+}
+
+/// A counting semaphore for sends waiting for their receipt.
+final class SendWindow: Sendable {
+    private struct State {
+        var available: Int
+        let size: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(size: Int) { state = Mutex(State(available: max(1, size), size: max(1, size))) }
+
+    func acquire() async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state in
+                guard state.available > 0 else {
+                    state.waiters.append(continuation)
+                    return false
+                }
+                state.available -= 1
+                return true
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let (waiter, idle) = state.withLock { state -> (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
+            state.available = min(state.size, state.available + 1)
+            guard state.available == state.size else { return (nil, []) }
+            defer { state.idleWaiters = [] }
+            return (nil, state.idleWaiters)
+        }
+        waiter?.resume()
+        for continuation in idle { continuation.resume() }
+    }
+
+    func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state in
+                guard state.available == state.size else {
+                    state.idleWaiters.append(continuation)
+                    return false
+                }
+                return true
+            }
+            if idle { continuation.resume() }
+        }
+    }
 }
 
 /// `confidant serve --port 0` as a child process of the benchmark, so that its memory is its own.
