@@ -16,7 +16,9 @@ public struct MillisecondDateTranscoder: DateTranscoder {
 
     public init() {}
 
-    public func encode(_ date: Date) throws -> String { Self.style.format(date) }
+    /// To the nearest millisecond (the style itself truncates): a time then reads the same
+    /// whether it comes from memory or from a database, which may hand it back a hair lower.
+    public func encode(_ date: Date) throws -> String { Self.style.format(date.addingTimeInterval(0.0005)) }
 
     public func decode(_ text: String) throws -> Date {
         if let date = try? Self.style.parse(text) { return date }

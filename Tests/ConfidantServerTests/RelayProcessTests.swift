@@ -3,6 +3,7 @@ import ConfidantCrypto
 import ConfidantServer
 import ConfidantTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("Relay as processes and instances")
@@ -46,7 +47,9 @@ struct RelayProcessTests {
         let alice = try await TestUser.make(relay, name: "alice")
         let bob = try await TestUser.make(relay, name: "bob")
 
-        // Alice sends as fast as the server acknowledges; the server is killed mid-stream.
+        // Alice sends as fast as the server acknowledges; the server is killed mid-stream, once
+        // at least 20 sends are acknowledged (however long that takes on a loaded machine).
+        let progress = AcknowledgedCount()
         let sender = Task { () -> [UUID] in
             var acknowledged: [UUID] = []
             for index in 0..<10_000 {
@@ -54,16 +57,19 @@ struct RelayProcessTests {
                 do {
                     _ = try await alice.send("message \(index)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
                     acknowledged.append(id)
+                    progress.set(acknowledged.count)
                 } catch {
                     return acknowledged
                 }
             }
             return acknowledged
         }
-        try await Task.sleep(for: .milliseconds(1500))
+        for _ in 0..<600 where progress.value < 20 { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .milliseconds(200))
         server.kill(SIGKILL)
         let acknowledged = await sender.value
-        #expect(acknowledged.count > 10)
+        #expect(acknowledged.count >= 20)
+        #expect(acknowledged.count < 10_000)
 
         server = try ServeProcess(dataDirectory: directory)
         relay = try await server.relay()
@@ -83,4 +89,11 @@ struct RelayProcessTests {
         server.kill(SIGTERM)
         #expect(server.waitForExit() == 0)
     }
+}
+
+/// How many sends the relay has acknowledged so far, shared with the task that sends them.
+private final class AcknowledgedCount: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func set(_ value: Int) { count.withLock { $0 = value } }
 }

@@ -5,7 +5,7 @@ import NIOHTTP1
 import NIOPosix
 import WebSocketKit
 
-/// A test client for `/v1/stream`: collects frames, acknowledges on request.
+/// A test client for `/v1/stream`: collects frames, acknowledges and sends on request.
 final class StreamClient: Sendable {
     let socket: WebSocket
     let frames: AsyncStream<Components.Schemas.StreamFrame>
@@ -37,6 +37,13 @@ final class StreamClient: Sendable {
         let data = try StreamCoding.encoder().encode(Components.Schemas.StreamAcknowledgement(cursors: cursors))
         try await socket.send(String(decoding: data, as: UTF8.self))
     }
+
+    /// Sends a message over the stream; its `receipt` or `refused` frame comes later.
+    func send(_ batch: Components.Schemas.MessageBatch) async throws {
+        try await sendText(String(decoding: try StreamCoding.encoder().encode(Components.Schemas.StreamRequest(send: batch)), as: UTF8.self))
+    }
+
+    func sendText(_ text: String) async throws { try await socket.send(text) }
 
     func close() async { try? await socket.close() }
 }

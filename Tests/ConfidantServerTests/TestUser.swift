@@ -51,13 +51,24 @@ struct TestUser: Sendable {
 
     /// Seals `text` for every given device and posts the batch.
     func send(_ text: String, to recipients: [(EnvelopeAddress, PublicIdentity)], messageID: UUID = UUID()) async throws -> Components.Schemas.MessageReceipt {
+        try await client.sendMessage(body: .json(try batch(text, to: recipients, messageID: messageID))).ok.body.json
+    }
+
+    /// `text` sealed for every given device, as a batch to send.
+    func batch(_ text: String, to recipients: [(EnvelopeAddress, PublicIdentity)], messageID: UUID = UUID()) throws -> Components.Schemas.MessageBatch {
         let envelopes = try recipients.map { address, publicIdentity in
             let envelope = try SealedEnvelope.seal(Data(text.utf8), from: identity, senderUserID: id, to: publicIdentity,
                                                    recipientUserID: address.userID, messageID: messageID)
             return Components.Schemas.OutgoingEnvelope(recipientUserId: address.userID.uuidString, recipientDeviceId: address.deviceID.uuidString,
                                                        envelope: .init(envelope.serialized))
         }
-        return try await client.sendMessage(body: .json(.init(messageId: messageID.uuidString, envelopes: envelopes))).ok.body.json
+        return .init(messageId: messageID.uuidString, envelopes: envelopes)
+    }
+
+    /// Opens an envelope entry from `sender`.
+    func read(_ entry: Components.Schemas.MailboxEntry, from sender: TestUser) throws -> String {
+        let envelope = try SealedEnvelope(serialized: try #require(entry.envelope).data)
+        return String(decoding: try envelope.open(as: identity, recipientUserID: id, from: sender.identity.publicIdentity), as: UTF8.self)
     }
 }
 

@@ -30,7 +30,18 @@ enum MailboxQueries {
         let sender: DeviceAddress
         let messageID: UUID?
         let payload: Data
+        /// Whole milliseconds (the API's precision), so that an entry handed to a stream as stored
+        /// reads the same as when it is read back.
         let receivedAt: Date
+
+        init(recipient: DeviceAddress, kind: MailboxRecord.Kind, sender: DeviceAddress, messageID: UUID?, payload: Data, receivedAt: Date) {
+            self.recipient = recipient
+            self.kind = kind
+            self.sender = sender
+            self.messageID = messageID
+            self.payload = payload
+            self.receivedAt = receivedAt.wholeMilliseconds
+        }
     }
 
     static func sql(_ db: any Database) throws -> any SQLDatabase {
@@ -164,4 +175,9 @@ struct UUIDValue: SQLExpression {
             serializer.write(bind: uuid)
         }
     }
+}
+
+extension Date {
+    /// Rounded to whole milliseconds, the precision the API shows.
+    var wholeMilliseconds: Date { Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000) }
 }

@@ -112,7 +112,7 @@ actor MessageWriter {
     /// devices, then writes every accepted message with a few multi-row statements.
     private static func store(_ submissions: [Submission], context: RelayContext, publishing publication: MailboxPublication,
                               on db: any Database) async throws -> [Result<Outcome, any Error>] {
-        let now = Date()
+        let now = Date().wholeMilliseconds
         struct PostedKey: Hashable { let sender: UUID; let message: UUID }
         var posted: [PostedKey: (Int, Date)] = [:]
         let sql = try MailboxQueries.sql(db)

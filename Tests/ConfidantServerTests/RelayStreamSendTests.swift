@@ -1,0 +1,133 @@
+import ConfidantAPI
+import ConfidantCrypto
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+@Suite("Sending over the stream")
+struct RelayStreamSendTests {
+    @Test("messages sent over the stream: receipts, order, idempotence, refusals, acknowledgements", arguments: TestDatabaseKind.available)
+    func sendOverStream(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let carol = try await TestUser.make(relay, name: "carol")
+            let aliceStream = try await Self.connect(relay, alice)
+            let bobStream = try await Self.connect(relay, bob)
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+
+            // 50 sends without waiting for each other: 50 receipts, delivered in the order sent.
+            let batches = try (0..<50).map { try alice.batch("m \($0)", to: toBob) }
+            for batch in batches { try await aliceStream.send(batch) }
+            let receipts = await aliceStream.frames.next(50).compactMap(\.receipt)
+            #expect(receipts.count == 50)
+            #expect(Set(receipts.map(\.messageId)) == Set(batches.map(\.messageId)))
+            #expect(receipts.allSatisfy { $0.stored == 1 && !$0.duplicate })
+            let delivered = await bobStream.frames.next(50).compactMap(\.entry)
+            #expect(try delivered.map { try bob.read($0, from: alice) } == (0..<50).map { "m \($0)" })
+            #expect(zip(delivered, delivered.dropFirst()).allSatisfy { $0.cursor < $1.cursor })
+            // Entries handed to the stream as they were stored read the same as from the mailbox.
+            let stored = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 500)).ok.body.json.entries
+            #expect(stored.count == delivered.count)
+            for (read, pushed) in zip(stored, delivered) where read != pushed {
+                Issue.record("cursor \(read.cursor): read back \(read.receivedAt.timeIntervalSince1970) \(read.senderUserId) \(read.messageId ?? "-"), pushed \(pushed.receivedAt.timeIntervalSince1970) \(pushed.senderUserId) \(pushed.messageId ?? "-") same envelope: \(read.envelope == pushed.envelope)")
+                break
+            }
+
+            // A retry is a duplicate with the first receipt's time, over the stream and over HTTP, and delivers nothing.
+            try await aliceStream.send(batches[3])
+            let retry = try #require(await aliceStream.frames.next(1).first?.receipt)
+            let first = try #require(receipts.first { $0.messageId == batches[3].messageId })
+            #expect(retry.duplicate && retry.stored == 1 && retry.receivedAt == first.receivedAt)
+            let overHTTP = try await alice.client.sendMessage(body: .json(batches[3])).ok.body.json
+            #expect(overHTTP.duplicate && overHTTP.receivedAt == first.receivedAt)
+
+            // Refusals name the message they refuse and say why.
+            var otherID = try alice.batch("other id", to: toBob)
+            otherID.messageId = UUID().uuidString
+            let forged = try bob.batch("sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
+            let ghost = try PrivateIdentity.generate()
+            let unknownDevice = try alice.batch("to a device bob does not have", to: [(EnvelopeAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
+            var notAUUID = try alice.batch("bad id", to: toBob)
+            notAUUID.messageId = "not a uuid"
+            for batch in [otherID, forged, unknownDevice, notAUUID] { try await aliceStream.send(batch) }
+            let refusals = Dictionary(await aliceStream.frames.next(4).compactMap(\.refused).map { ($0.messageId, $0.error) }, uniquingKeysWith: { $1 })
+            #expect(refusals == [otherID.messageId: "envelope_mismatch", forged.messageId: "sender_mismatch",
+                                 unknownDevice.messageId: "device_mismatch", "not a uuid": "malformed_request"])
+            try await aliceStream.send(try alice.batch("last", to: toBob))
+            #expect(await aliceStream.frames.next(1).first?.receipt?.duplicate == false)
+            let next = try #require(await bobStream.frames.next(1).first?.entry)
+            #expect(try bob.read(next, from: alice) == "last")
+
+            // Acknowledgements over the stream delete the device's own entries only.
+            let cursors = (delivered + [next]).map(\.cursor)
+            let carolStream = try await Self.connect(relay, carol)
+            try await carolStream.acknowledge(cursors)
+            try await bobStream.acknowledge(Array(cursors.prefix(10)))
+            let remaining = try await Self.eventually {
+                try await bob.client.fetchMailbox(query: .init(after: 0, limit: 500)).ok.body.json.entries.map(\.cursor)
+            } until: { $0.count == 41 }
+            #expect(remaining == Array(cursors.dropFirst(10)))
+            for stream in [aliceStream, bobStream, carolStream] { await stream.close() }
+        }
+    }
+
+    @Test("entries stored by different paths reach a stream in cursor order, each once", arguments: TestDatabaseKind.available)
+    func orderAcrossPaths(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let carol = try await TestUser.make(relay, name: "carol")
+            _ = try await carol.send("hello", to: [(bob.address, bob.identity.publicIdentity)])  // now bob hears of carol's key changes
+            let bobStream = try await StreamClient.connect(port: relay.port, token: bob.token)
+            let replay = await bobStream.frames.next(2)
+            #expect(replay.compactMap(\.entry).count == 1 && replay.last?.caughtUp == true)
+            let aliceStream = try await Self.connect(relay, alice)
+
+            // Alice's sends (the writer's group commits) and carol's key changes (the sign-in's
+            // own transaction) interleave; bob's stream must still see every cursor once, in order.
+            let messages = 300, keyChanges = 3
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for index in 0..<messages {
+                        try await aliceStream.send(try alice.batch("n \(index)", to: [(bob.address, bob.identity.publicIdentity)]))
+                    }
+                    #expect(await aliceStream.frames.next(messages, within: 30).compactMap(\.receipt).count == messages)
+                }
+                group.addTask {
+                    for _ in 0..<keyChanges {
+                        _ = try await TestUser.signIn(relay, id: carol.id, email: carol.email, password: carol.password, identity: try PrivateIdentity.generate())
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let live = await bobStream.frames.next(messages + keyChanges, within: 30).compactMap(\.entry)
+            #expect(live.count == messages + keyChanges)
+            #expect(live.filter { $0.kind == .keyChange }.count == keyChanges)
+            #expect(zip(live, live.dropFirst()).allSatisfy { $0.cursor < $1.cursor })
+            let texts = try live.filter { $0.kind == .envelope }.map { try bob.read($0, from: alice) }
+            #expect(texts == (0..<messages).map { "n \($0)" })
+            let stored = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 500)).ok.body.json.entries
+            #expect(stored.map(\.cursor) == (replay.compactMap(\.entry) + live).map(\.cursor))
+            await bobStream.close()
+            await aliceStream.close()
+        }
+    }
+
+    /// A stream for `user`, once it has said it caught up.
+    static func connect(_ relay: some RelayEndpoint, _ user: TestUser) async throws -> StreamClient {
+        let stream = try await StreamClient.connect(port: relay.port, token: user.token)
+        #expect(await stream.frames.next(1).first?.caughtUp == true)
+        return stream
+    }
+
+    /// `value()` once `done` holds, trying for up to ten seconds; the last value otherwise.
+    static func eventually<T>(_ value: () async throws -> T, until done: (T) -> Bool) async throws -> T {
+        var result = try await value()
+        for _ in 0..<100 where !done(result) {
+            try await Task.sleep(for: .milliseconds(100))
+            result = try await value()
+        }
+        return result
+    }
+}
