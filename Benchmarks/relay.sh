@@ -30,9 +30,11 @@ if command -v wrk >/dev/null; then
 fi
 
 echo "## SQLite"
-run "throughput: 32 pairs, open loop" --pairs 32 --messages 20000
+run "throughput, sent over the stream: 32 pairs, open loop" --pairs 32 --messages 30000
+run "throughput, sent over HTTP: 32 pairs, open loop" --pairs 32 --messages 20000 --transport http
 run "latency at 500 messages/s" --pairs 16 --messages 10000 --rate 500
 run "latency at 1,000 messages/s" --pairs 16 --messages 15000 --rate 1000
+run "latency at 1,000 messages/s, sent over HTTP" --pairs 16 --messages 15000 --rate 1000 --transport http
 run "10,000 idle WebSockets" --pairs 4 --messages 400 --idle 10000
 
 echo "## PostgreSQL $(ls -d /usr/lib/postgresql/*/ 2>/dev/null | sort -V | tail -1 | xargs basename 2>/dev/null || echo '?')"
@@ -40,6 +42,7 @@ export -f run
 export bin
 # PostgreSQL as deployed: fsync on, synchronous_commit on (the tests turn fsync off for speed).
 CONFIDANT_PG_FSYNC=on Tests/with-postgres.sh bash -c '
-    run "throughput: 32 pairs, open loop" --pairs 32 --messages 20000 --database "$CONFIDANT_TEST_POSTGRES_URL"
-    run "latency at 500 messages/s" --pairs 16 --messages 10000 --rate 500 --database "$CONFIDANT_TEST_POSTGRES_URL"
+    run "throughput, sent over the stream: 32 pairs, open loop" --pairs 32 --messages 30000 --database "$CONFIDANT_TEST_POSTGRES_URL"
+    run "throughput, sent over HTTP: 32 pairs, open loop" --pairs 32 --messages 20000 --transport http --database "$CONFIDANT_TEST_POSTGRES_URL"
+    run "latency at 1,000 messages/s" --pairs 16 --messages 15000 --rate 1000 --database "$CONFIDANT_TEST_POSTGRES_URL"
 '

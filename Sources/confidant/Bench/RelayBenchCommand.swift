@@ -77,7 +77,10 @@ struct RelayBenchCommand: AsyncParsableCommand {
         }
         progress("sealing \(messages) envelopes")
         let perPair = messages / pairs
-        var batches: [[(UUID, Components.Schemas.MessageBatch)]] = []
+        // Sealed and, for the stream, encoded as frames ahead of time: the generator shares the
+        // server's cores, and neither is what is measured.
+        let frameEncoder = StreamCoding.encoder()
+        var batches: [[(id: UUID, body: Components.Schemas.MessageBatch, frame: String)]] = []
         for pair in 0..<pairs {
             let sender = users[2 * pair], receiver = users[2 * pair + 1]
             batches.append(try (0..<perPair).map { index in
@@ -85,10 +88,12 @@ struct RelayBenchCommand: AsyncParsableCommand {
                 let envelope = try SealedEnvelope.seal(Data("benchmark message \(index) ".utf8) + Data(count: 200), from: sender.identity,
                                                        senderUserID: sender.id, to: receiver.identity.publicIdentity,
                                                        recipientUserID: receiver.id, messageID: id)
-                return (id, .init(messageId: id.uuidString.lowercased(), envelopes: [
+                let body = Components.Schemas.MessageBatch(messageId: id.uuidString.lowercased(), envelopes: [
                     .init(recipientUserId: receiver.id.uuidString, recipientDeviceId: receiver.identity.deviceID.uuidString,
                           envelope: .init(envelope.serialized)),
-                ]))
+                ])
+                let frame = self.transport == .stream ? String(decoding: try frameEncoder.encode(Components.Schemas.StreamRequest(send: body)), as: UTF8.self) : ""
+                return (id, body, frame)
             })
         }
         let total = perPair * pairs
@@ -126,6 +131,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
 
         progress("sending \(total) messages over \(transport.rawValue)")
         let started = ContinuousClock.now
+        let serverCPUBefore = server.cpuSeconds(), generatorCPUBefore = ChildServer.ownCPUSeconds()
         let interval = rate.map { Duration.seconds(Double(pairs) / $0) }
         let transport = transport
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -135,14 +141,14 @@ struct RelayBenchCommand: AsyncParsableCommand {
                 let batch = batches[pair]
                 group.addTask {
                     var next = ContinuousClock.now
-                    for (id, body) in batch {
+                    for (id, body, frame) in batch {
                         if let interval {
                             try await Task.sleep(until: next, clock: .continuous)
                             next += interval
                         }
                         sentAt.withLock { $0[id] = ContinuousClock.now }
                         switch transport {
-                        case .stream: try await stream?.send(body)
+                        case .stream: try await stream?.send(frame: frame)
                         case .http: _ = try await sender.sendMessage(body: .json(body)).ok
                         }
                     }
@@ -179,6 +185,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
             throw ValidationError("Only \(count) of \(total) messages were delivered; nothing arrived for 15 s.")
         }
         let elapsed = ContinuousClock.now - started
+        let serverCPU = server.cpuSeconds() - serverCPUBefore, generatorCPU = ChildServer.ownCPUSeconds() - generatorCPUBefore
         let peakDuringRun = server.memory().peak
         for stream in streams + senders { await stream.close() }
 
@@ -203,6 +210,8 @@ struct RelayBenchCommand: AsyncParsableCommand {
         return BenchResult(database: database == nil ? "sqlite" : "postgresql", transport: transport.rawValue, pairs: pairs, messages: total,
                                  targetRate: rate, persistedPerSecond: Double(total) / sendSeconds, deliveredPerSecond: Double(total) / seconds,
                                  p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99), maxMilliseconds: sorted.last ?? 0,
+                                 serverCPUMicrosecondsPerMessage: serverCPU / Double(total) * 1e6,
+                                 generatorCPUMicrosecondsPerMessage: generatorCPU / Double(total) * 1e6,
                                  serverPeakRSSMiB: Double(peakDuringRun) / 1_048_576, idleConnections: idle,
                                  serverRSSWithIdleMiB: idleRSS.map { Double($0) / 1_048_576 })
     }
@@ -228,6 +237,9 @@ struct BenchResult: Codable {
     let p50Milliseconds: Double
     let p99Milliseconds: Double
     let maxMilliseconds: Double
+    /// CPU time (user + system) per message: steadier than rates on a machine whose speed varies.
+    let serverCPUMicrosecondsPerMessage: Double
+    let generatorCPUMicrosecondsPerMessage: Double
     let serverPeakRSSMiB: Double
     let idleConnections: Int
     let serverRSSWithIdleMiB: Double?
@@ -241,6 +253,7 @@ struct BenchResult: Codable {
             "persisted           \(Int(persistedPerSecond)) messages/s",
             "delivered           \(Int(deliveredPerSecond)) messages/s",
             String(format: "latency p50/p99/max %.1f / %.1f / %.1f ms", p50Milliseconds, p99Milliseconds, maxMilliseconds),
+            String(format: "CPU per message     server %.0f µs, generator %.0f µs", serverCPUMicrosecondsPerMessage, generatorCPUMicrosecondsPerMessage),
             String(format: "server peak RSS     %.0f MiB", serverPeakRSSMiB),
         ]
         if let serverRSSWithIdleMiB { lines.append(String(format: "server RSS with %d idle WebSockets: %.0f MiB", idleConnections, serverRSSWithIdleMiB)) }
@@ -281,7 +294,7 @@ final class BenchStream: Sendable {
     }
 
     static func connect(port: Int, token: String, on group: any EventLoopGroup, window: Int = 1,
-                        onEntry: @escaping @Sendable (Components.Schemas.MailboxEntry) -> Void = { _ in },
+                        onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
                         onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }) async throws -> BenchStream {
         let (signal, continuation) = AsyncStream<Void>.makeStream()
         let promise = group.any().makePromise(of: WebSocket.self)
@@ -290,9 +303,9 @@ final class BenchStream: Sendable {
         let pending = LockedBox<[Int64]>([])
         let sendWindow = SendWindow(size: window)
         try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/v1/stream", headers: headers, on: group) { socket in
-            let decoder = StreamCoding.decoder()
+            let decoder = JSONDecoder()
             socket.onText { socket, text in
-                guard let frame = try? decoder.decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)) else { return }
+                guard let frame = try? decoder.decode(BenchFrame.self, from: Data(text.utf8)) else { return }
                 if frame.caughtUp == true { continuation.yield() }
                 if frame.receipt != nil { sendWindow.release() }
                 if let refused = frame.refused {
@@ -321,11 +334,10 @@ final class BenchStream: Sendable {
         throw ValidationError("A stream closed before it caught up.")
     }
 
-    /// Sends once fewer than `window` sends wait for their receipt.
-    func send(_ batch: Components.Schemas.MessageBatch) async throws {
+    /// Sends a `StreamRequest` frame once fewer than `window` sends wait for their receipt.
+    func send(frame: String) async throws {
         await window.acquire()
-        let data = try StreamCoding.encoder().encode(Components.Schemas.StreamRequest(send: batch))
-        try await socket.send(String(decoding: data, as: UTF8.self))
+        try await socket.send(frame)
     }
 
     /// Returns when every send has its receipt.
@@ -334,6 +346,24 @@ final class BenchStream: Sendable {
     }
 
     func close() async { try? await socket.close() }
+}
+
+/// The parts of a `StreamFrame` the generator needs: decoding each envelope (base64 into bytes)
+/// would be its largest cost and tell it nothing it does not know.
+struct BenchFrame: Decodable {
+    struct Entry: Decodable {
+        let cursor: Int64
+        let messageId: String?
+    }
+
+    struct Receipt: Decodable {
+        let messageId: String
+    }
+
+    let entry: Entry?
+    let caughtUp: Bool?
+    let receipt: Receipt?
+    let refused: Components.Schemas.StreamRefusal?
 }
 
 /// A counting semaphore for sends waiting for their receipt.
@@ -423,6 +453,24 @@ final class ChildServer: Sendable {
             throw ValidationError("Unexpected first line from confidant serve: \(text)")
         }
         return port
+    }
+
+    /// User plus system CPU time the server has used, from /proc.
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// User plus system CPU time this process (the generator) has used.
+    static func ownCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// Current and peak resident memory in bytes, from /proc.
