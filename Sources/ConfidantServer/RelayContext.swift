@@ -22,6 +22,7 @@ struct RelayContext: Sendable {
     /// Sends e-mail sign-in codes.
     let mailer: any CodeMailer
     let writeGate = WriteGate()
+    let checkpoints = WALCheckpoints()
     let sessions = SessionCache()
     /// Set once by `RelayServer` (the writer needs the context, so it cannot be built with it).
     private let messageWriter = MessageWriterSlot()
@@ -82,11 +83,13 @@ struct RelayContext: Sendable {
             let result = try await db.withConnection { connection in
                 if let sql = connection as? any SQLDatabase {
                     try await sql.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: synchronous)")).run()
+                    try await sql.raw("PRAGMA wal_autocheckpoint=0").run()
                 }
                 return try await connection.transaction { try await body($0, publication) }
             }
             hub.deliver(publication.rows)
             await writeGate.release()
+            checkpoints.committed(db)
             return result
         } catch {
             await writeGate.release()

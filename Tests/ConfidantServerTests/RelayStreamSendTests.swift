@@ -114,6 +114,25 @@ struct RelayStreamSendTests {
         }
     }
 
+    @Test("SQLite: background checkpoints copy the write-ahead log into the database file as messages arrive")
+    func checkpoints() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            guard case .sqlite(let path) = relay.database else { return }
+            func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let aliceStream = try await Self.connect(relay, alice)
+            let before = size(path)
+            let text = String(repeating: "x", count: 8_000)
+            for _ in 0..<300 { try await aliceStream.send(try alice.batch(text, to: [(bob.address, bob.identity.publicIdentity)])) }
+            #expect(await aliceStream.frames.next(300, within: 30).compactMap(\.receipt).count == 300)
+            // About 2.5 MB of envelopes: the database file itself must take them in, not only the log.
+            let after = try await Self.eventually { size(path) } until: { $0 > before + 2_000_000 }
+            #expect(after > before + 2_000_000, "database file \(before) → \(after) bytes, log \(size(path + "-wal")) bytes")
+            await aliceStream.close()
+        }
+    }
+
     /// A stream for `user`, once it has said it caught up.
     static func connect(_ relay: some RelayEndpoint, _ user: TestUser) async throws -> StreamClient {
         let stream = try await StreamClient.connect(port: relay.port, token: user.token)

@@ -1,0 +1,35 @@
+import Fluent
+import Foundation
+import SQLKit
+import Synchronization
+
+/// SQLite checkpoints (copying the write-ahead log back into the database file) off the write
+/// path. By default SQLite checkpoints inside the commit that fills the log past 1,000 pages,
+/// which holds up the one writer — and with it every send queued behind it — for the copy and its
+/// fsync. Writes turn that off on their connection (`wal_autocheckpoint=0`); after a commit this
+/// starts a passive checkpoint on another connection, in the background, unless one is running
+/// or one started less than `spacing` ago. Under load one runs all the time, so the log stays a
+/// few group commits long; a quiet server checkpoints after each burst.
+final class WALCheckpoints: Sendable {
+    static let spacing: Duration = .milliseconds(250)
+
+    private let state = Mutex<(lastStart: ContinuousClock.Instant?, running: Bool)>((nil, false))
+
+    func committed(_ db: any Database) {
+        let now = ContinuousClock.now
+        let start = state.withLock { state -> Bool in
+            guard !state.running, state.lastStart.map({ now - $0 >= Self.spacing }) ?? true else { return false }
+            state = (now, true)
+            return true
+        }
+        guard start, let sql = db as? any SQLDatabase else { return }
+        Task {
+            do {
+                try await sql.raw("PRAGMA wal_checkpoint(PASSIVE)").run()
+            } catch {
+                db.logger.warning("WAL checkpoint failed; the next one catches up", metadata: ["error": "\(error)"])
+            }
+            self.state.withLock { $0.running = false }
+        }
+    }
+}
