@@ -138,10 +138,11 @@ final class MailboxPublication: Sendable {
     private let stored = Mutex<(rows: [MailboxQueries.AddressedRow], addresses: Set<DeviceAddress>)>(([], []))
 
     var rows: [MailboxQueries.AddressedRow] { stored.withLock { $0.rows } }
-    var addresses: Set<DeviceAddress> { stored.withLock { $0.addresses } }
+    /// Every mailbox written to, whether added as rows or as addresses.
+    var addresses: Set<DeviceAddress> { stored.withLock { $0.addresses.union($0.rows.map(\.recipient)) } }
 
     func add(_ rows: [MailboxQueries.AddressedRow]) {
-        stored.withLock { $0.rows += rows; $0.addresses.formUnion(rows.map(\.recipient)) }
+        stored.withLock { $0.rows += rows }
     }
 
     func add(_ addresses: [DeviceAddress]) {

@@ -1,6 +1,5 @@
 import Fluent
 import Foundation
-import Logging
 import SQLKit
 
 /// Group commit for sends and acknowledgements: requests that arrive while a transaction runs
@@ -46,24 +45,24 @@ actor MessageWriter {
     }
 
     /// Enqueues `request` and waits until its group has committed.
-    func submit(_ request: Request, db: any Database, logger: Logger) async throws -> Outcome {
+    func submit(_ request: Request, db: any Database) async throws -> Outcome {
         let result = await withCheckedContinuation { continuation in
-            enqueue(request, db: db, logger: logger) { continuation.resume(returning: $0) }
+            enqueue(request, db: db) { continuation.resume(returning: $0) }
         }
         return try result.get()
     }
 
     /// Enqueues `request` without waiting; `completion` runs once its group has committed (or
     /// failed). Callers that enqueue one after another keep their order.
-    func enqueue(_ request: Request, db: any Database, logger: Logger, completion: @escaping Completion) {
+    func enqueue(_ request: Request, db: any Database, completion: @escaping Completion) {
         queue.append((request, completion))
         if !draining {
             draining = true
-            Task { await drain(db: db, logger: logger) }
+            Task { await drain(db: db) }
         }
     }
 
-    private func drain(db: any Database, logger: Logger) async {
+    private func drain(db: any Database) async {
         while !queue.isEmpty {
             let group = Array(queue.prefix(Self.maximumGroup))
             queue.removeFirst(group.count)

@@ -124,7 +124,7 @@ struct MailboxStream: Sendable {
             if let cursors = request.cursors {
                 do {
                     if try RelayAPI.checkAcknowledgement(cursors) {
-                        await writer.enqueue(.acknowledge(cursors, for: caller.address), db: db, logger: logger) { result in
+                        await writer.enqueue(.acknowledge(cursors, for: caller.address), db: db) { result in
                             if case .failure(let error) = result { socket.send(Self.problem("ack_failed", Self.failure(error).message), promise: nil) }
                         }
                     }
@@ -145,7 +145,7 @@ struct MailboxStream: Sendable {
                                                        "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."))
                     continue
                 }
-                await writer.enqueue(.send(submission), db: db, logger: logger) { result in
+                await writer.enqueue(.send(submission), db: db) { result in
                     inFlight.end()
                     switch result.flatMap({ outcome in Result { try RelayAPI.receipt(outcome, messageID: batch.messageId) } }) {
                     case .success(let receipt): answer(.init(receipt: receipt))
@@ -159,8 +159,7 @@ struct MailboxStream: Sendable {
     /// What the client is told about a failed request: our own failures as they are, anything
     /// else without detail (the HTTP API's `ProblemMiddleware` does the same).
     private static func failure(_ error: any Error) -> APIFailure {
-        (error as? APIFailure) ?? APIFailure(.internalServerError, "internal",
-                                              "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
+        (error as? APIFailure) ?? .internalError
     }
 
     private static func problem(_ code: String, _ message: String) -> String {

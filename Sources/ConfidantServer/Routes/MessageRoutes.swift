@@ -10,7 +10,7 @@ extension RelayAPI {
         let (request, caller) = try await signedIn()
         guard case .json(let batch) = input.body else { throw APIFailure.malformed("Send JSON.") }
         let submission = try Self.submission(batch, from: caller.address, maximumEnvelopeBytes: context.configuration.maximumEnvelopeBytes)
-        let outcome = try await context.messages.submit(.send(submission), db: request.application.db, logger: request.logger)
+        let outcome = try await context.messages.submit(.send(submission), db: request.application.db)
         return .ok(.init(body: .json(try Self.receipt(outcome, messageID: batch.messageId))))
     }
 
@@ -25,7 +25,7 @@ extension RelayAPI {
     func acknowledge(_ input: Operations.Acknowledge.Input) async throws -> Operations.Acknowledge.Output {
         let (request, caller) = try await signedIn()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        let count = try await Self.acknowledge(body.cursors, for: caller.address, context: context, on: request.application.db, logger: request.logger)
+        let count = try await Self.acknowledge(body.cursors, for: caller.address, context: context, on: request.application.db)
         return .ok(.init(body: .json(.init(acknowledged: count))))
     }
 
@@ -75,9 +75,9 @@ extension RelayAPI {
     }
 
     /// Deletes the caller's own entries among `cursors`; anyone else's are left alone.
-    static func acknowledge(_ cursors: [Int64], for address: DeviceAddress, context: RelayContext, on db: any Database, logger: Logger) async throws -> Int {
+    static func acknowledge(_ cursors: [Int64], for address: DeviceAddress, context: RelayContext, on db: any Database) async throws -> Int {
         guard try checkAcknowledgement(cursors) else { return 0 }
-        guard case .acknowledged(let count) = try await context.messages.submit(.acknowledge(cursors, for: address), db: db, logger: logger) else {
+        guard case .acknowledged(let count) = try await context.messages.submit(.acknowledge(cursors, for: address), db: db) else {
             throw APIFailure(.internalServerError, "internal", "An acknowledgement was answered as a send.")
         }
         return count

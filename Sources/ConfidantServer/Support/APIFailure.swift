@@ -21,6 +21,9 @@ public struct APIFailure: Error, CustomStringConvertible, Sendable, Equatable {
     static func malformed(_ message: String) -> APIFailure { .init(.badRequest, "malformed_request", message) }
     static func notFound(_ what: String) -> APIFailure { .init(.notFound, "not_found", "\(what) does not exist or is not yours to see.") }
     static let unauthenticated = APIFailure(.unauthorized, "unauthenticated", "Sign in first: send `Authorization: Bearer <token>` with a valid, unexpired session token.")
+    /// Anything unexpected, told without detail (never a stack trace).
+    static let internalError = APIFailure(.internalServerError, "internal",
+                                          "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
     static func forbidden(_ message: String) -> APIFailure { .init(.forbidden, "forbidden", message) }
     static func tooLarge(_ what: String, limit: Int) -> APIFailure {
         .init(.payloadTooLarge, "too_large", "\(what) is larger than the limit of \(limit) bytes.")

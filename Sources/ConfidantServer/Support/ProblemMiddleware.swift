@@ -44,7 +44,7 @@ struct ProblemMiddleware: AsyncMiddleware {
             return .malformed("The request body is not valid JSON for this endpoint.")
         default:
             request.logger.error("unexpected error", metadata: ["type": "\(type(of: error))", "path": "\(request.url.path)"])
-            return APIFailure(.internalServerError, "internal", "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
+            return .internalError
         }
     }
 }
