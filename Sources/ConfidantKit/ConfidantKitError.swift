@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Foundation
 
 /// What can go wrong in the client library, each with a message a user can act on.
@@ -46,7 +47,7 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .stepUpRequired: return "this account signs in with several steps (arithmetic, e-mail code, TOTP); run `confidant login` to answer them"
         case .untrustedPrekeys(let name, let reason):
             return "not sending: the server handed out prekeys for \(name) that fail verification (\(reason)); the server may be tampering"
-        case .notRetryable(let id): return "message \(id.uuidString.lowercased()) has not failed, so there is nothing to retry"
+        case .notRetryable(let id): return "message \(id.canonicalString) has not failed, so there is nothing to retry"
         }
     }
 

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Fluent
 import Foundation
 import Synchronization

@@ -40,7 +40,7 @@ struct Party {
         #expect(parsed == envelope)
         #expect(parsed.header.messageID == messageID)
         #expect(parsed.header.timestampMilliseconds == 1_700_000_000_123)
-        #expect(parsed.header.sender == EnvelopeAddress(userID: alice.user, deviceID: alice.identity.deviceID))
+        #expect(parsed.header.sender == DeviceAddress(userID: alice.user, deviceID: alice.identity.deviceID))
         #expect(parsed.header.suite == suite)
         #expect(Array(try open(envelope.serialized)) == message)
     }
@@ -106,8 +106,8 @@ struct Party {
         let carol = try Party()
         let envelope = try seal(Array("for bob".utf8), suite: .p256AES256GCM)
         #expect(throws: EnvelopeError.notForThisRecipient(
-            expected: EnvelopeAddress(userID: carol.user, deviceID: carol.identity.deviceID),
-            actual: EnvelopeAddress(userID: bob.user, deviceID: bob.identity.deviceID))
+            expected: DeviceAddress(userID: carol.user, deviceID: carol.identity.deviceID),
+            actual: DeviceAddress(userID: bob.user, deviceID: bob.identity.deviceID))
         ) {
             try envelope.open(as: carol.identity, recipientUserID: carol.user, from: alice.publicIdentity)
         }
@@ -117,7 +117,7 @@ struct Party {
         let mallory = try Party()
         let envelope = try seal(Array("from alice".utf8), suite: .p256AES256GCM)
         #expect(throws: EnvelopeError.senderMismatch(
-            header: envelope.header.sender, identityDevice: mallory.identity.deviceID.uuidString.lowercased())
+            header: envelope.header.sender, identityDevice: mallory.identity.deviceID.canonicalString)
         ) {
             try envelope.open(as: bob.identity, recipientUserID: bob.user, from: mallory.publicIdentity)
         }

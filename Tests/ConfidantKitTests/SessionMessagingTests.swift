@@ -115,7 +115,7 @@ struct SessionMessagingTests {
             var handedOut = Set<Int64>()
             for _ in 0..<85 {
                 let bundles = try await alice.messenger.relay.call {
-                    try await $0.claimPrekeyBundles(path: .init(userId: bobID.uuidString.lowercased()), query: .init())
+                    try await $0.claimPrekeyBundles(path: .init(userId: bobID.canonicalString), query: .init())
                 }.ok.body.json
                 if let id = bundles.first?.oneTimePrekey?.id { handedOut.insert(id) }
             }

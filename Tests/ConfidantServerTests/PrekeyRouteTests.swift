@@ -13,7 +13,7 @@ struct PrekeyRouteTests {
     }
 
     static func claim(_ client: Client, _ user: TestUser) async throws -> [Components.Schemas.PrekeyBundle] {
-        try await client.claimPrekeyBundles(path: .init(userId: user.id.uuidString.lowercased()), query: .init()).ok.body.json
+        try await client.claimPrekeyBundles(path: .init(userId: user.id.canonicalString), query: .init()).ok.body.json
     }
 
     static func notices(_ user: TestUser) async throws -> [Components.Schemas.MailboxEntry] {
@@ -54,7 +54,7 @@ struct PrekeyRouteTests {
             var notices = try await Self.notices(bob)
             #expect(notices.count == 1)
             #expect(notices.first?.prekeys?.oneTimePrekeys ?? -1 < 20)
-            #expect(notices.first?.senderDeviceId == bob.identity.deviceID.uuidString.lowercased())
+            #expect(notices.first?.senderDeviceId == bob.identity.deviceID.canonicalString)
             let more = prekeys.addOneTimePrekeys(30)
             #expect(try await bob.client.uploadPrekeys(body: .json(Self.upload(prekeys, oneTime: more, by: bob.identity))).ok.body.json.oneTimePrekeys == 30)
             for _ in 0..<12 { _ = try await Self.claim(alice.client, bob) }

@@ -84,7 +84,7 @@ struct RelayProcessTests {
         }
         // Every acknowledged message is there, and nothing is there twice.
         #expect(Set(stored).count == stored.count)
-        #expect(Set(acknowledged.map { $0.uuidString.lowercased() }).isSubset(of: Set(stored)))
+        #expect(Set(acknowledged.map { $0.canonicalString }).isSubset(of: Set(stored)))
         #expect(stored.count <= acknowledged.count + 1)
         server.kill(SIGTERM)
         #expect(server.waitForExit() == 0)

@@ -42,8 +42,8 @@ struct RelayRouteTests {
             #expect(try badIdentity.problem == "invalid_identity 400")
 
             let account = try await alice.client.currentAccount().ok.body.json
-            #expect(account.user.id == alice.id.uuidString.lowercased())
-            #expect(account.deviceId == alice.identity.deviceID.uuidString.lowercased())
+            #expect(account.user.id == alice.id.canonicalString)
+            #expect(account.deviceId == alice.identity.deviceID.canonicalString)
             _ = try await alice.client.signOut().noContent
             #expect(try await alice.client.currentAccount().problem == "unauthenticated 401")
         }
@@ -62,7 +62,7 @@ struct RelayRouteTests {
 
             let conversations = try await bob.client.recentConversations().ok.body.json
             #expect(conversations.count == 1)
-            #expect(conversations.first?.peer.id == alice.id.uuidString.lowercased())
+            #expect(conversations.first?.peer.id == alice.id.canonicalString)
             #expect(conversations.first?.unread == 1)
 
             let page = try await bob.client.fetchMailbox().ok.body.json
@@ -98,7 +98,7 @@ struct RelayRouteTests {
             // Alice's mailbox has a key-change notice: Bob added a device.
             let notices = try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange)
             #expect(notices.map(\.change) == [.added])
-            #expect(notices.first?.deviceId == bobPhone.identity.deviceID.uuidString.lowercased())
+            #expect(notices.first?.deviceId == bobPhone.identity.deviceID.canonicalString)
 
             // Sending to only one of Bob's devices is refused.
             let partial = try await alice.client.sendMessage(body: .json(.init(messageId: UUID().uuidString, envelopes: [
@@ -360,7 +360,7 @@ struct RelayGroupCommitTests {
                 if !page.hasMore { break }
             }
             #expect(stored.count == 40)
-            #expect(Set(stored) == Set(ids.map { $0.uuidString.lowercased() }))
+            #expect(Set(stored) == Set(ids.map { $0.canonicalString }))
         }
     }
 }

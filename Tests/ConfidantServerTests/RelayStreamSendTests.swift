@@ -47,7 +47,7 @@ struct RelayStreamSendTests {
             otherID.messageId = UUID().uuidString
             let forged = try bob.batch("sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
             let ghost = try PrivateIdentity.generate()
-            let unknownDevice = try alice.batch("to a device bob does not have", to: [(EnvelopeAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
+            let unknownDevice = try alice.batch("to a device bob does not have", to: [(DeviceAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
             var notAUUID = try alice.batch("bad id", to: toBob)
             notAUUID.messageId = "not a uuid"
             for batch in [otherID, forged, unknownDevice, notAUUID] { try await aliceStream.send(batch) }

@@ -119,7 +119,7 @@ struct SignInTransactionTests {
             let resend = try await relay.client().currentSignInStep(path: .init(transactionId: transaction.id), query: .init(resend: true))
             #expect(try resend.problem == "rate_limited 429")
             let session = try #require(try await transaction.pass(.emailCode, code.lowercased()))
-            #expect(session.deviceId == tablet.deviceID.uuidString.lowercased())
+            #expect(session.deviceId == tablet.deviceID.canonicalString)
         }
     }
 

@@ -14,7 +14,7 @@ struct TestUser: Sendable {
     let token: String
     let client: Client
 
-    var address: EnvelopeAddress { EnvelopeAddress(userID: id, deviceID: identity.deviceID) }
+    var address: DeviceAddress { DeviceAddress(userID: id, deviceID: identity.deviceID) }
 
     static func make(_ relay: some RelayEndpoint, name: String, identity: PrivateIdentity? = nil) async throws -> TestUser {
         let identity = try identity ?? PrivateIdentity.generate()
@@ -50,12 +50,12 @@ struct TestUser: Sendable {
     }
 
     /// Seals `text` for every given device and posts the batch.
-    func send(_ text: String, to recipients: [(EnvelopeAddress, PublicIdentity)], messageID: UUID = UUID()) async throws -> Components.Schemas.MessageReceipt {
+    func send(_ text: String, to recipients: [(DeviceAddress, PublicIdentity)], messageID: UUID = UUID()) async throws -> Components.Schemas.MessageReceipt {
         try await client.sendMessage(body: .json(try batch(text, to: recipients, messageID: messageID))).ok.body.json
     }
 
     /// `text` sealed for every given device, as a batch to send.
-    func batch(_ text: String, to recipients: [(EnvelopeAddress, PublicIdentity)], messageID: UUID = UUID()) throws -> Components.Schemas.MessageBatch {
+    func batch(_ text: String, to recipients: [(DeviceAddress, PublicIdentity)], messageID: UUID = UUID()) throws -> Components.Schemas.MessageBatch {
         let envelopes = try recipients.map { address, publicIdentity in
             let envelope = try SealedEnvelope.seal(Data(text.utf8), from: identity, senderUserID: id, to: publicIdentity,
                                                    recipientUserID: address.userID, messageID: messageID)

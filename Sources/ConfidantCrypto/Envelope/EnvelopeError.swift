@@ -4,8 +4,8 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
     case unknownVersion(UInt8)
     case unknownSuite(UInt8)
     case malformed(String)
-    case notForThisRecipient(expected: EnvelopeAddress, actual: EnvelopeAddress)
-    case senderMismatch(header: EnvelopeAddress, identityDevice: String)
+    case notForThisRecipient(expected: DeviceAddress, actual: DeviceAddress)
+    case senderMismatch(header: DeviceAddress, identityDevice: String)
     case tampered
     case badSignature
     case signatureRequired(EnvelopeSuite)

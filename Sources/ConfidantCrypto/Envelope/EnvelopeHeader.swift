@@ -1,18 +1,5 @@
 import Foundation
 
-/// Who an envelope is from or to: a user and one of their devices.
-public struct EnvelopeAddress: Sendable, Hashable, CustomStringConvertible {
-    public let userID: UUID
-    public let deviceID: UUID
-
-    public init(userID: UUID, deviceID: UUID) {
-        self.userID = userID
-        self.deviceID = deviceID
-    }
-
-    public var description: String { "\(userID.uuidString.lowercased())/\(deviceID.uuidString.lowercased())" }
-}
-
 /// The cleartext header of an envelope: everything a relay needs, authenticated as AAD.
 ///
 /// 91 bytes: `u8 version | u8 suite | u8 flags | 16 sender user | 16 sender device |
@@ -24,14 +11,14 @@ public struct EnvelopeHeader: Sendable, Hashable {
 
     public let suite: EnvelopeSuite
     public let isSigned: Bool
-    public let sender: EnvelopeAddress
-    public let recipient: EnvelopeAddress
+    public let sender: DeviceAddress
+    public let recipient: DeviceAddress
     public let messageID: UUID
     /// Milliseconds since 1970-01-01T00:00:00Z, as chosen by the sender.
     public let timestampMilliseconds: UInt64
 
     public init(
-        suite: EnvelopeSuite, isSigned: Bool, sender: EnvelopeAddress, recipient: EnvelopeAddress,
+        suite: EnvelopeSuite, isSigned: Bool, sender: DeviceAddress, recipient: DeviceAddress,
         messageID: UUID, timestampMilliseconds: UInt64
     ) {
         self.suite = suite
@@ -56,7 +43,7 @@ public struct EnvelopeHeader: Sendable, Hashable {
         // Check the version before reading on: a later version may have another layout.
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
         guard version == Self.version else { throw EnvelopeError.unknownVersion(version) }
-        let fields: (suite: UInt8, flags: UInt8, addressing: EnvelopeAddressing)
+        let fields: (suite: UInt8, flags: UInt8, addressing: DeviceAddressing)
         do throws(ByteReader.Truncated) {
             fields = (try reader.readUInt8(), try reader.readUInt8(), try reader.readAddressing())
         } catch {
@@ -77,23 +64,23 @@ public struct EnvelopeHeader: Sendable, Hashable {
 
 /// The addressing fields v1 headers and v2 envelopes share:
 /// `16 sender user | 16 sender device | 16 recipient user | 16 recipient device | 16 message id | u64 timestamp (ms)`.
-struct EnvelopeAddressing {
-    let sender: EnvelopeAddress
-    let recipient: EnvelopeAddress
+struct DeviceAddressing {
+    let sender: DeviceAddress
+    let recipient: DeviceAddress
     let messageID: UUID
     let timestampMilliseconds: UInt64
 }
 
 extension ByteReader {
-    mutating func readAddressing() throws(Truncated) -> EnvelopeAddressing {
-        EnvelopeAddressing(sender: EnvelopeAddress(userID: try readUUID(), deviceID: try readUUID()),
-                           recipient: EnvelopeAddress(userID: try readUUID(), deviceID: try readUUID()),
+    mutating func readAddressing() throws(Truncated) -> DeviceAddressing {
+        DeviceAddressing(sender: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),
+                           recipient: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),
                            messageID: try readUUID(), timestampMilliseconds: try readUInt64())
     }
 }
 
 extension Array where Element == UInt8 {
-    mutating func appendAddressing(sender: EnvelopeAddress, recipient: EnvelopeAddress, messageID: UUID, timestampMilliseconds: UInt64) {
+    mutating func appendAddressing(sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID, timestampMilliseconds: UInt64) {
         append(sender.userID)
         append(sender.deviceID)
         append(recipient.userID)

@@ -16,8 +16,8 @@ public struct RatchetEnvelope: Sendable, Hashable {
     static let startFlag: UInt8 = 0x01
     static let addressingCount = 90
 
-    public let sender: EnvelopeAddress
-    public let recipient: EnvelopeAddress
+    public let sender: DeviceAddress
+    public let recipient: DeviceAddress
     public let messageID: UUID
     public let timestampMilliseconds: UInt64
     public let start: SessionStart?
@@ -26,7 +26,7 @@ public struct RatchetEnvelope: Sendable, Hashable {
     public let messageNumber: UInt32
     public let ciphertext: Data
 
-    init(sender: EnvelopeAddress, recipient: EnvelopeAddress, messageID: UUID, timestampMilliseconds: UInt64, start: SessionStart?,
+    init(sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID, timestampMilliseconds: UInt64, start: SessionStart?,
          ratchetKey: Data, previousChainLength: UInt32, messageNumber: UInt32, ciphertext: Data) {
         self.sender = sender
         self.recipient = recipient

@@ -46,8 +46,8 @@ public struct SealedEnvelope: Sendable, Hashable {
         guard message.count <= maximumMessageCount else { throw EnvelopeError.messageTooLarge(message.count) }
         let header = EnvelopeHeader(
             suite: suite, isSigned: signed || suite.requiresSignature,
-            sender: EnvelopeAddress(userID: senderUserID, deviceID: sender.deviceID),
-            recipient: EnvelopeAddress(userID: recipientUserID, deviceID: recipient.deviceID),
+            sender: DeviceAddress(userID: senderUserID, deviceID: sender.deviceID),
+            recipient: DeviceAddress(userID: recipientUserID, deviceID: recipient.deviceID),
             messageID: messageID,
             timestampMilliseconds: UInt64(max(0, (timestamp.timeIntervalSince1970 * 1000).rounded(.down))))
         let aad = header.bytes
@@ -139,10 +139,10 @@ public struct SealedEnvelope: Sendable, Hashable {
     /// - Throws: ``EnvelopeError`` saying why: not for this recipient, sender mismatch, bad or
     ///   missing signature, tampered, malformed padding.
     public func open(as recipient: PrivateIdentity, recipientUserID: UUID, from sender: PublicIdentity) throws(EnvelopeError) -> Data {
-        let me = EnvelopeAddress(userID: recipientUserID, deviceID: recipient.deviceID)
+        let me = DeviceAddress(userID: recipientUserID, deviceID: recipient.deviceID)
         guard header.recipient == me else { throw EnvelopeError.notForThisRecipient(expected: me, actual: header.recipient) }
         guard header.sender.deviceID == sender.deviceID else {
-            throw EnvelopeError.senderMismatch(header: header.sender, identityDevice: sender.deviceID.uuidString.lowercased())
+            throw EnvelopeError.senderMismatch(header: header.sender, identityDevice: sender.deviceID.canonicalString)
         }
         if header.suite.requiresSignature, signature == nil { throw EnvelopeError.signatureRequired(header.suite) }
         if let signature {

@@ -15,14 +15,14 @@ public enum WireEnvelope: Sendable, Hashable {
         }
     }
 
-    public var sender: EnvelopeAddress {
+    public var sender: DeviceAddress {
         switch self {
         case .sealed(let envelope): return envelope.header.sender
         case .ratchet(let envelope): return envelope.sender
         }
     }
 
-    public var recipient: EnvelopeAddress {
+    public var recipient: DeviceAddress {
         switch self {
         case .sealed(let envelope): return envelope.header.recipient
         case .ratchet(let envelope): return envelope.recipient

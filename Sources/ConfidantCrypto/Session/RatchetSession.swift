@@ -144,7 +144,7 @@ public struct RatchetSession: Sendable {
     // MARK: Seal and open
 
     /// Seals one message in this session and advances the sending chain.
-    mutating func seal(_ message: some DataProtocol, sender: EnvelopeAddress, recipient: EnvelopeAddress, messageID: UUID,
+    mutating func seal(_ message: some DataProtocol, sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID,
                        timestampMilliseconds: UInt64) throws(SessionError) -> RatchetEnvelope {
         guard let chain = sendingChain else { throw SessionError.noSession }
         guard sendCount < UInt32.max else { throw SessionError.malformed("the sending chain is exhausted") }

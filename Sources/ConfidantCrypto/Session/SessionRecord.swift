@@ -25,8 +25,8 @@ public struct SessionRecord: Sendable {
                               timestamp: Date = Date()) throws(SessionError) -> RatchetEnvelope {
         guard var session = sessions.first, session.canSeal else { throw SessionError.noSession }
         let envelope = try session.seal(
-            message, sender: EnvelopeAddress(userID: senderUserID, deviceID: me.deviceID),
-            recipient: EnvelopeAddress(userID: recipientUserID, deviceID: peer.deviceID), messageID: messageID,
+            message, sender: DeviceAddress(userID: senderUserID, deviceID: me.deviceID),
+            recipient: DeviceAddress(userID: recipientUserID, deviceID: peer.deviceID), messageID: messageID,
             timestampMilliseconds: UInt64(max(0, (timestamp.timeIntervalSince1970 * 1000).rounded(.down))))
         sessions[0] = session
         return envelope
@@ -36,7 +36,7 @@ public struct SessionRecord: Sendable {
     /// A one-time prekey the start used is erased from `prekeys` once the message opens.
     public mutating func open(_ envelope: RatchetEnvelope, as me: PrivateIdentity, recipientUserID: UUID, from peer: PublicIdentity,
                               prekeys: inout DevicePrekeys, entropy: SessionEntropy = .system) throws(SessionError) -> Data {
-        guard envelope.recipient == EnvelopeAddress(userID: recipientUserID, deviceID: me.deviceID) else {
+        guard envelope.recipient == DeviceAddress(userID: recipientUserID, deviceID: me.deviceID) else {
             throw SessionError.malformed("the envelope is addressed to \(envelope.recipient), not to this device")
         }
         guard envelope.sender.deviceID == peer.deviceID else {

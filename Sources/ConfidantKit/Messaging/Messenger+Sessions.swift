@@ -113,8 +113,8 @@ extension Messenger {
     private func claimBundle(of user: UUID, device: UUID) async throws -> Components.Schemas.PrekeyBundle? {
         let bundles: [Components.Schemas.PrekeyBundle]
         switch try await relay.call({
-            try await $0.claimPrekeyBundles(path: .init(userId: user.uuidString.lowercased()),
-                                            query: .init(deviceId: device.uuidString.lowercased()))
+            try await $0.claimPrekeyBundles(path: .init(userId: user.canonicalString),
+                                            query: .init(deviceId: device.canonicalString))
         }) {
         case .ok(let ok): bundles = try ok.body.json
         case .default(let status, let response): throw problem(status, response)

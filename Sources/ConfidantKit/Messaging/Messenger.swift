@@ -214,7 +214,7 @@ public actor Messenger {
     @discardableResult
     func refreshKeys(of user: UUID) async throws -> [PublicIdentity] {
         let keys: Components.Schemas.UserKeys
-        switch try await relay.call({ try await $0.getUser(path: .init(userId: user.uuidString.lowercased())) }) {
+        switch try await relay.call({ try await $0.getUser(path: .init(userId: user.canonicalString)) }) {
         case .ok(let ok): keys = try ok.body.json
         case .default(let status, let response): throw problem(status, response)
         }
@@ -374,12 +374,12 @@ public actor Messenger {
                 var sessions: [PeerSession] = []
                 for (user, key) in peerKeys.map({ (peer, $0) }) + ownKeys.map({ (me, $0) }) {
                     let envelope = try await seal(payload, to: key, user: user, messageID: id, sentAt: message.sentAt, sessions: &sessions)
-                    envelopes.append(.init(recipientUserId: user.uuidString.lowercased(), recipientDeviceId: key.deviceID.uuidString.lowercased(),
+                    envelopes.append(.init(recipientUserId: user.canonicalString, recipientDeviceId: key.deviceID.canonicalString,
                                            envelope: .init(envelope)))
                 }
                 // Before anything leaves: a crash after posting must not let these chain keys seal again.
                 try store.saveSessions(sessions)
-                let batch = Components.Schemas.MessageBatch(messageId: id.uuidString.lowercased(), envelopes: envelopes)
+                let batch = Components.Schemas.MessageBatch(messageId: id.canonicalString, envelopes: envelopes)
                 switch try await relay.call({ try await $0.sendMessage(body: .json(batch)) }) {
                 case .ok:
                     try store.finish(id, failure: nil)

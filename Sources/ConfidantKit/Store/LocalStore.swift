@@ -124,7 +124,7 @@ final class LocalStore: Sendable {
     // MARK: Contacts and keys
 
     func saveContact(_ contact: Contact) throws {
-        let id = contact.id.uuidString.lowercased()
+        let id = contact.id.canonicalString
         let sealed = try dataKey.seal(JSONEncoder().encode(contact), context: "contact|\(id)")
         try database.write { db in
             try db.execute(sql: """
@@ -135,7 +135,7 @@ final class LocalStore: Sendable {
     }
 
     func contact(id: UUID) throws -> Contact? {
-        let key = id.uuidString.lowercased()
+        let key = id.canonicalString
         return try database.read { db in
             guard let sealed = try Data.fetchOne(db, sql: "SELECT sealed FROM contact WHERE user_id = ?", arguments: [key]) else { return nil }
             return try JSONDecoder().decode(Contact.self, from: dataKey.open(sealed, context: "contact|\(key)"))
@@ -154,7 +154,7 @@ final class LocalStore: Sendable {
             try Row.fetchAll(db, sql: """
                 SELECT identity, first_seen, retired_at FROM contact_key WHERE user_id = ? \(includingRetired ? "" : "AND retired_at IS NULL")
                 ORDER BY first_seen
-                """, arguments: [user.uuidString.lowercased()]).map { row in
+                """, arguments: [user.canonicalString]).map { row in
                 KnownKey(identity: try PublicIdentity(serialized: row["identity"] as Data),
                          firstSeen: Date(timeIntervalSince1970: row["first_seen"]),
                          retiredAt: (row["retired_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
@@ -165,7 +165,7 @@ final class LocalStore: Sendable {
     /// Records the user's current device keys as the server lists them and returns what changed
     /// since the last time (nothing the first time this profile sees the user).
     func applyCurrentKeys(of user: UUID, _ current: [PublicIdentity], now: Date = Date()) throws -> [KeyChange] {
-        let userKey = user.uuidString.lowercased()
+        let userKey = user.canonicalString
         return try database.write { db in
             let known = try Row.fetchAll(db, sql: "SELECT device_id, fingerprint, identity FROM contact_key WHERE user_id = ? AND retired_at IS NULL",
                                          arguments: [userKey])
@@ -179,7 +179,7 @@ final class LocalStore: Sendable {
                 if !currentFingerprints.contains(fingerprint) {
                     try db.execute(sql: "UPDATE contact_key SET retired_at = ? WHERE user_id = ? AND device_id = ? AND fingerprint = ?",
                                    arguments: [now.timeIntervalSince1970, userKey, device, fingerprint])
-                    if !current.contains(where: { $0.deviceID.uuidString.lowercased() == device }) {
+                    if !current.contains(where: { $0.deviceID.canonicalString == device }) {
                         changes.append(KeyChange(user: user, deviceID: UUID(uuidString: device) ?? UUID(), kind: .removed, fingerprint: fingerprint))
                     }
                 }
@@ -190,7 +190,7 @@ final class LocalStore: Sendable {
                 try db.execute(sql: "DELETE FROM session WHERE user_id = ? AND device_id = ?", arguments: [userKey, device])
             }
             for identity in current {
-                let device = identity.deviceID.uuidString.lowercased(), fingerprint = IdentityFingerprint(identity).description
+                let device = identity.deviceID.canonicalString, fingerprint = IdentityFingerprint(identity).description
                 guard knownDevices[device] != fingerprint else { continue }
                 try db.execute(sql: """
                     INSERT INTO contact_key (user_id, device_id, fingerprint, identity, first_seen, retired_at) VALUES (?, ?, ?, ?, ?, NULL)
@@ -207,13 +207,13 @@ final class LocalStore: Sendable {
 
     func verifiedDigest(of user: UUID) throws -> Data? {
         try database.read { db in
-            try Data.fetchOne(db, sql: "SELECT verified_digest FROM contact WHERE user_id = ?", arguments: [user.uuidString.lowercased()])
+            try Data.fetchOne(db, sql: "SELECT verified_digest FROM contact WHERE user_id = ?", arguments: [user.canonicalString])
         }
     }
 
     func setVerifiedDigest(_ digest: Data?, of user: UUID) throws {
         try database.write { db in
-            try db.execute(sql: "UPDATE contact SET verified_digest = ? WHERE user_id = ?", arguments: [digest, user.uuidString.lowercased()])
+            try db.execute(sql: "UPDATE contact SET verified_digest = ? WHERE user_id = ?", arguments: [digest, user.canonicalString])
         }
     }
 
@@ -234,7 +234,7 @@ final class LocalStore: Sendable {
     }
 
     private func context(_ id: UUID, _ peer: UUID, _ direction: ChatMessage.Direction) -> String {
-        "message|\(id.uuidString.lowercased())|\(peer.uuidString.lowercased())|\(direction.rawValue)"
+        "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
     }
 
     /// Stores messages and moves the mailbox cursor in one transaction; a message seen before
@@ -260,13 +260,13 @@ final class LocalStore: Sendable {
                 try db.execute(sql: """
                     INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [message.id.uuidString.lowercased(), message.peer.uuidString.lowercased(), message.direction.rawValue,
-                                     message.senderDevice?.uuidString.lowercased(), message.sentAt.timeIntervalSince1970, body,
+                    """, arguments: [message.id.canonicalString, message.peer.canonicalString, message.direction.rawValue,
+                                     message.senderDevice?.canonicalString, message.sentAt.timeIntervalSince1970, body,
                                      message.unreadableReason, message.state, message.direction == .incoming ? 0 : 1, message.envelopeVersion])
                 guard db.changesCount > 0 else { continue }
                 if outbox {
                     try db.execute(sql: "INSERT INTO outbox (message_id, peer_id, confirmed, created_at) VALUES (?, ?, ?, ?)",
-                                   arguments: [message.id.uuidString.lowercased(), message.peer.uuidString.lowercased(), confirmed,
+                                   arguments: [message.id.canonicalString, message.peer.canonicalString, confirmed,
                                                Date().timeIntervalSince1970])
                 }
                 stored.append(ChatMessage(id: message.id, sequence: db.lastInsertedRowID, peer: message.peer, direction: message.direction,
@@ -304,20 +304,20 @@ final class LocalStore: Sendable {
     func history(with peer: UUID, limit: Int) throws -> [ChatMessage] {
         try database.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM (SELECT * FROM message WHERE peer_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
-                             arguments: [peer.uuidString.lowercased(), limit]).map(message(from:))
+                             arguments: [peer.canonicalString, limit]).map(message(from:))
         }
     }
 
     func message(id: UUID, direction: ChatMessage.Direction) throws -> ChatMessage? {
         try database.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM message WHERE message_id = ? AND direction = ?",
-                             arguments: [id.uuidString.lowercased(), direction.rawValue]).map(message(from:))
+                             arguments: [id.canonicalString, direction.rawValue]).map(message(from:))
         }
     }
 
     func markRead(peer: UUID) throws {
         try database.write { db in
-            try db.execute(sql: "UPDATE message SET is_read = 1 WHERE peer_id = ? AND is_read = 0", arguments: [peer.uuidString.lowercased()])
+            try db.execute(sql: "UPDATE message SET is_read = 1 WHERE peer_id = ? AND is_read = 0", arguments: [peer.canonicalString])
         }
     }
 
@@ -354,7 +354,7 @@ final class LocalStore: Sendable {
     }
 
     private func sealSession(_ session: PeerSession) throws -> (String, String, String, Data) {
-        let user = session.user.uuidString.lowercased(), device = session.device.uuidString.lowercased()
+        let user = session.user.canonicalString, device = session.device.canonicalString
         return (user, device, session.fingerprint,
                 try dataKey.seal(session.record.serialized, context: sessionContext(user, device, session.fingerprint)))
     }
@@ -376,7 +376,7 @@ final class LocalStore: Sendable {
 
     /// The sessions with a peer device, if they were started with the key whose fingerprint is given.
     func session(user: UUID, device: UUID, fingerprint: String) throws -> SessionRecord? {
-        let userKey = user.uuidString.lowercased(), deviceKey = device.uuidString.lowercased()
+        let userKey = user.canonicalString, deviceKey = device.canonicalString
         guard let sealed = try database.read({ db in
             try Data.fetchOne(db, sql: "SELECT sealed FROM session WHERE user_id = ? AND device_id = ? AND fingerprint = ?",
                               arguments: [userKey, deviceKey, fingerprint])
@@ -427,14 +427,14 @@ final class LocalStore: Sendable {
     func finish(_ id: UUID, failure: String?) throws {
         try database.write { db in
             try db.execute(sql: "UPDATE message SET state = ?, failure = ? WHERE message_id = ? AND direction = 1",
-                           arguments: [failure == nil ? "sent" : "failed", failure, id.uuidString.lowercased()])
-            try db.execute(sql: "DELETE FROM outbox WHERE message_id = ?", arguments: [id.uuidString.lowercased()])
+                           arguments: [failure == nil ? "sent" : "failed", failure, id.canonicalString])
+            try db.execute(sql: "DELETE FROM outbox WHERE message_id = ?", arguments: [id.canonicalString])
         }
     }
 
     func countAttempt(_ id: UUID) throws {
         try database.write { db in
-            try db.execute(sql: "UPDATE outbox SET attempts = attempts + 1 WHERE message_id = ?", arguments: [id.uuidString.lowercased()])
+            try db.execute(sql: "UPDATE outbox SET attempts = attempts + 1 WHERE message_id = ?", arguments: [id.canonicalString])
         }
     }
 
@@ -442,11 +442,11 @@ final class LocalStore: Sendable {
     func requeue(_ id: UUID, confirmed: Bool) throws -> Bool {
         try database.write { db in
             guard let peer = try String.fetchOne(db, sql: "SELECT peer_id FROM message WHERE message_id = ? AND direction = 1 AND state = 'failed'",
-                                                 arguments: [id.uuidString.lowercased()]) else { return false }
+                                                 arguments: [id.canonicalString]) else { return false }
             try db.execute(sql: "UPDATE message SET state = 'pending', failure = NULL WHERE message_id = ? AND direction = 1",
-                           arguments: [id.uuidString.lowercased()])
+                           arguments: [id.canonicalString])
             try db.execute(sql: "INSERT OR IGNORE INTO outbox (message_id, peer_id, confirmed, created_at) VALUES (?, ?, ?, ?)",
-                           arguments: [id.uuidString.lowercased(), peer, confirmed, Date().timeIntervalSince1970])
+                           arguments: [id.canonicalString, peer, confirmed, Date().timeIntervalSince1970])
             return true
         }
     }

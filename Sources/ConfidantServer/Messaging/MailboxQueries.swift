@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Fluent
 import Foundation
 import SQLKit
@@ -46,7 +47,7 @@ enum MailboxQueries {
 
     static func sql(_ db: any Database) throws -> any SQLDatabase {
         guard let sql = db as? any SQLDatabase else {
-            throw APIFailure(.internalServerError, "internal", "The database does not speak SQL.")
+            throw APIFailure(.`internal`, "The database does not speak SQL.")
         }
         return sql
     }

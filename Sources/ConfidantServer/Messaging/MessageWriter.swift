@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Fluent
 import Foundation
 import SQLKit
@@ -104,7 +105,7 @@ actor MessageWriter {
             let counts = try await MailboxQueries.delete(acknowledgements.map { ($0.cursors, $0.address) }, on: db)
             for (acknowledgement, count) in zip(acknowledgements, counts) { results[acknowledgement.index] = .success(.acknowledged(count)) }
         }
-        return results.map { $0 ?? .failure(APIFailure(.internalServerError, "internal", "A request in a group got no result.")) }
+        return results.map { $0 ?? .failure(APIFailure(.`internal`, "A request in a group got no result.")) }
     }
 
     /// Inside one transaction: answers duplicates from `posted_messages`, checks each message's
@@ -175,15 +176,14 @@ actor MessageWriter {
     static func checkDevices(_ recipients: [DeviceAddress], sender: DeviceAddress, known: Set<UUID>, devices: [UUID: Set<DeviceAddress>]) throws(APIFailure) {
         let users = Set(recipients.map(\.userID)).union([sender.userID])
         if let missing = users.subtracting(known).first {
-            throw APIFailure(.notFound, "unknown_user", "User \(missing.uuidString.lowercased()) does not exist (any more).")
+            throw APIFailure(.unknownUser, "User \(missing.canonicalString) does not exist (any more).")
         }
         let expected = users.reduce(into: Set<DeviceAddress>()) { $0.formUnion(devices[$1] ?? []) }.subtracting([sender])
         let given = Set(recipients)
         guard given == expected else {
             let missing = expected.subtracting(given).map(\.description).sorted()
             let stale = given.subtracting(expected).map(\.description).sorted()
-            throw APIFailure(.conflict, "device_mismatch",
-                             "Devices changed: reload the recipients' keys and seal again. Missing: \(missing.isEmpty ? "none" : missing.joined(separator: ", ")); no longer current: \(stale.isEmpty ? "none" : stale.joined(separator: ", ")).")
+            throw APIFailure(.deviceMismatch, "Devices changed: reload the recipients' keys and seal again. Missing: \(missing.isEmpty ? "none" : missing.joined(separator: ", ")); no longer current: \(stale.isEmpty ? "none" : stale.joined(separator: ", ")).")
         }
     }
 

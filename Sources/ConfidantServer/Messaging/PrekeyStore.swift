@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ConfidantAPI
 import Fluent
 import Foundation
@@ -20,8 +21,7 @@ enum PrekeyStore {
         let sql = try MailboxQueries.sql(db)
         let existing = try await oneTimeCount(of: address, on: db)
         guard existing + oneTime.count <= capacity else {
-            throw APIFailure(.badRequest, "too_many_prekeys",
-                             "The device already has \(existing) one-time prekeys here; at most \(capacity) are kept. Upload fewer.")
+            throw APIFailure(.tooManyPrekeys, "The device already has \(existing) one-time prekeys here; at most \(capacity) are kept. Upload fewer.")
         }
         try await sql.delete(from: AddPrekeys.schema)
             .where("user_id", .equal, address.userID).where("device_id", .equal, address.deviceID)

@@ -114,7 +114,7 @@ struct MailboxStream: Sendable {
             }
         }
         @Sendable func refuse(_ messageID: String, _ failure: APIFailure) {
-            answer(.init(refused: .init(messageId: messageID, error: failure.code, message: failure.message)))
+            answer(.init(refused: .init(messageId: messageID, error: failure.code.rawValue, message: failure.message)))
         }
         for await text in frames {
             guard let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8)) else {
@@ -129,7 +129,7 @@ struct MailboxStream: Sendable {
                         }
                     }
                 } catch {
-                    socket.send(Self.problem(error.code, error.message), promise: nil)
+                    socket.send(Self.problem(error.code.rawValue, error.message), promise: nil)
                 }
             }
             if let batch = request.send {
@@ -141,8 +141,7 @@ struct MailboxStream: Sendable {
                     continue
                 }
                 guard inFlight.begin(limit: Self.maximumInFlight) else {
-                    refuse(batch.messageId, APIFailure(.tooManyRequests, "too_many_in_flight",
-                                                       "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."))
+                    refuse(batch.messageId, APIFailure(.tooManyInFlight, "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."))
                     continue
                 }
                 await writer.enqueue(.send(submission), db: db) { result in

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ConfidantAPI
 import Foundation
 
@@ -12,8 +13,8 @@ enum StreamFrameText {
     /// `{"entry": MailboxEntry}` for an envelope; nil for other kinds.
     static func entry(_ row: MailboxQueries.Row) throws -> String? {
         guard row.kind == .envelope, let messageID = row.messageID else { return nil }
-        return #"{"entry":{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.uuidString.lowercased())","#
-            + #""senderDeviceId":"\#(row.sender.deviceID.uuidString.lowercased())","messageId":"\#(messageID.uuidString.lowercased())","#
+        return #"{"entry":{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.canonicalString)","#
+            + #""senderDeviceId":"\#(row.sender.deviceID.canonicalString)","messageId":"\#(messageID.canonicalString)","#
             + #""receivedAt":"\#(try dates.encode(row.receivedAt))","envelope":"\#(row.payload.base64EncodedString())"}}"#
     }
 

@@ -14,7 +14,7 @@ extension RelayAPI {
         let firstName = try body.firstName.map { try Self.personalName($0, "first name") }
         let lastName = try body.lastName.map { try Self.personalName($0, "last name") }
         guard let shown = body.displayName ?? [firstName, lastName].compactMap({ $0 }).joined(separator: " ").nilIfEmpty else {
-            throw APIFailure(.badRequest, "invalid_display_name", "Give a first and last name, or a display name.")
+            throw APIFailure(.invalidDisplayName, "Give a first and last name, or a display name.")
         }
         let displayName = try Self.displayName(shown)
         let throttle = Throttle(policy: context.configuration.signInPolicy, freeFailures: context.configuration.freeSignUpsPerAddress)
@@ -30,7 +30,7 @@ extension RelayAPI {
             avatar = try Self.checkedImage(Data(image.data), declared: nil, limit: context.configuration.maximumAvatarBytes)
         }
         if try await UserRecord.query(on: request.db).filter(\.$email == email).first() != nil {
-            throw APIFailure(.conflict, "email_taken", "An account with this e-mail address exists; sign in instead.")
+            throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
         }
         let hash = try await context.passwords.hash(body.password, on: request.application.threadPool)
         let user = UserRecord(email: email, displayName: displayName, passwordHash: hash)
@@ -41,7 +41,7 @@ extension RelayAPI {
         do {
             try await context.write(request.db) { db in try await user.create(on: db) }
         } catch let error as any DatabaseError where error.isConstraintFailure {
-            throw APIFailure(.conflict, "email_taken", "An account with this e-mail address exists; sign in instead.")
+            throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
         }
         return .created(.init(body: .json(try Self.userBody(user))))
     }
@@ -54,7 +54,7 @@ extension RelayAPI {
         do {
             identity = try PublicIdentity(serialized: body.identity.data)
         } catch {
-            throw APIFailure(.badRequest, "invalid_identity", "The device identity is not a valid, self-signed public identity: \(error).")
+            throw APIFailure(.invalidIdentity, "The device identity is not a valid, self-signed public identity: \(error).")
         }
         let throttle = Throttle(policy: context.configuration.signInPolicy)
         let accountKey = "sign-in/account/\(email)"
@@ -66,15 +66,14 @@ extension RelayAPI {
         let verified = try await context.passwords.verify(body.password, against: user?.passwordHash ?? PasswordPolicy.decoyHash, on: pool)
         guard verified, let user, user.id != nil else {
             try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
-            throw APIFailure(.unauthorized, "invalid_credentials", "The e-mail address or the password is wrong.")
+            throw APIFailure(.invalidCredentials, "The e-mail address or the password is wrong.")
         }
 
         if try await decideSteps(for: user, identity: identity, address: context.clientAddress(request), on: request.db) != [.password] {
             // The password is right, but this sign-in needs more: the account's chain, or the
             // e-mail code for a new device or address.
             try await context.write(request.db) { db in try await throttle.reset([accountKey], on: db) }
-            throw APIFailure(.forbidden, "step_up_required",
-                             "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant login` does).")
+            throw APIFailure(.stepUpRequired, "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant login` does).")
         }
         let session = try await openSession(for: user, identity: identity, request: request, resetting: [accountKey], throttle: throttle)
         return .created(.init(body: .json(session)))
@@ -117,7 +116,7 @@ extension RelayAPI {
             }
             return change == .replaced
         }
-        return .init(token: token.text, expiresAt: expires, user: try Self.userBody(user), deviceId: deviceID.uuidString.lowercased(), keyChanged: replaced)
+        return .init(token: token.text, expiresAt: expires, user: try Self.userBody(user), deviceId: deviceID.canonicalString, keyChanged: replaced)
     }
 
     func signOut(_ input: Operations.SignOut.Input) async throws -> Operations.SignOut.Output {
@@ -134,7 +133,7 @@ extension RelayAPI {
         guard let user = try await UserRecord.find(caller.userID, on: request.db),
               let session = try await SessionRecord.find(caller.sessionID, on: request.db)
         else { throw APIFailure.unauthenticated }
-        return .ok(.init(body: .json(.init(user: try Self.userBody(user), deviceId: caller.deviceID.uuidString.lowercased(),
+        return .ok(.init(body: .json(.init(user: try Self.userBody(user), deviceId: caller.deviceID.canonicalString,
                                            sessionExpiresAt: session.expiresAt))))
     }
 
@@ -163,7 +162,7 @@ extension RelayAPI {
             return blobs
         }
         context.sessions.evict(userID: userID)
-        for blob in blobs { try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(blob.uuidString.lowercased())) }
+        for blob in blobs { try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(blob.canonicalString)) }
         return .noContent(.init())
     }
 
@@ -196,7 +195,7 @@ extension RelayAPI {
     // MARK: - Checks
 
     static func email(_ raw: String) throws(APIFailure) -> String {
-        do { return try EmailAddress(raw).value } catch { throw APIFailure(.badRequest, "invalid_email", error.description) }
+        do { return try EmailAddress(raw).value } catch { throw APIFailure(.invalidEmail, error.description) }
     }
 
     /// Checks the signed-in caller's password again before a sensitive change, under the same
@@ -208,7 +207,7 @@ extension RelayAPI {
         try await throttle.check(keys, on: request.db)
         guard try await context.passwords.verify(password, against: user.passwordHash, on: request.application.threadPool) else {
             try await context.write(request.db) { db in try await throttle.recordFailure(keys, on: db) }
-            throw APIFailure(.unauthorized, "invalid_credentials", "The password is wrong; \(otherwise).")
+            throw APIFailure(.invalidCredentials, "The password is wrong; \(otherwise).")
         }
         return user
     }
@@ -217,7 +216,7 @@ extension RelayAPI {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...50).contains(name.count),
               !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
-            throw APIFailure(.badRequest, "invalid_name", "The \(field) needs 1 to 50 characters, without control characters.")
+            throw APIFailure(.invalidName, "The \(field) needs 1 to 50 characters, without control characters.")
         }
         return name
     }
@@ -225,10 +224,10 @@ extension RelayAPI {
     static func displayName(_ raw: String) throws(APIFailure) -> String {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...100).contains(name.count) else {
-            throw APIFailure(.badRequest, "invalid_display_name", "The display name needs 1 to 100 characters.")
+            throw APIFailure(.invalidDisplayName, "The display name needs 1 to 100 characters.")
         }
         guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) else {
-            throw APIFailure(.badRequest, "invalid_display_name", "The display name contains control characters.")
+            throw APIFailure(.invalidDisplayName, "The display name contains control characters.")
         }
         return name
     }
@@ -243,10 +242,10 @@ extension RelayAPI {
         } else if bytes.count > 4, bytes.prefix(3).elementsEqual([0xFF, 0xD8, 0xFF]), bytes.suffix(2).elementsEqual([0xFF, 0xD9]) {
             type = "image/jpeg"
         } else {
-            throw APIFailure(.unsupportedMediaType, "unsupported_image", "The avatar must be a PNG or JPEG image; these bytes are neither.")
+            throw APIFailure(.unsupportedImage, "The avatar must be a PNG or JPEG image; these bytes are neither.")
         }
         if let declared, declared != type {
-            throw APIFailure(.unsupportedMediaType, "unsupported_image", "The body is \(type) but was sent as \(declared).")
+            throw APIFailure(.unsupportedImage, "The body is \(type) but was sent as \(declared).")
         }
         return (bytes, type)
     }

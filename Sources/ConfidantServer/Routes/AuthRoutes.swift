@@ -29,45 +29,44 @@ extension RelayAPI {
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
         _ = try await confirmPassword(body.password, of: caller, request: request, otherwise: "the settings were not changed")
         let chain = body.chain.map(SignInMethod.init)
-        guard Set(chain).count == chain.count else { throw APIFailure(.badRequest, "invalid_chain", "Each method may appear once in the chain.") }
+        guard Set(chain).count == chain.count else { throw APIFailure(.invalidChain, "Each method may appear once in the chain.") }
         if chain.contains(.biometric) {
-            throw APIFailure(.badRequest, "biometric_unavailable",
-                             "Biometrics belong to a device (Face ID / Touch ID in the Apple app); the server cannot check them, so they are not part of a server chain.")
+            throw APIFailure(.biometricUnavailable, "Biometrics belong to a device (Face ID / Touch ID in the Apple app); the server cannot check them, so they are not part of a server chain.")
         }
         let settings = try await AuthSettingsRecord.find(caller.userID, on: request.db) ?? AuthSettingsRecord(userID: caller.userID)
         if let operands = body.operands {
             guard ArithmeticChallenge.operandCount.contains(operands) else {
-                throw APIFailure(.badRequest, "invalid_operands", "Arithmetic challenges have 2 to 8 operands.")
+                throw APIFailure(.invalidOperands, "Arithmetic challenges have 2 to 8 operands.")
             }
             settings.operands = operands
         }
         if let length = body.codeLength {
-            guard OneTimeCode.lengths.contains(length) else { throw APIFailure(.badRequest, "invalid_code_length", "E-mail codes have 4 to 8 characters.") }
+            guard OneTimeCode.lengths.contains(length) else { throw APIFailure(.invalidCodeLength, "E-mail codes have 4 to 8 characters.") }
             settings.codeLength = length
         }
         if let text = body.mapping {
             let mapping: ArithmeticMapping
             do { mapping = try ArithmeticMapping(parsing: text) } catch {
-                throw APIFailure(.badRequest, "invalid_mapping", error.description)
+                throw APIFailure(.invalidMapping, error.description)
             }
             settings.sealedMapping = try context.authSecrets.seal(JSONEncoder().encode(mapping), user: caller.userID, field: "arithmetic-mapping")
         }
         if let secretText = body.totpSecret {
             let secret: [UInt8]
-            do { secret = try Base32.decode(secretText) } catch { throw APIFailure(.badRequest, "invalid_totp_secret", error.description) }
-            guard secret.count >= 16 else { throw APIFailure(.badRequest, "invalid_totp_secret", "A TOTP secret needs at least 128 bits.") }
+            do { secret = try Base32.decode(secretText) } catch { throw APIFailure(.invalidTOTPSecret, error.description) }
+            guard secret.count >= 16 else { throw APIFailure(.invalidTOTPSecret, "A TOTP secret needs at least 128 bits.") }
             guard let code = body.totpCode,
                   let step = TOTP(secret: secret).verify(code, at: UInt64(Date().timeIntervalSince1970), lastAcceptedStep: nil) else {
-                throw APIFailure(.badRequest, "invalid_totp_code", "Confirm the new TOTP secret with a current code from the authenticator.")
+                throw APIFailure(.invalidTOTPCode, "Confirm the new TOTP secret with a current code from the authenticator.")
             }
             settings.sealedTOTPSecret = try context.authSecrets.seal(Data(secret), user: caller.userID, field: "totp-secret")
             settings.totpLastStep = Int64(step)
         }
         if chain.contains(.arithmetic), settings.sealedMapping == nil {
-            throw APIFailure(.badRequest, "invalid_mapping", "The arithmetic method needs your operator mapping, e.g. +=*,-=/,*=+,/=-.")
+            throw APIFailure(.invalidMapping, "The arithmetic method needs your operator mapping, e.g. +=*,-=/,*=+,/=-.")
         }
         if chain.contains(.totp), settings.sealedTOTPSecret == nil {
-            throw APIFailure(.badRequest, "invalid_totp_secret", "The TOTP method needs a secret and a current code for it.")
+            throw APIFailure(.invalidTOTPSecret, "The TOTP method needs a secret and a current code for it.")
         }
         settings.chain = chain.map(\.rawValue).joined(separator: ",")
         settings.updatedAt = Date()
@@ -83,7 +82,7 @@ extension RelayAPI {
         let email = try Self.email(body.email)
         let identity: PublicIdentity
         do { identity = try PublicIdentity(serialized: body.identity.data) } catch {
-            throw APIFailure(.badRequest, "invalid_identity", "The device identity is not a valid, self-signed public identity: \(error).")
+            throw APIFailure(.invalidIdentity, "The device identity is not a valid, self-signed public identity: \(error).")
         }
         let address = context.clientAddress(request)
         let throttle = Throttle(policy: context.configuration.signInPolicy)
@@ -116,17 +115,17 @@ extension RelayAPI {
         switch context.configuration.signInPolicy.decide(SignInContext(configuredChain: chain, knownDevice: knownDevice, knownAddress: knownAddress)) {
         case .proceed(let steps, _): return steps
         case .locked(let retryAfter):
-            throw APIFailure(.tooManyRequests, "locked_out", "Too many failed attempts; try again later.", retryAfter: Int(retryAfter.rounded(.up)))
+            throw APIFailure(.lockedOut, "Too many failed attempts; try again later.", retryAfter: Int(retryAfter.rounded(.up)))
         }
     }
 
     private func transaction(_ id: String, on db: any Database) async throws -> SignInTransactionRecord {
         guard (20...100).contains(id.count),
               let transaction = try await SignInTransactionRecord.query(on: db).filter(\.$tokenHash == SessionToken.hash(id)).first() else {
-            throw APIFailure(.notFound, "transaction_not_found", "No such sign-in in progress; start again with POST /v1/auth/sign-in.")
+            throw APIFailure(.transactionNotFound, "No such sign-in in progress; start again with POST /v1/auth/sign-in.")
         }
         guard transaction.expiresAt > Date() else {
-            throw APIFailure(.gone, "transaction_expired", "This sign-in expired; start again.")
+            throw APIFailure(.transactionExpired, "This sign-in expired; start again.")
         }
         return transaction
     }
@@ -135,12 +134,12 @@ extension RelayAPI {
         let request = try RequestContextMiddleware.request()
         let transaction = try await transaction(input.path.transactionId, on: request.db)
         let steps = Self.chain(transaction.steps)
-        guard transaction.stepIndex < steps.count else { throw APIFailure(.gone, "transaction_expired", "This sign-in is finished; start again.") }
+        guard transaction.stepIndex < steps.count else { throw APIFailure(.transactionExpired, "This sign-in is finished; start again.") }
         if input.query.resend == true, steps[transaction.stepIndex] == .emailCode {
             let cooldown = context.configuration.emailCodeResendSeconds
             if let sent = transaction.codeSentAt, Date().timeIntervalSince(sent) < cooldown {
                 let wait = Int((cooldown - Date().timeIntervalSince(sent)).rounded(.up))
-                throw APIFailure(.tooManyRequests, "rate_limited", "A code was sent moments ago; ask again in \(wait) seconds.", retryAfter: wait)
+                throw APIFailure(.rateLimited, "A code was sent moments ago; ask again in \(wait) seconds.", retryAfter: wait)
             }
             transaction.challenge = nil
         }
@@ -154,10 +153,10 @@ extension RelayAPI {
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
         let transaction = try await transaction(input.path.transactionId, on: request.db)
         let steps = Self.chain(transaction.steps)
-        guard transaction.stepIndex < steps.count else { throw APIFailure(.gone, "transaction_expired", "This sign-in is finished; start again.") }
+        guard transaction.stepIndex < steps.count else { throw APIFailure(.transactionExpired, "This sign-in is finished; start again.") }
         let expected = steps[transaction.stepIndex]
         guard SignInMethod(body.method) == expected else {
-            throw APIFailure(.conflict, "wrong_step", "Steps are answered in order; the current step is \(expected.wire.rawValue).")
+            throw APIFailure(.wrongStep, "Steps are answered in order; the current step is \(expected.wire.rawValue).")
         }
         let throttle = Throttle(policy: context.configuration.signInPolicy)
         let keys = ["sign-in/account/\(transaction.email)", "sign-in/address/\(transaction.address)"]
@@ -175,9 +174,8 @@ extension RelayAPI {
                 try await throttle.recordFailure(keys, on: db)
                 if closed { try await transaction.delete(on: db) } else { try await transaction.update(on: db) }
             }
-            if closed { throw APIFailure(.gone, "transaction_expired", "Too many wrong answers; start the sign-in again.") }
-            throw APIFailure(.unauthorized, "invalid_credentials",
-                             "That answer is wrong. GET this sign-in for the current step (a new challenge where there was one).")
+            if closed { throw APIFailure(.transactionExpired, "Too many wrong answers; start the sign-in again.") }
+            throw APIFailure(.invalidCredentials, "That answer is wrong. GET this sign-in for the current step (a new challenge where there was one).")
         }
         transaction.stepIndex += 1
         transaction.challenge = nil

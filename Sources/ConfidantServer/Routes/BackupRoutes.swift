@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ConfidantAPI
 import Fluent
 import Foundation
@@ -37,11 +38,11 @@ extension RelayAPI {
         } catch {
             try? FileManager.default.removeItem(at: stored.file)
             if let error = error as? any DatabaseError, error.isConstraintFailure {
-                throw APIFailure(.conflict, "conflict", "Another upload of \(name) finished at the same time; try again.")
+                throw APIFailure(.conflict, "Another upload of \(name) finished at the same time; try again.")
             }
             throw error
         }
-        if let replaced { try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(replaced.uuidString.lowercased())) }
+        if let replaced { try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(replaced.canonicalString)) }
         return .ok(.init(body: .json(.init(name: name, size: stored.size, sha256: stored.sha256))))
     }
 
@@ -68,7 +69,7 @@ extension RelayAPI {
             return blob.id
         }
         guard let removed else { throw APIFailure.notFound("That backup object") }
-        try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(removed.uuidString.lowercased()))
+        try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(removed.canonicalString))
         return .noContent(.init())
     }
 }

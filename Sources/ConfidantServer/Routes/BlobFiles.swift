@@ -19,10 +19,10 @@ extension RelayAPI {
     func storeBlobFile(_ body: HTTPBody, limit: Int64, what: String) async throws -> StoredBlobFile {
         if case .known(let length) = body.length, length > limit { throw APIFailure.tooLarge(what, limit: Int(limit)) }
         let id = UUID()
-        let final = context.blobDirectory.appendingPathComponent(id.uuidString.lowercased())
-        let partial = context.blobDirectory.appendingPathComponent(".\(id.uuidString.lowercased()).partial")
+        let final = context.blobDirectory.appendingPathComponent(id.canonicalString)
+        let partial = context.blobDirectory.appendingPathComponent(".\(id.canonicalString).partial")
         guard FileManager.default.createFile(atPath: partial.path, contents: nil), let handle = try? FileHandle(forWritingTo: partial) else {
-            throw APIFailure(.internalServerError, "storage_unavailable", "The server cannot write blobs now; try again later.")
+            throw APIFailure(.storageUnavailable, "The server cannot write blobs now; try again later.")
         }
         var hasher = SHA256()
         var size: Int64 = 0
@@ -45,8 +45,8 @@ extension RelayAPI {
 
     /// The stored bytes of a blob as a streamed response body.
     func blobFileBody(_ blob: BlobRecord) throws -> HTTPBody {
-        guard let id = blob.id, let handle = try? FileHandle(forReadingFrom: context.blobDirectory.appendingPathComponent(id.uuidString.lowercased())) else {
-            throw APIFailure(.internalServerError, "storage_unavailable", "The blob's bytes are missing on the server.")
+        guard let id = blob.id, let handle = try? FileHandle(forReadingFrom: context.blobDirectory.appendingPathComponent(id.canonicalString)) else {
+            throw APIFailure(.storageUnavailable, "The blob's bytes are missing on the server.")
         }
         return .streaming(handle, length: blob.size)
     }

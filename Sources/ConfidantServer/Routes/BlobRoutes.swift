@@ -18,7 +18,7 @@ extension RelayAPI {
             try? FileManager.default.removeItem(at: stored.file)
             throw error
         }
-        return .created(.init(body: .json(.init(blobId: stored.id.uuidString.lowercased(), size: stored.size, sha256: stored.sha256))))
+        return .created(.init(body: .json(.init(blobId: stored.id.canonicalString, size: stored.size, sha256: stored.sha256))))
     }
 
     func downloadBlob(_ input: Operations.DownloadBlob.Input) async throws -> Operations.DownloadBlob.Output {
@@ -43,7 +43,7 @@ extension RelayAPI {
             try await BlobGrantRecord.query(on: db).filter(\.$blobID == blobID).delete()
             try await blob.delete(on: db)
         }
-        try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(blobID.uuidString.lowercased()))
+        try? FileManager.default.removeItem(at: context.blobDirectory.appendingPathComponent(blobID.canonicalString))
         return .noContent(.init())
     }
 

@@ -60,11 +60,11 @@ extension RelayAPI {
     // MARK: - Shared with the stream
 
     static func entry(_ row: MailboxQueries.Row) throws -> Components.Schemas.MailboxEntry {
-        let sender = row.sender.userID.uuidString.lowercased(), device = row.sender.deviceID.uuidString.lowercased()
+        let sender = row.sender.userID.canonicalString, device = row.sender.deviceID.canonicalString
         switch row.kind {
         case .envelope:
             return .init(cursor: row.cursor, kind: .envelope, senderUserId: sender, senderDeviceId: device,
-                         messageId: row.messageID?.uuidString.lowercased(), receivedAt: row.receivedAt, envelope: .init(row.payload))
+                         messageId: row.messageID?.canonicalString, receivedAt: row.receivedAt, envelope: .init(row.payload))
         case .keyChange:
             let notice = try StreamCoding.decoder().decode(Components.Schemas.KeyChange.self, from: row.payload)
             return .init(cursor: row.cursor, kind: .keyChange, senderUserId: sender, senderDeviceId: device, receivedAt: row.receivedAt, keyChange: notice)
@@ -78,7 +78,7 @@ extension RelayAPI {
     static func acknowledge(_ cursors: [Int64], for address: DeviceAddress, context: RelayContext, on db: any Database) async throws -> Int {
         guard try checkAcknowledgement(cursors) else { return 0 }
         guard case .acknowledged(let count) = try await context.messages.submit(.acknowledge(cursors, for: address), db: db) else {
-            throw APIFailure(.internalServerError, "internal", "An acknowledgement was answered as a send.")
+            throw APIFailure(.`internal`, "An acknowledgement was answered as a send.")
         }
         return count
     }
@@ -113,7 +113,7 @@ extension RelayAPI {
         switch outcome {
         case .stored(let count, let at): .init(messageId: messageID, stored: count, duplicate: false, receivedAt: at)
         case .duplicate(let count, let at): .init(messageId: messageID, stored: count, duplicate: true, receivedAt: at)
-        case .acknowledged: throw APIFailure(.internalServerError, "internal", "A send was answered as an acknowledgement.")
+        case .acknowledged: throw APIFailure(.`internal`, "A send was answered as an acknowledgement.")
         }
     }
 
@@ -126,16 +126,16 @@ extension RelayAPI {
         do {
             header = try WireEnvelope(serialized: bytes)
         } catch {
-            throw APIFailure(.badRequest, "invalid_envelope", "Envelope \(index) is not a sealed envelope: \(error)")
+            throw APIFailure(.invalidEnvelope, "Envelope \(index) is not a sealed envelope: \(error)")
         }
         guard header.sender.userID == sender.userID, header.sender.deviceID == sender.deviceID else {
-            throw APIFailure(.forbidden, "sender_mismatch", "Envelope \(index) names another sender than the signed-in device.")
+            throw APIFailure(.senderMismatch, "Envelope \(index) names another sender than the signed-in device.")
         }
         guard header.recipient.userID == recipient.userID, header.recipient.deviceID == recipient.deviceID else {
-            throw APIFailure(.badRequest, "envelope_mismatch", "Envelope \(index) is sealed to another device than the one it is addressed to.")
+            throw APIFailure(.envelopeMismatch, "Envelope \(index) is sealed to another device than the one it is addressed to.")
         }
         guard header.messageID == messageID else {
-            throw APIFailure(.badRequest, "envelope_mismatch", "Envelope \(index) carries another message id than the batch.")
+            throw APIFailure(.envelopeMismatch, "Envelope \(index) carries another message id than the batch.")
         }
     }
 }

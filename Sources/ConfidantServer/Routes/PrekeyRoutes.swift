@@ -30,7 +30,7 @@ extension RelayAPI {
             let kem = try Self.verified(body.kemPrekey, kind: .xwing, field: "kemPrekey", for: identity)
             let oneTime = try body.oneTimePrekeys.enumerated().map { index, key throws(APIFailure) in
                 guard (1...Int64(UInt32.max)).contains(key.id), key.key.data.count == 32 else {
-                    throw APIFailure(.badRequest, "invalid_prekey", "oneTimePrekeys[\(index)] needs an id from 1 to 2^32-1 and a 32-byte X25519 key.")
+                    throw APIFailure(.invalidPrekey, "oneTimePrekeys[\(index)] needs an id from 1 to 2^32-1 and a 32-byte X25519 key.")
                 }
                 return PrekeyStore.Key(id: key.id, publicKey: Data(key.key.data), signature: nil)
             }
@@ -57,7 +57,7 @@ extension RelayAPI {
                 guard let signed = try await PrekeyStore.signed(of: address, on: db) else { continue }
                 let oneTime = try await PrekeyStore.claimOneTime(from: address, postgres: context.usesPostgres, on: db)
                 bundles.append(.init(
-                    deviceId: device.deviceID.uuidString.lowercased(), signedPrekey: Self.wire(signed.signed), kemPrekey: Self.wire(signed.kem),
+                    deviceId: device.deviceID.canonicalString, signedPrekey: Self.wire(signed.signed), kemPrekey: Self.wire(signed.kem),
                     oneTimePrekey: oneTime.map { .init(id: $0.id, key: .init($0.publicKey)) }))
                 guard device.prekeysLowNoticedAt == nil else { continue }
                 let remaining = try await PrekeyStore.oneTimeCount(of: address, on: db)
@@ -85,12 +85,12 @@ extension RelayAPI {
     static func verified(_ key: Components.Schemas.SignedPrekey, kind: SignedPrekey.Kind, field: String,
                          for identity: PublicIdentity) throws(APIFailure) -> PrekeyStore.Key {
         guard let prekey = SignedPrekey(key, kind: kind) else {
-            throw APIFailure(.badRequest, "invalid_prekey", "`\(field).id` must be from 1 to 2^32-1.")
+            throw APIFailure(.invalidPrekey, "`\(field).id` must be from 1 to 2^32-1.")
         }
         do {
             try prekey.verify(for: identity)
         } catch {
-            throw APIFailure(.badRequest, "invalid_prekey", "`\(field)`: \(error).")
+            throw APIFailure(.invalidPrekey, "`\(field)`: \(error).")
         }
         return PrekeyStore.Key(id: key.id, publicKey: prekey.publicKey, signature: prekey.signature)
     }

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ConfidantAPI
 import Fluent
 import Foundation
@@ -12,7 +13,7 @@ struct RelayAPI: APIProtocol {
 
     func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
         let request = try RequestContextMiddleware.request()
-        guard let sql = request.db as? any SQLDatabase else { throw APIFailure(.internalServerError, "internal", "No SQL database.") }
+        guard let sql = request.db as? any SQLDatabase else { throw APIFailure(.`internal`, "No SQL database.") }
         try await sql.raw("SELECT 1").run()
         let database = context.usesPostgres ? "postgresql" : "sqlite"
         return .ok(.init(body: .json(.init(status: "ok", database: database))))
@@ -33,11 +34,11 @@ extension RelayAPI {
     }
 
     static func userBody(_ user: UserRecord) throws -> Components.Schemas.User {
-        .init(id: try user.requireID().uuidString.lowercased(), email: user.email, displayName: user.displayName, hasAvatar: user.avatar != nil)
+        .init(id: try user.requireID().canonicalString, email: user.email, displayName: user.displayName, hasAvatar: user.avatar != nil)
     }
 
     static func deviceKey(_ device: DeviceRecord) -> Components.Schemas.DeviceKey {
-        .init(deviceId: device.deviceID.uuidString.lowercased(), identity: .init(device.identity),
+        .init(deviceId: device.deviceID.canonicalString, identity: .init(device.identity),
               registeredAt: device.registeredAt, retiredAt: device.retiredAt)
     }
 
@@ -51,7 +52,7 @@ extension RelayAPI {
         let peers = try await ConversationRecord.query(on: db).filter(\.$peerID == userID).all().map(\.ownerID)
         let audience = Set(peers + [userID])
         let devices = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(audience)).filter(\.$retiredAt == nil).all()
-        let notice = Components.Schemas.KeyChange(userId: userID.uuidString.lowercased(), deviceId: deviceID.uuidString.lowercased(),
+        let notice = Components.Schemas.KeyChange(userId: userID.canonicalString, deviceId: deviceID.canonicalString,
                                                   change: change, identity: identity.map { .init($0) })
         let payload = try StreamCoding.encoder().encode(notice)
         let sender = DeviceAddress(userID: userID, deviceID: deviceID)

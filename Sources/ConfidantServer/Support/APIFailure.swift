@@ -1,31 +1,38 @@
+import ConfidantAPI
 import Vapor
 
-/// An error the API reports as a `Problem`: an HTTP status, a stable code and a message for people.
+/// An error the API reports as a `Problem`: a stable code (which fixes the HTTP status) and a
+/// message for people.
 public struct APIFailure: Error, CustomStringConvertible, Sendable, Equatable {
-    public let status: HTTPResponseStatus
-    /// Stable, machine-readable, snake_case (documented in docs/PROTOCOL.md §7).
-    public let code: String
+    public let code: APIErrorCode
     public let message: String
-    /// Seconds for `Retry-After` on 429.
+    /// Seconds for `Retry-After` (429 and 503).
     public let retryAfter: Int?
+    /// The status when it is not the code's own (an HTTP-level refusal from Vapor).
+    private let statusOverride: HTTPResponseStatus?
 
-    public init(_ status: HTTPResponseStatus, _ code: String, _ message: String, retryAfter: Int? = nil) {
-        self.status = status
+    public init(_ code: APIErrorCode, _ message: String, retryAfter: Int? = nil) {
+        self.init(code, message, retryAfter: retryAfter, status: nil)
+    }
+
+    init(_ code: APIErrorCode, _ message: String, retryAfter: Int? = nil, status: HTTPResponseStatus?) {
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
+        statusOverride = status
     }
 
-    public var description: String { "\(code): \(message)" }
+    public var status: HTTPResponseStatus { statusOverride ?? HTTPResponseStatus(statusCode: code.httpStatus) }
 
-    static func malformed(_ message: String) -> APIFailure { .init(.badRequest, "malformed_request", message) }
-    static func notFound(_ what: String) -> APIFailure { .init(.notFound, "not_found", "\(what) does not exist or is not yours to see.") }
-    static let unauthenticated = APIFailure(.unauthorized, "unauthenticated", "Sign in first: send `Authorization: Bearer <token>` with a valid, unexpired session token.")
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    static func malformed(_ message: String) -> APIFailure { .init(.malformedRequest, message) }
+    static func notFound(_ what: String) -> APIFailure { .init(.notFound, "\(what) does not exist or is not yours to see.") }
+    static let unauthenticated = APIFailure(.unauthenticated, "Sign in first: send `Authorization: Bearer <token>` with a valid, unexpired session token.")
     /// Anything unexpected, told without detail (never a stack trace).
-    static let internalError = APIFailure(.internalServerError, "internal",
-                                          "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
-    static func forbidden(_ message: String) -> APIFailure { .init(.forbidden, "forbidden", message) }
+    static let internalError = APIFailure(.internal, "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
+    static func forbidden(_ message: String) -> APIFailure { .init(.forbidden, message) }
     static func tooLarge(_ what: String, limit: Int) -> APIFailure {
-        .init(.payloadTooLarge, "too_large", "\(what) is larger than the limit of \(limit) bytes.")
+        .init(.tooLarge, "\(what) is larger than the limit of \(limit) bytes.")
     }
 }

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Crypto
 import Foundation
 
@@ -11,7 +12,7 @@ struct AuthSecrets: Sendable {
     static func load(from url: URL) throws -> AuthSecrets {
         if let data = try? Data(contentsOf: url) {
             guard data.count == 32 else {
-                throw APIFailure(.internalServerError, "internal", "The auth key file \(url.path) must hold exactly 32 bytes.")
+                throw APIFailure(.`internal`, "The auth key file \(url.path) must hold exactly 32 bytes.")
             }
             return AuthSecrets(key: SymmetricKey(data: data))
         }
@@ -19,18 +20,18 @@ struct AuthSecrets: Sendable {
         let bytes = key.withUnsafeBytes { Data($0) }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: url.path, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
-            throw APIFailure(.internalServerError, "internal", "Cannot create the auth key file \(url.path).")
+            throw APIFailure(.`internal`, "Cannot create the auth key file \(url.path).")
         }
         return AuthSecrets(key: key)
     }
 
     private static func context(_ user: UUID, _ field: String) -> Data {
-        Data("Confidant auth secret v1\0\(user.uuidString.lowercased())\0\(field)".utf8)
+        Data("Confidant auth secret v1\0\(user.canonicalString)\0\(field)".utf8)
     }
 
     func seal(_ plaintext: Data, user: UUID, field: String) throws -> Data {
         guard let combined = try AES.GCM.seal(plaintext, using: key, authenticating: Self.context(user, field)).combined else {
-            throw APIFailure(.internalServerError, "internal", "Could not seal a sign-in secret.")
+            throw APIFailure(.`internal`, "Could not seal a sign-in secret.")
         }
         return combined
     }
@@ -39,8 +40,7 @@ struct AuthSecrets: Sendable {
         do {
             return try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Self.context(user, field))
         } catch {
-            throw APIFailure(.internalServerError, "auth_key_mismatch",
-                             "A stored sign-in secret does not open with this server's auth key (is --auth-key-file the same on every instance?).")
+            throw APIFailure(.authKeyMismatch, "A stored sign-in secret does not open with this server's auth key (is --auth-key-file the same on every instance?).")
         }
     }
 }

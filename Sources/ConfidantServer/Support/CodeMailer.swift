@@ -25,7 +25,7 @@ struct DevelopmentOutbox: CodeMailer {
             """
         guard FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: Data(message.utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
-            throw APIFailure(.internalServerError, "mail_unavailable", "The server cannot store the sign-in code message.")
+            throw APIFailure(.mailUnavailable, "The server cannot store the sign-in code message.")
         }
         logger.warning("DEVELOPMENT MODE (no SMTP configured): sign-in code for \(email) is \(code); written to \(directory.path)/\(name)")
     }

@@ -12,18 +12,18 @@ struct PasswordPolicy: Sendable {
 
     func check(_ password: String, email: String) throws(APIFailure) {
         guard password.count >= Self.minimumLength else {
-            throw APIFailure(.badRequest, "weak_password", "The password needs at least \(Self.minimumLength) characters.")
+            throw APIFailure(.weakPassword, "The password needs at least \(Self.minimumLength) characters.")
         }
         guard password.utf8.count <= Self.maximumBytes else {
-            throw APIFailure(.badRequest, "weak_password", "The password is longer than \(Self.maximumBytes) bytes.")
+            throw APIFailure(.weakPassword, "The password is longer than \(Self.maximumBytes) bytes.")
         }
         guard Set(password).count >= 4 else {
-            throw APIFailure(.badRequest, "weak_password", "The password repeats too few different characters; use at least 4 distinct ones.")
+            throw APIFailure(.weakPassword, "The password repeats too few different characters; use at least 4 distinct ones.")
         }
         let lowered = password.lowercased()
         let local = email.split(separator: "@").first.map(String.init) ?? email
         guard lowered != email, !(local.count >= 4 && lowered.contains(local)) else {
-            throw APIFailure(.badRequest, "weak_password", "The password must not contain the e-mail address.")
+            throw APIFailure(.weakPassword, "The password must not contain the e-mail address.")
         }
     }
 

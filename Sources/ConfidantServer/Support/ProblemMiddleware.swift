@@ -1,5 +1,6 @@
-import Vapor
+import ConfidantAPI
 import OpenAPIRuntime
+import Vapor
 
 /// Turns every error into a JSON `Problem` (`{"error": code, "message": text}`), never a stack
 /// trace: our own `APIFailure`s keep their status and code; the OpenAPI runtime's decoding errors
@@ -11,7 +12,7 @@ struct ProblemMiddleware: AsyncMiddleware {
         } catch {
             let failure = Self.failure(for: error, request: request)
             let response = Response(status: failure.status)
-            try response.content.encode(Body(error: failure.code, message: failure.message), as: .json)
+            try response.content.encode(Body(error: failure.code.rawValue, message: failure.message), as: .json)
             if let retryAfter = failure.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
             return response
         }
@@ -31,15 +32,15 @@ struct ProblemMiddleware: AsyncMiddleware {
             }
             return failure(for: serverError.underlyingError, request: request)
         case let abort as any AbortError:
-            let code = switch abort.status {
-            case .notFound: "not_found"
-            case .methodNotAllowed: "method_not_allowed"
-            case .payloadTooLarge: "too_large"
-            case .unsupportedMediaType: "unsupported_media_type"
-            case .badRequest: "malformed_request"
-            default: "http_\(abort.status.code)"
+            let code: APIErrorCode = switch abort.status {
+            case .notFound: .notFound
+            case .methodNotAllowed: .methodNotAllowed
+            case .payloadTooLarge: .tooLarge
+            case .unsupportedMediaType: .unsupportedMediaType
+            default: abort.status.code < 500 ? .malformedRequest : .internal
             }
-            return APIFailure(abort.status, code, abort.status == .notFound ? "No such endpoint: \(request.method) \(request.url.path)." : abort.reason)
+            let message = abort.status == .notFound ? "No such endpoint: \(request.method) \(request.url.path)." : abort.reason
+            return APIFailure(code, message, status: abort.status)
         case is DecodingError:
             return .malformed("The request body is not valid JSON for this endpoint.")
         default:

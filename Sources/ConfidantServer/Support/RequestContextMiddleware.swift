@@ -10,7 +10,7 @@ struct RequestContextMiddleware: AsyncMiddleware {
     }
 
     static func request() throws -> Request {
-        guard let request = current else { throw APIFailure(.internalServerError, "internal", "The request context is missing.") }
+        guard let request = current else { throw APIFailure(.`internal`, "The request context is missing.") }
         return request
     }
 }

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ConfidantAuth
 import Foundation
 import Logging
@@ -21,7 +22,7 @@ struct SMTPMailer: CodeMailer {
         } catch {
             // The reason goes to the log (never the code); the caller gets a stable error.
             logger.error("could not send a sign-in code through \(configuration.host):\(configuration.port): \(error)")
-            throw APIFailure(.serviceUnavailable, "mail_unavailable", "The server could not send the e-mail code right now; try again in a minute.")
+            throw APIFailure(.mailUnavailable, "The server could not send the e-mail code right now; try again in a minute.")
         }
     }
 
@@ -36,7 +37,7 @@ struct SMTPMailer: CodeMailer {
             "To: <\(recipient)>",
             "Subject: Your Confidant sign-in code",
             "Date: \(formatter.string(from: date))",
-            "Message-ID: <\(UUID().uuidString.lowercased())@\(domain)>",
+            "Message-ID: <\(UUID().canonicalString)@\(domain)>",
             "MIME-Version: 1.0",
             "Content-Type: text/plain; charset=utf-8",
             "Content-Transfer-Encoding: 8bit",

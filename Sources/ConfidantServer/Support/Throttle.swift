@@ -21,12 +21,11 @@ struct Throttle: Sendable {
                                         accountFailures: counted, secondsSinceLastFailure: elapsed)
             switch policy.decide(context) {
             case .locked(let retryAfter):
-                throw APIFailure(.tooManyRequests, "locked_out",
-                                 "Too many failed attempts; this is locked for \(Int(retryAfter.rounded(.up))) more seconds.",
+                throw APIFailure(.lockedOut, "Too many failed attempts; this is locked for \(Int(retryAfter.rounded(.up))) more seconds.",
                                  retryAfter: Int(retryAfter.rounded(.up)))
             case .proceed(_, let delay) where delay > elapsed:
                 let wait = Int((delay - elapsed).rounded(.up))
-                throw APIFailure(.tooManyRequests, "rate_limited", "Wait \(wait) seconds before trying again.", retryAfter: wait)
+                throw APIFailure(.rateLimited, "Wait \(wait) seconds before trying again.", retryAfter: wait)
             case .proceed:
                 continue
             }

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Crypto
 import Foundation
 
@@ -24,7 +25,7 @@ public enum SealedText {
             let plain = try AES.GCM.open(box, using: key.derived("text"), authenticating: aad(itemID: itemID, field: field))
             return String(decoding: plain, as: UTF8.self)
         } catch {
-            throw VaultError.unreadableText("\(field) of \(itemID.uuidString.lowercased().prefix(8))")
+            throw VaultError.unreadableText("\(field) of \(itemID.canonicalString.prefix(8))")
         }
     }
 }

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Foundation
 
 extension Vault {
@@ -63,13 +64,13 @@ extension Vault {
         }
         for chapter in records.0 {
             do { _ = try SealedText.open(chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key) } catch {
-                problems.append(.init(item: "chapter \(chapter.id.uuidString.lowercased().prefix(8))", reason: "title does not decrypt"))
+                problems.append(.init(item: "chapter \(chapter.id.canonicalString.prefix(8))", reason: "title does not decrypt"))
             }
         }
         for item in records.1 {
             guard let sealed = item.textSealed else { continue }
             do { _ = try SealedText.open(sealed, itemID: item.id, field: "item.text", key: key) } catch {
-                problems.append(.init(item: "item \(item.id.uuidString.lowercased().prefix(8))", reason: "text does not decrypt"))
+                problems.append(.init(item: "item \(item.id.canonicalString.prefix(8))", reason: "text does not decrypt"))
             }
         }
         for media in records.2 {

@@ -94,7 +94,7 @@ public final class Vault: Sendable {
         return try records.map { r in
             Chapter(
                 id: r.id, title: try SealedText.open(r.titleSealed, itemID: r.id, field: "chapter.title", key: key),
-                createdAt: r.createdAt, itemCount: countByChapter[r.id.uuidString.lowercased()] ?? 0)
+                createdAt: r.createdAt, itemCount: countByChapter[r.id.canonicalString] ?? 0)
         }
     }
 
@@ -102,7 +102,7 @@ public final class Vault: Sendable {
     public func chapter(named reference: String) throws -> Chapter {
         let all = try chapters()
         if let exact = all.first(where: { $0.title == reference }) { return exact }
-        let matches = all.filter { $0.id.uuidString.lowercased().hasPrefix(reference.lowercased()) }
+        let matches = all.filter { $0.id.canonicalString.hasPrefix(reference.lowercased()) }
         guard matches.count == 1, let match = matches.first else { throw VaultError.notFound("chapter \"\(reference)\"") }
         return match
     }
@@ -111,7 +111,7 @@ public final class Vault: Sendable {
         let chapter = try chapter(named: reference)
         let sealed = try SealedText.seal(title, itemID: chapter.id, field: "chapter.title", key: key)
         try database.write { db in
-            try db.execute(sql: "UPDATE chapter SET titleSealed = ? WHERE id = ?", arguments: [sealed, chapter.id.uuidString.lowercased()])
+            try db.execute(sql: "UPDATE chapter SET titleSealed = ? WHERE id = ?", arguments: [sealed, chapter.id.canonicalString])
         }
     }
 
@@ -122,8 +122,8 @@ public final class Vault: Sendable {
             throw VaultError.io("chapter \"\(chapter.title)\" has \(chapter.itemCount) item(s); remove them first or use --force")
         }
         let hashes = try database.write { db -> [String] in
-            let hashes = try String.fetchAll(db, sql: "SELECT objectHash FROM media JOIN item ON item.id = media.itemId WHERE item.chapterId = ?", arguments: [chapter.id.uuidString.lowercased()])
-            try db.execute(sql: "DELETE FROM chapter WHERE id = ?", arguments: [chapter.id.uuidString.lowercased()])
+            let hashes = try String.fetchAll(db, sql: "SELECT objectHash FROM media JOIN item ON item.id = media.itemId WHERE item.chapterId = ?", arguments: [chapter.id.canonicalString])
+            try db.execute(sql: "DELETE FROM chapter WHERE id = ?", arguments: [chapter.id.canonicalString])
             return hashes
         }
         try removeUnreferencedObjects(hashes)
@@ -163,13 +163,13 @@ public final class Vault: Sendable {
             try? removeUnreferencedObjects(written)
             throw error
         }
-        return try item(id.uuidString.lowercased())
+        return try item(id.canonicalString)
     }
 
     /// Every item (of one chapter, if named), oldest first. One read transaction; each chapter
     /// title is decrypted once, however many items it has.
     public func items(chapter reference: String? = nil) throws -> [Item] {
-        let chapterFilter = try reference.map { try chapter(named: $0).id.uuidString.lowercased() }
+        let chapterFilter = try reference.map { try chapter(named: $0).id.canonicalString }
         let (records, media, chapters) = try database.read { db -> ([ItemRecord], [MediaRecord], [ChapterRecord]) in
             var request = ItemRecord.order(Column("timestamp"))
             var mediaRequest = MediaRecord.order(Column("position"))
@@ -198,8 +198,8 @@ public final class Vault: Sendable {
                 throw VaultError.notFound(matches.isEmpty ? "item \"\(reference)\"" : "a unique item for \"\(reference)\" (give more digits)")
             }
             return (record,
-                    try MediaRecord.filter(Column("itemId") == record.id.uuidString.lowercased()).order(Column("position")).fetchAll(db),
-                    try ChapterRecord.fetchOne(db, key: record.chapterId.uuidString.lowercased()))
+                    try MediaRecord.filter(Column("itemId") == record.id.canonicalString).order(Column("position")).fetchAll(db),
+                    try ChapterRecord.fetchOne(db, key: record.chapterId.canonicalString))
         }
         guard let chapter else { throw VaultError.corrupted("item \(record.id) has no chapter") }
         return try decrypt(
@@ -222,7 +222,7 @@ public final class Vault: Sendable {
 
     public func removeItem(_ reference: String) throws {
         let item = try item(reference)
-        try database.write { db in _ = try ItemRecord.deleteOne(db, key: item.id.uuidString.lowercased()) }
+        try database.write { db in _ = try ItemRecord.deleteOne(db, key: item.id.canonicalString) }
         try removeUnreferencedObjects(item.media.map(\.objectHash))
     }
 

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Foundation
 
 /// A chapter of the journal, decrypted.
@@ -28,7 +29,7 @@ public struct Item: Sendable, Hashable {
     public let media: [MediaFile]
 
     /// The short id shown to users (first 8 hex digits), accepted wherever an item is named.
-    public var shortID: String { String(id.uuidString.lowercased().prefix(8)) }
+    public var shortID: String { String(id.canonicalString.prefix(8)) }
 }
 
 /// Counts for `vault status`.

@@ -88,7 +88,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
                 let envelope = try SealedEnvelope.seal(Data("benchmark message \(index) ".utf8) + Data(count: 200), from: sender.identity,
                                                        senderUserID: sender.id, to: receiver.identity.publicIdentity,
                                                        recipientUserID: receiver.id, messageID: id)
-                let body = Components.Schemas.MessageBatch(messageId: id.uuidString.lowercased(), envelopes: [
+                let body = Components.Schemas.MessageBatch(messageId: id.canonicalString, envelopes: [
                     .init(recipientUserId: receiver.id.uuidString, recipientDeviceId: receiver.identity.deviceID.uuidString,
                           envelope: .init(envelope.serialized)),
                 ])

@@ -98,8 +98,8 @@ struct WhoAmICommand: AsyncParsableCommand {
         let messenger = try options.open()
         let account = await messenger.account
         let report = Report(profile: options.profile.profile, email: account.email, name: account.displayName,
-                            server: account.serverURL.absoluteString, userId: account.userID.uuidString.lowercased(),
-                            deviceId: account.deviceID.uuidString.lowercased(),
+                            server: account.serverURL.absoluteString, userId: account.userID.canonicalString,
+                            deviceId: account.deviceID.canonicalString,
                             fingerprint: IdentityFingerprint(messenger.identity.publicIdentity).description,
                             sessionExpiresAt: account.tokenExpiresAt)
         if output.json { return try JSONOutput.print(report) }
@@ -122,7 +122,7 @@ struct DevicesCommand: AsyncParsableCommand {
     func run() async throws {
         let messenger = try options.open()
         let devices = try await messenger.devices().map { identity in
-            Device(deviceId: identity.deviceID.uuidString.lowercased(), fingerprint: IdentityFingerprint(identity).description,
+            Device(deviceId: identity.deviceID.canonicalString, fingerprint: IdentityFingerprint(identity).description,
                    thisDevice: identity.deviceID == messenger.identity.deviceID)
         }
         if output.json { return try JSONOutput.print(devices) }

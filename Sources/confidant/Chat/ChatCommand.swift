@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ArgumentParser
 import ConfidantKit
 import Foundation
@@ -110,7 +111,7 @@ struct ChatCommand: AsyncParsableCommand {
         do {
             let verification = try await messenger.verification(of: contact)
             for (device, number) in verification.safetyNumbers {
-                screen.show("safety number (device \(device.uuidString.lowercased().prefix(8))): \(number.grouped)")
+                screen.show("safety number (device \(device.canonicalString.prefix(8))): \(number.grouped)")
             }
             if mark {
                 try await messenger.markVerified(contact)

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ArgumentParser
 import ConfidantKit
 import Foundation
@@ -138,7 +139,7 @@ struct HistoryCommand: AsyncParsableCommand {
         if let problem { Terminal.printError(problem) }
         if output.json {
             return try JSONOutput.print(messages.map { message in
-                Line(id: message.id.uuidString.lowercased(), direction: "\(message.direction)", sentAt: message.sentAt, text: message.text,
+                Line(id: message.id.canonicalString, direction: "\(message.direction)", sentAt: message.sentAt, text: message.text,
                      unreadableReason: message.unreadableReason, status: message.status.label, envelope: message.envelopeVersion)
             })
         }
@@ -162,7 +163,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let verification = try await messenger.verification(of: contact)
         print("safety numbers with \(contact.displayName) <\(contact.email)>:")
         for (device, number) in verification.safetyNumbers {
-            print("  device \(device.uuidString.lowercased().prefix(8)):  \(number.grouped)")
+            print("  device \(device.canonicalString.prefix(8)):  \(number.grouped)")
         }
         if mark {
             try await messenger.markVerified(contact)

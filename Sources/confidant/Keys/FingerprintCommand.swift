@@ -12,7 +12,7 @@ struct FingerprintCommand: AsyncParsableCommand {
     func run() async throws {
         let a = try IdentityFiles.loadPublic(publicKeyA)
         guard let publicKeyB else {
-            print("device id:    \(a.deviceID.uuidString.lowercased())")
+            print("device id:    \(a.deviceID.canonicalString)")
             print("fingerprint:  \(IdentityFingerprint(a))")
             return
         }

@@ -20,7 +20,7 @@ struct InspectCommand: AsyncParsableCommand {
             ("signed", header.isSigned ? "yes" : "no"),
             ("sender", header.sender.description),
             ("recipient", header.recipient.description),
-            ("message id", header.messageID.uuidString.lowercased()),
+            ("message id", header.messageID.canonicalString),
             ("timestamp", ISO8601DateFormatter().string(from: header.timestamp)),
             ("encapsulated key", "\(parsed.encapsulatedKey.count) bytes"),
             ("ciphertext", "\(parsed.ciphertext.count) bytes"),

@@ -34,7 +34,7 @@ struct KeygenCommand: AsyncParsableCommand {
         try FileIO.write(Data(identity.publicIdentity.pemRepresentation.utf8), to: publicPath, binary: false)
         print("private key:  \(out) (mode 0600)")
         print("public key:   \(publicPath)")
-        print("device id:    \(identity.deviceID.uuidString.lowercased())")
+        print("device id:    \(identity.deviceID.canonicalString)")
         print("fingerprint:  \(IdentityFingerprint(identity.publicIdentity))")
     }
 }

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ArgumentParser
 import ConfidantVault
 import Foundation
@@ -44,7 +45,7 @@ struct VaultListCommand: AsyncParsableCommand {
         let items = try options.open().items(chapter: chapter)
         if json {
             let rows = items.map { item -> [String: Any] in
-                ["id": item.id.uuidString.lowercased(), "chapter": item.chapterTitle, "timestamp": ISO8601DateFormatter().string(from: item.timestamp),
+                ["id": item.id.canonicalString, "chapter": item.chapterTitle, "timestamp": ISO8601DateFormatter().string(from: item.timestamp),
                  "text": item.text ?? NSNull(), "files": item.media.map { ["name": $0.name, "contentType": $0.contentType, "size": $0.size] }]
             }
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])
@@ -68,7 +69,7 @@ struct VaultShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let item = try options.open().item(item)
-        print("id:       \(item.id.uuidString.lowercased())")
+        print("id:       \(item.id.canonicalString)")
         print("chapter:  \(item.chapterTitle)")
         print("time:     \(item.dateText)")
         if let text = item.text { print("text:\n\(text)") }

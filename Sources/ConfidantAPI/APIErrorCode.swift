@@ -1,0 +1,98 @@
+/// The stable, machine-readable code of every error the relay reports (`Problem.error`), shared
+/// by the server that raises it and the clients that react to it; docs/PROTOCOL.md §7 lists them.
+///
+/// Each code has one HTTP status. A client that meets a code newer than itself sees
+/// ``unrecognized`` (the server never sends it) and still has the server's message to show.
+public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
+    // Requests
+    case malformedRequest = "malformed_request"
+    case notFound = "not_found"
+    case methodNotAllowed = "method_not_allowed"
+    case unsupportedMediaType = "unsupported_media_type"
+    case tooLarge = "too_large"
+    case conflict
+
+    // Sessions and authorization
+    case unauthenticated
+    case forbidden
+    case invalidCredentials = "invalid_credentials"
+    case stepUpRequired = "step_up_required"
+    case rateLimited = "rate_limited"
+    case lockedOut = "locked_out"
+
+    // Accounts and devices
+    case emailTaken = "email_taken"
+    case weakPassword = "weak_password"
+    case invalidEmail = "invalid_email"
+    case invalidName = "invalid_name"
+    case invalidDisplayName = "invalid_display_name"
+    case invalidIdentity = "invalid_identity"
+    case unsupportedImage = "unsupported_image"
+    case unknownUser = "unknown_user"
+
+    // Messages and the stream
+    case invalidEnvelope = "invalid_envelope"
+    case senderMismatch = "sender_mismatch"
+    case envelopeMismatch = "envelope_mismatch"
+    case deviceMismatch = "device_mismatch"
+    case tooManyInFlight = "too_many_in_flight"
+
+    // Prekeys
+    case invalidPrekey = "invalid_prekey"
+    case tooManyPrekeys = "too_many_prekeys"
+
+    // Sign-in settings and transactions
+    case wrongStep = "wrong_step"
+    case transactionExpired = "transaction_expired"
+    case transactionNotFound = "transaction_not_found"
+    case invalidChain = "invalid_chain"
+    case invalidMapping = "invalid_mapping"
+    case invalidOperands = "invalid_operands"
+    case invalidCodeLength = "invalid_code_length"
+    case invalidTOTPSecret = "invalid_totp_secret"
+    case invalidTOTPCode = "invalid_totp_code"
+    case biometricUnavailable = "biometric_unavailable"
+
+    // The server itself
+    case mailUnavailable = "mail_unavailable"
+    case storageUnavailable = "storage_unavailable"
+    case authKeyMismatch = "auth_key_mismatch"
+    case `internal`
+
+    /// Client side only: a code this client does not know (from a newer server).
+    case unrecognized
+
+    /// Decodes a code as the server wrote it; unknown codes become ``unrecognized``.
+    public init(code: String) {
+        self = APIErrorCode(rawValue: code) ?? .unrecognized
+    }
+
+    /// The HTTP status the relay answers with this code.
+    public var httpStatus: Int {
+        switch self {
+        case .malformedRequest, .invalidEmail, .invalidName, .invalidDisplayName, .invalidIdentity, .weakPassword,
+             .invalidEnvelope, .envelopeMismatch, .invalidPrekey, .tooManyPrekeys, .invalidChain, .invalidMapping,
+             .invalidOperands, .invalidCodeLength, .invalidTOTPSecret, .invalidTOTPCode, .biometricUnavailable:
+            400
+        case .unauthenticated, .invalidCredentials: 401
+        case .forbidden, .senderMismatch, .stepUpRequired: 403
+        case .notFound, .unknownUser, .transactionNotFound: 404
+        case .methodNotAllowed: 405
+        case .conflict, .emailTaken, .deviceMismatch, .wrongStep: 409
+        case .transactionExpired: 410
+        case .tooLarge: 413
+        case .unsupportedMediaType, .unsupportedImage: 415
+        case .rateLimited, .lockedOut, .tooManyInFlight: 429
+        case .internal, .authKeyMismatch, .unrecognized: 500
+        case .mailUnavailable, .storageUnavailable: 503
+        }
+    }
+
+    /// Whether the same request may succeed later without any change (the client retries these).
+    public var isTransient: Bool {
+        switch self {
+        case .rateLimited, .lockedOut, .tooManyInFlight, .mailUnavailable, .storageUnavailable, .internal: true
+        default: false
+        }
+    }
+}

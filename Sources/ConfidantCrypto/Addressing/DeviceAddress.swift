@@ -1,0 +1,32 @@
+import Foundation
+
+/// A user's device: who an envelope is from or to, and whose mailbox an entry is in.
+///
+/// The one name for "a user's device" across Confidant: envelope headers carry two of them, the
+/// relay files mailbox entries under one, and the client keeps sessions per peer `DeviceAddress`.
+public struct DeviceAddress: Sendable, Hashable, Codable, CustomStringConvertible {
+    public let userID: UUID
+    public let deviceID: UUID
+
+    public init(userID: UUID, deviceID: UUID) {
+        self.userID = userID
+        self.deviceID = deviceID
+    }
+
+    /// `user:device`, both in their canonical (lowercase) form.
+    public var description: String { "\(userID.canonicalString):\(deviceID.canonicalString)" }
+
+    /// Parses the `user:device` form of ``description``; nil for anything else.
+    public init?(parsing text: some StringProtocol) {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let user = UUID(uuidString: String(parts[0])), let device = UUID(uuidString: String(parts[1])) else {
+            return nil
+        }
+        self.init(userID: user, deviceID: device)
+    }
+}
+
+extension UUID {
+    /// The form the API, the stores and the documents use: lowercase hex with hyphens (RFC 9562 §4).
+    public var canonicalString: String { uuidString.lowercased() }
+}
