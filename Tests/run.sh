@@ -1,6 +1,19 @@
 #!/usr/bin/env bash
-# The test command (README and .ci/run): `swift test` with a throw-away PostgreSQL cluster, so
-# that every relay test runs on SQLite and on PostgreSQL. Arguments go to `swift test`.
+# The test command (README and .ci/run). On a fresh machine it first sets up what the tests need
+# (Tests/setup.sh: a Python virtual environment, PostgreSQL when it can be installed), then runs
+# `swift test` with a throw-away PostgreSQL cluster, so that every relay test runs on SQLite and
+# on PostgreSQL. Arguments go to `swift test`. Ends with a summary of anything that was skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec Tests/with-postgres.sh swift test "$@"
+source Tests/setup.sh
+
+status=0
+Tests/with-postgres.sh swift test "$@" || status=$?
+
+if [[ ${#CONFIDANT_SETUP_NOTES[@]} -gt 0 ]]; then
+    echo >&2
+    echo "================ NOT EVERYTHING WAS TESTED ================" >&2
+    for note in "${CONFIDANT_SETUP_NOTES[@]}"; do echo "  - $note" >&2; done
+    echo "===========================================================" >&2
+fi
+exit $status
