@@ -45,31 +45,32 @@ public final class RelayServer: Sendable {
                 app.databases.use(.postgres(configuration: postgres, sqlLogLevel: .trace), as: .psql)
                 listener = PostgresMailboxListener(configuration: postgres.coreConfiguration, hub: hub, logger: logger)
             }
-            app.migrations.add(CreateSchema())
-            app.migrations.add(AddBackupNames())
-            app.migrations.add(AddSignIn())
-            app.migrations.add(AddPrekeys())
+            for migration in Self.migrations { app.migrations.add(migration) }
             if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
                 // WAL lets readers (mailbox fetches, streams) run while a message is written.
                 try await sql.raw("PRAGMA journal_mode=WAL").run()
             }
             try await app.autoMigrate()
-            try routes(app)
+            let database = RelayDatabase(db: app.db, engine: listener == nil ? .sqlite : .postgresql,
+                                         synchronous: configuration.sqliteSynchronous)
+            let services = try RelayServices(configuration: configuration, database: database, hub: hub, threadPool: app.threadPool,
+                                             logger: logger)
+            try routes(app, services: services)
         } catch {
             try? await app.asyncShutdown()
             throw error
         }
     }
 
-    private func routes(_ app: Application) throws {
+    /// The schema's versions, in order (`Migrations/`).
+    static let migrations: [any Migration] = [CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys()]
+
+    /// The map: middleware, the OpenAPI handlers, the stream.
+    private func routes(_ app: Application, services: RelayServices) throws {
         app.middleware = Middlewares()
         app.middleware.use(ProblemMiddleware())
         app.middleware.use(RequestContextMiddleware())
-        let relay = RelayContext(configuration: configuration, hub: hub, usesPostgres: listener != nil,
-                                 authSecrets: try AuthSecrets.load(from: configuration.resolvedAuthKeyFile),
-                                 mailer: configuration.smtp.map { SMTPMailer(configuration: $0) as any CodeMailer }
-                                     ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox")))
-        app.middleware.use(SessionMiddleware(context: relay))
+        app.middleware.use(SessionMiddleware(sessions: services.sessions))
         app.middleware.use(BodyLimitMiddleware(configuration: configuration))
         app.http.server.configuration.hostname = configuration.host
         app.http.server.configuration.port = configuration.port
@@ -80,8 +81,8 @@ public final class RelayServer: Sendable {
             Response(status: .ok, headers: ["Content-Type": "application/yaml"], body: .init(data: document))
         }
         let transport = VaporTransport(routesBuilder: app)
-        try RelayAPI(context: relay).registerHandlers(on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
-        MailboxStream(context: relay).register(on: app)
+        try RelayAPI(services: services).registerHandlers(on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
+        MailboxStream(mailbox: services.mailbox, configuration: configuration).register(on: app)
     }
 
     /// Starts listening; returns the bound port (useful with port 0).

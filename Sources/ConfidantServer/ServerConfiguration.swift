@@ -110,6 +110,9 @@ public struct ServerConfiguration: Sendable {
     public var smtp: SMTPConfiguration?
     /// Seconds before an e-mail code can be sent again.
     public var emailCodeResendSeconds: TimeInterval = 60
+    /// The wall clock every time-based rule reads (sessions, throttles, codes, transactions);
+    /// tests substitute one they move by hand.
+    public var now: @Sendable () -> Date = { Date() }
 
     public init(database: DatabaseLocation, dataDirectory: URL) {
         self.database = database

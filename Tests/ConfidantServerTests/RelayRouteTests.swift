@@ -210,13 +210,15 @@ struct RelayRouteTests {
 
     @Test("deleting an account removes it, its mailbox and blobs, and needs the password")
     func deleteAccount() async throws {
-        try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0.05 }) { relay in
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: { $0.now = clock.now; $0.signInPolicy.baseDelay = 5 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             _ = try await bob.send("hi", to: [(alice.address, alice.identity.publicIdentity)])
             _ = try await alice.client.uploadBlob(body: .binary(HTTPBody([1, 2, 3]))).created
             #expect(try await alice.client.deleteAccount(body: .json(.init(password: "not my password"))).problem == "invalid_credentials 401")
-            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await alice.client.deleteAccount(body: .json(.init(password: alice.password))).problem == "rate_limited 429")
+            clock.advance(by: 6)
             _ = try await alice.client.deleteAccount(body: .json(.init(password: alice.password))).noContent
             #expect(try await alice.client.currentAccount().problem == "unauthenticated 401")
             #expect(try await bob.client.getUser(path: .init(userId: alice.id.uuidString)).problem == "not_found 404")
@@ -229,9 +231,9 @@ struct RelayRouteTests {
 
     @Test("failed sign-ins slow down, then lock, per account; the lock lifts", arguments: TestDatabaseKind.available)
     func signInThrottle(kind: TestDatabaseKind) async throws {
+        let clock = ManualClock()
         try await TestRelay.run(kind, adjust: {
-            // Seconds, not fractions: under the whole suite in a debug build on two cores, one
-            // request can wait over a second for the CPU, and the windows must outlast that.
+            $0.now = clock.now
             $0.signInPolicy.baseDelay = 3
             $0.signInPolicy.maximumDelay = 6
             $0.signInPolicy.lockoutThreshold = 3
@@ -245,13 +247,17 @@ struct RelayRouteTests {
             #expect(try await attempt("wrong password 1").problem == "invalid_credentials 401")
             // Right away again: must wait three seconds.
             #expect(try await attempt("wrong password 2").problem == "rate_limited 429")
-            try await Task.sleep(for: .milliseconds(3100))
+            clock.advance(by: 2.5)
+            #expect(try await attempt("wrong password 2").problem == "rate_limited 429")
+            clock.advance(by: 1)
             #expect(try await attempt("wrong password 3").problem == "invalid_credentials 401")
-            try await Task.sleep(for: .milliseconds(6100))
+            clock.advance(by: 7)
             #expect(try await attempt("wrong password 4").problem == "invalid_credentials 401")
             // Three failures: locked, even with the right password.
             #expect(try await attempt(alice.password).problem == "locked_out 429")
-            try await Task.sleep(for: .milliseconds(10_100))
+            clock.advance(by: 9.5)
+            #expect(try await attempt(alice.password).problem == "locked_out 429")
+            clock.advance(by: 1)
             _ = try await attempt(alice.password).created
         }
     }

@@ -125,13 +125,17 @@ struct SignInTransactionTests {
 
     @Test("a resent e-mail code replaces the old one")
     func resend() async throws {
-        try await TestRelay.run(adjust: { $0.emailCodeResendSeconds = 0; $0.signInPolicy.baseDelay = 0 }) { relay in
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: { $0.now = clock.now; $0.emailCodeResendSeconds = 60; $0.signInPolicy.baseDelay = 0 }) { relay in
             let erin = try await TestUser.make(relay, name: "erin")
             _ = try await erin.client.updateAuthSettings(body: .json(.init(password: erin.password, chain: [.emailCode, .password]))).ok
             var transaction = try await Transaction.start(relay, email: erin.email, identity: erin.identity)
             #expect(transaction.step?.method == .emailCode)
             let first = try Self.lastCode(relay)
-            try await Task.sleep(for: .milliseconds(5))
+            #expect(try await transaction.client.currentSignInStep(path: .init(transactionId: transaction.id), query: .init(resend: true)).problem
+                    == "rate_limited 429")
+            clock.advance(by: 61)
+            try await Task.sleep(for: .milliseconds(5))  // the outbox names its files by the real time
             _ = try await transaction.current(resend: true)
             let second = try Self.lastCode(relay)
             if first != second {
@@ -179,7 +183,13 @@ struct SignInTransactionTests {
 
     @Test("wrong answers lock the account's sign-in, for the right answers too, and the lock lifts")
     func lockout() async throws {
-        try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0; $0.signInPolicy.lockoutThreshold = 3; $0.signInPolicy.lockoutSeconds = 6 }) { relay in
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: {
+            $0.now = clock.now
+            $0.signInPolicy.baseDelay = 0
+            $0.signInPolicy.lockoutThreshold = 3
+            $0.signInPolicy.lockoutSeconds = 600
+        }) { relay in
             let judy = try await TestUser.make(relay, name: "judy")
             _ = try await judy.client.updateAuthSettings(body: .json(.init(password: judy.password, chain: [.password, .arithmetic],
                                                                             mapping: Self.mappingText))).ok
@@ -193,8 +203,10 @@ struct SignInTransactionTests {
             #expect(try await transaction.answer(.arithmetic, Self.arithmeticAnswer(transaction.step)).problem == "locked_out 429")
             let blocked = try await relay.client().startSignIn(body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
             #expect(try blocked.problem == "locked_out 429")
-            // 6 s: long enough that a loaded machine running the whole suite cannot outlast it above.
-            try await Task.sleep(for: .milliseconds(6_100))
+            clock.advance(by: 599)
+            let stillBlocked = try await relay.client().startSignIn(body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
+            #expect(try stillBlocked.problem == "locked_out 429")
+            clock.advance(by: 2)
             var later = try await Transaction.start(relay, email: judy.email, identity: judy.identity)
             _ = try await later.pass(.password, judy.password)
             #expect(try await later.pass(.arithmetic, Self.arithmeticAnswer(later.step)) != nil)
@@ -203,10 +215,13 @@ struct SignInTransactionTests {
 
     @Test("a transaction expires")
     func expiry() async throws {
-        try await TestRelay.run(adjust: { $0.signInTransactionLifetime = 1 }) { relay in
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: { $0.now = clock.now; $0.signInTransactionLifetime = 600 }) { relay in
             let ivan = try await TestUser.make(relay, name: "ivan")
             let late = try await Transaction.start(relay, email: ivan.email, identity: ivan.identity)
-            try await Task.sleep(for: .milliseconds(1_100))
+            clock.advance(by: 599)
+            _ = try await late.current()
+            clock.advance(by: 2)
             #expect(try await late.answer(.password, ivan.password).problem == "transaction_expired 410")
             #expect(try await late.client.currentSignInStep(path: .init(transactionId: late.id)).problem == "transaction_expired 410")
         }
@@ -214,7 +229,8 @@ struct SignInTransactionTests {
 
     @Test("settings need the password and are checked: no biometrics on the server, arithmetic needs a mapping, TOTP a current code")
     func settingsValidation() async throws {
-        try await TestRelay.run { relay in
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: { $0.now = clock.now }) { relay in
             let dave = try await TestUser.make(relay, name: "dave")
             func update(_ body: Components.Schemas.AuthSettingsUpdate) async throws -> String? {
                 try await dave.client.updateAuthSettings(body: .json(body)).problem
@@ -229,7 +245,7 @@ struct SignInTransactionTests {
             #expect(try await update(.init(password: dave.password, chain: [.totp], totpSecret: secret, totpCode: "123456")) == "invalid_totp_code 400")
             #expect(try await update(.init(password: dave.password, chain: [.totp])) == "invalid_totp_secret 400")
             #expect(try await update(.init(password: "not the password", chain: [.password])) == "invalid_credentials 401")
-            try await Task.sleep(for: .milliseconds(1_100))  // the delay after one wrong password
+            clock.advance(by: 60)  // past the delay after one wrong password
             let shown = try await dave.client.getAuthSettings().ok.body.json
             #expect(shown.chain == [.password] && !shown.arithmeticConfigured && !shown.totpEnrolled)
             // The mapping is stored encrypted: the server's files do not hold it.

@@ -5,13 +5,22 @@ import Foundation
 final class BlobRecord: Model, @unchecked Sendable {
     static let schema = "blobs"
 
+    /// Column names, for the fields below, the migrations and SQL alike.
+    enum Column {
+        static let ownerID = "owner_id"
+        static let size = "size"
+        static let sha256 = "sha256"
+        static let createdAt = "created_at"
+        static let backupName = "backup_name"
+    }
+
     @ID(key: .id) var id: UUID?
-    @Field(key: "owner_id") var ownerID: UUID
-    @Field(key: "size") var size: Int64
-    @Field(key: "sha256") var sha256: String
-    @Field(key: "created_at") var createdAt: Date
+    @Field(key: .string(Column.ownerID)) var ownerID: UUID
+    @Field(key: .string(Column.size)) var size: Int64
+    @Field(key: .string(Column.sha256)) var sha256: String
+    @Field(key: .string(Column.createdAt)) var createdAt: Date
     /// Set for backup objects: unique per owner (`/v1/backup/objects/{name}`).
-    @OptionalField(key: "backup_name") var backupName: String?
+    @OptionalField(key: .string(Column.backupName)) var backupName: String?
 
     init() {}
 
@@ -29,11 +38,19 @@ final class BlobRecord: Model, @unchecked Sendable {
 final class BlobGrantRecord: Model, @unchecked Sendable {
     static let schema = "blob_grants"
 
+    /// Column names, for the fields below, the migrations and SQL alike.
+    enum Column {
+        static let blobID = "blob_id"
+        static let recipientID = "recipient_id"
+        static let capabilityHash = "capability_hash"
+        static let createdAt = "created_at"
+    }
+
     @ID(key: .id) var id: UUID?
-    @Field(key: "blob_id") var blobID: UUID
-    @Field(key: "recipient_id") var recipientID: UUID
-    @Field(key: "capability_hash") var capabilityHash: Data
-    @Field(key: "created_at") var createdAt: Date
+    @Field(key: .string(Column.blobID)) var blobID: UUID
+    @Field(key: .string(Column.recipientID)) var recipientID: UUID
+    @Field(key: .string(Column.capabilityHash)) var capabilityHash: Data
+    @Field(key: .string(Column.createdAt)) var createdAt: Date
 
     init() {}
 

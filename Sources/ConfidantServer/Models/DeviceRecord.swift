@@ -6,15 +6,25 @@ import Foundation
 final class DeviceRecord: Model, @unchecked Sendable {
     static let schema = "devices"
 
+    /// Column names, for the fields below, the migrations and SQL alike.
+    enum Column {
+        static let userID = "user_id"
+        static let deviceID = "device_id"
+        static let identity = "identity"
+        static let registeredAt = "registered_at"
+        static let retiredAt = "retired_at"
+        static let prekeysLowNoticedAt = "prekeys_low_noticed_at"
+    }
+
     @ID(key: .id) var id: UUID?
-    @Field(key: "user_id") var userID: UUID
-    @Field(key: "device_id") var deviceID: UUID
+    @Field(key: .string(Column.userID)) var userID: UUID
+    @Field(key: .string(Column.deviceID)) var deviceID: UUID
     /// The serialized `PublicIdentity` (docs/PROTOCOL.md §2), signature verified on registration.
-    @Field(key: "identity") var identity: Data
-    @Field(key: "registered_at") var registeredAt: Date
-    @OptionalField(key: "retired_at") var retiredAt: Date?
+    @Field(key: .string(Column.identity)) var identity: Data
+    @Field(key: .string(Column.registeredAt)) var registeredAt: Date
+    @OptionalField(key: .string(Column.retiredAt)) var retiredAt: Date?
     /// When the device was last told it is running out of one-time prekeys; nil since its last upload.
-    @OptionalField(key: "prekeys_low_noticed_at") var prekeysLowNoticedAt: Date?
+    @OptionalField(key: .string(Column.prekeysLowNoticedAt)) var prekeysLowNoticedAt: Date?
 
     init() {}
 

@@ -5,13 +5,23 @@ import Foundation
 final class SessionRecord: Model, @unchecked Sendable {
     static let schema = "sessions"
 
+    /// Column names, for the fields below, the migrations and SQL alike.
+    enum Column {
+        static let userID = "user_id"
+        static let deviceID = "device_id"
+        static let tokenHash = "token_hash"
+        static let createdAt = "created_at"
+        static let expiresAt = "expires_at"
+        static let revokedAt = "revoked_at"
+    }
+
     @ID(key: .id) var id: UUID?
-    @Field(key: "user_id") var userID: UUID
-    @Field(key: "device_id") var deviceID: UUID
-    @Field(key: "token_hash") var tokenHash: Data
-    @Field(key: "created_at") var createdAt: Date
-    @Field(key: "expires_at") var expiresAt: Date
-    @OptionalField(key: "revoked_at") var revokedAt: Date?
+    @Field(key: .string(Column.userID)) var userID: UUID
+    @Field(key: .string(Column.deviceID)) var deviceID: UUID
+    @Field(key: .string(Column.tokenHash)) var tokenHash: Data
+    @Field(key: .string(Column.createdAt)) var createdAt: Date
+    @Field(key: .string(Column.expiresAt)) var expiresAt: Date
+    @OptionalField(key: .string(Column.revokedAt)) var revokedAt: Date?
 
     init() {}
 

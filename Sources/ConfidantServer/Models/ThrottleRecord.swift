@@ -6,9 +6,16 @@ import Foundation
 final class ThrottleRecord: Model, @unchecked Sendable {
     static let schema = "throttles"
 
-    @ID(custom: "key", generatedBy: .user) var id: String?
-    @Field(key: "failures") var failures: Int
-    @Field(key: "last_failure_at") var lastFailureAt: Date
+    /// Column names, for the fields below, the migrations and SQL alike.
+    enum Column {
+        static let key = "key"
+        static let failures = "failures"
+        static let lastFailureAt = "last_failure_at"
+    }
+
+    @ID(custom: .string(Column.key), generatedBy: .user) var id: String?
+    @Field(key: .string(Column.failures)) var failures: Int
+    @Field(key: .string(Column.lastFailureAt)) var lastFailureAt: Date
 
     init() {}
 

@@ -5,22 +5,35 @@ import Foundation
 final class UserRecord: Model, @unchecked Sendable {
     static let schema = "users"
 
+    /// Column names, for the fields below, the migrations and SQL alike.
+    enum Column {
+        static let email = "email"
+        static let displayName = "display_name"
+        static let displayNameKey = "display_name_key"
+        static let passwordHash = "password_hash"
+        static let avatar = "avatar"
+        static let avatarType = "avatar_type"
+        static let createdAt = "created_at"
+        static let firstName = "first_name"
+        static let lastName = "last_name"
+    }
+
     @ID(key: .id) var id: UUID?
-    @Field(key: "email") var email: String
-    @Field(key: "display_name") var displayName: String
+    @Field(key: .string(Column.email)) var email: String
+    @Field(key: .string(Column.displayName)) var displayName: String
     /// Lower-cased display name, for prefix search.
-    @Field(key: "display_name_key") var displayNameKey: String
-    @Field(key: "password_hash") var passwordHash: String
-    @OptionalField(key: "avatar") var avatar: Data?
-    @OptionalField(key: "avatar_type") var avatarType: String?
-    @Field(key: "created_at") var createdAt: Date
+    @Field(key: .string(Column.displayNameKey)) var displayNameKey: String
+    @Field(key: .string(Column.passwordHash)) var passwordHash: String
+    @OptionalField(key: .string(Column.avatar)) var avatar: Data?
+    @OptionalField(key: .string(Column.avatarType)) var avatarType: String?
+    @Field(key: .string(Column.createdAt)) var createdAt: Date
     /// As entered at sign-up (the seed's form); not shown in the directory.
-    @OptionalField(key: "first_name") var firstName: String?
-    @OptionalField(key: "last_name") var lastName: String?
+    @OptionalField(key: .string(Column.firstName)) var firstName: String?
+    @OptionalField(key: .string(Column.lastName)) var lastName: String?
 
     init() {}
 
-    init(id: UUID = UUID(), email: String, displayName: String, passwordHash: String, createdAt: Date = Date()) {
+    init(id: UUID = UUID(), email: String, displayName: String, passwordHash: String, createdAt: Date) {
         self.id = id
         self.email = email
         self.displayName = displayName

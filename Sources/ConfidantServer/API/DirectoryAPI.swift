@@ -1,0 +1,32 @@
+import ConfidantAPI
+import Foundation
+
+/// The directory of users, their device keys and key history, and removing one's own device.
+extension RelayAPI {
+    func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
+        let page = try await services.directory.users(except: try caller().userID, prefix: input.query.query, after: input.query.after,
+                                                      limit: input.query.limit ?? 50)
+        return .ok(.init(body: .json(.init(users: try page.users.map { try $0.wire }, next: page.next))))
+    }
+
+    func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
+        _ = try caller()
+        let userID = try Self.uuid(input.path.userId, "userId")
+        guard let user = try await services.accounts.user(userID) else { throw APIFailure.notFound("That user") }
+        let devices = try await services.devices.current(of: userID)
+        return .ok(.init(body: .json(.init(user: try user.wire, devices: devices.map(\.wire)))))
+    }
+
+    func keyHistory(_ input: Operations.KeyHistory.Input) async throws -> Operations.KeyHistory.Output {
+        _ = try caller()
+        let userID = try Self.uuid(input.path.userId, "userId")
+        guard try await services.accounts.user(userID) != nil else { throw APIFailure.notFound("That user") }
+        return .ok(.init(body: .json(try await services.devices.history(of: userID).map(\.wire))))
+    }
+
+    func removeDevice(_ input: Operations.RemoveDevice.Input) async throws -> Operations.RemoveDevice.Output {
+        let caller = try caller()
+        try await services.devices.remove(try Self.uuid(input.path.deviceId, "deviceId"), of: caller)
+        return .noContent(.init())
+    }
+}

@@ -1,0 +1,37 @@
+import ConfidantAPI
+import Foundation
+import OpenAPIRuntime
+import Vapor
+
+/// The HTTP API: implements the operations that swift-openapi-generator generated from
+/// ConfidantAPI's `openapi.yaml`, one file per area. Each handler decodes its input, authorizes
+/// the caller, calls one service, and maps the result to the wire.
+struct RelayAPI: APIProtocol {
+    let services: RelayServices
+
+    func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
+        try await services.database.ping()
+        return .ok(.init(body: .json(.init(status: "ok", database: services.database.engine.rawValue))))
+    }
+}
+
+extension RelayAPI {
+    /// The current request, for its headers and peer address.
+    func request() throws -> Request { try RequestContextMiddleware.request() }
+
+    /// The request's authenticated caller (`SessionMiddleware` checked the token).
+    func caller() throws -> Caller {
+        guard let caller = try request().storage[CallerKey.self] else { throw APIFailure.unauthenticated }
+        return caller
+    }
+
+    /// The caller's network address, for per-address limits.
+    func clientAddress() throws -> String {
+        try request().clientAddress(trustingForwardedFor: services.configuration.trustForwardedFor)
+    }
+
+    static func uuid(_ text: String, _ name: String) throws(APIFailure) -> UUID {
+        guard let value = UUID(uuidString: text) else { throw APIFailure.malformed("`\(name)` is not a UUID.") }
+        return value
+    }
+}

@@ -1,0 +1,158 @@
+import ConfidantAPI
+import ConfidantAuth
+import ConfidantCrypto
+import Fluent
+import Foundation
+import NIOPosix
+
+/// Accounts: sign-up, the profile (name, avatar), confirming the password before a sensitive
+/// change, and deleting an account with everything it owns.
+struct AccountService: Sendable {
+    /// What sign-up is given, checked here.
+    struct SignUp: Sendable {
+        var email: String
+        var password: String
+        var firstName: String?
+        var lastName: String?
+        var displayName: String?
+        var avatar: Data?
+        var address: String
+    }
+
+    let devices: DeviceService
+    let sessions: SessionCache
+    let passwords: PasswordPolicy
+    let blobFiles: BlobFiles
+    let configuration: ServerConfiguration
+    let threadPool: NIOThreadPool
+
+    private var mailbox: MailboxService { devices.mailbox }
+    private var database: RelayDatabase { mailbox.publisher.database }
+    private var now: Date { configuration.now() }
+    private var throttle: Throttle { Throttle(policy: configuration.signInPolicy) }
+
+    func signUp(_ form: SignUp) async throws -> UserRecord {
+        let email = try Self.email(form.email)
+        let firstName = try form.firstName.map { try Self.personalName($0, "first name") }
+        let lastName = try form.lastName.map { try Self.personalName($0, "last name") }
+        let shown = form.displayName ?? [firstName, lastName].compactMap { $0 }.joined(separator: " ")
+        guard !shown.isEmpty else { throw APIFailure(.invalidDisplayName, "Give a first and last name, or a display name.") }
+        let displayName = try Self.displayName(shown)
+        let throttle = Throttle(policy: configuration.signInPolicy, freeFailures: configuration.freeSignUpsPerAddress)
+        // Per address (bulk account creation) and per e-mail address (probing which are taken).
+        let keys = ["sign-up/address/\(form.address)", "sign-up/account/\(email)"]
+        let now = now
+        try await throttle.check(keys, on: database.db, now: now)
+        // Every attempt counts, successful or not.
+        try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
+
+        try passwords.check(form.password, email: email)
+        let avatar = try form.avatar.map { try AvatarImage(checking: $0, declared: nil, limit: configuration.maximumAvatarBytes) }
+        if try await UserRecord.query(on: database.db).filter(\.$email == email).first() != nil {
+            throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
+        }
+        let hash = try await passwords.hash(form.password, on: threadPool)
+        let user = UserRecord(email: email, displayName: displayName, passwordHash: hash, createdAt: now)
+        user.firstName = firstName
+        user.lastName = lastName
+        user.avatar = avatar?.bytes
+        user.avatarType = avatar?.type
+        do {
+            try await database.write { db in try await user.create(on: db) }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
+        }
+        return user
+    }
+
+    func user(_ id: UUID) async throws -> UserRecord? {
+        try await UserRecord.find(id, on: database.db)
+    }
+
+    func user(email: String) async throws -> UserRecord? {
+        try await UserRecord.query(on: database.db).filter(\.$email == email).first()
+    }
+
+    /// Checks the signed-in caller's password again before a sensitive change, under the same
+    /// throttle as sign-in. `otherwise` says what did not happen.
+    func confirmPassword(_ password: String, of caller: Caller, otherwise: String) async throws -> UserRecord {
+        guard let user = try await user(caller.userID) else { throw APIFailure.unauthenticated }
+        let keys = ["sign-in/account/\(user.email)"]
+        let now = now, throttle = throttle
+        try await throttle.check(keys, on: database.db, now: now)
+        guard try await passwords.verify(password, against: user.passwordHash, on: threadPool) else {
+            try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
+            throw APIFailure(.invalidCredentials, "The password is wrong; \(otherwise).")
+        }
+        return user
+    }
+
+    /// Deletes the caller's account after checking the password: devices (peers are told), blobs,
+    /// mailboxes, conversations, sessions.
+    func delete(_ caller: Caller, password: String) async throws {
+        _ = try await confirmPassword(password, of: caller, otherwise: "the account was not deleted")
+        let userID = caller.userID, now = now, devices = devices
+        let blobs = try await mailbox.write { db, publication -> [UUID] in
+            for device in try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).all() {
+                try await devices.announce(.removed, of: DeviceAddress(userID: userID, deviceID: device.deviceID), identity: nil, at: now,
+                                           in: db, publishing: publication)
+            }
+            let blobs = try await BlobRecord.query(on: db).filter(\.$ownerID == userID).all().compactMap(\.id)
+            try await BlobGrantRecord.query(on: db).filter(\.$blobID ~~ blobs).delete()
+            try await BlobRecord.query(on: db).filter(\.$ownerID == userID).delete()
+            try await BlobGrantRecord.query(on: db).filter(\.$recipientID == userID).delete()
+            try await MailboxTable.deleteAll(of: userID, on: db)
+            publication.withdraw(user: userID)
+            try await ConversationRecord.query(on: db).group(.or) { $0.filter(\.$ownerID == userID).filter(\.$peerID == userID) }.delete()
+            try await PostedMessageRecord.query(on: db).filter(\.$senderUserID == userID).delete()
+            try await SessionRecord.query(on: db).filter(\.$userID == userID).delete()
+            try await DeviceRecord.query(on: db).filter(\.$userID == userID).delete()
+            try await UserRecord.query(on: db).filter(\.$id == userID).delete()
+            return blobs
+        }
+        sessions.evict(userID: userID)
+        for blob in blobs { blobFiles.remove(blob) }
+    }
+
+    func setAvatar(_ image: AvatarImage, of caller: Caller) async throws {
+        try await database.write { db in
+            try await UserRecord.query(on: db).filter(\.$id == caller.userID).set(\.$avatar, to: image.bytes).set(\.$avatarType, to: image.type).update()
+        }
+    }
+
+    func avatar(of userID: UUID) async throws -> AvatarImage {
+        guard let user = try await user(userID), let bytes = user.avatar else { throw APIFailure.notFound("That avatar") }
+        return AvatarImage(bytes: bytes, type: user.avatarType == AvatarImage.jpeg ? AvatarImage.jpeg : AvatarImage.png)
+    }
+
+    // MARK: Checks
+
+    static func email(_ raw: String) throws(APIFailure) -> String {
+        do { return try EmailAddress(raw).value } catch { throw APIFailure(.invalidEmail, error.description) }
+    }
+
+    static func personalName(_ raw: String, _ field: String) throws(APIFailure) -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...50).contains(name.count), !name.containsControlCharacters else {
+            throw APIFailure(.invalidName, "The \(field) needs 1 to 50 characters, without control characters.")
+        }
+        return name
+    }
+
+    static func displayName(_ raw: String) throws(APIFailure) -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(name.count) else {
+            throw APIFailure(.invalidDisplayName, "The display name needs 1 to 100 characters.")
+        }
+        guard !name.containsControlCharacters else {
+            throw APIFailure(.invalidDisplayName, "The display name contains control characters.")
+        }
+        return name
+    }
+}
+
+extension String {
+    fileprivate var containsControlCharacters: Bool {
+        unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
+    }
+}

@@ -1,0 +1,69 @@
+import ConfidantAPI
+import Fluent
+import Foundation
+import OpenAPIRuntime
+
+/// Named backup objects: blobs with a per-owner name, readable only by their owner, so a vault
+/// backup can find its manifest, catalogue and objects again by name.
+struct BackupObjectService: Sendable {
+    let database: RelayDatabase
+    let files: BlobFiles
+    let maximumBytes: Int64
+    let now: @Sendable () -> Date
+
+    static func name(_ text: String) throws(APIFailure) -> String {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+        guard (1...200).contains(text.count), !text.hasPrefix("."), text.allSatisfy({ allowed.contains($0) }) else {
+            throw APIFailure.malformed("A backup object name is 1–200 characters of A–Z, a–z, 0–9, '.', '_' and '-', not starting with '.'.")
+        }
+        return text
+    }
+
+    private static func object(named name: String, owner: UUID, on db: any Database) async throws -> BlobRecord? {
+        try await BlobRecord.query(on: db).filter(\.$ownerID == owner).filter(\.$backupName == name).first()
+    }
+
+    /// Stores (or atomically replaces) the owner's object called `name`.
+    func put(_ body: HTTPBody, name: String, owner: UUID) async throws -> BlobFiles.Stored {
+        let stored = try await files.store(body, limit: maximumBytes, what: "The backup object")
+        let record = BlobRecord(id: stored.id, ownerID: owner, size: stored.size, sha256: stored.sha256, createdAt: now(), backupName: name)
+        let replaced: UUID?
+        do {
+            // The new object replaces the old one in one transaction: a reader sees one or the other.
+            replaced = try await database.write { db -> UUID? in
+                let old = try await Self.object(named: name, owner: owner, on: db)
+                if let old { try await old.delete(on: db) }
+                try await record.create(on: db)
+                return old?.id
+            }
+        } catch {
+            files.remove(stored.id)
+            if let error = error as? any DatabaseError, error.isConstraintFailure {
+                throw APIFailure(.conflict, "Another upload of \(name) finished at the same time; try again.")
+            }
+            throw error
+        }
+        if let replaced { files.remove(replaced) }
+        return stored
+    }
+
+    func get(_ name: String, owner: UUID) async throws -> HTTPBody {
+        guard let blob = try await Self.object(named: name, owner: owner, on: database.db) else { throw APIFailure.notFound("That backup object") }
+        return try files.body(of: blob)
+    }
+
+    func exists(_ name: String, owner: UUID) async throws -> Bool {
+        try await Self.object(named: name, owner: owner, on: database.db) != nil
+    }
+
+    func delete(_ name: String, owner: UUID) async throws {
+        let removed = try await database.write { db -> UUID? in
+            guard let blob = try await Self.object(named: name, owner: owner, on: db) else { return nil }
+            try await BlobGrantRecord.query(on: db).filter(\.$blobID == blob.requireID()).delete()
+            try await blob.delete(on: db)
+            return blob.id
+        }
+        guard let removed else { throw APIFailure.notFound("That backup object") }
+        files.remove(removed)
+    }
+}

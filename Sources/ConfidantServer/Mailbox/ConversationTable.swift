@@ -1,0 +1,27 @@
+import Fluent
+import Foundation
+import SQLKit
+
+/// "Owner has talked with peer; last activity at …", kept for both directions of each pair.
+enum ConversationTable {
+    typealias Column = ConversationRecord.Column
+
+    /// "Last activity" for both directions of each pair, inserted or updated in one statement.
+    static func touch(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) async throws {
+        var pairs = Set<[UUID]>()
+        for (sender, peers) in conversations {
+            for peer in peers { pairs.formUnion([[sender, peer], [peer, sender]]) }
+        }
+        // A statement may touch a row once (PostgreSQL), hence the set; SQLite takes at most
+        // 32,766 bound values, 4 per row.
+        let all = Array(pairs)
+        for start in stride(from: 0, to: all.count, by: 4000) {
+            var insert = try RelayDatabase.sql(db).insert(into: ConversationRecord.schema)
+                .columns("id", Column.ownerID, Column.peerID, Column.lastActivity)
+            for pair in all[start..<min(start + 4000, all.count)] {
+                insert = insert.values(UUIDValue(UUID()), UUIDValue(pair[0]), UUIDValue(pair[1]), SQLBind(now))
+            }
+            try await insert.onConflict(with: [Column.ownerID, Column.peerID]) { $0.set(excludedValueOf: Column.lastActivity) }.run()
+        }
+    }
+}

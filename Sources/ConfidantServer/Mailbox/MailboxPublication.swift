@@ -1,0 +1,87 @@
+import ConfidantCrypto
+import Fluent
+import Foundation
+import SQLKit
+import Synchronization
+
+/// Mailbox entries one write transaction stored: the rows themselves (SQLite) or whose mailboxes
+/// they went to (PostgreSQL).
+final class MailboxPublication: Sendable {
+    private let stored = Mutex<(entries: [AddressedEntry], addresses: Set<DeviceAddress>)>(([], []))
+
+    var entries: [AddressedEntry] { stored.withLock { $0.entries } }
+    /// Every mailbox written to, whether added as entries or as addresses.
+    var addresses: Set<DeviceAddress> { stored.withLock { $0.addresses.union($0.entries.map(\.recipient)) } }
+
+    func add(_ entries: [AddressedEntry]) {
+        stored.withLock { $0.entries += entries }
+    }
+
+    func add(_ addresses: [DeviceAddress]) {
+        stored.withLock { $0.addresses.formUnion(addresses) }
+    }
+
+    /// Forgets entries for `userID`'s devices that the same transaction deleted again.
+    func withdraw(user userID: UUID) {
+        stored.withLock { stored in
+            stored.entries.removeAll { $0.recipient.userID == userID }
+            stored.addresses = stored.addresses.filter { $0.userID != userID }
+        }
+    }
+}
+
+/// Writes transactions whose mailbox entries reach the devices' streams once they commit: on
+/// SQLite the stored rows go to this instance's streams before the next writer starts, so every
+/// stream gets its entries in cursor order without reading them back; on PostgreSQL, where other
+/// instances write too, streams here and there (through NOTIFY) are woken to read.
+struct MailboxPublisher: Sendable {
+    let database: RelayDatabase
+    let hub: MailboxHub
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T) async throws -> T {
+        let publication = MailboxPublication()
+        let database = database, hub = hub
+        return try await database.write({ try await body($0, publication) }, committed: { _ in
+            if database.isPostgres {
+                await Self.wake(publication.addresses, hub: hub, on: database.db)
+            } else {
+                hub.deliver(publication.entries)
+            }
+        })
+    }
+
+    /// Within `write`: stores entries for `publication` to hand over after commit. On PostgreSQL
+    /// it first holds per-device locks until commit, so that entries for one device commit in
+    /// cursor order (a stream reading "after cursor c" can then never miss an entry that commits
+    /// later with a smaller cursor). SQLite has one writer anyway.
+    func store(_ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication) async throws {
+        guard !entries.isEmpty else { return }
+        if database.isPostgres {
+            // One statement; the locks are taken in array order, sorted, so two writers never wait on each other crosswise.
+            let addresses = Set(entries.map(\.recipient.description)).sorted()
+            try await RelayDatabase.sql(db)
+                .raw("SELECT pg_advisory_xact_lock(hashtextextended(address, 0)) FROM unnest(\(bind: addresses)::text[]) AS address").run()
+            try await MailboxTable.insert(entries, on: db)
+            publication.add(entries.map(\.recipient))
+        } else {
+            publication.add(try await MailboxTable.insertNumbered(entries, on: db))
+        }
+    }
+
+    /// PostgreSQL, after commit: wakes local streams and, through NOTIFY, the other instances'.
+    private static func wake(_ addresses: Set<DeviceAddress>, hub: MailboxHub, on db: any Database) async {
+        guard !addresses.isEmpty else { return }
+        hub.wake(addresses)
+        guard let sql = db as? any SQLDatabase else { return }
+        let all = addresses.map(\.description)
+        // NOTIFY payloads must stay under 8,000 bytes; an address is 73 characters.
+        for start in stride(from: 0, to: all.count, by: 100) {
+            let payload = all[start..<min(start + 100, all.count)].joined(separator: ",")
+            do {
+                try await sql.raw("SELECT pg_notify(\(bind: PostgresMailboxListener.channel), \(bind: payload))").run()
+            } catch {
+                db.logger.warning("could not notify other instances; their streams catch up on the next wake", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import ConfidantAPI
+import Fluent
+import Foundation
+import NIOCore
+import Synchronization
+import Vapor
+
+/// `GET /v1/stream?after=CURSOR`: a WebSocket that replays the device's unacknowledged entries
+/// after `after`, says `caughtUp`, then pushes new entries as they are stored. The client
+/// acknowledges with `StreamRequest` frames (`cursors`) and may send messages over the same
+/// socket (`send`, answered by `receipt` or `refused`); unacknowledged entries come again on the
+/// next connection.
+struct MailboxStream: Sendable {
+    let mailbox: MailboxService
+    let configuration: ServerConfiguration
+    static let pageSize = 200
+    /// Sends a connection may have waiting for their group commit; more are refused
+    /// (`too_many_in_flight`), so that one client cannot queue without bound.
+    static let maximumInFlight = 512
+    /// Frames a connection may have waiting to be read; a client that outruns that is closed.
+    static let maximumQueuedFrames = 4096
+
+    func register(on app: Application) {
+        app.get("v1", "stream") { request async throws -> Response in
+            guard let caller = request.storage[CallerKey.self] else { throw APIFailure.unauthenticated }
+            let text = request.query[String.self, at: "after"] ?? "0"
+            guard let after = Int64(text), after >= 0 else { throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).") }
+            return request.webSocket(maxFrameSize: .init(integerLiteral: Self.maximumFrameBytes(configuration))) { request, socket in
+                await run(socket, caller: caller, after: after, logger: request.logger)
+            }
+        }
+    }
+
+    /// A send frame carries up to 256 base64 envelopes (4/3 of their size) plus JSON around them,
+    /// bounded like the HTTP body of `POST /v1/messages`.
+    static func maximumFrameBytes(_ configuration: ServerConfiguration) -> Int {
+        max(1 << 16, configuration.maximumJSONBodyBytes)
+    }
+
+    private func run(_ socket: WebSocket, caller: Caller, after: Int64, logger: Logger) async {
+        let hub = mailbox.hub
+        let inbox = hub.subscribe(caller.address)
+        // Frames are handled one at a time in the order they arrive (WebSocketKit's async
+        // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
+        let (frames, frameInput) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
+        socket.onClose.whenComplete { _ in
+            frameInput.finish()
+            hub.unsubscribe(inbox)
+        }
+        socket.eventLoop.execute {  // the callback may only be set on the socket's event loop
+            socket.onText { socket, text in
+                if case .dropped = frameInput.yield(text) {
+                    _ = socket.close(code: .policyViolation)
+                }
+            }
+        }
+        let requests = Task { await handle(frames, from: socket, caller: caller, logger: logger) }
+        let encoder = StreamCoding.encoder()
+        var lastSent = after
+        var caughtUp = false
+        do {
+            for await _ in inbox.signals {
+                switch inbox.next() {
+                case .entries(let entries):
+                    try await send(entries.filter { $0.cursor > lastSent }, to: socket, encoder: encoder)
+                    lastSent = max(lastSent, entries.last?.cursor ?? lastSent)
+                case .read:
+                    while !socket.isClosed {
+                        let page = try await mailbox.page(of: caller.address, after: lastSent, limit: Self.pageSize)
+                        try await send(page.entries, to: socket, encoder: encoder)
+                        lastSent = page.entries.last?.cursor ?? lastSent
+                        if !page.hasMore { break }
+                    }
+                }
+                if !caughtUp {
+                    caughtUp = true
+                    try await socket.send(String(decoding: try encoder.encode(Components.Schemas.StreamFrame(caughtUp: true)), as: UTF8.self))
+                }
+                if socket.isClosed { break }
+            }
+        } catch {
+            logger.debug("stream ended", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+        }
+        hub.unsubscribe(inbox)
+        try? await socket.close()
+        frameInput.finish()
+        await requests.value
+    }
+
+    /// One frame per entry; waits only for the last one to be written, so that a slow reader
+    /// holds up its own stream and nothing else.
+    private func send(_ entries: [MailboxEntry], to socket: WebSocket, encoder: JSONEncoder) async throws {
+        for (index, entry) in entries.enumerated() {
+            let frame = try StreamFrameText.entry(entry)
+                ?? String(decoding: try encoder.encode(Components.Schemas.StreamFrame(entry: try entry.wire)), as: UTF8.self)
+            if index == entries.count - 1 {
+                try await socket.send(frame)
+            } else {
+                socket.send(frame, promise: nil)
+            }
+        }
+    }
+
+    /// Acknowledgements and sends from the client, in order. Each goes to the writer without
+    /// waiting for the previous one to commit; its answer is sent when its group has.
+    private func handle(_ frames: AsyncStream<String>, from socket: WebSocket, caller: Caller, logger: Logger) async {
+        let decoder = StreamCoding.decoder(), encoder = StreamCoding.encoder()
+        let mailbox = mailbox, maximumEnvelopeBytes = configuration.maximumEnvelopeBytes
+        let inFlight = InFlightCount()
+        @Sendable func answer(_ frame: Components.Schemas.StreamFrame) {
+            if let receipt = frame.receipt, let text = try? StreamFrameText.receipt(receipt) {
+                socket.send(text, promise: nil)
+            } else if let data = try? encoder.encode(frame) {
+                socket.send(String(decoding: data, as: UTF8.self), promise: nil)
+            }
+        }
+        @Sendable func refuse(_ messageID: String, _ failure: APIFailure) {
+            answer(.init(refused: .init(messageId: messageID, error: failure.code.rawValue, message: failure.message)))
+        }
+        for await text in frames {
+            guard let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8)) else {
+                socket.send(Self.problem(.malformedRequest, "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."), promise: nil)
+                continue
+            }
+            if let cursors = request.cursors {
+                do {
+                    try await mailbox.enqueueAcknowledgement(cursors, for: caller.address) { error in
+                        let failure = Self.failure(error)
+                        socket.send(Self.problem(failure.code, failure.message), promise: nil)
+                    }
+                } catch {
+                    socket.send(Self.problem(error.code, error.message), promise: nil)
+                }
+            }
+            if let batch = request.send {
+                let submission: MailboxSubmission
+                do {
+                    submission = try MailboxSubmission(batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
+                } catch {
+                    refuse(batch.messageId, error)
+                    continue
+                }
+                guard inFlight.begin(limit: Self.maximumInFlight) else {
+                    refuse(batch.messageId, APIFailure(.tooManyInFlight, "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."))
+                    continue
+                }
+                await mailbox.enqueueSend(submission) { result in
+                    inFlight.end()
+                    switch result {
+                    case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: batch.messageId)))
+                    case .failure(let error): refuse(batch.messageId, Self.failure(error))
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the client is told about a failed request: our own failures as they are, anything
+    /// else without detail (the HTTP API's `ProblemMiddleware` does the same).
+    private static func failure(_ error: any Error) -> APIFailure {
+        (error as? APIFailure) ?? .internalError
+    }
+
+    private static func problem(_ code: APIErrorCode, _ message: String) -> String {
+        let body = ["error": code.rawValue, "message": message]
+        return (try? JSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// Sends of one connection waiting for their receipt.
+private final class InFlightCount: Sendable {
+    private let count = Mutex(0)
+
+    func begin(limit: Int) -> Bool {
+        count.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func end() { count.withLock { $0 -= 1 } }
+}

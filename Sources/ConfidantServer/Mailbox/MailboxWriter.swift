@@ -1,0 +1,148 @@
+import ConfidantCrypto
+import Fluent
+import Foundation
+import SQLKit
+
+/// Group commit for sends and acknowledgements: requests that arrive while a transaction runs
+/// are stored together in the next one, so the database commits once per group instead of once
+/// per message (on SQLite, with its single writer, this is what lets throughput grow with
+/// concurrency). Each request is still checked on its own; one refused message does not affect
+/// the others in its group. Requests are applied in the order they were enqueued, so messages
+/// one connection sends in a row get increasing cursors.
+actor MailboxWriter {
+    enum Request: Sendable {
+        case send(MailboxSubmission, reply: @Sendable (Result<MailboxReceipt, any Error>) -> Void)
+        /// Deletes those of the cursors that belong to the device; anyone else's are left alone.
+        case acknowledge([Int64], for: DeviceAddress, reply: @Sendable (Result<Int, any Error>) -> Void)
+    }
+
+    static let maximumGroup = 1024
+
+    private let publisher: MailboxPublisher
+    private let now: @Sendable () -> Date
+    private var queue: [Request] = []
+    private var draining = false
+
+    init(publisher: MailboxPublisher, now: @escaping @Sendable () -> Date) {
+        self.publisher = publisher
+        self.now = now
+    }
+
+    /// Enqueues `request` without waiting; its reply runs once its group has committed (or
+    /// failed). Callers that enqueue one after another keep their order.
+    func enqueue(_ request: Request) {
+        queue.append(request)
+        if !draining {
+            draining = true
+            Task { await drain() }
+        }
+    }
+
+    private func drain() async {
+        while !queue.isEmpty {
+            let group = Array(queue.prefix(Self.maximumGroup))
+            queue.removeFirst(group.count)
+            let results: GroupResults
+            do {
+                results = try await publisher.write { [publisher, now] db, publication in
+                    try await Self.apply(group, at: now().wholeMilliseconds, publisher: publisher, publishing: publication, on: db)
+                }
+            } catch {
+                results = GroupResults(failure: error)
+            }
+            // Answering (a stream encodes a receipt per send) need not hold up the next group.
+            Task.detached { results.reply(to: group) }
+        }
+        draining = false
+    }
+
+    /// A group's outcome, one per request in order.
+    private struct GroupResults: Sendable {
+        var receipts: [Int: Result<MailboxReceipt, any Error>] = [:]
+        var acknowledged: [Int: Int] = [:]
+        var failure: (any Error)?
+
+        init() {}
+
+        init(failure: any Error) {
+            self.failure = failure
+        }
+
+        func reply(to group: [Request]) {
+            for (index, request) in group.enumerated() {
+                switch request {
+                case .send(_, let reply):
+                    reply(failure.map { .failure($0) } ?? receipts[index] ?? .failure(APIFailure.internalError))
+                case .acknowledge(_, _, let reply):
+                    reply(failure.map { .failure($0) } ?? acknowledged[index].map { .success($0) } ?? .failure(APIFailure.internalError))
+                }
+            }
+        }
+    }
+
+    /// The group's sends, then its acknowledgements, in one transaction.
+    private static func apply(_ group: [Request], at now: Date, publisher: MailboxPublisher, publishing publication: MailboxPublication,
+                              on db: any Database) async throws -> GroupResults {
+        var results = GroupResults()
+        var sends: [(index: Int, submission: MailboxSubmission)] = []
+        var acknowledgements: [(index: Int, cursors: [Int64], address: DeviceAddress)] = []
+        for (index, request) in group.enumerated() {
+            switch request {
+            case .send(let submission, _): sends.append((index, submission))
+            case .acknowledge(let cursors, let address, _): acknowledgements.append((index, cursors, address))
+            }
+        }
+        if !sends.isEmpty {
+            let receipts = try await store(sends.map(\.submission), at: now, publisher: publisher, publishing: publication, on: db)
+            for (send, receipt) in zip(sends, receipts) { results.receipts[send.index] = receipt }
+        }
+        if !acknowledgements.isEmpty {
+            let counts = try await MailboxTable.delete(acknowledgements.map { ($0.cursors, $0.address) }, on: db)
+            for (acknowledgement, count) in zip(acknowledgements, counts) { results.acknowledged[acknowledgement.index] = count }
+        }
+        return results
+    }
+
+    /// Inside one transaction: answers duplicates from the sent message ids, checks each message's
+    /// devices, then writes every accepted message with a few multi-row statements.
+    private static func store(_ submissions: [MailboxSubmission], at now: Date, publisher: MailboxPublisher,
+                              publishing publication: MailboxPublication, on db: any Database) async throws -> [Result<MailboxReceipt, any Error>] {
+        var posted = try await PostedMessageTable.receipts(for: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
+        let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
+        let directory = try await RecipientDirectory.load(users, on: db)
+
+        var results: [Result<MailboxReceipt, any Error>] = []
+        var entries: [NewMailboxEntry] = []
+        var accepted: [(key: PostedMessageTable.Key, row: PostedMessageTable.Row)] = []
+        var conversations: [UUID: Set<UUID>] = [:]
+        for submission in submissions {
+            let key = PostedMessageTable.Key(sender: submission.sender.userID, message: submission.messageID)
+            if let earlier = posted[key] {
+                results.append(.success(MailboxReceipt(stored: earlier.stored, duplicate: true, receivedAt: earlier.receivedAt)))
+                continue
+            }
+            let recipients = submission.envelopes.map(\.recipient)
+            do {
+                try directory.check(recipients, sender: submission.sender)
+            } catch {
+                results.append(.failure(error))
+                continue
+            }
+            entries += submission.envelopes.map {
+                NewMailboxEntry(recipient: $0.recipient, kind: .envelope, sender: submission.sender, messageID: submission.messageID,
+                                payload: $0.bytes, receivedAt: now)
+            }
+            let row = PostedMessageTable.Row(stored: recipients.count, receivedAt: now)
+            accepted.append((key, row))
+            posted[key] = row
+            conversations[submission.sender.userID, default: []]
+                .formUnion(Set(recipients.map(\.userID)).subtracting([submission.sender.userID]))
+            results.append(.success(MailboxReceipt(stored: recipients.count, duplicate: false, receivedAt: now)))
+        }
+        guard !entries.isEmpty else { return results }
+        try await publisher.store(entries, in: db, publishing: publication)
+        try await PostedMessageTable.insert(accepted, on: db)
+        try await ConversationTable.touch(conversations, at: now, on: db)
+        return results
+    }
+}

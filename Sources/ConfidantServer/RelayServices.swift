@@ -1,0 +1,44 @@
+import Fluent
+import Foundation
+import Logging
+import NIOPosix
+
+/// Every service of one relay, wired once (as a Vapor app's `configure.swift` does): the HTTP
+/// handlers and the stream reach the database only through these.
+struct RelayServices: Sendable {
+    let configuration: ServerConfiguration
+    let database: RelayDatabase
+    let mailbox: MailboxService
+    let devices: DeviceService
+    let sessions: SessionService
+    let accounts: AccountService
+    let directory: DirectoryService
+    let signIn: SignInService
+    let signInSettings: SignInSettingsService
+    let prekeys: PrekeyService
+    let blobs: BlobService
+    let backups: BackupObjectService
+
+    init(configuration: ServerConfiguration, database: RelayDatabase, hub: MailboxHub, threadPool: NIOThreadPool, logger: Logger) throws {
+        let now = configuration.now
+        let secrets = try AuthSecrets.load(from: configuration.resolvedAuthKeyFile)
+        let mailer: any CodeMailer = configuration.smtp.map { SMTPMailer(configuration: $0) }
+            ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox"))
+        let files = BlobFiles(directory: configuration.dataDirectory.appendingPathComponent("blobs"))
+        let cache = SessionCache()
+        self.configuration = configuration
+        self.database = database
+        mailbox = MailboxService(database: database, hub: hub, now: now)
+        devices = DeviceService(mailbox: mailbox, sessions: cache, now: now)
+        sessions = SessionService(database: database, devices: devices, cache: cache, lifetime: configuration.sessionLifetime, now: now)
+        accounts = AccountService(devices: devices, sessions: cache, passwords: PasswordPolicy(cost: configuration.passwordCost),
+                                  blobFiles: files, configuration: configuration, threadPool: threadPool)
+        directory = DirectoryService(database: database)
+        signIn = SignInService(accounts: accounts, sessions: sessions, secrets: secrets, mailer: mailer, configuration: configuration,
+                               logger: logger)
+        signInSettings = SignInSettingsService(accounts: accounts, secrets: secrets, now: now)
+        prekeys = PrekeyService(mailbox: mailbox, now: now)
+        blobs = BlobService(database: database, files: files, maximumBytes: configuration.maximumBlobBytes, now: now)
+        backups = BackupObjectService(database: database, files: files, maximumBytes: configuration.maximumBackupObjectBytes, now: now)
+    }
+}
