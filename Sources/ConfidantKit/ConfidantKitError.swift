@@ -1,7 +1,9 @@
+import ConfidantAPI
 import ConfidantCrypto
 import Foundation
 
-/// What can go wrong in the client library, each with a message a user can act on.
+/// What can go wrong in the client library, each saying what went wrong; the app or the CLI
+/// adds what to do about it.
 public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     /// The profile has no account yet.
     case notSignedIn
@@ -11,8 +13,10 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case sessionExpired
     /// The server could not be reached.
     case serverUnreachable(server: String, reason: String)
-    /// The server answered with a problem (`code` is its stable error code).
-    case server(status: Int, code: String, message: String)
+    /// The server answered with a problem.
+    case server(status: Int, code: APIErrorCode, message: String)
+    /// The server's answer could not be read.
+    case badResponse(String)
     /// No user with this e-mail on the server.
     case unknownUser(String)
     /// The peer's keys changed after you verified them; the send needs confirmation.
@@ -32,28 +36,38 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .notSignedIn: return "this profile has no account yet; run `confidant register` or `confidant login`"
-        case .profileBelongsToOther(let email): return "this profile belongs to \(email); use another --profile for a second account"
-        case .sessionExpired: return "the server no longer accepts this profile's session (expired or signed out); run `confidant login`"
-        case .serverUnreachable(let server, let reason): return "cannot reach the server at \(server): \(reason)"
-        case .server(let status, let code, let message): return "the server refused (\(status) \(code)): \(message)"
-        case .unknownUser(let email): return "no user \(email) on this server; `confidant users --search` lists who is there"
-        case .keyChangedSinceVerification(let name):
-            return "\(name)'s security key changed after you verified it; compare safety numbers with `confidant verify` or confirm the send"
-        case .messageTooLarge(let bytes, let limit): return "the message is \(bytes) bytes; the limit is \(limit) bytes"
-        case .emptyMessage: return "the message is empty"
-        case .invalidServerURL(let url): return "\(url) is not a server address; use http://host:port or https://host"
-        case .storeDamaged(let why): return "the local store is damaged: \(why)"
-        case .stepUpRequired: return "this account signs in with several steps (arithmetic, e-mail code, TOTP); run `confidant login` to answer them"
+        case .notSignedIn: "this profile has no account yet"
+        case .profileBelongsToOther(let email): "this profile belongs to \(email)"
+        case .sessionExpired: "the server no longer accepts this profile's session (it expired, or this device was signed out)"
+        case .serverUnreachable(let server, let reason): "cannot reach the server at \(server): \(reason)"
+        case .server(let status, let code, let message): "the server refused (\(status) \(code.rawValue)): \(message)"
+        case .badResponse(let why): "the server's answer could not be read (\(why))"
+        case .unknownUser(let email): "no user \(email) on this server"
+        case .keyChangedSinceVerification(let name): "\(name)'s security key changed after you verified it"
+        case .messageTooLarge(let bytes, let limit): "the message is \(bytes) bytes; the limit is \(limit) bytes"
+        case .emptyMessage: "the message is empty"
+        case .invalidServerURL(let url): "\(url) is not a server address; use http://host:port or https://host"
+        case .storeDamaged(let why): "the local store is damaged: \(why)"
+        case .stepUpRequired: "this account signs in with several steps (arithmetic, e-mail code, TOTP) and nothing was given to answer them"
         case .untrustedPrekeys(let name, let reason):
-            return "not sending: the server handed out prekeys for \(name) that fail verification (\(reason)); the server may be tampering"
-        case .notRetryable(let id): return "message \(id.canonicalString) has not failed, so there is nothing to retry"
+            "not sending: the server handed out prekeys for \(name) that fail verification (\(reason)); the server may be tampering"
+        case .notRetryable(let id): "message \(id.canonicalString) has not failed, so there is nothing to retry"
         }
     }
 
-    /// A stable code for scripts and field mapping.
-    public var serverCode: String? {
+    /// The server's error code, when the server refused.
+    public var serverCode: APIErrorCode? {
         if case .server(_, let code, _) = self { return code }
         return nil
+    }
+
+    /// Whether the same request may succeed later unchanged: the server was unreachable, busy or
+    /// briefly unable to store. Messages that meet these stay in the outbox and are retried.
+    public var isTransient: Bool {
+        switch self {
+        case .serverUnreachable: true
+        case .server(_, let code, _): code.isTransient
+        default: false
+        }
     }
 }

@@ -14,4 +14,18 @@ struct Confidant: AsyncParsableCommand {
             FingerprintCommand.self, CipherCommand.self, VaultCommand.self, AuthCommand.self, ServeCommand.self, BenchCommand.self,
         ]
     )
+
+    /// Runs the command; errors from the libraries get the command that fixes them appended.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: CLIAdvice.explain(error))
+        }
+    }
 }

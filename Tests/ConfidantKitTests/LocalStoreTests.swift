@@ -33,7 +33,7 @@ struct LocalStoreTests {
         let peer = Contact(id: UUID(), email: "walrus-peer@example.com", displayName: "Quintessa Walrus")
         try store.saveContact(peer)
         try store.insert([.init(id: UUID(), peer: peer.id, direction: .incoming, senderDevice: UUID(), sentAt: Date(),
-                                text: "the eagle lands at midnight", unreadableReason: nil, state: "received")])
+                                text: "the eagle lands at midnight", unreadableReason: nil, state: .received)])
         #expect(try store.history(with: peer.id, limit: 10).first?.text == "the eagle lands at midnight")
         #expect(try store.contact(email: "WALRUS-PEER@example.com") == peer)
         // The database and its write-ahead log, where fresh rows live until a checkpoint.
@@ -56,7 +56,7 @@ struct LocalStoreTests {
         let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
         let peer = UUID()
         try store.insert(["first", "second"].map { .init(id: UUID(), peer: peer, direction: .incoming, senderDevice: nil, sentAt: Date(),
-                                                         text: $0, unreadableReason: nil, state: "received") })
+                                                         text: $0, unreadableReason: nil, state: .received) })
         try store.database.write { db in
             try db.execute(sql: "UPDATE message SET body = (SELECT body FROM message WHERE seq = 1) WHERE seq = 2")
         }

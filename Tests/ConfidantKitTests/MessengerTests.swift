@@ -88,8 +88,8 @@ struct MessengerTests {
             let bobDevice = reinstalled.identity.deviceID, bobID = await reinstalled.me
             let oldKey = IdentityFingerprint(bob.messenger.identity.publicIdentity).description
             let newKey = IdentityFingerprint(reinstalled.identity.publicIdentity).description
-            #expect(try await alice.messenger.store.session(user: bobID, device: bobDevice, fingerprint: oldKey) == nil)
-            #expect(try await alice.messenger.store.session(user: bobID, device: bobDevice, fingerprint: newKey) != nil)
+            #expect(try await alice.messenger.store.session(with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: oldKey) == nil)
+            #expect(try await alice.messenger.store.session(with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: newKey) != nil)
             #expect(try await alice.messenger.verification(of: toBob).state == .unverified)
         }
     }

@@ -29,7 +29,7 @@ struct SessionMessagingTests {
             // The sessions' secrets are sealed: no stored chain or root key appears in the database file.
             let aliceID = await alice.messenger.me
             let record = try #require(try await bob.messenger.store.session(
-                user: aliceID, device: alice.messenger.identity.deviceID,
+                with: DeviceAddress(userID: aliceID, deviceID: alice.messenger.identity.deviceID),
                 fingerprint: IdentityFingerprint(alice.messenger.identity.publicIdentity).description))
             // Bytes 66..<98 of a serialized session are its root key (docs/PROTOCOL.md §9.5).
             let root = record.sessions[0].serialized[66..<98]
@@ -55,7 +55,7 @@ struct SessionMessagingTests {
             let aliceID = await alice.messenger.me, bobID = await bob.messenger.me
             let aliceKey = alice.messenger.identity.publicIdentity
             var record = try #require(try await bob.messenger.store.session(
-                user: aliceID, device: aliceKey.deviceID, fingerprint: IdentityFingerprint(aliceKey).description))
+                with: DeviceAddress(userID: aliceID, deviceID: aliceKey.deviceID), fingerprint: IdentityFingerprint(aliceKey).description))
             var prekeys = try #require(try await bob.messenger.store.prekeys())
             for bytes in recorded {
                 guard case .ratchet(let envelope) = try WireEnvelope(serialized: bytes) else {

@@ -34,7 +34,7 @@ public struct RelayBackupTarget: BackupTarget {
         case .notFound: return false
         case .default(let status, _):
             throw status == 401 ? ConfidantKitError.sessionExpired
-                : ConfidantKitError.server(status: status, code: "backup_unavailable", message: "the server could not check \(name)")
+                : ConfidantKitError.badResponse("HTTP \(status) when checking whether \(name) exists")
         }
     }
 

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 import WebSocketKit
 
 /// Where the realtime connection stands, for a status line.
@@ -16,20 +17,18 @@ public enum ConnectionState: Sendable, Equatable {
     case stopped
 }
 
-/// Keeps `/v1/stream` open: hands each entry to `receive`, acknowledges what it stored, and after
-/// a drop reconnects with exponential back-off (with jitter) and resumes after the stored cursor,
-/// so nothing is lost or delivered twice.
+/// Keeps `/v1/stream` open: hands entries to `receive` (whatever arrived together, in order),
+/// acknowledges what it stored, and after a drop reconnects with exponential back-off (with
+/// jitter) and resumes after the stored cursor, so nothing is lost or delivered twice. While
+/// connected, `sender` sends messages over the same socket.
 struct MailboxStreamClient: Sendable {
     let serverURL: URL
     let token: String
+    let sender: StreamSender
     var initialDelay: Duration = .milliseconds(250)
     var maximumDelay: Duration = .seconds(15)
-    var logger = Logger(label: "confidant.stream")
-
-    private enum Event: Sendable {
-        case frame(Components.Schemas.StreamFrame)
-        case closed
-    }
+    /// The most entries opened and stored in one transaction.
+    static let batchLimit = 200
 
     /// Runs until the task is cancelled; throws only `sessionExpired`.
     func run(cursor: @Sendable () async throws -> Int64,
@@ -43,11 +42,13 @@ struct MailboxStreamClient: Sendable {
                 try await session(after: cursor(), receive: receive, connected: { delay = initialDelay }, state: state)
                 reason = "the server closed the connection"
             } catch ConfidantKitError.sessionExpired {
+                await sender.detach()
                 await state(.stopped)
                 throw ConfidantKitError.sessionExpired
             } catch {
                 reason = RelayClient.describe(error)
             }
+            await sender.detach()
             if Task.isCancelled { break }
             let jittered = delay * Double.random(in: 0.8...1.2)
             await state(.waiting(retryIn: jittered, reason: reason))
@@ -61,24 +62,35 @@ struct MailboxStreamClient: Sendable {
                          receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
                          connected: () -> Void,
                          state: @Sendable (ConnectionState) async -> Void) async throws {
-        let (events, continuation) = AsyncStream<Event>.makeStream()
-        let socket = try await connect(after: cursor, continuation: continuation)
+        let inbox = FrameInbox()
+        let socket = try await connect(after: cursor, inbox: inbox)
         connected()
+        await sender.attach(socket)
         let encoder = StreamCoding.encoder()
         try await withTaskCancellationHandler {
-            for await event in events {
-                switch event {
-                case .closed:
-                    return
-                case .frame(let frame):
-                    if frame.caughtUp == true { await state(.live) }
-                    guard let entry = frame.entry else { continue }
-                    let stored = try await receive([entry])
-                    if !stored.isEmpty {
-                        let acknowledgement = try encoder.encode(Components.Schemas.StreamAcknowledgement(cursors: stored))
-                        try await socket.send(String(decoding: acknowledgement, as: UTF8.self))
+            // Whatever arrived together is taken at once, so a burst is opened and stored in a
+            // few transactions instead of one per message.
+            for await _ in inbox.signals {
+                var pending: [Components.Schemas.MailboxEntry] = []
+                for event in inbox.takeAll() {
+                    switch event {
+                    case .closed:
+                        try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                        return
+                    case .frame(let frame):
+                        if let entry = frame.entry {
+                            pending.append(entry)
+                            if pending.count >= Self.batchLimit { try await flush(&pending, receive: receive, socket: socket, encoder: encoder) }
+                        }
+                        if let receipt = frame.receipt { await sender.resolve(receipt) }
+                        if let refused = frame.refused { await sender.resolve(refused) }
+                        if frame.caughtUp == true {
+                            try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                            await state(.live)
+                        }
                     }
                 }
+                try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
             }
         } onCancel: {
             _ = socket.close()
@@ -86,7 +98,20 @@ struct MailboxStreamClient: Sendable {
         try? await socket.close()
     }
 
-    private func connect(after cursor: Int64, continuation: AsyncStream<Event>.Continuation) async throws -> WebSocket {
+    /// Stores what is pending and acknowledges it.
+    private func flush(_ pending: inout [Components.Schemas.MailboxEntry],
+                       receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
+                       socket: WebSocket, encoder: JSONEncoder) async throws {
+        guard !pending.isEmpty else { return }
+        let stored = try await receive(pending)
+        pending = []
+        if !stored.isEmpty {
+            let acknowledgement = try encoder.encode(Components.Schemas.StreamRequest(cursors: stored))
+            try await socket.send(String(decoding: acknowledgement, as: UTF8.self))
+        }
+    }
+
+    private func connect(after cursor: Int64, inbox: FrameInbox) async throws -> WebSocket {
         guard var components = URLComponents(url: serverURL, resolvingAgainstBaseURL: false) else {
             throw ConfidantKitError.invalidServerURL(serverURL.absoluteString)
         }
@@ -98,18 +123,18 @@ struct MailboxStreamClient: Sendable {
         headers.add(name: "Authorization", value: "Bearer \(token)")
         let group = MultiThreadedEventLoopGroup.singleton
         let promise = group.any().makePromise(of: WebSocket.self)
+        var configuration = WebSocketClient.Configuration()
+        // A send frame carries up to 256 envelopes, base64, as the relay bounds it.
+        configuration.maxFrameSize = 1 << 23
         do {
-            try await WebSocket.connect(to: url, headers: headers, on: group) { socket in
+            try await WebSocket.connect(to: url, headers: headers, configuration: configuration, on: group) { socket in
                 let decoder = StreamCoding.decoder()
                 socket.onText { _, text in
                     if let frame = try? decoder.decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)) {
-                        continuation.yield(.frame(frame))
+                        inbox.put(.frame(frame))
                     }
                 }
-                socket.onClose.whenComplete { _ in
-                    continuation.yield(.closed)
-                    continuation.finish()
-                }
+                socket.onClose.whenComplete { _ in inbox.put(.closed) }
                 promise.succeed(socket)
             }.get()
         } catch let WebSocketClient.Error.invalidResponseStatus(head) where head.status == .unauthorized {
@@ -120,5 +145,35 @@ struct MailboxStreamClient: Sendable {
             throw error
         }
         return try await promise.futureResult.get()
+    }
+}
+
+/// Frames received and not yet handled, taken all at once.
+private final class FrameInbox: Sendable {
+    enum Event: Sendable {
+        case frame(Components.Schemas.StreamFrame)
+        case closed
+    }
+
+    /// Yields when there is something to take; coalesces.
+    let signals: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+    private let events = Mutex<[Event]>([])
+
+    init() {
+        (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func put(_ event: Event) {
+        events.withLock { $0.append(event) }
+        signal.yield()
+        if case .closed = event { signal.finish() }
+    }
+
+    func takeAll() -> [Event] {
+        events.withLock { events in
+            defer { events = [] }
+            return events
+        }
     }
 }

@@ -38,8 +38,7 @@ struct RelayClient: Sendable {
         } catch let error as ClientError where error.response == nil {
             throw ConfidantKitError.serverUnreachable(server: serverURL.absoluteString, reason: Self.describe(error.underlyingError))
         } catch let error as ClientError {
-            throw ConfidantKitError.server(status: error.response?.status.code ?? 0, code: "bad_response",
-                                           message: "the server's answer could not be read (\(Self.describe(error.underlyingError)))")
+            throw ConfidantKitError.badResponse("HTTP \(error.response?.status.code ?? 0): \(Self.describe(error.underlyingError))")
         }
     }
 
@@ -55,8 +54,9 @@ struct RelayClient: Sendable {
 /// A problem response turned into a typed error.
 func problem(_ status: Int, _ response: Components.Responses.Problem) -> ConfidantKitError {
     guard case .json(let problem) = response.body else {
-        return .server(status: status, code: "unknown", message: "the server answered \(status)")
+        return .server(status: status, code: .unrecognized, message: "the server answered \(status)")
     }
-    if status == 401, problem.error == "unauthenticated" { return .sessionExpired }
-    return .server(status: status, code: problem.error, message: problem.message)
+    let code = APIErrorCode(code: problem.error)
+    if code == .unauthenticated { return .sessionExpired }
+    return .server(status: status, code: code, message: problem.message)
 }

@@ -76,10 +76,10 @@ extension RelayClient {
         case .created(let created): progress = try created.body.json
         case .default(let status, let response): throw problem(status, response)
         }
-        guard let id = progress.transactionId else { throw ConfidantKitError.server(status: 500, code: "bad_response", message: "no transaction id") }
+        guard let id = progress.transactionId else { throw ConfidantKitError.badResponse("the sign-in has no transaction id") }
         while true {
             if let session = progress.session { return session }
-            guard let wire = progress.step else { throw ConfidantKitError.server(status: 500, code: "bad_response", message: "no step") }
+            guard let wire = progress.step else { throw ConfidantKitError.badResponse("the sign-in has neither a step nor a session") }
             let step = SignInStep(wire)
             let reply = step.method == .password ? password : try await answer(step)
             let body = Components.Schemas.SignInAnswer(method: wire.method, answer: reply)
@@ -88,7 +88,7 @@ extension RelayClient {
                 progress = try ok.body.json
             case .default(let status, let response):
                 let error = problem(status, response)
-                guard error.serverCode == "invalid_credentials", step.method != .password else { throw error }
+                guard error.serverCode == .invalidCredentials, step.method != .password else { throw error }
                 switch try await call({ try await $0.currentSignInStep(path: .init(transactionId: id)) }) {
                 case .ok(let ok): progress = try ok.body.json
                 case .default(let status, let response): throw problem(status, response)

@@ -82,11 +82,11 @@ public final class AuthViewModel {
             password = ""
         } catch let error as ConfidantKitError {
             switch error.serverCode {
-            case "email_taken", "invalid_email": fieldErrors[.email] = Self.message(error)
-            case "weak_password": fieldErrors[.password] = Self.message(error)
-            case "invalid_display_name": fieldErrors[.displayName] = Self.message(error)
-            case "invalid_name": fieldErrors[.firstName] = Self.message(error)
-            case "invalid_credentials": generalError = "Wrong e-mail or password"
+            case .emailTaken?, .invalidEmail?: fieldErrors[.email] = Self.message(error)
+            case .weakPassword?: fieldErrors[.password] = Self.message(error)
+            case .invalidDisplayName?: fieldErrors[.displayName] = Self.message(error)
+            case .invalidName?: fieldErrors[.firstName] = Self.message(error)
+            case .invalidCredentials?: generalError = "Wrong e-mail or password"
             default: generalError = Self.message(error)
             }
         } catch {

@@ -1,0 +1,132 @@
+import ConfidantAPI
+import ConfidantAuth
+import ConfidantCrypto
+import Crypto
+import Foundation
+
+/// Whether a peer's current keys are the ones the user verified, and the safety numbers to compare.
+public struct PeerVerification: Sendable {
+    public enum State: Sendable, Equatable { case unverified, verified, changedSinceVerification }
+
+    public let contact: Contact
+    public let safetyNumbers: [(deviceID: UUID, number: SafetyNumber)]
+    public let state: State
+}
+
+/// The server's directory and the device keys of its users as this profile knows them: finding
+/// contacts, refreshing keys (recording changes and the seed's "security key changed" notice),
+/// and verification by safety numbers.
+struct KeyDirectory: Sendable {
+    let relay: RelayClient
+    let store: LocalStore
+    let identity: PrivateIdentity
+    let me: UUID
+    let events: MessengerEvents
+    let now: @Sendable () -> Date
+
+    /// Users on the server except this one, ordered by e-mail; `search` is an e-mail or name prefix.
+    func users(search: String? = nil, limit: Int = 1000) async throws -> [Contact] {
+        var contacts: [Contact] = []
+        var after: String?
+        repeat {
+            let page: Components.Schemas.UserPage
+            let query = Operations.ListUsers.Input.Query(query: search, limit: 200, after: after)
+            switch try await relay.call({ try await $0.listUsers(query: query) }) {
+            case .ok(let ok): page = try ok.body.json
+            case .default(let status, let response): throw problem(status, response)
+            }
+            for user in page.users {
+                guard let id = UUID(uuidString: user.id) else { throw ConfidantKitError.badResponse("a user id is not a UUID: \(user.id)") }
+                contacts.append(Contact(id: id, email: user.email, displayName: user.displayName))
+            }
+            after = page.next
+        } while after != nil && contacts.count < limit
+        return contacts
+    }
+
+    /// A user by e-mail: from the contacts this profile knows, else from the server's directory.
+    func contact(email: String) async throws -> Contact {
+        let normalized = (try? EmailAddress(email).value) ?? email.lowercased()
+        if let known = try store.contact(email: normalized) { return known }
+        guard let found = try await users(search: normalized, limit: 200).first(where: { $0.email.lowercased() == normalized }) else {
+            throw ConfidantKitError.unknownUser(email)
+        }
+        try store.saveContact(found)
+        return found
+    }
+
+    /// Fetches the user's current devices and records them, with a notice for each change;
+    /// returns them.
+    @discardableResult
+    func refreshKeys(of user: UUID) async throws -> [PublicIdentity] {
+        let keys: Components.Schemas.UserKeys
+        switch try await relay.call({ try await $0.getUser(path: .init(userId: user.canonicalString)) }) {
+        case .ok(let ok): keys = try ok.body.json
+        case .default(let status, let response): throw problem(status, response)
+        }
+        let contact = Contact(id: user, email: keys.user.email, displayName: keys.user.displayName)
+        let identities = try keys.devices.map { device in
+            do {
+                return try PublicIdentity(serialized: device.identity.data)
+            } catch {
+                throw ConfidantKitError.badResponse("device \(device.deviceId) of \(contact.email) has an invalid identity (\(error))")
+            }
+        }
+        let record = user == me ? nil : try store.contactRecord(contact)
+        let now = now()
+        let notices = try store.transaction { transaction in
+            if let record { try LocalStore.save(record, transaction.db) }
+            let changes = try LocalStore.applyCurrentKeys(of: user, identities, now: now, in: transaction)
+            guard user != me else { return [ChatMessage]() }
+            return try store.insert(changes.map { change in
+                LocalStore.NewMessage(id: change.noticeID, peer: user, direction: .notice, senderDevice: change.deviceID, sentAt: now,
+                                      text: change.noticeText(name: contact.displayName), unreadableReason: nil, state: .received)
+            }, transaction.db)
+        }
+        for notice in notices { events.emit(.message(notice)) }
+        return identities
+    }
+
+    // MARK: Verification
+
+    private static func digest(_ identities: [PublicIdentity]) -> Data {
+        var hash = SHA256()
+        for serialized in identities.map(\.serialized).sorted(by: { $0.lexicographicallyPrecedes($1) }) { hash.update(data: serialized) }
+        return Data(hash.finalize())
+    }
+
+    /// Refreshes the peer's keys when the server is reachable, then compares with what was verified.
+    func verification(of contact: Contact) async throws -> PeerVerification {
+        let current: [PublicIdentity]
+        do {
+            current = try await refreshKeys(of: contact.id)
+        } catch ConfidantKitError.serverUnreachable {
+            current = try store.keys(of: contact.id).map(\.identity)
+        }
+        let numbers = current.map { (deviceID: $0.deviceID, number: SafetyNumber(identity.publicIdentity, $0)) }
+        let state: PeerVerification.State
+        switch try store.verifiedDigest(of: contact.id) {
+        case nil: state = .unverified
+        case let verified? where verified == Self.digest(current): state = .verified
+        default: state = .changedSinceVerification
+        }
+        return PeerVerification(contact: contact, safetyNumbers: numbers, state: state)
+    }
+
+    /// Marks the peer's current keys (as last fetched) as verified.
+    func markVerified(_ contact: Contact) throws {
+        try store.setVerifiedDigest(Self.digest(store.keys(of: contact.id).map(\.identity)), of: contact.id)
+    }
+
+    /// Whether the peer was verified and their keys changed since.
+    func keysChangedSinceVerification(_ user: UUID) throws -> Bool {
+        guard let verified = try store.verifiedDigest(of: user) else { return false }
+        return try verified != Self.digest(store.keys(of: user).map(\.identity))
+    }
+
+    /// Sending anyway accepts the new keys, as Signal does: the contact is no longer marked
+    /// verified, and later sends do not ask again.
+    func acceptChangedKeys(of user: UUID) throws {
+        try store.setVerifiedDigest(nil, of: user)
+    }
+}

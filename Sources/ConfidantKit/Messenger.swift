@@ -1,0 +1,148 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+
+/// One signed-in profile: its device identity, local store and server. A façade over the parts
+/// that do the work — `KeyDirectory` (contacts, keys, verification), `MessageSender` (outbox and
+/// delivery), `MessageReceiver` (sync and live entries), `PrekeyMaintenance` — each of which
+/// keeps the protocol decisions in `SessionCipher` and the state in `LocalStore`.
+///
+/// Open one with ``open(_:passphrase:)``, or sign in with ``register(_:passphrase:server:email:password:displayName:firstName:lastName:)``
+/// or ``login(_:passphrase:server:email:password:newDeviceKey:answer:)``.
+public actor Messenger {
+    public nonisolated let identity: PrivateIdentity
+    public private(set) var account: AccountState
+    public private(set) var connection: ConnectionState = .stopped
+    let store: LocalStore
+    let relay: RelayClient
+    let directory: KeyDirectory
+    let prekeys: PrekeyMaintenance
+    private let sender: MessageSender
+    private let receiver: MessageReceiver
+    private let stream = StreamSender()
+    private let eventHub = MessengerEvents()
+    private var liveTask: Task<Void, Never>?
+
+    init(identity: PrivateIdentity, account: AccountState, store: LocalStore, retry: RetryPolicy = RetryPolicy(),
+         now: @escaping @Sendable () -> Date = { Date() }) {
+        self.identity = identity
+        self.account = account
+        self.store = store
+        relay = RelayClient(serverURL: account.serverURL, token: account.token)
+        let cipher = SessionCipher(identity: identity, userID: account.userID)
+        directory = KeyDirectory(relay: relay, store: store, identity: identity, me: account.userID, events: eventHub, now: now)
+        prekeys = PrekeyMaintenance(relay: relay, store: store, identity: identity)
+        sender = MessageSender(relay: relay, store: store, directory: directory, cipher: cipher, stream: stream, events: eventHub,
+                               retry: retry, now: now)
+        receiver = MessageReceiver(relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub)
+    }
+
+    public var me: UUID { account.userID }
+
+    /// Why the last delivery attempt could not reach the server, for "queued" messages.
+    public var lastUnreachable: String? { get async { await sender.lastUnreachable } }
+
+    /// A stream of what happens from now on; each call gets its own stream.
+    public func events() -> AsyncStream<MessengerEvent> { eventHub.subscribe() }
+
+    /// Signs out on the server (best effort when it is unreachable) and forgets the token.
+    public func logout() async throws {
+        stopLive()
+        _ = try? await relay.call { try await $0.signOut() }
+        account.token = nil
+        try store.saveAccount(account)
+    }
+
+    // MARK: Directory and keys
+
+    /// Users on the server except this one, ordered by e-mail; `search` is an e-mail or name prefix.
+    public func users(search: String? = nil, limit: Int = 1000) async throws -> [Contact] {
+        try await directory.users(search: search, limit: limit)
+    }
+
+    /// A user by e-mail: from the contacts this profile knows, else from the server's directory.
+    public func contact(email: String) async throws -> Contact { try await directory.contact(email: email) }
+
+    /// A contact this profile has stored, by id.
+    public func knownContact(_ id: UUID) throws -> Contact? { try store.contact(id: id) }
+
+    /// The user's keys as this profile knows them, retired ones too.
+    public func knownKeys(of user: UUID) throws -> [KnownKey] { try store.keys(of: user, includingRetired: true) }
+
+    /// This account's devices as the server lists them.
+    public func devices() async throws -> [PublicIdentity] { try await directory.refreshKeys(of: me) }
+
+    /// The safety numbers with the peer's devices, and whether they are the keys you verified.
+    public func verification(of contact: Contact) async throws -> PeerVerification { try await directory.verification(of: contact) }
+
+    /// Marks the peer's current keys (as last fetched) as verified.
+    public func markVerified(_ contact: Contact) throws { try directory.markVerified(contact) }
+
+    // MARK: Messages
+
+    /// Stores the message and delivers the outbox up to it. When the server is unreachable the
+    /// message stays `pending` and goes, in order, with the next delivery (`sync`, the live
+    /// stream's reconnect, or the next send), exactly once: the server deduplicates on its id.
+    /// - Parameter confirmKeyChange: send even though a verified peer's keys changed since.
+    public func send(_ text: String, to contact: Contact, confirmKeyChange: Bool = false) async throws -> ChatMessage {
+        try await sender.send(text, to: contact, confirmKeyChange: confirmKeyChange)
+    }
+
+    /// Delivers everything waiting in the outbox, in order; returns how many went out.
+    @discardableResult
+    public func flushOutbox() async throws -> Int { try await sender.deliverOutbox() }
+
+    /// Queues a failed message again and tries to deliver it.
+    public func retry(_ id: UUID, confirmKeyChange: Bool = false) async throws -> ChatMessage.Status {
+        try await sender.retry(id, confirmKeyChange: confirmKeyChange)
+    }
+
+    /// Keeps prekeys topped up, delivers the outbox, then fetches, stores and acknowledges
+    /// everything waiting on the server.
+    @discardableResult
+    public func sync() async throws -> [ChatMessage] {
+        try await prekeys.maintain()
+        try await sender.deliverOutbox()
+        return try await receiver.fetchAll()
+    }
+
+    /// Conversations, most recent first.
+    public func conversations() throws -> [ConversationSummary] { try store.conversations() }
+
+    /// The last `limit` lines with a peer, oldest first.
+    public func history(with peer: UUID, limit: Int = 50) throws -> [ChatMessage] { try store.history(with: peer, limit: limit) }
+
+    public func markRead(_ peer: UUID) throws { try store.markRead(peer: peer) }
+
+    // MARK: Live
+
+    /// Keeps the realtime stream open until `stopLive`: incoming messages arrive as events,
+    /// sends go over the stream while it is up, and the outbox is delivered each time the
+    /// connection is (re)established.
+    public func startLive() {
+        guard liveTask == nil, let token = account.token else { return }
+        let client = MailboxStreamClient(serverURL: account.serverURL, token: token, sender: stream)
+        let store = store, receiver = receiver
+        liveTask = Task { [weak self] in
+            do {
+                try await client.run(
+                    cursor: { try store.cursor() },
+                    receive: { entries in try await receiver.receive(entries).cursors },
+                    state: { [weak self] state in await self?.connectionChanged(state) })
+            } catch {
+                await self?.connectionChanged(.stopped)
+            }
+        }
+    }
+
+    public func stopLive() {
+        liveTask?.cancel()
+        liveTask = nil
+    }
+
+    private func connectionChanged(_ state: ConnectionState) async {
+        connection = state
+        eventHub.emit(.connection(state))
+        if state == .live { _ = try? await sender.deliverOutbox() }
+    }
+}

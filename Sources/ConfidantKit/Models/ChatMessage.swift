@@ -1,0 +1,47 @@
+import Foundation
+
+/// One line of a conversation: a message either way, or a notice such as a key change.
+public struct ChatMessage: Sendable, Hashable, Identifiable {
+    public enum Direction: Int, Sendable, Codable {
+        case incoming = 0, outgoing = 1, notice = 2
+    }
+
+    public enum Status: Sendable, Hashable {
+        /// Received (incoming) or a notice.
+        case received
+        /// Waiting in the outbox for the server.
+        case pending
+        /// Stored by the server.
+        case sent
+        /// Not sent; the reason says why. `retry` queues it again.
+        case failed(String)
+    }
+
+    /// The message id (shared by the sender's copies); notices get a derived id.
+    public let id: UUID
+    /// Local order of arrival.
+    public let sequence: Int64
+    public let peer: UUID
+    public let direction: Direction
+    public let sentAt: Date
+    /// The text, or nil when the message could not be read.
+    public let text: String?
+    /// Why the message could not be read.
+    public let unreadableReason: String?
+    public let status: Status
+    public let isRead: Bool
+    /// The envelope version that carried a received message: 2 for a forward-secret session
+    /// (docs/PROTOCOL.md §9), 1 for a one-shot v1 envelope; nil for notices and own sends.
+    public var envelopeVersion: Int? = nil
+
+    /// What a screen shows: the text, or a placeholder saying why there is none.
+    public var displayText: String {
+        if let text { return text }
+        return "[unreadable message: \(unreadableReason ?? "unknown reason")]"
+    }
+
+    func with(status: Status) -> ChatMessage {
+        ChatMessage(id: id, sequence: sequence, peer: peer, direction: direction, sentAt: sentAt, text: text,
+                    unreadableReason: unreadableReason, status: status, isRead: isRead, envelopeVersion: envelopeVersion)
+    }
+}

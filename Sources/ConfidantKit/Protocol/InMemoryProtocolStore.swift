@@ -1,0 +1,41 @@
+import ConfidantCrypto
+import Foundation
+import Synchronization
+
+/// The protocol stores in memory: for tests of the protocol logic without a database or relay,
+/// and for tools that need no persistence.
+public final class InMemoryProtocolStore: SessionStore, PrekeyStore, IdentityStore, Sendable {
+    private struct State {
+        var sessions: [DeviceAddress: (fingerprint: String, record: SessionRecord)] = [:]
+        var prekeys: DevicePrekeys?
+        var keys: [DeviceAddress: [PublicIdentity]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init(prekeys: DevicePrekeys? = nil) {
+        state.withLock { $0.prekeys = prekeys }
+    }
+
+    public func session(with device: DeviceAddress, fingerprint: String) -> SessionRecord? {
+        state.withLock { state in state.sessions[device].flatMap { $0.fingerprint == fingerprint ? $0.record : nil } }
+    }
+
+    public func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) {
+        state.withLock { $0.sessions[device] = (fingerprint, record) }
+    }
+
+    public func devicePrekeys() -> DevicePrekeys? { state.withLock { $0.prekeys } }
+
+    public func storeDevicePrekeys(_ prekeys: DevicePrekeys) { state.withLock { $0.prekeys = prekeys } }
+
+    public func knownKeys(of device: DeviceAddress) -> [PublicIdentity] { state.withLock { $0.keys[device] ?? [] } }
+
+    /// Records `identity` as the device's current key (the previous ones stay as retired).
+    public func learn(_ identity: PublicIdentity, of user: UUID) {
+        let device = DeviceAddress(userID: user, deviceID: identity.deviceID)
+        state.withLock { state in
+            state.keys[device] = [identity] + (state.keys[device] ?? []).filter { $0 != identity }
+        }
+    }
+}

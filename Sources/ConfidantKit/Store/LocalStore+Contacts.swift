@@ -1,0 +1,92 @@
+import ConfidantCrypto
+import Foundation
+import GRDB
+
+/// Contacts (sealed), the device keys seen for each user, and what the user verified.
+extension LocalStore {
+    func saveContact(_ contact: Contact) throws {
+        let record = try contactRecord(contact)
+        try write { db in try Self.save(record, db) }
+    }
+
+    func contactRecord(_ contact: Contact) throws -> ContactRecord {
+        ContactRecord(userID: contact.id, emailLookup: dataKey.lookup(contact.email.lowercased()),
+                      sealed: try seal(JSONEncoder().encode(contact), .contact(contact.id)), verifiedDigest: nil)
+    }
+
+    /// Inserts or updates the contact, keeping what the user verified.
+    static func save(_ record: ContactRecord, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO contact (user_id, email_lookup, sealed) VALUES (?, ?, ?)
+            ON CONFLICT (user_id) DO UPDATE SET email_lookup = excluded.email_lookup, sealed = excluded.sealed
+            """, arguments: [record.userID.canonicalString, record.emailLookup, record.sealed])
+    }
+
+    func contact(id: UUID) throws -> Contact? {
+        try read { db in try contacts([id], db)[id] }
+    }
+
+    func contact(email: String) throws -> Contact? {
+        try read { db in
+            guard let record = try ContactRecord.filter(ContactRecord.Columns.emailLookup == dataKey.lookup(email.lowercased())).fetchOne(db)
+            else { return nil }
+            return try contact(record)
+        }
+    }
+
+    /// The contacts among `ids` that this profile knows, in one query.
+    func contacts(_ ids: some Collection<UUID>, _ db: Database) throws -> [UUID: Contact] {
+        guard !ids.isEmpty else { return [:] }
+        let records = try ContactRecord.filter(ids.map(\.canonicalString).contains(ContactRecord.Columns.userID)).fetchAll(db)
+        return Dictionary(try records.map { ($0.userID, try contact($0)) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private func contact(_ record: ContactRecord) throws -> Contact {
+        try JSONDecoder().decode(Contact.self, from: open(record.sealed, .contact(record.userID)))
+    }
+
+    /// The user's device keys, oldest first; retired ones only when asked.
+    func keys(of user: UUID, includingRetired: Bool = false) throws -> [KnownKey] {
+        try read { db in
+            var request = ContactKeyRecord.filter(ContactKeyRecord.Columns.userID == user.canonicalString)
+            if !includingRetired { request = request.filter(ContactKeyRecord.Columns.retiredAt == nil) }
+            return try request.order(ContactKeyRecord.Columns.firstSeen).fetchAll(db).map {
+                KnownKey(identity: try PublicIdentity(serialized: $0.identity), firstSeen: $0.firstSeen, retiredAt: $0.retiredAt)
+            }
+        }
+    }
+
+    /// Records the user's current device keys as the server lists them (see `KeyUpdate`) and
+    /// returns what changed since the last time.
+    static func applyCurrentKeys(of user: UUID, _ current: [PublicIdentity], now: Date, in transaction: StoreTransaction) throws -> [KeyChange] {
+        let db = transaction.db
+        let rows = try ContactKeyRecord.filter(ContactKeyRecord.Columns.userID == user.canonicalString).fetchAll(db)
+        let update = KeyUpdate(user: user, known: rows.filter { $0.retiredAt == nil }.map { .init(deviceID: $0.deviceID, fingerprint: $0.fingerprint) },
+                               seenBefore: !rows.isEmpty, current: current)
+        for key in update.retire {
+            try db.execute(sql: "UPDATE contact_key SET retired_at = ? WHERE user_id = ? AND device_id = ? AND fingerprint = ?",
+                           arguments: [now.timeIntervalSince1970, user.canonicalString, key.deviceID.canonicalString, key.fingerprint])
+        }
+        try transaction.endSessions(of: user, devices: update.endSessions)
+        for identity in update.add {
+            // A key that comes back (a device re-registered an earlier key) is current again.
+            try db.execute(sql: """
+                INSERT INTO contact_key (user_id, device_id, fingerprint, identity, first_seen, retired_at) VALUES (?, ?, ?, ?, ?, NULL)
+                ON CONFLICT DO UPDATE SET retired_at = NULL
+                """, arguments: [user.canonicalString, identity.deviceID.canonicalString, IdentityFingerprint(identity).description,
+                                 identity.serialized, now.timeIntervalSince1970])
+        }
+        return update.changes
+    }
+
+    func verifiedDigest(of user: UUID) throws -> Data? {
+        try read { db in try ContactRecord.fetchOne(db, key: user.canonicalString)?.verifiedDigest }
+    }
+
+    func setVerifiedDigest(_ digest: Data?, of user: UUID) throws {
+        _ = try write { db in
+            try ContactRecord.filter(ContactRecord.Columns.userID == user.canonicalString)
+                .updateAll(db, ContactRecord.Columns.verifiedDigest.set(to: digest))
+        }
+    }
+}

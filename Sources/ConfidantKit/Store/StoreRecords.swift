@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+
+// The local store's rows as GRDB records. Ids are stored as lowercase text and times as seconds
+// since 1970 (REAL), as the first version of the schema did; sealed columns hold AES-GCM boxes
+// under the profile's `LocalDataKey`.
+
+/// Common encoding for the store's records.
+protocol StoreRecord: Codable, FetchableRecord, PersistableRecord {}
+
+extension StoreRecord {
+    static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy { .lowercaseString }
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+}
+
+/// What state an outgoing message is in; received messages and notices are `received`.
+enum MessageState: String, Codable, DatabaseValueConvertible {
+    case pending, sent, failed, received
+}
+
+extension ChatMessage.Direction: DatabaseValueConvertible {}
+
+/// `meta`: one sealed or plain value per key.
+struct MetaRecord: StoreRecord {
+    static let databaseTableName = "meta"
+    enum Key: String { case dataKey = "data_key", account, cursor, prekeys }
+
+    var key: String
+    var value: Data
+
+    enum Columns {
+        static let key = Column(CodingKeys.key)
+    }
+}
+
+/// `contact`: a user this profile knows, sealed, with a keyed hash of the e-mail for lookups.
+struct ContactRecord: StoreRecord {
+    static let databaseTableName = "contact"
+
+    var userID: UUID
+    var emailLookup: Data
+    /// The JSON of `Contact`, sealed.
+    var sealed: Data
+    /// A digest of the keys the user verified (their safety number), nil when not verified.
+    var verifiedDigest: Data?
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", emailLookup = "email_lookup", sealed, verifiedDigest = "verified_digest"
+    }
+
+    enum Columns {
+        static let userID = Column(CodingKeys.userID)
+        static let emailLookup = Column(CodingKeys.emailLookup)
+        static let verifiedDigest = Column(CodingKeys.verifiedDigest)
+    }
+}
+
+/// `contact_key`: every device key seen for a user; retired keys stay, so old envelopes can
+/// still be told apart from forgeries.
+struct ContactKeyRecord: StoreRecord {
+    static let databaseTableName = "contact_key"
+
+    var userID: UUID
+    var deviceID: UUID
+    var fingerprint: String
+    /// The serialized `PublicIdentity` (docs/PROTOCOL.md §2).
+    var identity: Data
+    var firstSeen: Date
+    var retiredAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", deviceID = "device_id", fingerprint, identity, firstSeen = "first_seen", retiredAt = "retired_at"
+    }
+
+    enum Columns {
+        static let userID = Column(CodingKeys.userID)
+        static let deviceID = Column(CodingKeys.deviceID)
+        static let fingerprint = Column(CodingKeys.fingerprint)
+        static let firstSeen = Column(CodingKeys.firstSeen)
+        static let retiredAt = Column(CodingKeys.retiredAt)
+    }
+}
+
+/// `message`: one line of a conversation, the body sealed.
+struct MessageRecord: StoreRecord {
+    static let databaseTableName = "message"
+
+    /// Local order of arrival; nil until inserted.
+    var seq: Int64?
+    var messageID: UUID
+    var peerID: UUID
+    var direction: ChatMessage.Direction
+    var senderDevice: UUID?
+    var sentAt: Date
+    /// The UTF-8 text, sealed; nil for an unreadable message.
+    var body: Data?
+    var unreadableReason: String?
+    var state: MessageState
+    var failure: String?
+    var isRead: Bool
+    /// The envelope version that carried a received message.
+    var envelope: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case seq, messageID = "message_id", peerID = "peer_id", direction, senderDevice = "sender_device", sentAt = "sent_at", body,
+             unreadableReason = "unreadable_reason", state, failure, isRead = "is_read", envelope
+    }
+
+    enum Columns {
+        static let seq = Column(CodingKeys.seq)
+        static let messageID = Column(CodingKeys.messageID)
+        static let peerID = Column(CodingKeys.peerID)
+        static let direction = Column(CodingKeys.direction)
+        static let state = Column(CodingKeys.state)
+        static let failure = Column(CodingKeys.failure)
+        static let isRead = Column(CodingKeys.isRead)
+    }
+}
+
+/// `outbox`: outgoing messages waiting for the server, delivered in the order they were written.
+struct OutboxRecord: StoreRecord {
+    static let databaseTableName = "outbox"
+
+    var messageID: UUID
+    var peerID: UUID
+    var attempts: Int
+    /// The user chose to send despite a verified contact's key change.
+    var confirmed: Bool
+    var createdAt: Date
+    /// When the next automatic attempt is due, after a transient failure.
+    var nextAttemptAt: Date?
+    /// Why the last attempt did not get through.
+    var lastError: String?
+
+    enum CodingKeys: String, CodingKey {
+        case messageID = "message_id", peerID = "peer_id", attempts, confirmed, createdAt = "created_at",
+             nextAttemptAt = "next_attempt_at", lastError = "last_error"
+    }
+
+    enum Columns {
+        static let messageID = Column(CodingKeys.messageID)
+        static let attempts = Column(CodingKeys.attempts)
+        static let nextAttemptAt = Column(CodingKeys.nextAttemptAt)
+        static let lastError = Column(CodingKeys.lastError)
+    }
+}
+
+/// `session`: the sessions with one peer device, sealed, bound to the key they were started with.
+struct SessionRow: StoreRecord {
+    static let databaseTableName = "session"
+
+    var userID: UUID
+    var deviceID: UUID
+    var fingerprint: String
+    /// The serialized `SessionRecord`, sealed.
+    var sealed: Data
+    var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", deviceID = "device_id", fingerprint, sealed, updatedAt = "updated_at"
+    }
+
+    enum Columns {
+        static let userID = Column(CodingKeys.userID)
+        static let deviceID = Column(CodingKeys.deviceID)
+        static let fingerprint = Column(CodingKeys.fingerprint)
+    }
+}
