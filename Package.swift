@@ -132,6 +132,22 @@ let package = Package(
                 .product(name: "WebSocketKit", package: "websocket-kit"),
             ]
         ),
+        // The relay load generator (Benchmarks/relay.sh); not part of the user-facing CLI.
+        .executableTarget(
+            name: "relay-load",
+            dependencies: [
+                "ConfidantServer",
+                "ConfidantAPI",
+                "ConfidantCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/RelayLoad"
+        ),
         .testTarget(
             name: "ConfidantCryptoTests",
             dependencies: ["ConfidantCrypto", "ConfidantAuth", .product(name: "PropertyBased", package: "swift-property-based")]

@@ -52,7 +52,7 @@ struct ViewModelTests {
         }
     }
 
-    @Test("conversations newest first with time ago and unread counts; new message lists others and searches")
+    @Test("conversations newest first with time ago and unread counts, live without refreshing; new message lists others and searches")
     func conversationsAndDirectory() async throws {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
@@ -60,15 +60,28 @@ struct ViewModelTests {
             let carol = try await KitUser.register(relay, name: "Carol")
             defer { Task { await alice.remove(); await bob.remove(); await carol.remove() } }
             _ = try await bob.messenger.send("from bob", to: bob.messenger.contact(email: alice.email))
+            let clock = ManualClock()
+            let model = ConversationsViewModel(messenger: alice.messenger, now: clock.now)
+            let running = Task { await model.run(updatingTimesEvery: .seconds(3600)) }
+            defer { running.cancel() }
+            await alice.messenger.startLive()
+            try await waitUntil { model.rows.map(\.summary.peer.displayName) == ["Bob"] }
+            #expect(model.connection == .live)
+            // Carol writes: her conversation appears on top, live, with its unread count.
             _ = try await carol.messenger.send("from carol 1", to: carol.messenger.contact(email: alice.email))
             _ = try await carol.messenger.send("from carol 2", to: carol.messenger.contact(email: alice.email))
-            let model = ConversationsViewModel(messenger: alice.messenger)
-            await model.refresh(now: Date().addingTimeInterval(600))
+            try await waitUntil { model.rows.first?.summary.unread == 2 }
             #expect(model.error == nil)
             #expect(model.rows.map(\.summary.peer.displayName) == ["Carol", "Bob"])
             #expect(model.rows.map(\.summary.unread) == [2, 1])
-            #expect(model.rows.map(\.timeAgo) == ["10 min ago", "10 min ago"])
             #expect(model.rows.first?.summary.preview == "from carol 2")
+            #expect(model.rows.map(\.timeAgo) == ["just now", "just now"])
+            clock.advance(by: 630)  // the messages were written a moment after the clock started
+            model.updateTimes()
+            #expect(model.rows.map(\.timeAgo) == ["10 min ago", "10 min ago"])
+            // Reading a conversation clears its count, live.
+            try await alice.messenger.markRead(try alice.messenger.contact(email: carol.email).id)
+            try await waitUntil { model.rows.first?.summary.unread == 0 }
 
             let directory = NewMessageViewModel(messenger: alice.messenger)
             await directory.load()
@@ -92,7 +105,7 @@ struct ViewModelTests {
             let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
             await chat.load()
             #expect(chat.messages.isEmpty)
-            let listening = Task { await chat.listen() }
+            let listening = Task { await chat.run() }
             defer { listening.cancel() }
             await alice.messenger.startLive()
             try await waitUntil { await alice.messenger.connection == .live }
@@ -107,6 +120,8 @@ struct ViewModelTests {
             try await waitUntil { chat.messages.count == 2 }
             #expect(chat.messages.last?.text == "hi Alice")
             #expect(chat.messages.last?.direction == .incoming)
+            // An open chat marks what arrives as read.
+            try await waitUntil { chat.messages.last?.isRead == true }
             #expect(chat.keyChangeBanner == nil)
 
             // Bob signs in on a new device: the banner appears live, and goes when Alice writes again.

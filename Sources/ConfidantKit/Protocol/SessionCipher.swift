@@ -25,7 +25,7 @@ public struct SessionCipher: Sendable {
         /// The device published prekeys: start a session with them.
         case prekeys(PrekeyBundle)
         /// The device never published prekeys: it gets a one-shot v1 envelope.
-        case none
+        case noPrekeys
     }
 
     /// Why sealing stopped.
@@ -65,7 +65,7 @@ public struct SessionCipher: Sendable {
                 switch bundles[recipient.address] {
                 case nil:
                     throw SealError.missingBundle(recipient.address)
-                case .none?:
+                case .noPrekeys?:
                     return try sealV1(payload, messageID: messageID, sentAt: sentAt, for: recipient)
                 case .prekeys(let bundle)?:
                     do {

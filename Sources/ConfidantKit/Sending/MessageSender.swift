@@ -172,7 +172,7 @@ actor MessageSender {
         case .ok(let ok): bundles = try ok.body.json
         case .default(let status, let response): throw problem(status, response)
         }
-        guard let wire = bundles.first(where: { UUID(uuidString: $0.deviceId) == device.deviceID }) else { return .none }
+        guard let wire = bundles.first(where: { UUID(uuidString: $0.deviceId) == device.deviceID }) else { return .noPrekeys }
         guard let bundle = PrekeyBundle(wire) else {
             throw ConfidantKitError.untrustedPrekeys(name: device.description, reason: "the bundle's key ids are out of range")
         }

@@ -1,8 +1,10 @@
 import Foundation
 import Observation
 
-/// One conversation: history, sending with a draft, live incoming messages, the key-change banner,
-/// placeholders for unreadable messages, and failed sends with retry.
+/// One conversation: history, sending with a draft, the key-change banner, placeholders for
+/// unreadable messages, and failed sends with retry. `run()` keeps it live: messages follow the
+/// local store (arrivals, delivery states), are marked read while the chat is open, and the
+/// connection shows as an offline banner.
 @MainActor @Observable
 public final class ChatViewModel {
     public let peer: Contact
@@ -13,25 +15,54 @@ public final class ChatViewModel {
     /// The last send was held because a verified peer's key changed; `send(confirmKeyChange: true)` sends anyway.
     public private(set) var needsKeyChangeConfirmation = false
     public private(set) var error: String?
+    public private(set) var connection: ConnectionState = .stopped
     private let messenger: Messenger
+    private let limit: Int
 
-    public init(messenger: Messenger, peer: Contact) {
+    /// - Parameter limit: how many of the latest lines the chat holds.
+    public init(messenger: Messenger, peer: Contact, limit: Int = 200) {
         self.messenger = messenger
         self.peer = peer
+        self.limit = limit
     }
 
-    /// Loads the history and marks it read.
-    public func load(limit: Int = 200) async {
+    /// Reads the history once and marks it read.
+    public func load() async {
         do {
-            messages = try await messenger.history(with: peer.id, limit: limit)
+            show(try await messenger.history(with: peer.id, limit: limit))
             try await messenger.markRead(peer.id)
-            updateBanner()
         } catch {
             self.error = String(describing: error)
         }
     }
 
-    private func updateBanner() {
+    /// Keeps the chat live until the task is cancelled.
+    public func run() async {
+        async let store: Void = followStore()
+        async let connection: Void = followConnection()
+        _ = await (store, connection)
+    }
+
+    private func followStore() async {
+        do {
+            for try await messages in messenger.historyUpdates(with: peer.id, limit: limit) {
+                show(messages)
+                if messages.contains(where: { !$0.isRead }) { try await messenger.markRead(peer.id) }
+            }
+        } catch {
+            self.error = String(describing: error)
+        }
+    }
+
+    private func followConnection() async {
+        connection = await messenger.connection
+        for await event in await messenger.events() {
+            if case .connection(let state) = event { connection = state }
+        }
+    }
+
+    private func show(_ messages: [ChatMessage]) {
+        self.messages = messages
         let lastNotice = messages.lastIndex { $0.direction == .notice }
         let lastSent = messages.lastIndex { $0.direction == .outgoing }
         if let lastNotice, lastSent.map({ $0 < lastNotice }) ?? true {
@@ -41,11 +72,15 @@ public final class ChatViewModel {
         }
     }
 
-    public func send(confirmKeyChange: Bool = false) async {
+    /// Sends the draft; a verified contact whose key changed asks for confirmation first.
+    /// Returns the message as stored (pending when the server could not take it now).
+    @discardableResult
+    public func send(confirmKeyChange: Bool = false) async -> ChatMessage? {
         let text = draft
-        guard !text.isEmpty else { return }
+        guard !text.isEmpty else { return nil }
+        var sent: ChatMessage?
         do {
-            _ = try await messenger.send(text, to: peer, confirmKeyChange: confirmKeyChange)
+            sent = try await messenger.send(text, to: peer, confirmKeyChange: confirmKeyChange)
             draft = ""
             needsKeyChangeConfirmation = false
             error = nil
@@ -56,8 +91,10 @@ public final class ChatViewModel {
             self.error = String(describing: error)
         }
         await load()
+        return sent
     }
 
+    /// Queues a failed message again and tries to deliver it.
     public func retry(_ id: UUID) async {
         do {
             _ = try await messenger.retry(id)
@@ -67,25 +104,30 @@ public final class ChatViewModel {
         await load()
     }
 
-    /// Applies live events for this conversation until the task is cancelled.
-    public func listen() async {
-        for await event in await messenger.events() {
-            switch event {
-            case .message(let message) where message.peer == peer.id:
-                if let index = messages.firstIndex(where: { $0.id == message.id && $0.direction == message.direction }) {
-                    messages[index] = message
-                } else {
-                    messages.append(message)
-                }
-                updateBanner()
-                try? await messenger.markRead(peer.id)
-            case .delivery(let id, let status):
-                if let index = messages.firstIndex(where: { $0.id == id && $0.direction == .outgoing }) {
-                    messages[index] = messages[index].with(status: status)
-                }
-            default:
-                break
-            }
+    /// The safety numbers with the peer, once `checkVerification` ran.
+    public private(set) var verification: PeerVerification?
+
+    /// Fetches the peer's current keys and compares them with what was verified.
+    public func checkVerification() async {
+        do {
+            verification = try await messenger.verification(of: peer)
+        } catch {
+            self.error = String(describing: error)
         }
+    }
+
+    /// Marks the peer's current keys as verified (after comparing the safety numbers).
+    public func markVerified() async {
+        do {
+            try await messenger.markVerified(peer)
+            verification = try await messenger.verification(of: peer)
+        } catch {
+            self.error = String(describing: error)
+        }
+    }
+
+    /// The messages that failed to send, for a "retry all".
+    public var failedMessages: [ChatMessage] {
+        messages.filter { if case .failed = $0.status { true } else { false } }
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 import Observation
 
-/// The main screen: recent conversations newest first, with "time ago" and unread counts.
+/// The main screen: recent conversations newest first, with "time ago", unread counts and
+/// key-change markers, kept live by `run()`: rows follow the local store as messages arrive,
+/// relative times move on, and the connection shows as an offline banner.
 @MainActor @Observable
 public final class ConversationsViewModel {
     public struct Row: Identifiable, Sendable, Hashable {
@@ -11,31 +13,74 @@ public final class ConversationsViewModel {
     }
 
     public private(set) var rows: [Row] = []
-    /// Set when the server could not be reached; the rows are then what the device has.
+    /// Set when something failed (the server could not be reached on `refresh`, the store could
+    /// not be read); the rows are then what the device has.
     public private(set) var error: String?
     public private(set) var isSignedOut = false
+    /// Where the live connection stands; anything but `.live` while running means "offline".
+    public private(set) var connection: ConnectionState = .stopped
+    private var summaries: [ConversationSummary] = []
     private let messenger: Messenger
+    private let now: @Sendable () -> Date
 
-    public init(messenger: Messenger) {
+    /// - Parameter now: the clock relative times are computed against; tests pin it.
+    public init(messenger: Messenger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.messenger = messenger
+        self.now = now
     }
 
-    /// Fetches what is new on the server, then shows the local conversations.
-    public func refresh(now: Date = Date()) async {
+    /// Keeps the rows live until the task is cancelled: follows the store and the connection,
+    /// and recomputes relative times every `interval`.
+    public func run(updatingTimesEvery interval: Duration = .seconds(30)) async {
+        async let store: Void = followStore()
+        async let connection: Void = followConnection()
+        async let times: Void = updateTimesPeriodically(interval)
+        _ = await (store, connection, times)
+    }
+
+    private func followStore() async {
+        do {
+            for try await summaries in messenger.conversationUpdates() { show(summaries) }
+        } catch {
+            self.error = String(describing: error)
+        }
+    }
+
+    private func followConnection() async {
+        connection = await messenger.connection
+        for await event in await messenger.events() {
+            if case .connection(let state) = event { connection = state }
+        }
+    }
+
+    private func updateTimesPeriodically(_ interval: Duration) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return }
+            updateTimes()
+        }
+    }
+
+    private func show(_ summaries: [ConversationSummary]) {
+        self.summaries = summaries
+        updateTimes()
+    }
+
+    /// Recomputes "5 min ago" against the clock.
+    public func updateTimes() {
+        let now = now()
+        rows = summaries.map { Row(summary: $0, timeAgo: RelativeTime.describe($0.lastActivity, now: now)) }
+    }
+
+    /// Fetches what is new on the server (the rows follow), and reads the local conversations.
+    public func refresh() async {
         do {
             _ = try await messenger.sync()
             error = nil
         } catch {
             self.error = String(describing: error)
         }
-        await reload(now: now)
-    }
-
-    /// Shows the local conversations without asking the server.
-    public func reload(now: Date = Date()) async {
         do {
-            let summaries = try await messenger.conversations()
-            rows = summaries.map { Row(summary: $0, timeAgo: RelativeTime.describe($0.lastActivity, now: now)) }
+            show(try await messenger.conversations())
         } catch {
             self.error = String(describing: error)
         }

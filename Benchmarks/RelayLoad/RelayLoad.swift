@@ -11,17 +11,26 @@ import OpenAPIRuntime
 import Synchronization
 import WebSocketKit
 
-/// `confidant bench relay`: starts `confidant serve` as a child on a free loopback port, signs up
+/// `relay-load`: starts a relay as a child process on a free loopback port, signs up
 /// sender/receiver pairs, pre-seals every envelope (so sealing is not measured), then sends (over
 /// each sender's WebSocket, or one HTTP request per message) while the receivers take delivery
 /// over WebSockets and acknowledge. Reports messages per
 /// second persisted and delivered, send-to-receive latency, and the server's peak RSS; optionally
 /// holds many idle WebSockets and reports the server's RSS with them open.
-struct RelayBenchCommand: AsyncParsableCommand {
+@main
+struct RelayLoad: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "relay",
-        abstract: "Load-test the relay: N sender/receiver pairs over HTTP and WebSockets on loopback."
+        commandName: "relay-load",
+        abstract: "Load-test the relay: N sender/receiver pairs over HTTP and WebSockets on loopback.",
+        discussion: "Benchmarks/relay.sh runs the set reported in docs/BENCHMARKS.md.",
+        subcommands: [LoadCommand.self, ChildRelayCommand.self],
+        defaultSubcommand: LoadCommand.self
     )
+}
+
+/// The load test itself.
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run one load test against a child relay.")
 
     @Option(help: "Sender/receiver pairs.") var pairs = 32
     @Option(help: "Messages in all.") var messages = 20_000
@@ -419,7 +428,8 @@ final class SendWindow: Sendable {
     }
 }
 
-/// `confidant serve --port 0` as a child process of the benchmark, so that its memory is its own.
+/// This benchmark run as `relay-load child-relay`, a child process, so that the server's memory
+/// and CPU time are its own.
 final class ChildServer: Sendable {
     private let process: Process
     private let output: Pipe
@@ -427,13 +437,9 @@ final class ChildServer: Sendable {
     init(dataDirectory: URL, database: String?) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", ProcessInfo.processInfo.environment["CONFIDANT_BENCH_SERVER_LOG"] ?? "error"]
+        var arguments = ["child-relay", "--data-dir", dataDirectory.path]
         if let database { arguments += ["--database", database] }
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        // Sign-up speed is not what is measured: bcrypt cost 4 and no sign-up throttle.
-        environment["CONFIDANT_TESTING_FAST_HASHES"] = "1"
-        process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -445,12 +451,12 @@ final class ChildServer: Sendable {
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard !byte.isEmpty else { throw ValidationError("confidant serve exited before it listened.") }
+            guard !byte.isEmpty else { throw ValidationError("The child relay exited before it listened.") }
             line += byte
         }
         let text = String(decoding: line, as: UTF8.self)
         guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix(while: \.isNumber)) else {
-            throw ValidationError("Unexpected first line from confidant serve: \(text)")
+            throw ValidationError("Unexpected first line from the child relay: \(text)")
         }
         return port
     }
