@@ -1,17 +1,19 @@
 import ArgumentParser
 
-/// The `confidant` command: server, accounts and chat, vault, sign-in and crypto tools.
+/// The `confidant` command: accounts and chat, the vault, sign-in, keys by hand, the server and
+/// the cipher lab — grouped, with short aliases for what people run every day.
 @main
 struct Confidant: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "confidant",
         abstract: "End-to-end encrypted messaging, an encrypted vault and adaptive sign-in.",
-        version: "0.1.0",
+        discussion: "Everyday shortcuts: `send` (= chat send), `inbox` (= chat inbox), `serve` (= server serve).",
+        version: "0.2.0",
         subcommands: [
-            RegisterCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self, UsersCommand.self, SendCommand.self,
-            InboxCommand.self, HistoryCommand.self, ChatCommand.self, VerifyCommand.self, DevicesCommand.self,
-            KeygenCommand.self, KeyCommand.self, SealCommand.self, OpenCommand.self, InspectCommand.self,
-            FingerprintCommand.self, CipherCommand.self, VaultCommand.self, AuthCommand.self, ServeCommand.self, BenchCommand.self,
+            AccountCommand.self, ChatCommand.self, VaultCommand.self, AuthCommand.self, KeysCommand.self, ServerCommand.self,
+            LabCommand.self,
+            // Aliases for the everyday commands.
+            SendCommand.self, InboxCommand.self, ServeCommand.self,
         ]
     )
 

@@ -33,7 +33,7 @@ struct CLIProcess {
     /// Creates `NAME.key` and `NAME.key.pub` for each name, with cheap scrypt parameters.
     func makeIdentities(_ names: String...) throws {
         for name in names {
-            let result = try run(["keygen", "--out", "\(name).key", "--scrypt-log2n", "10"])
+            let result = try run(["keys", "generate", "--out", "\(name).key", "--scrypt-log2n", "10"])
             guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
         }
     }

@@ -30,7 +30,7 @@ struct ChatCommandTests {
         let suffix = UUID().uuidString.prefix(6).lowercased()
         let alice = "alice-\(suffix)@example.com", bob = "bob-\(suffix)@example.com"
         for (profile, email, name) in [("alice", alice, "Alice"), ("bob", bob, "Bob")] {
-            let result = try cli.run(["register", "--profile", profile, "--server", server, "--email", email, "--name", name,
+            let result = try cli.run(["account", "register", "--profile", profile, "--server", server, "--email", email, "--name", name,
                                       "--password-stdin", "--scrypt-log2n", "10"], stdin: Data("password of \(name)\n".utf8))
             guard result.status == 0 else { throw CLIFailure(result.stderr) }
         }
@@ -76,7 +76,7 @@ struct ChatCommandTests {
     }
 
     static func history(_ cli: CLIProcess, profile: String, with email: String) throws -> [Line] {
-        let result = try cli.run(["history", "--profile", profile, email, "--limit", "1000", "--json"])
+        let result = try cli.run(["chat", "history", "--profile", profile, email, "--limit", "1000", "--json"])
         guard result.status == 0 else { throw CLIFailure(result.stderr) }
         return try JSONDecoder().decode([Line].self, from: result.stdout)
     }
@@ -113,7 +113,7 @@ struct ChatCommandTests {
         // Bob reinstalls (a new key for his device) while a message to the old key waits.
         #expect(try cli.run(["send", "--profile", "alice", bob, "sealed for the old key"]).status == 0)
         // A new key adds the e-mail code to the sign-in; Bob reads it from the relay's outbox.
-        try await Self.loginOnTerminal(cli, ["login", "--profile", "bob", "--email", bob, "--password-stdin", "--new-device-key"],
+        try await Self.loginOnTerminal(cli, ["account", "login", "--profile", "bob", "--email", bob, "--password-stdin", "--new-device-key"],
                                        password: "password of Bob", dataDirectory: dataDirectory)
         let afterReinstall = try Self.history(cli, profile: "bob", with: alice)
         #expect(afterReinstall.last?.text == nil)
@@ -127,7 +127,7 @@ struct ChatCommandTests {
 
         // Bob signs in on a second device (a new profile): Alice is warned again, and her next
         // message reaches both of Bob's devices.
-        try await Self.loginOnTerminal(cli, ["login", "--profile", "bob-tablet", "--server", "http://127.0.0.1:\(served.port)", "--email", bob,
+        try await Self.loginOnTerminal(cli, ["account", "login", "--profile", "bob-tablet", "--server", "http://127.0.0.1:\(served.port)", "--email", bob,
                                              "--password-stdin", "--scrypt-log2n", "10"],
                                        password: "password of Bob", dataDirectory: dataDirectory)
         let warned = try JSONDecoder().decode([InboxRow].self, from: cli.run(["inbox", "--profile", "alice", "--json"]).stdout)
@@ -258,7 +258,7 @@ struct SignInCommandTests {
 
         // A second device: each step is asked in turn on the terminal.
         let terminal = try PseudoTerminal(executable: CLIExecutable.url,
-                                          arguments: ["login", "--profile", "alice-laptop", "--server", "http://127.0.0.1:\(served.port)",
+                                          arguments: ["account", "login", "--profile", "alice-laptop", "--server", "http://127.0.0.1:\(served.port)",
                                                       "--email", alice, "--password-stdin", "--scrypt-log2n", "10"],
                                           environment: cli.environment, directory: cli.directory)
         defer { terminal.terminate() }
@@ -274,7 +274,7 @@ struct SignInCommandTests {
         terminal.type("\(try SignInOutbox.latestCode(dataDirectory: dataDirectory))\r")
         #expect(try await terminal.waitFor("signed in as \(alice)", seconds: 60))
         #expect(await terminal.waitForExit(seconds: 30) == 0)
-        #expect(try cli.run(["whoami", "--profile", "alice-laptop"]).text.contains(alice))
+        #expect(try cli.run(["account", "whoami", "--profile", "alice-laptop"]).text.contains(alice))
     }
 }
 

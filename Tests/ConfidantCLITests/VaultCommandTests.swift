@@ -32,7 +32,7 @@ import Testing
 
         let server = try cli.run(["vault", "backup", "--to", "server"])
         #expect(server.status != 0)
-        #expect(server.stderr.contains("run `confidant register` or `confidant login`"))  // no account in this profile
+        #expect(server.stderr.contains("run `confidant account register` or `confidant account login`"))  // no account in this profile
     }
 
     @Test func verifyReportsDamageByName() throws {

@@ -188,7 +188,7 @@ def main() -> int:
             print(f"FAIL  {name} {detail}")
 
     for who in ("alice", "bob"):
-        result = cli("keygen", "--out", f"{who}.key", "--scrypt-log2n", "10")
+        result = cli("keys", "generate", "--out", f"{who}.key", "--scrypt-log2n", "10")
         check(f"keygen {who}", result.returncode == 0, result.stderr.decode())
     read = lambda name: open(os.path.join(work, name), "rb").read()
     alice_pub, bob_pub = PublicIdentity(read("alice.key.pub").decode()), PublicIdentity(read("bob.key.pub").decode())
@@ -204,7 +204,7 @@ def main() -> int:
             if suite_id == 0x03 and not signed:
                 continue
             message = f"Привет from Swift, suite {NAMES[suite_id]}, signed={signed}".encode() * 3
-            args = ["seal", "--from", "alice.key", "--to", "bob.key.pub", "--suite", NAMES[suite_id]]
+            args = ["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--suite", NAMES[suite_id]]
             result = cli(*args + (["--sign"] if signed else []), stdin=message)
             envelope = result.stdout
             if suite_id == 0x03:
@@ -220,27 +220,27 @@ def main() -> int:
 
             reply = f"Ответ from Python, suite {NAMES[suite_id]}".encode()
             sealed = seal_envelope(reply, suite_id, bob, nil, alice_pub, nil, signed)
-            result = cli("open", "--with", "alice.key", "--from", "bob.key.pub", stdin=sealed)
+            result = cli("keys", "open", "--with", "alice.key", "--from", "bob.key.pub", stdin=sealed)
             check(f"swift opens python {NAMES[suite_id]} signed={signed}", result.stdout == reply, result.stderr.decode())
 
             if suite_id != 0xF0:
                 tampered = bytearray(sealed)
                 tampered[-1 - (64 if signed else 0)] ^= 1
-                result = cli("open", "--with", "alice.key", "--from", "bob.key.pub", stdin=bytes(tampered))
+                result = cli("keys", "open", "--with", "alice.key", "--from", "bob.key.pub", stdin=bytes(tampered))
                 expected = b"does not verify" if signed else b"failed authentication"
                 check(f"swift rejects tampered python {NAMES[suite_id]} signed={signed}",
                       result.returncode != 0 and expected in result.stderr, result.stderr.decode())
 
-    result = cli("key", "public", "alice.key", "--format", "seed")
+    result = cli("keys", "public", "alice.key", "--format", "seed")
     expected = seed_encode(alice_pub.raw[50:114])
     check("seed key string", result.stdout.decode().strip() == expected, result.stdout.decode())
 
-    result = cli("fingerprint", "alice.key.pub", "bob.key.pub")
+    result = cli("keys", "fingerprint", "alice.key.pub", "bob.key.pub")
     halves = sorted([safety_half(alice_pub), safety_half(bob_pub)])
     digits = result.stdout.decode().replace(" ", "").strip()
     check("safety number", digits == halves[0] + halves[1], digits)
 
-    result = cli("cipher", "encrypt", "--algorithm", "sblock", "--key", "key8", stdin="Привет мир!".encode())
+    result = cli("lab", "encrypt", "--algorithm", "sblock", "--key", "key8", stdin="Привет мир!".encode())
     check("s-block known answer", list(result.stdout) ==
           [255, 121, 158, 69, 160, 140, 234, 92, 92, 101, 140, 8, 20, 46, 207, 185, 250, 74, 239, 179])
 
@@ -248,13 +248,13 @@ def main() -> int:
     alice_seed_private = seed_encode(alice.p256.private_numbers().private_value.to_bytes(32, "big"))
     bob_seed_public = seed_encode(bob_pub.raw[50:114])
     message = "Привет из seed-приложения".encode()
-    result = cli("seal", "--suite", "seed-legacy", "--from-private-key", alice_seed_private, "--to-public-key", bob_seed_public, stdin=message)
+    result = cli("keys", "seal", "--suite", "seed-legacy", "--from-private-key", alice_seed_private, "--to-public-key", bob_seed_public, stdin=message)
     expected = sblock(message, seed_key_string(alice.p256, bob_pub.p256).encode())
     check("seed-legacy with key strings is the seed app's raw ciphertext", result.stdout == expected, result.stderr.decode())
 
     key = os.urandom(32)
     for algorithm in ("aes-gcm", "chacha20-poly1305"):
-        result = cli("cipher", "encrypt", "--algorithm", algorithm, "--key-hex", key.hex(), stdin=b"raw bytes \x00\xff")
+        result = cli("lab", "encrypt", "--algorithm", algorithm, "--key-hex", key.hex(), stdin=b"raw bytes \x00\xff")
         blob = result.stdout
         from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
         aead = AESGCM(key) if algorithm == "aes-gcm" else ChaCha20Poly1305(key)

@@ -161,7 +161,7 @@ public struct LabReport {
         for fragment in reuse.fragments {
             md += "| \(fragment.offset) | `\(fragment.crib)` | `\(fragment.revealed.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "`", with: "'"))` |\n"
         }
-        md += "\nEvery true hit widens into the neighbouring words by guessing and repeating; `confidant cipher attack reuse` does this on real envelopes.\n\n"
+        md += "\nEvery true hit widens into the neighbouring words by guessing and repeating; `confidant lab attack reuse` does this on real envelopes.\n\n"
         md += "**Why the AEAD suites are immune.** Every v1 envelope runs a fresh HPKE encapsulation: a new ephemeral key, so a new "
         md += "AEAD key and nonce per message. No two envelopes share keystream, so c₁ ⊕ c₂ is noise; and the AEAD tag "
         md += "rejects any modified ciphertext, which the S-block suite cannot notice.\n\n"

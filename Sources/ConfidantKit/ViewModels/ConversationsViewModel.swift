@@ -17,6 +17,8 @@ public final class ConversationsViewModel {
     /// not be read); the rows are then what the device has.
     public private(set) var error: String?
     public private(set) var isSignedOut = false
+    /// The last `refresh` could not reach the server: the rows are what this device has.
+    public private(set) var isOffline = false
     /// Where the live connection stands; anything but `.live` while running means "offline".
     public private(set) var connection: ConnectionState = .stopped
     private var summaries: [ConversationSummary] = []
@@ -76,8 +78,10 @@ public final class ConversationsViewModel {
         do {
             _ = try await messenger.sync()
             error = nil
+            isOffline = false
         } catch {
             self.error = String(describing: error)
+            if case ConfidantKitError.serverUnreachable = error { isOffline = true }
         }
         do {
             show(try await messenger.conversations())

@@ -44,7 +44,7 @@ struct SignInService: Sendable {
             // e-mail code for a new device or address.
             try await database.write { db in try await throttle.reset([accountKey], on: db) }
             throw APIFailure(.stepUpRequired,
-                             "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant login` does).")
+                             "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant account login` does).")
         }
         return try await sessions.open(for: user, identity: identity, address: address, resetting: [accountKey], throttle: throttle)
     }

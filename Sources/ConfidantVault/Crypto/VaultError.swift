@@ -21,7 +21,7 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
         case .unreadableText(let what): return "\(what) does not decrypt: it was altered, or belongs to another item"
         case .truncated(let item, let segment): return "\(item): the encrypted file ends after segment \(segment) — it is truncated"
         case .trailingData(let item): return "\(item): unexpected data after the final segment"
-        case .notInitialized(let path): return "no vault at \(path); run `confidant vault init` first"
+        case .notInitialized(let path): return "no vault at \(path)"
         case .alreadyInitialized(let path): return "a vault already exists at \(path)"
         case .notFound(let what): return "\(what) not found"
         case .io(let why): return why

@@ -3,7 +3,7 @@ import ArgumentParser
 import ConfidantKit
 import Foundation
 
-/// `confidant users`.
+/// `confidant chat users`.
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "users", abstract: "List the server's users (everyone but you).")
 
@@ -19,7 +19,7 @@ struct UsersCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant send EMAIL [TEXT | -]`.
+/// `confidant chat send EMAIL [TEXT | -]` (also `confidant send`).
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send", abstract: "Send a message.",
@@ -82,7 +82,7 @@ struct SendCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant inbox`.
+/// `confidant chat inbox` (also `confidant inbox`).
 struct InboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "inbox", abstract: "Recent conversations with unread counts.")
 
@@ -93,16 +93,18 @@ struct InboxCommand: AsyncParsableCommand {
         let email: String, name: String, lastActivity: Date, timeAgo: String, unread: Int, preview: String, keyChangeWarning: String?
     }
 
+    /// A terminal rendering of `ConversationsViewModel`.
+    @MainActor
     func run() async throws {
-        let messenger = try options.open()
-        let problem = await syncQuietly(messenger)
-        let now = Date()
-        let rows = try await messenger.conversations().map { summary in
-            Row(email: summary.peer.email, name: summary.peer.displayName, lastActivity: summary.lastActivity,
-                timeAgo: RelativeTime.describe(summary.lastActivity, now: now), unread: summary.unread,
-                preview: summary.preview, keyChangeWarning: summary.keyChangeWarning)
+        let model = ConversationsViewModel(messenger: try options.open())
+        await model.refresh()
+        let rows = model.rows.map { row in
+            Row(email: row.summary.peer.email, name: row.summary.peer.displayName, lastActivity: row.summary.lastActivity,
+                timeAgo: row.timeAgo, unread: row.summary.unread, preview: row.summary.preview, keyChangeWarning: row.summary.keyChangeWarning)
         }
-        if let problem { Terminal.printError(problem) }
+        if let error = model.error {
+            Terminal.printError(model.isOffline ? "offline: \(error); showing what this device has" : error)
+        }
         if output.json { return try JSONOutput.print(rows) }
         if rows.isEmpty { return print("no conversations yet; `confidant send EMAIL TEXT` starts one") }
         let table = TerminalStyle.table(["NAME", "E-MAIL", "LAST", "UNREAD", "MESSAGE"], rows.map { row in
@@ -115,7 +117,7 @@ struct InboxCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant history EMAIL`.
+/// `confidant chat history EMAIL`.
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "history", abstract: "Show a conversation.")
 
@@ -147,7 +149,7 @@ struct HistoryCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant verify EMAIL`.
+/// `confidant chat verify EMAIL`.
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify", abstract: "Show the safety number with a contact; mark them verified.",
@@ -171,7 +173,7 @@ struct VerifyCommand: AsyncParsableCommand {
         } else {
             switch verification.state {
             case .verified: print(TerminalStyle.accent("verified"))
-            case .unverified: print("not verified; if the numbers match, run `confidant verify \(email) --mark`")
+            case .unverified: print("not verified; if the numbers match, run `confidant chat verify \(email) --mark`")
             case .changedSinceVerification: print(TerminalStyle.warning("⚠ the keys changed since you verified them"))
             }
         }

@@ -4,13 +4,14 @@ import Foundation
 
 struct KeygenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keygen",
+        commandName: "generate",
         abstract: "Create a device identity: a passphrase-protected private key file (0600) and its public PEM.",
         discussion: """
             The key file holds a P-256 and an X25519 agreement key, an X-Wing key and an Ed25519 \
             signing key that signs them, encrypted with AES-256-GCM under a key derived from the \
             passphrase by scrypt (N=2^17, r=8, p=1 unless --scrypt-log2n says otherwise).
-            """
+            """,
+        aliases: ["keygen"]
     )
 
     @Option(name: .long, help: "Where to write the private key file.")

@@ -4,7 +4,7 @@ import ConfidantVault
 import Foundation
 
 /// Backup targets by name: `server` is the profile's Confidant server (the profile must be signed
-/// in: `confidant register` or `login`); anything else is a directory.
+/// in: `confidant account register` or `login`); anything else is a directory.
 enum BackupTargets {
     static func target(_ argument: String, options: VaultOptions) async throws -> any BackupTarget {
         guard argument == "server" else { return DirectoryBackupTarget(root: URL(fileURLWithPath: argument)) }

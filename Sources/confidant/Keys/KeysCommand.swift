@@ -2,11 +2,13 @@ import ArgumentParser
 import ConfidantCrypto
 import Foundation
 
-/// `confidant key …`: read keys in the formats other tools and the seed app use.
-struct KeyCommand: AsyncParsableCommand {
+/// `confidant keys …`: device identities and envelopes by hand — create a key, read it in the
+/// formats other tools and the seed app use, seal and open envelopes, compare fingerprints.
+struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "key", abstract: "Print public keys; compute the seed app's conversation key.",
-        subcommands: [Public.self, SeedConversation.self])
+        commandName: "keys", abstract: "Device keys and envelopes by hand: generate, public, seal, open, inspect, fingerprint.",
+        subcommands: [KeygenCommand.self, Public.self, SeedConversation.self, SealCommand.self, OpenCommand.self, InspectCommand.self,
+                      FingerprintCommand.self])
 
     struct Public: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -8,7 +8,7 @@ struct ReuseAttackCommand: AsyncParsableCommand {
         commandName: "reuse",
         abstract: "Keystream reuse: recover a seed-legacy message from another of the same conversation.",
         discussion: """
-            Inputs are seed-legacy envelopes (from `confidant seal --suite seed-legacy`) or raw \
+            Inputs are seed-legacy envelopes (from `confidant keys seal --suite seed-legacy`) or raw \
             S-block ciphertexts. With --known (the plaintext of the first), prints the second exactly. \
             Without it, drags common English and Russian words over c1 XOR c2 and prints readable fragments.
             """

@@ -3,7 +3,7 @@ import ConfidantCrypto
 import ConfidantKit
 import Foundation
 
-/// `confidant register`: creates an account and signs this profile in.
+/// `confidant account register`: creates an account and signs this profile in.
 struct RegisterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "register",
@@ -38,7 +38,7 @@ struct RegisterCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant login`: signs the profile in (again).
+/// `confidant account login`: signs the profile in (again).
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
@@ -69,7 +69,7 @@ struct LoginCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant logout`.
+/// `confidant account logout`.
 struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "logout", abstract: "Sign this profile out (the device key and history stay).")
 
@@ -82,7 +82,7 @@ struct LogoutCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant whoami`.
+/// `confidant account whoami`.
 struct WhoAmICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the profile's account, server and device key.")
 
@@ -110,7 +110,7 @@ struct WhoAmICommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant devices`.
+/// `confidant account devices`.
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "devices", abstract: "List this account's signed-in devices and their keys.")
 
