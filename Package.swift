@@ -150,7 +150,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantCryptoTests",
-            dependencies: ["ConfidantCrypto", "ConfidantAuth", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: [
+                "ConfidantCrypto", "ConfidantAuth", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "ConfidantVaultTests",
@@ -178,7 +180,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantKitTests",
-            dependencies: ["ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI", "ConfidantVault", "ConfidantAuth"]
+            dependencies: [
+                "ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI", "ConfidantVault",
+                "ConfidantAuth",
+            ]
         ),
         .testTarget(
             name: "ConfidantServerTests",

@@ -7,14 +7,17 @@ import Logging
 /// `confidant serve`, with cheap password hashing and no sign-up throttle: sign-up is not what is
 /// measured, and this switch exists only in the benchmark, never in the `confidant` binary.
 struct ChildRelayCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "child-relay", abstract: "The relay under test (started by `run`).",
-                                                    shouldDisplay: false)
+    static let configuration = CommandConfiguration(
+        commandName: "child-relay", abstract: "The relay under test (started by `run`).",
+        shouldDisplay: false)
 
     @Option(help: "Directory for blobs and the default SQLite file.") var dataDir: String
     @Option(help: "sqlite:PATH or postgres://… (default: SQLite in the data directory).") var database: String?
 
     func run() async throws {
-        let level = Logger.Level(rawValue: ProcessInfo.processInfo.environment["CONFIDANT_BENCH_SERVER_LOG"] ?? "error") ?? .error
+        let level =
+            Logger.Level(rawValue: ProcessInfo.processInfo.environment["CONFIDANT_BENCH_SERVER_LOG"] ?? "error")
+            ?? .error
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -22,7 +25,9 @@ struct ChildRelayCommand: AsyncParsableCommand {
         }
         var configuration = ServerConfiguration.embedded(dataDirectory: URL(fileURLWithPath: dataDir))
         if let database {
-            do { configuration.database = try DatabaseLocation(parsing: database) } catch { throw ValidationError(error.description) }
+            do { configuration.database = try DatabaseLocation(parsing: database) } catch {
+                throw ValidationError(error.description)
+            }
         }
         configuration.port = 0
         configuration.useTestingSecurityParameters()

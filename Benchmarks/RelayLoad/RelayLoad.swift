@@ -30,22 +30,34 @@ struct RelayLoad: AsyncParsableCommand {
 
 /// The load test itself.
 struct LoadCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run one load test against a child relay.")
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run one load test against a child relay.")
 
     @Option(help: "Sender/receiver pairs.") var pairs = 32
     @Option(help: "Messages in all.") var messages = 20_000
-    @Option(help: "Target send rate in messages per second (default: as fast as the server takes them).") var rate: Double?
-    @Option(help: "How senders send: `stream` (over their WebSocket, up to --window unanswered each) or `http` (one POST /v1/messages per message).")
+    @Option(help: "Target send rate in messages per second (default: as fast as the server takes them).") var rate:
+        Double?
+    @Option(
+        help:
+            "How senders send: `stream` (over their WebSocket, up to --window unanswered each) or `http` (one POST /v1/messages per message)."
+    )
     var transport: SendTransport = .stream
     @Option(help: "Sends a stream sender may have waiting for their receipt.") var window = 64
     @Option(help: "Idle WebSocket connections to open after the run (0 = skip).") var idle = 0
-    @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database: String?
+    @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
+        String?
     @Flag(help: "Print one JSON line instead of the table.") var json = false
 
     func run() async throws {
-        guard pairs > 0, messages >= pairs else { throw ValidationError("Need at least one pair and one message per pair.") }
+        guard pairs > 0, messages >= pairs else {
+            throw ValidationError("Need at least one pair and one message per pair.")
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-bench-\(UUID())")
-        defer { if ProcessInfo.processInfo.environment["CONFIDANT_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(at: directory) } }
+        defer {
+            if ProcessInfo.processInfo.environment["CONFIDANT_BENCH_KEEP"] == nil {
+                try? FileManager.default.removeItem(at: directory)
+            }
+        }
         let server = try ChildServer(dataDirectory: directory, database: database)
         defer { server.stop() }
         let port = try server.waitForPort()
@@ -71,12 +83,15 @@ struct LoadCommand: AsyncParsableCommand {
         }
     }
 
-    private func measure(port: Int, server: ChildServer, http: HTTPClient, eventLoops: MultiThreadedEventLoopGroup) async throws -> BenchResult {
+    private func measure(port: Int, server: ChildServer, http: HTTPClient, eventLoops: MultiThreadedEventLoopGroup)
+        async throws -> BenchResult
+    {
         guard let base = URL(string: "http://127.0.0.1:\(port)/v1") else { throw ValidationError("Bad port \(port).") }
         func client(_ token: String?) -> Client {
-            Client(serverURL: base, configuration: APIConfiguration.default,
-                   transport: AsyncHTTPClientTransport(configuration: .init(client: http)),
-                   middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
+            Client(
+                serverURL: base, configuration: APIConfiguration.default,
+                transport: AsyncHTTPClientTransport(configuration: .init(client: http)),
+                middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
         }
 
         progress("signing up \(pairs * 2) users")
@@ -91,19 +106,30 @@ struct LoadCommand: AsyncParsableCommand {
         let frameEncoder = StreamCoding.encoder()
         var batches: [[(id: UUID, body: Components.Schemas.MessageBatch, frame: String)]] = []
         for pair in 0..<pairs {
-            let sender = users[2 * pair], receiver = users[2 * pair + 1]
-            batches.append(try (0..<perPair).map { index in
-                let id = UUID()
-                let envelope = try SealedEnvelope.seal(Data("benchmark message \(index) ".utf8) + Data(count: 200), from: sender.identity,
-                                                       senderUserID: sender.id, to: receiver.identity.publicIdentity,
-                                                       recipientUserID: receiver.id, messageID: id)
-                let body = Components.Schemas.MessageBatch(messageId: id.canonicalString, envelopes: [
-                    .init(recipientUserId: receiver.id.uuidString, recipientDeviceId: receiver.identity.deviceID.uuidString,
-                          envelope: .init(envelope.serialized)),
-                ])
-                let frame = self.transport == .stream ? String(decoding: try frameEncoder.encode(Components.Schemas.StreamRequest(send: body)), as: UTF8.self) : ""
-                return (id, body, frame)
-            })
+            let sender = users[2 * pair]
+            let receiver = users[2 * pair + 1]
+            batches.append(
+                try (0..<perPair).map { index in
+                    let id = UUID()
+                    let envelope = try SealedEnvelope.seal(
+                        Data("benchmark message \(index) ".utf8) + Data(count: 200), from: sender.identity,
+                        senderUserID: sender.id, to: receiver.identity.publicIdentity,
+                        recipientUserID: receiver.id, messageID: id)
+                    let body = Components.Schemas.MessageBatch(
+                        messageId: id.canonicalString,
+                        envelopes: [
+                            .init(
+                                recipientUserId: receiver.id.uuidString,
+                                recipientDeviceId: receiver.identity.deviceID.uuidString,
+                                envelope: .init(envelope.serialized))
+                        ])
+                    let frame =
+                        self.transport == .stream
+                        ? String(
+                            decoding: try frameEncoder.encode(Components.Schemas.StreamRequest(send: body)),
+                            as: UTF8.self) : ""
+                    return (id, body, frame)
+                })
         }
         let total = perPair * pairs
         let sentAt = LockedBox<[UUID: ContinuousClock.Instant]>([:])
@@ -113,16 +139,20 @@ struct LoadCommand: AsyncParsableCommand {
         progress("connecting \(pairs) receivers")
         var streams: [BenchStream] = []
         for pair in 0..<pairs {
-            let stream = try await BenchStream.connect(port: port, token: users[2 * pair + 1].token, on: eventLoops, onEntry: { entry in
-                guard let text = entry.messageId, let id = UUID(uuidString: text) else { return }
-                let now = ContinuousClock.now
-                guard let start = sentAt.withLock({ $0[id] }) else { return }
-                let count = latencies.withLock { list in
-                    list.append(Double((now - start).components.attoseconds) / 1e15 + Double((now - start).components.seconds) * 1000)
-                    return list.count
-                }
-                if count == total { doneContinuation.yield() }
-            })
+            let stream = try await BenchStream.connect(
+                port: port, token: users[2 * pair + 1].token, on: eventLoops,
+                onEntry: { entry in
+                    guard let text = entry.messageId, let id = UUID(uuidString: text) else { return }
+                    let now = ContinuousClock.now
+                    guard let start = sentAt.withLock({ $0[id] }) else { return }
+                    let count = latencies.withLock { list in
+                        list.append(
+                            Double((now - start).components.attoseconds) / 1e15 + Double(
+                                (now - start).components.seconds) * 1000)
+                        return list.count
+                    }
+                    if count == total { doneContinuation.yield() }
+                })
             streams.append(stream)
         }
         for stream in streams { try await stream.caughtUp() }
@@ -132,15 +162,19 @@ struct LoadCommand: AsyncParsableCommand {
         if transport == .stream {
             progress("connecting \(pairs) senders")
             for pair in 0..<pairs {
-                senders.append(try await BenchStream.connect(port: port, token: users[2 * pair].token, on: eventLoops, window: window,
-                                                             onRefused: { refused in refusals.withLock { $0.append("\(refused.error): \(refused.message)") } }))
+                senders.append(
+                    try await BenchStream.connect(
+                        port: port, token: users[2 * pair].token, on: eventLoops, window: window,
+                        onRefused: { refused in refusals.withLock { $0.append("\(refused.error): \(refused.message)") }
+                        }))
             }
             for stream in senders { try await stream.caughtUp() }
         }
 
         progress("sending \(total) messages over \(transport.rawValue)")
         let started = ContinuousClock.now
-        let serverCPUBefore = server.cpuSeconds(), generatorCPUBefore = ChildServer.ownCPUSeconds()
+        let serverCPUBefore = server.cpuSeconds()
+        let generatorCPUBefore = ChildServer.ownCPUSeconds()
         let interval = rate.map { Duration.seconds(Double(pairs) / $0) }
         let transport = transport
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -194,7 +228,8 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("Only \(count) of \(total) messages were delivered; nothing arrived for 15 s.")
         }
         let elapsed = ContinuousClock.now - started
-        let serverCPU = server.cpuSeconds() - serverCPUBefore, generatorCPU = ChildServer.ownCPUSeconds() - generatorCPUBefore
+        let serverCPU = server.cpuSeconds() - serverCPUBefore
+        let generatorCPU = ChildServer.ownCPUSeconds() - generatorCPUBefore
         let peakDuringRun = server.memory().peak
         for stream in streams + senders { await stream.close() }
 
@@ -203,7 +238,8 @@ struct LoadCommand: AsyncParsableCommand {
             progress("opening \(idle) idle WebSockets")
             var held: [BenchStream] = []
             for index in 0..<idle {
-                let stream = try await BenchStream.connect(port: port, token: users[index % users.count].token, on: eventLoops)
+                let stream = try await BenchStream.connect(
+                    port: port, token: users[index % users.count].token, on: eventLoops)
                 held.append(stream)
             }
             for stream in held { try await stream.caughtUp() }
@@ -213,16 +249,21 @@ struct LoadCommand: AsyncParsableCommand {
         }
 
         let sorted = latencies.withLock { $0 }.sorted()
-        func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        func percentile(_ p: Double) -> Double {
+            sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+        }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let sendSeconds = Double(sentElapsed.components.seconds) + Double(sentElapsed.components.attoseconds) / 1e18
-        return BenchResult(database: database == nil ? "sqlite" : "postgresql", transport: transport.rawValue, pairs: pairs, messages: total,
-                                 targetRate: rate, persistedPerSecond: Double(total) / sendSeconds, deliveredPerSecond: Double(total) / seconds,
-                                 p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99), maxMilliseconds: sorted.last ?? 0,
-                                 serverCPUMicrosecondsPerMessage: serverCPU / Double(total) * 1e6,
-                                 generatorCPUMicrosecondsPerMessage: generatorCPU / Double(total) * 1e6,
-                                 serverPeakRSSMiB: Double(peakDuringRun) / 1_048_576, idleConnections: idle,
-                                 serverRSSWithIdleMiB: idleRSS.map { Double($0) / 1_048_576 })
+        return BenchResult(
+            database: database == nil ? "sqlite" : "postgresql", transport: transport.rawValue, pairs: pairs,
+            messages: total,
+            targetRate: rate, persistedPerSecond: Double(total) / sendSeconds,
+            deliveredPerSecond: Double(total) / seconds,
+            p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99), maxMilliseconds: sorted.last ?? 0,
+            serverCPUMicrosecondsPerMessage: serverCPU / Double(total) * 1e6,
+            generatorCPUMicrosecondsPerMessage: generatorCPU / Double(total) * 1e6,
+            serverPeakRSSMiB: Double(peakDuringRun) / 1_048_576, idleConnections: idle,
+            serverRSSWithIdleMiB: idleRSS.map { Double($0) / 1_048_576 })
     }
 
     private func progress(_ text: String) {
@@ -261,11 +302,17 @@ struct BenchResult: Codable {
             "messages            \(messages)" + (targetRate.map { " at a target of \(Int($0))/s" } ?? " (open loop)"),
             "persisted           \(Int(persistedPerSecond)) messages/s",
             "delivered           \(Int(deliveredPerSecond)) messages/s",
-            String(format: "latency p50/p99/max %.1f / %.1f / %.1f ms", p50Milliseconds, p99Milliseconds, maxMilliseconds),
-            String(format: "CPU per message     server %.0f µs, generator %.0f µs", serverCPUMicrosecondsPerMessage, generatorCPUMicrosecondsPerMessage),
+            String(
+                format: "latency p50/p99/max %.1f / %.1f / %.1f ms", p50Milliseconds, p99Milliseconds, maxMilliseconds),
+            String(
+                format: "CPU per message     server %.0f µs, generator %.0f µs", serverCPUMicrosecondsPerMessage,
+                generatorCPUMicrosecondsPerMessage),
             String(format: "server peak RSS     %.0f MiB", serverPeakRSSMiB),
         ]
-        if let serverRSSWithIdleMiB { lines.append(String(format: "server RSS with %d idle WebSockets: %.0f MiB", idleConnections, serverRSSWithIdleMiB)) }
+        if let serverRSSWithIdleMiB {
+            lines.append(
+                String(format: "server RSS with %d idle WebSockets: %.0f MiB", idleConnections, serverRSSWithIdleMiB))
+        }
         return lines.joined(separator: "\n")
     }
 }
@@ -280,11 +327,17 @@ struct BenchUser: Sendable {
         let email = "bench\(index)-\(UUID().uuidString.prefix(6))@example.com"
         let password = "benchmark password \(index)"
         let anonymous = client(nil)
-        let user = try await anonymous.signUp(body: .json(.init(email: email, password: password, displayName: "Bench \(index)"))).created.body.json
+        let user = try await anonymous.signUp(
+            body: .json(.init(email: email, password: password, displayName: "Bench \(index)"))
+        ).created.body.json
         let identity = try PrivateIdentity.generate()
-        let session = try await anonymous.signIn(body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized))))
-            .created.body.json
-        guard let id = UUID(uuidString: user.id) else { throw ValidationError("The server returned a user id that is not a UUID.") }
+        let session = try await anonymous.signIn(
+            body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized)))
+        )
+        .created.body.json
+        guard let id = UUID(uuidString: user.id) else {
+            throw ValidationError("The server returned a user id that is not a UUID.")
+        }
         return BenchUser(id: id, identity: identity, token: session.token)
     }
 }
@@ -302,9 +355,11 @@ final class BenchStream: Sendable {
         self.window = window
     }
 
-    static func connect(port: Int, token: String, on group: any EventLoopGroup, window: Int = 1,
-                        onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
-                        onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }) async throws -> BenchStream {
+    static func connect(
+        port: Int, token: String, on group: any EventLoopGroup, window: Int = 1,
+        onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
+        onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }
+    ) async throws -> BenchStream {
         let (signal, continuation) = AsyncStream<Void>.makeStream()
         let promise = group.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
@@ -329,7 +384,9 @@ final class BenchStream: Sendable {
                     defer { list = [] }
                     return list
                 }
-                if let batch, let data = try? StreamCoding.encoder().encode(Components.Schemas.StreamRequest(cursors: batch)) {
+                if let batch,
+                    let data = try? StreamCoding.encoder().encode(Components.Schemas.StreamRequest(cursors: batch))
+                {
                     socket.send(String(decoding: data, as: UTF8.self))
                 }
             }
@@ -403,7 +460,8 @@ final class SendWindow: Sendable {
     }
 
     func release() {
-        let (waiter, idle) = state.withLock { state -> (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (waiter, idle) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
             if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
             state.available = min(state.size, state.available + 1)
             guard state.available == state.size else { return (nil, []) }
@@ -455,7 +513,9 @@ final class ChildServer: Sendable {
             line += byte
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix(while: \.isNumber)) else {
+        guard let range = text.range(of: "127.0.0.1:"),
+            let port = Int(text[range.upperBound...].prefix(while: \.isNumber))
+        else {
             throw ValidationError("Unexpected first line from the child relay: \(text)")
         }
         return port
@@ -464,7 +524,8 @@ final class ChildServer: Sendable {
     /// User plus system CPU time the server has used, from /proc.
     func cpuSeconds() -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
@@ -481,10 +542,12 @@ final class ChildServer: Sendable {
 
     /// Current and peak resident memory in bytes, from /proc.
     func memory() -> (current: Int, peak: Int) {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return (0, 0) }
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        else { return (0, 0) }
         func kilobytes(_ key: String) -> Int {
             guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return 0 }
-            return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0) * 1024
+            return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0)
+                * 1024
         }
         return (kilobytes("VmRSS:"), kilobytes("VmHWM:"))
     }

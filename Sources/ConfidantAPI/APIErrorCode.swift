@@ -71,8 +71,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     public var httpStatus: Int {
         switch self {
         case .malformedRequest, .invalidEmail, .invalidName, .invalidDisplayName, .invalidIdentity, .weakPassword,
-             .invalidEnvelope, .envelopeMismatch, .invalidPrekey, .tooManyPrekeys, .invalidChain, .invalidMapping,
-             .invalidOperands, .invalidCodeLength, .invalidTOTPSecret, .invalidTOTPCode, .biometricUnavailable:
+            .invalidEnvelope, .envelopeMismatch, .invalidPrekey, .tooManyPrekeys, .invalidChain, .invalidMapping,
+            .invalidOperands, .invalidCodeLength, .invalidTOTPSecret, .invalidTOTPCode, .biometricUnavailable:
             400
         case .unauthenticated, .invalidCredentials: 401
         case .forbidden, .senderMismatch, .stepUpRequired: 403

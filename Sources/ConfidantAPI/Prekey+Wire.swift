@@ -11,8 +11,9 @@ extension Components.Schemas.SignedPrekey {
 
 extension Components.Schemas.PrekeyUpload {
     public init(_ upload: PrekeyUpload) {
-        self.init(signedPrekey: .init(upload.signedPrekey), kemPrekey: .init(upload.kemPrekey),
-                  oneTimePrekeys: upload.oneTimePrekeys.map { .init(id: Int64($0.id), key: .init($0.publicKey)) })
+        self.init(
+            signedPrekey: .init(upload.signedPrekey), kemPrekey: .init(upload.kemPrekey),
+            oneTimePrekeys: upload.oneTimePrekeys.map { .init(id: Int64($0.id), key: .init($0.publicKey)) })
     }
 }
 
@@ -29,7 +30,8 @@ extension PrekeyBundle {
     /// Call `verify(for:)` before use.
     public init?(_ wire: Components.Schemas.PrekeyBundle) {
         guard let device = UUID(uuidString: wire.deviceId), let signed = SignedPrekey(wire.signedPrekey, kind: .x25519),
-              let kem = SignedPrekey(wire.kemPrekey, kind: .xwing) else { return nil }
+            let kem = SignedPrekey(wire.kemPrekey, kind: .xwing)
+        else { return nil }
         var oneTime: OneTimePrekey?
         if let key = wire.oneTimePrekey {
             guard let id = UInt32(exactly: key.id), id > 0 else { return nil }

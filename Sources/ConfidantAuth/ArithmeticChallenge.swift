@@ -1,6 +1,9 @@
 /// The four signs shown in an arithmetic challenge.
 public enum ArithmeticSign: String, Sendable, CaseIterable, Codable {
-    case plus = "+", minus = "−", times = "×", divide = "÷"
+    case plus = "+"
+    case minus = "−"
+    case times = "×"
+    case divide = "÷"
 
     /// Also accepts the ASCII spellings `-`, `*`, `x`, `/`.
     public init?(symbol: String) {
@@ -46,7 +49,9 @@ public struct ArithmeticMapping: Sendable, Hashable, Codable {
         var operations: [ArithmeticSign: ArithmeticOperation] = [:]
         for pair in text.split(separator: ",") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { String($0.filter { !$0.isWhitespace }) }
-            guard parts.count == 2, let sign = ArithmeticSign(symbol: parts[0]), let meaning = ArithmeticSign(symbol: parts[1]) else {
+            guard parts.count == 2, let sign = ArithmeticSign(symbol: parts[0]),
+                let meaning = ArithmeticSign(symbol: parts[1])
+            else {
                 throw AuthError.invalidMapping("cannot read \"\(pair)\"; write pairs like +=* separated by commas")
             }
             guard operations[sign] == nil else { throw AuthError.invalidMapping("\(sign.rawValue) is mapped twice") }
@@ -56,14 +61,22 @@ public struct ArithmeticMapping: Sendable, Hashable, Codable {
     }
 
     /// Every sign meaning itself.
-    public static let natural: [ArithmeticSign: ArithmeticOperation] = [.plus: .add, .minus: .subtract, .times: .multiply, .divide: .divide]
+    public static let natural: [ArithmeticSign: ArithmeticOperation] = [
+        .plus: .add, .minus: .subtract, .times: .multiply, .divide: .divide,
+    ]
 
     /// All 256 mappings.
     public static var all: [ArithmeticMapping] {
         let ops = ArithmeticOperation.allCases
-        return ops.flatMap { a in ops.flatMap { b in ops.flatMap { c in ops.compactMap { d in
-            try? ArithmeticMapping([.plus: a, .minus: b, .times: c, .divide: d])
-        } } } }
+        return ops.flatMap { a in
+            ops.flatMap { b in
+                ops.flatMap { c in
+                    ops.compactMap { d in
+                        try? ArithmeticMapping([.plus: a, .minus: b, .times: c, .divide: d])
+                    }
+                }
+            }
+        }
     }
 
     subscript(sign: ArithmeticSign) -> ArithmeticOperation { operations[sign] ?? .add }
@@ -98,7 +111,9 @@ public struct ArithmeticChallenge: Sendable, Hashable, Codable, CustomStringConv
                 guard let number = Int(token) else { throw AuthError.invalidChallenge("\(token) is not a number") }
                 operands.append(number)
             } else {
-                guard let sign = ArithmeticSign(symbol: token) else { throw AuthError.invalidChallenge("\(token) is not one of + − × ÷") }
+                guard let sign = ArithmeticSign(symbol: token) else {
+                    throw AuthError.invalidChallenge("\(token) is not one of + − × ÷")
+                }
                 signs.append(sign)
             }
         }

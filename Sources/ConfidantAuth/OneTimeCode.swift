@@ -6,7 +6,9 @@ public enum OneTimeCode {
     public static let alphabet = Array("34679ACDEFGHJKMNPQRTUVWXY")
     public static let lengths: ClosedRange<Int> = 4...8
 
-    public static func generate<R: RandomNumberGenerator>(length: Int, using generator: inout R) throws(AuthError) -> String {
+    public static func generate<R: RandomNumberGenerator>(length: Int, using generator: inout R) throws(AuthError)
+        -> String
+    {
         guard lengths.contains(length) else { throw AuthError.invalidCodeLength(length) }
         return String((0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
     }

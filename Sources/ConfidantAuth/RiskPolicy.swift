@@ -1,6 +1,8 @@
 /// Sign-in methods a user can chain.
 public enum SignInMethod: String, Sendable, CaseIterable, Codable {
-    case password, arithmetic, emailCode = "email-code", totp, biometric
+    case password, arithmetic
+    case emailCode = "email-code"
+    case totp, biometric
 }
 
 /// What the server knows when a sign-in starts.
@@ -14,8 +16,10 @@ public struct SignInContext: Sendable {
     /// Seconds since the last failure, if any.
     public var secondsSinceLastFailure: Double?
 
-    public init(configuredChain: [SignInMethod], knownDevice: Bool, knownAddress: Bool,
-                accountFailures: Int = 0, addressFailures: Int = 0, secondsSinceLastFailure: Double? = nil) {
+    public init(
+        configuredChain: [SignInMethod], knownDevice: Bool, knownAddress: Bool,
+        accountFailures: Int = 0, addressFailures: Int = 0, secondsSinceLastFailure: Double? = nil
+    ) {
         self.configuredChain = configuredChain
         self.knownDevice = knownDevice
         self.knownAddress = knownAddress
@@ -54,10 +58,12 @@ public struct RiskPolicy: Sendable {
         }
         var steps = context.configuredChain.filter { $0 != .biometric }  // biometrics stay on the device
         if steps.isEmpty { steps = [.password] }
-        if (!context.knownDevice || !context.knownAddress), !steps.contains(stepUpMethod) {
+        if !context.knownDevice || !context.knownAddress, !steps.contains(stepUpMethod) {
             steps.append(stepUpMethod)
         }
-        let delay = failures == 0 || failures >= lockoutThreshold ? 0 : min(maximumDelay, baseDelay * Double(1 << min(failures - 1, 30)))
+        let delay =
+            failures == 0 || failures >= lockoutThreshold
+            ? 0 : min(maximumDelay, baseDelay * Double(1 << min(failures - 1, 30)))
         return .proceed(steps: steps, delay: delay)
     }
 }

@@ -25,7 +25,9 @@ public struct TOTP: Sendable {
         let message = withUnsafeBytes(of: &counter) { Array($0) }
         let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
         let offset = Int(mac[mac.count - 1] & 0x0F)
-        let binary = (UInt32(mac[offset] & 0x7F) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8) | UInt32(mac[offset + 3])
+        let binary =
+            (UInt32(mac[offset] & 0x7F) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8)
+            | UInt32(mac[offset + 3])
         var modulus: UInt32 = 1
         for _ in 0..<digits { modulus *= 10 }
         let value = String(binary % modulus)
@@ -62,7 +64,8 @@ public struct TOTP: Sendable {
             }.joined()
         }
         let secretText = Base32.encode(secret).filter { $0 != "=" }
-        return "otpauth://totp/\(escape(issuer)):\(escape(account))?secret=\(secretText)&issuer=\(escape(issuer))&algorithm=SHA1&digits=\(digits)&period=\(period)"
+        return
+            "otpauth://totp/\(escape(issuer)):\(escape(account))?secret=\(secretText)&issuer=\(escape(issuer))&algorithm=SHA1&digits=\(digits)&period=\(period)"
     }
 }
 
@@ -72,7 +75,8 @@ public enum Base32 {
 
     public static func encode(_ bytes: [UInt8]) -> String {
         var out = ""
-        var buffer = 0, bits = 0
+        var buffer = 0
+        var bits = 0
         for byte in bytes {
             buffer = buffer << 8 | Int(byte)
             bits += 8
@@ -89,7 +93,8 @@ public enum Base32 {
     /// Decodes, ignoring padding, spaces and case.
     public static func decode(_ text: String) throws(AuthError) -> [UInt8] {
         var out: [UInt8] = []
-        var buffer = 0, bits = 0
+        var buffer = 0
+        var bits = 0
         for character in text.uppercased() where character != "=" && !character.isWhitespace {
             guard let value = alphabet.firstIndex(of: character) else { throw AuthError.invalidSecret }
             buffer = (buffer << 5 | value) & 0xFFFF

@@ -38,7 +38,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .notSignedIn: "this profile has no account yet"
         case .profileBelongsToOther(let email): "this profile belongs to \(email)"
-        case .sessionExpired: "the server no longer accepts this profile's session (it expired, or this device was signed out)"
+        case .sessionExpired:
+            "the server no longer accepts this profile's session (it expired, or this device was signed out)"
         case .serverUnreachable(let server, let reason): "cannot reach the server at \(server): \(reason)"
         case .server(let status, let code, let message): "the server refused (\(status) \(code.rawValue)): \(message)"
         case .badResponse(let why): "the server's answer could not be read (\(why))"
@@ -48,7 +49,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .emptyMessage: "the message is empty"
         case .invalidServerURL(let url): "\(url) is not a server address; use http://host:port or https://host"
         case .storeDamaged(let why): "the local store is damaged: \(why)"
-        case .stepUpRequired: "this account signs in with several steps (arithmetic, e-mail code, TOTP) and nothing was given to answer them"
+        case .stepUpRequired:
+            "this account signs in with several steps (arithmetic, e-mail code, TOTP) and nothing was given to answer them"
         case .untrustedPrekeys(let name, let reason):
             "not sending: the server handed out prekeys for \(name) that fail verification (\(reason)); the server may be tampering"
         case .notRetryable(let id): "message \(id.canonicalString) has not failed, so there is nothing to retry"

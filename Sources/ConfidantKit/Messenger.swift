@@ -23,18 +23,23 @@ public actor Messenger {
     private let eventHub = MessengerEvents()
     private var liveTask: Task<Void, Never>?
 
-    init(identity: PrivateIdentity, account: AccountState, store: LocalStore, retry: RetryPolicy = RetryPolicy(),
-         now: @escaping @Sendable () -> Date = { Date() }) {
+    init(
+        identity: PrivateIdentity, account: AccountState, store: LocalStore, retry: RetryPolicy = RetryPolicy(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.identity = identity
         self.account = account
         self.store = store
         relay = RelayClient(serverURL: account.serverURL, token: account.token)
         let cipher = SessionCipher(identity: identity, userID: account.userID)
-        directory = KeyDirectory(relay: relay, store: store, identity: identity, me: account.userID, events: eventHub, now: now)
+        directory = KeyDirectory(
+            relay: relay, store: store, identity: identity, me: account.userID, events: eventHub, now: now)
         prekeys = PrekeyMaintenance(relay: relay, store: store, identity: identity)
-        sender = MessageSender(relay: relay, store: store, directory: directory, cipher: cipher, stream: stream, events: eventHub,
-                               retry: retry, now: now)
-        receiver = MessageReceiver(relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub)
+        sender = MessageSender(
+            relay: relay, store: store, directory: directory, cipher: cipher, stream: stream, events: eventHub,
+            retry: retry, now: now)
+        receiver = MessageReceiver(
+            relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub)
     }
 
     public var me: UUID { account.userID }
@@ -73,7 +78,9 @@ public actor Messenger {
     public func devices() async throws -> [PublicIdentity] { try await directory.refreshKeys(of: me) }
 
     /// The safety numbers with the peer's devices, and whether they are the keys you verified.
-    public func verification(of contact: Contact) async throws -> PeerVerification { try await directory.verification(of: contact) }
+    public func verification(of contact: Contact) async throws -> PeerVerification {
+        try await directory.verification(of: contact)
+    }
 
     /// Marks the peer's current keys (as last fetched) as verified.
     public func markVerified(_ contact: Contact) throws { try directory.markVerified(contact) }
@@ -110,7 +117,9 @@ public actor Messenger {
     public func conversations() throws -> [ConversationSummary] { try store.conversations() }
 
     /// The last `limit` lines with a peer, oldest first.
-    public func history(with peer: UUID, limit: Int = 50) throws -> [ChatMessage] { try store.history(with: peer, limit: limit) }
+    public func history(with peer: UUID, limit: Int = 50) throws -> [ChatMessage] {
+        try store.history(with: peer, limit: limit)
+    }
 
     public func markRead(_ peer: UUID) throws { try store.markRead(peer: peer) }
 
@@ -122,7 +131,8 @@ public actor Messenger {
     public func startLive() {
         guard liveTask == nil, let token = account.token else { return }
         let client = MailboxStreamClient(serverURL: account.serverURL, token: token, sender: stream)
-        let store = store, receiver = receiver
+        let store = store
+        let receiver = receiver
         liveTask = Task { [weak self] in
             do {
                 try await client.run(

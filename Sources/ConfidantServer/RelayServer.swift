@@ -31,7 +31,8 @@ public final class RelayServer: Sendable {
         app.logger = logger
         self.application = app
         do {
-            try FileManager.default.createDirectory(at: configuration.dataDirectory.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: configuration.dataDirectory.appendingPathComponent("blobs"), withIntermediateDirectories: true)
             switch configuration.database {
             case .sqlite(let path):
                 let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -51,10 +52,12 @@ public final class RelayServer: Sendable {
                 try await sql.raw("PRAGMA journal_mode=WAL").run()
             }
             try await app.autoMigrate()
-            let database = RelayDatabase(db: app.db, engine: listener == nil ? .sqlite : .postgresql,
-                                         synchronous: configuration.sqliteSynchronous)
-            let services = try RelayServices(configuration: configuration, database: database, hub: hub, threadPool: app.threadPool,
-                                             logger: logger)
+            let database = RelayDatabase(
+                db: app.db, engine: listener == nil ? .sqlite : .postgresql,
+                synchronous: configuration.sqliteSynchronous)
+            let services = try RelayServices(
+                configuration: configuration, database: database, hub: hub, threadPool: app.threadPool,
+                logger: logger)
             try routes(app, services: services)
         } catch {
             try? await app.asyncShutdown()
@@ -81,7 +84,8 @@ public final class RelayServer: Sendable {
             Response(status: .ok, headers: ["Content-Type": "application/yaml"], body: .init(data: document))
         }
         let transport = VaporTransport(routesBuilder: app)
-        try RelayAPI(services: services).registerHandlers(on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
+        try RelayAPI(services: services).registerHandlers(
+            on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
         MailboxStream(mailbox: services.mailbox, configuration: configuration).register(on: app)
     }
 

@@ -19,10 +19,14 @@ struct RelayServices: Sendable {
     let blobs: BlobService
     let backups: BackupObjectService
 
-    init(configuration: ServerConfiguration, database: RelayDatabase, hub: MailboxHub, threadPool: NIOThreadPool, logger: Logger) throws {
+    init(
+        configuration: ServerConfiguration, database: RelayDatabase, hub: MailboxHub, threadPool: NIOThreadPool,
+        logger: Logger
+    ) throws {
         let now = configuration.now
         let secrets = try AuthSecrets.load(from: configuration.resolvedAuthKeyFile)
-        let mailer: any CodeMailer = configuration.smtp.map { SMTPMailer(configuration: $0) }
+        let mailer: any CodeMailer =
+            configuration.smtp.map { SMTPMailer(configuration: $0) }
             ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox"))
         let files = BlobFiles(directory: configuration.dataDirectory.appendingPathComponent("blobs"))
         let cache = SessionCache()
@@ -30,15 +34,19 @@ struct RelayServices: Sendable {
         self.database = database
         mailbox = MailboxService(database: database, hub: hub, now: now)
         devices = DeviceService(mailbox: mailbox, sessions: cache, now: now)
-        sessions = SessionService(database: database, devices: devices, cache: cache, lifetime: configuration.sessionLifetime, now: now)
-        accounts = AccountService(devices: devices, sessions: cache, passwords: PasswordPolicy(cost: configuration.passwordCost),
-                                  blobFiles: files, configuration: configuration, threadPool: threadPool)
+        sessions = SessionService(
+            database: database, devices: devices, cache: cache, lifetime: configuration.sessionLifetime, now: now)
+        accounts = AccountService(
+            devices: devices, sessions: cache, passwords: PasswordPolicy(cost: configuration.passwordCost),
+            blobFiles: files, configuration: configuration, threadPool: threadPool)
         directory = DirectoryService(database: database)
-        signIn = SignInService(accounts: accounts, sessions: sessions, secrets: secrets, mailer: mailer, configuration: configuration,
-                               logger: logger)
+        signIn = SignInService(
+            accounts: accounts, sessions: sessions, secrets: secrets, mailer: mailer, configuration: configuration,
+            logger: logger)
         signInSettings = SignInSettingsService(accounts: accounts, secrets: secrets, now: now)
         prekeys = PrekeyService(mailbox: mailbox, now: now)
         blobs = BlobService(database: database, files: files, maximumBytes: configuration.maximumBlobBytes, now: now)
-        backups = BackupObjectService(database: database, files: files, maximumBytes: configuration.maximumBackupObjectBytes, now: now)
+        backups = BackupObjectService(
+            database: database, files: files, maximumBytes: configuration.maximumBackupObjectBytes, now: now)
     }
 }

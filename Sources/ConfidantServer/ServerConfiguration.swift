@@ -10,7 +10,9 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
     public init(parsing text: String) throws(ServerConfigurationError) {
         if text.hasPrefix("sqlite:") {
             let path = String(text.dropFirst("sqlite:".count))
-            guard !path.isEmpty else { throw .badDatabase(text, "give a file after `sqlite:`, e.g. sqlite:./relay.sqlite") }
+            guard !path.isEmpty else {
+                throw .badDatabase(text, "give a file after `sqlite:`, e.g. sqlite:./relay.sqlite")
+            }
             self = .sqlite(path: path)
         } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
             self = .postgres(url: text)
@@ -69,7 +71,8 @@ public struct SMTPConfiguration: Sendable, Equatable {
 }
 
 public enum SQLiteSynchronous: String, Sendable, CaseIterable {
-    case normal = "NORMAL", full = "FULL"
+    case normal = "NORMAL"
+    case full = "FULL"
 }
 
 /// Everything `confidant serve` can set. Defaults are the production values.
@@ -121,7 +124,9 @@ public struct ServerConfiguration: Sendable {
 
     /// The embedded default: SQLite in `./.confidant-server/relay.sqlite`.
     public static func embedded(dataDirectory: URL = URL(fileURLWithPath: ".confidant-server")) -> ServerConfiguration {
-        ServerConfiguration(database: .sqlite(path: dataDirectory.appendingPathComponent("relay.sqlite").path), dataDirectory: dataDirectory)
+        ServerConfiguration(
+            database: .sqlite(path: dataDirectory.appendingPathComponent("relay.sqlite").path),
+            dataDirectory: dataDirectory)
     }
 
     /// Fast password hashing and short lock-outs, for tests only.

@@ -2,11 +2,13 @@ import ConfidantCrypto
 import Crypto
 import Foundation
 import Testing
+
 @testable import CipherLab
 
 @Suite struct KeystreamReuseTests {
     func conversationKey() throws -> String {
-        try SeedChat.keyString(privateKey: P256.KeyAgreement.PrivateKey(), peerPublicKey: P256.KeyAgreement.PrivateKey().publicKey)
+        try SeedChat.keyString(
+            privateKey: P256.KeyAgreement.PrivateKey(), peerPublicKey: P256.KeyAgreement.PrivateKey().publicKey)
     }
 
     @Test func recoversA1KiBMessageExactly() throws {
@@ -31,8 +33,11 @@ import Testing
             try SeedChat.crypt(Array(m1.utf8), keyString: key), try SeedChat.crypt(Array(m2.utf8), keyString: key))
         // A fragment is true when it is what the other message really holds at that offset.
         func isTrue(_ f: KeystreamReuse.Fragment) -> Bool {
-            let window = { (m: String) in String(decoding: Array(m.utf8)[f.offset..<(f.offset + f.crib.utf8.count)], as: UTF8.self) }
-            return (window(m1) == f.crib && window(m2) == f.revealed) || (window(m2) == f.crib && window(m1) == f.revealed)
+            let window = { (m: String) in
+                String(decoding: Array(m.utf8)[f.offset..<(f.offset + f.crib.utf8.count)], as: UTF8.self)
+            }
+            return (window(m1) == f.crib && window(m2) == f.revealed)
+                || (window(m2) == f.crib && window(m1) == f.revealed)
         }
         #expect(fragments.contains(where: isTrue))
 
@@ -40,23 +45,31 @@ import Testing
         let r2 = "Это всё, что я знаю о встрече; не говори никому."
         let russian = KeystreamReuse.dragCribs(
             try SeedChat.crypt(Array(r1.utf8), keyString: key), try SeedChat.crypt(Array(r2.utf8), keyString: key))
-        #expect(russian.contains { f in
-            let a = Array(r1.utf8), b = Array(r2.utf8)
-            let range = f.offset..<(f.offset + f.crib.utf8.count)
-            return range.upperBound <= min(a.count, b.count)
-                && ((String(decoding: a[range], as: UTF8.self) == f.crib && String(decoding: b[range], as: UTF8.self) == f.revealed)
-                    || (String(decoding: b[range], as: UTF8.self) == f.crib && String(decoding: a[range], as: UTF8.self) == f.revealed))
-        })
+        #expect(
+            russian.contains { f in
+                let a = Array(r1.utf8)
+                let b = Array(r2.utf8)
+                let range = f.offset..<(f.offset + f.crib.utf8.count)
+                return range.upperBound <= min(a.count, b.count)
+                    && ((String(decoding: a[range], as: UTF8.self) == f.crib
+                        && String(decoding: b[range], as: UTF8.self) == f.revealed)
+                        || (String(decoding: b[range], as: UTF8.self) == f.crib
+                            && String(decoding: a[range], as: UTF8.self) == f.revealed))
+            })
     }
 
     @Test func aeadEnvelopesShareNoKeystream() throws {
         // Two v1 envelopes of the same text between the same devices: XORing them reveals nothing.
-        let alice = try PrivateIdentity.generate(), bob = try PrivateIdentity.generate()
+        let alice = try PrivateIdentity.generate()
+        let bob = try PrivateIdentity.generate()
         let text = Array(String(repeating: "the same text ", count: 8).utf8)
-        let e1 = try SealedEnvelope.seal(text, from: alice, senderUserID: UUID(), to: bob.publicIdentity, recipientUserID: UUID())
-        let e2 = try SealedEnvelope.seal(text, from: alice, senderUserID: UUID(), to: bob.publicIdentity, recipientUserID: UUID())
+        let e1 = try SealedEnvelope.seal(
+            text, from: alice, senderUserID: UUID(), to: bob.publicIdentity, recipientUserID: UUID())
+        let e2 = try SealedEnvelope.seal(
+            text, from: alice, senderUserID: UUID(), to: bob.publicIdentity, recipientUserID: UUID())
         #expect(e1.ciphertext != e2.ciphertext)
-        let recovered = KeystreamReuse.recover(known: text, ciphertext: Array(e1.ciphertext), other: Array(e2.ciphertext))
+        let recovered = KeystreamReuse.recover(
+            known: text, ciphertext: Array(e1.ciphertext), other: Array(e2.ciphertext))
         #expect(recovered != Array(text.prefix(recovered.count)))
     }
 }
@@ -107,7 +120,9 @@ import Testing
         configuration.biasKeys = 512
         configuration.avalancheKeys = 1
         configuration.avalancheLength = 32
-        let analyses = try KeystreamAlgorithm.allCases.map { try AlgorithmAnalysis.run($0, configuration: configuration) }
+        let analyses = try KeystreamAlgorithm.allCases.map {
+            try AlgorithmAnalysis.run($0, configuration: configuration)
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cipher-lab-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = try LabReport(configuration: configuration, analyses: analyses, command: "test").write(to: directory)

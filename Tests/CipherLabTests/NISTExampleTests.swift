@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CipherLab
 
 /// The worked examples of NIST SP 800-22 rev. 1a (sections 2.x.4 and 2.x.8); each P-value is
@@ -31,7 +32,8 @@ import Testing
 
     @Test func longestRunOfOnes() {
         let sequence = BitSequence(
-            "11001100000101010110110001001100111000000000001001001101010100010001001111010110100000001101011111001100111001101101100010110010")
+            "11001100000101010110110001001100111000000000001001001101010100010001001111010110100000001101011111001100111001101101100010110010"
+        )
         // The standard prints χ² = 4.882605 and P = 0.180609; Q(3/2, 4.882605/2) is 0.180598 (scipy's
         // gammaincc agrees with us), so its sixth decimal is off: we accept ±2e-5.
         #expect(close(RunsTests.longestRun(sequence), 0.180609, within: 0.000_02))
@@ -40,10 +42,13 @@ import Testing
 
     @Test func binaryMatrixRank() {
         // §2.5.4: two 3×3 matrices of ranks 2 and 3, judged (as the standard does) with the 32×32 probabilities.
-        var first: [UInt64] = [0b010, 0b110, 0b010], second: [UInt64] = [0b010, 0b101, 0b011]
+        var first: [UInt64] = [0b010, 0b110, 0b010]
+        var second: [UInt64] = [0b010, 0b101, 0b011]
         #expect(MatrixRankTest.rankGF2(&first, columns: 3) == 2)
         #expect(MatrixRankTest.rankGF2(&second, columns: 3) == 3)
-        #expect(close(MatrixRankTest.pValue(fullRank: 1, oneLess: 1, matrices: 2, pFull: 0.2888, pOneLess: 0.5776), 0.741948))
+        #expect(
+            close(
+                MatrixRankTest.pValue(fullRank: 1, oneLess: 1, matrices: 2, pFull: 0.2888, pOneLess: 0.5776), 0.741948))
         // The 32×32 class probabilities the standard quotes.
         #expect(abs(MatrixRankTest.probability(rank: 32, m: 32, q: 32) - 0.2888) < 0.0001)
         #expect(abs(MatrixRankTest.probability(rank: 31, m: 32, q: 32) - 0.5776) < 0.0001)
@@ -62,7 +67,8 @@ import Testing
         let fast = FourierTransform.magnitudes(x)
         // Pad to a non-power-of-two neighbour is not comparable; compare against the direct sum by hand.
         for k in [0, 1, 5, 31, 63] {
-            var re = 0.0, im = 0.0
+            var re = 0.0
+            var im = 0.0
             for (j, value) in x.enumerated() {
                 re += value * cos(-2 * Double.pi * Double(k * j) / 64)
                 im += value * sin(-2 * Double.pi * Double(k * j) / 64)

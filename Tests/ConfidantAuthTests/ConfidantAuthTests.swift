@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ConfidantAuth
 
 typealias SplitMix64 = SeededRandomNumberGenerator
@@ -24,7 +25,8 @@ extension SeededRandomNumberGenerator {
         #expect(mappings.count == 256)
         for index in 0..<100_000 {
             let mapping = mappings[index % mappings.count]
-            let challenge = try ArithmeticChallenge.generate(operands: 2 + index % 7, mapping: mapping, using: &generator)
+            let challenge = try ArithmeticChallenge.generate(
+                operands: 2 + index % 7, mapping: mapping, using: &generator)
             #expect(challenge.answer(under: mapping) != nil, "inexact or unbounded: \(challenge)")
         }
     }
@@ -34,10 +36,13 @@ extension SeededRandomNumberGenerator {
         #expect(throws: AuthError.self) { try ArithmeticMapping(parsing: "+=*,+=/,*=+,/=-") }
         #expect(throws: AuthError.self) { try ArithmeticMapping(parsing: "+=%,-=/,*=+,/=-") }
         #expect(throws: AuthError.self) { try ArithmeticChallenge(operands: [1], signs: []) }
-        #expect(throws: AuthError.self) { try ArithmeticChallenge(operands: Array(1...9), signs: Array(repeating: .plus, count: 8)) }
+        #expect(throws: AuthError.self) {
+            try ArithmeticChallenge(operands: Array(1...9), signs: Array(repeating: .plus, count: 8))
+        }
         var generator = SplitMix64(state: 1)
         #expect(throws: AuthError.self) {
-            try ArithmeticChallenge.generate(operands: 9, mapping: try ArithmeticMapping(ArithmeticMapping.natural), using: &generator)
+            try ArithmeticChallenge.generate(
+                operands: 9, mapping: try ArithmeticMapping(ArithmeticMapping.natural), using: &generator)
         }
     }
 }
@@ -76,7 +81,10 @@ extension SeededRandomNumberGenerator {
         #expect(try Base32.decode("mzxw 6ytb oi") == Array("foobar".utf8))
         #expect(throws: AuthError.invalidSecret) { try Base32.decode("MZ1W") }
         let uri = TOTP(secret: Array("12345678901234567890".utf8)).provisioningURI(account: "ann@example.com")
-        #expect(uri == "otpauth://totp/Confidant:ann@example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Confidant&algorithm=SHA1&digits=6&period=30")
+        #expect(
+            uri
+                == "otpauth://totp/Confidant:ann@example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Confidant&algorithm=SHA1&digits=6&period=30"
+        )
     }
 }
 
@@ -98,7 +106,10 @@ extension SeededRandomNumberGenerator {
 
     @Test func emailValidationIsNotInverted() throws {
         #expect(try EmailAddress("  Ann.Smith+tag@Example.COM ").value == "ann.smith+tag@example.com")
-        for bad in ["", "ann", "ann@", "@example.com", "ann@example", "ann@@example.com", "ann..b@example.com", "ann@-x.com", "a b@example.com"] {
+        for bad in [
+            "", "ann", "ann@", "@example.com", "ann@example", "ann@@example.com", "ann..b@example.com", "ann@-x.com",
+            "a b@example.com",
+        ] {
             #expect(throws: AuthError.self, "\(bad) accepted") { try EmailAddress(bad) }
         }
     }
@@ -119,7 +130,8 @@ extension SeededRandomNumberGenerator {
         #expect(policy.decide(known) == .proceed(steps: [.password, .totp], delay: 0))
         let newDevice = SignInContext(configuredChain: [.password], knownDevice: false, knownAddress: true)
         #expect(policy.decide(newDevice) == .proceed(steps: [.password, .emailCode], delay: 0))
-        let newAddress = SignInContext(configuredChain: [.password, .emailCode], knownDevice: true, knownAddress: false)
+        let newAddress = SignInContext(
+            configuredChain: [.password, .emailCode], knownDevice: true, knownAddress: false)
         #expect(policy.decide(newAddress) == .proceed(steps: [.password, .emailCode], delay: 0))
     }
 
@@ -137,7 +149,9 @@ extension SeededRandomNumberGenerator {
         context.secondsSinceLastFailure = 15 * 60
         #expect(policy.decide(context) == .proceed(steps: [.password], delay: 0))
         // Per address too, whatever the account.
-        let address = SignInContext(configuredChain: [.password], knownDevice: true, knownAddress: true, addressFailures: 12, secondsSinceLastFailure: 1)
+        let address = SignInContext(
+            configuredChain: [.password], knownDevice: true, knownAddress: true, addressFailures: 12,
+            secondsSinceLastFailure: 1)
         #expect(policy.decide(address) == .locked(retryAfter: 899))
     }
 }

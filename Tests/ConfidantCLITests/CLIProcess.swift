@@ -27,14 +27,17 @@ struct CLIProcess {
     static var executable: URL { get throws { try CLIExecutable.url } }
 
     static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
 
     /// Creates `NAME.key` and `NAME.key.pub` for each name, with cheap scrypt parameters.
     func makeIdentities(_ names: String...) throws {
         for name in names {
             let result = try run(["keys", "generate", "--out", "\(name).key", "--scrypt-log2n", "10"])
-            guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
+            guard result.status == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr])
+            }
         }
     }
 
@@ -45,7 +48,9 @@ struct CLIProcess {
         process.arguments = arguments
         process.currentDirectoryURL = directory
         process.environment = environment
-        let input = Pipe(), output = Pipe(), error = Pipe()
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = error
@@ -59,6 +64,7 @@ struct CLIProcess {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         while errorReader.isExecuting || !errorReader.isFinished { usleep(1_000) }
-        return Result(status: process.terminationStatus, stdout: outputData, stderr: String(decoding: errorData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: outputData, stderr: String(decoding: errorData, as: UTF8.self))
     }
 }

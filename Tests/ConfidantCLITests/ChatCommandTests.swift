@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The account and chat commands as a user runs them: real `confidant serve` and client processes.
@@ -28,18 +28,25 @@ struct ChatCommandTests {
     /// Registers alice and bob in two profiles of one CONFIDANT_HOME.
     static func register(_ cli: CLIProcess, server: String) throws -> (alice: String, bob: String) {
         let suffix = UUID().uuidString.prefix(6).lowercased()
-        let alice = "alice-\(suffix)@example.com", bob = "bob-\(suffix)@example.com"
+        let alice = "alice-\(suffix)@example.com"
+        let bob = "bob-\(suffix)@example.com"
         for (profile, email, name) in [("alice", alice, "Alice"), ("bob", bob, "Bob")] {
-            let result = try cli.run(["account", "register", "--profile", profile, "--server", server, "--email", email, "--name", name,
-                                      "--password-stdin", "--scrypt-log2n", "10"], stdin: Data("password of \(name)\n".utf8))
+            let result = try cli.run(
+                [
+                    "account", "register", "--profile", profile, "--server", server, "--email", email, "--name", name,
+                    "--password-stdin", "--scrypt-log2n", "10",
+                ], stdin: Data("password of \(name)\n".utf8))
             guard result.status == 0 else { throw CLIFailure(result.stderr) }
         }
         return (alice, bob)
     }
 
     /// `confidant login` on a terminal: the password, then the e-mail code the relay wrote to its outbox.
-    static func loginOnTerminal(_ cli: CLIProcess, _ arguments: [String], password: String, dataDirectory: URL) async throws {
-        let terminal = try PseudoTerminal(executable: CLIExecutable.url, arguments: arguments, environment: cli.environment, directory: cli.directory)
+    static func loginOnTerminal(_ cli: CLIProcess, _ arguments: [String], password: String, dataDirectory: URL)
+        async throws
+    {
+        let terminal = try PseudoTerminal(
+            executable: CLIExecutable.url, arguments: arguments, environment: cli.environment, directory: cli.directory)
         defer { terminal.terminate() }
         terminal.type(password + "\r")
         #expect(try await terminal.waitFor("The code we sent to", seconds: 60))
@@ -81,7 +88,9 @@ struct ChatCommandTests {
         return try JSONDecoder().decode([Line].self, from: result.stdout)
     }
 
-    @Test("100 messages in order, a new device key with its warning and unreadable placeholders, no plaintext on the server")
+    @Test(
+        "100 messages in order, a new device key with its warning and unreadable placeholders, no plaintext on the server"
+    )
     func endToEnd() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
@@ -113,36 +122,51 @@ struct ChatCommandTests {
         // Bob reinstalls (a new key for his device) while a message to the old key waits.
         #expect(try cli.run(["send", "--profile", "alice", bob, "sealed for the old key"]).status == 0)
         // A new key adds the e-mail code to the sign-in; Bob reads it from the relay's outbox.
-        try await Self.loginOnTerminal(cli, ["account", "login", "--profile", "bob", "--email", bob, "--password-stdin", "--new-device-key"],
-                                       password: "password of Bob", dataDirectory: dataDirectory)
+        try await Self.loginOnTerminal(
+            cli, ["account", "login", "--profile", "bob", "--email", bob, "--password-stdin", "--new-device-key"],
+            password: "password of Bob", dataDirectory: dataDirectory)
         let afterReinstall = try Self.history(cli, profile: "bob", with: alice)
         #expect(afterReinstall.last?.text == nil)
         #expect(afterReinstall.last?.unreadableReason?.contains("sealed for a key this device no longer has") == true)
         #expect(Array(afterReinstall.prefix(100).map(\.text)) == texts, "history kept on the device stays readable")
 
         let aliceInbox = try cli.run(["inbox", "--profile", "alice"])
-        #expect(aliceInbox.text.contains("Bob's security key changed — messages sent to the old device can't be read there"))
+        #expect(
+            aliceInbox.text.contains("Bob's security key changed — messages sent to the old device can't be read there")
+        )
         #expect(try cli.run(["send", "--profile", "alice", bob, "for the new key"]).status == 0)
         #expect(try Self.history(cli, profile: "bob", with: alice).last?.text == "for the new key")
 
         // Bob signs in on a second device (a new profile): Alice is warned again, and her next
         // message reaches both of Bob's devices.
-        try await Self.loginOnTerminal(cli, ["account", "login", "--profile", "bob-tablet", "--server", "http://127.0.0.1:\(served.port)", "--email", bob,
-                                             "--password-stdin", "--scrypt-log2n", "10"],
-                                       password: "password of Bob", dataDirectory: dataDirectory)
-        let warned = try JSONDecoder().decode([InboxRow].self, from: cli.run(["inbox", "--profile", "alice", "--json"]).stdout)
-        #expect(warned.first?.keyChangeWarning == "Bob's security key changed — messages sent to the old device can't be read there")
+        try await Self.loginOnTerminal(
+            cli,
+            [
+                "account", "login", "--profile", "bob-tablet", "--server", "http://127.0.0.1:\(served.port)", "--email",
+                bob,
+                "--password-stdin", "--scrypt-log2n", "10",
+            ],
+            password: "password of Bob", dataDirectory: dataDirectory)
+        let warned = try JSONDecoder().decode(
+            [InboxRow].self, from: cli.run(["inbox", "--profile", "alice", "--json"]).stdout)
+        #expect(
+            warned.first?.keyChangeWarning
+                == "Bob's security key changed — messages sent to the old device can't be read there")
         #expect(try cli.run(["send", "--profile", "alice", bob, "to both devices"]).status == 0)
         #expect(try Self.history(cli, profile: "bob-tablet", with: alice).map(\.text) == ["to both devices"])
         #expect(try Self.history(cli, profile: "bob", with: alice).last?.text == "to both devices")
 
         // The server's files hold none of the texts.
         var serverBytes = Data()
-        for case let file as URL in FileManager.default.enumerator(at: dataDirectory, includingPropertiesForKeys: nil) ?? .init() {
+        for case let file as URL in FileManager.default.enumerator(at: dataDirectory, includingPropertiesForKeys: nil)
+            ?? .init()
+        {
             serverBytes += (try? Data(contentsOf: file)) ?? Data()
         }
         #expect(serverBytes.count > 100_000)
-        for marker in ["secret-marker-7", "Привет", "sealed for the old key", "for the new key", "0123456789abcdef0123"] {
+        for marker in [
+            "secret-marker-7", "Привет", "sealed for the old key", "for the new key", "0123456789abcdef0123",
+        ] {
             #expect(serverBytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the server's files")
         }
     }
@@ -166,7 +190,10 @@ struct ChatCommandTests {
         #expect(offlineInbox.stderr.contains("offline"))
 
         let second = try ServeProcess(dataDirectory: dataDirectory, port: port)
-        defer { second.kill(SIGTERM); _ = second.waitForExit() }
+        defer {
+            second.kill(SIGTERM)
+            _ = second.waitForExit()
+        }
         _ = try await second.relay()
         #expect(try cli.run(["inbox", "--profile", "alice"]).status == 0)
         #expect(try cli.run(["inbox", "--profile", "alice"]).status == 0)
@@ -175,19 +202,27 @@ struct ChatCommandTests {
         #expect(try Self.history(cli, profile: "alice", with: bob).map(\.status) == ["sent", "sent"])
     }
 
-    @Test("chat on a terminal: a message arriving while a line is half typed appears above it, the line survives, and a server restart is survived")
+    @Test(
+        "chat on a terminal: a message arriving while a line is half typed appears above it, the line survives, and a server restart is survived"
+    )
     func interactiveChat() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
         let server = try ServeProcess(dataDirectory: cli.directory.appendingPathComponent("server"))
-        defer { if server.process.isRunning { server.kill(SIGTERM); _ = server.waitForExit() } }
+        defer {
+            if server.process.isRunning {
+                server.kill(SIGTERM)
+                _ = server.waitForExit()
+            }
+        }
         let relay = try await server.relay()
         let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
         let earlier = try cli.run(["send", "--profile", "alice", bob, "earlier message"])
         #expect(earlier.text.contains("sent to Bob"), "\(earlier.text) \(earlier.stderr)")
 
-        let terminal = try PseudoTerminal(executable: CLIExecutable.url, arguments: ["chat", "--profile", "bob", alice],
-                                          environment: cli.environment, directory: cli.directory)
+        let terminal = try PseudoTerminal(
+            executable: CLIExecutable.url, arguments: ["chat", "--profile", "bob", alice],
+            environment: cli.environment, directory: cli.directory)
         defer { terminal.terminate() }
         // Generous limits: the full test run keeps both cores and the disk busy.
         #expect(try await terminal.waitFor("Alice: earlier message", seconds: 60))
@@ -199,10 +234,12 @@ struct ChatCommandTests {
         #expect(try cli.run(["send", "--profile", "alice", bob, "live hello"]).status == 0)
         #expect(try await terminal.waitFor("Alice: live hello", after: mark, seconds: 60))
         let afterMessage = terminal.output
-        let messageRange = try #require(afterMessage.range(of: Data("Alice: live hello".utf8), in: mark..<afterMessage.count))
+        let messageRange = try #require(
+            afterMessage.range(of: Data("Alice: live hello".utf8), in: mark..<afterMessage.count))
         // The message and the redrawn line are two writes; wait for the second rather than race it.
-        #expect(try await terminal.waitFor("you> half typ", after: messageRange.upperBound),
-                "the half-typed line is drawn again below the message")
+        #expect(
+            try await terminal.waitFor("you> half typ", after: messageRange.upperBound),
+            "the half-typed line is drawn again below the message")
 
         terminal.type("ed\r")
         var sent: [Line] = []
@@ -215,8 +252,12 @@ struct ChatCommandTests {
         server.kill(SIGTERM)
         #expect(server.waitForExit() == 0)
         #expect(try await terminal.waitFor("disconnected", seconds: 60))
-        let restarted = try ServeProcess(dataDirectory: cli.directory.appendingPathComponent("server"), port: relay.port)
-        defer { restarted.kill(SIGTERM); _ = restarted.waitForExit() }
+        let restarted = try ServeProcess(
+            dataDirectory: cli.directory.appendingPathComponent("server"), port: relay.port)
+        defer {
+            restarted.kill(SIGTERM)
+            _ = restarted.waitForExit()
+        }
         _ = try await restarted.relay()
         let beforeResume = terminal.output.count
         #expect(try cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
@@ -236,7 +277,9 @@ struct SignInCommandTests {
         let totpEnrolled: Bool
     }
 
-    @Test("auth setup with arithmetic and TOTP, auth show, then login on a new device answering the challenge, the code and the e-mail code")
+    @Test(
+        "auth setup with arithmetic and TOTP, auth show, then login on a new device answering the challenge, the code and the e-mail code"
+    )
     func chain() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
@@ -247,25 +290,33 @@ struct SignInCommandTests {
         let secret = TOTP.generateSecret()
         let totp = TOTP(secret: secret)
         let now = UInt64(Date().timeIntervalSince1970)
-        let setup = try cli.run(["auth", "setup", "--profile", "alice", "--methods", "password,arithmetic,totp", "--operands", "3",
-                                 "--map", mapping, "--totp-secret", Base32.encode(secret), "--totp-code", totp.code(at: now),
-                                 "--password-stdin"], stdin: Data("password of Alice\n".utf8))
+        let setup = try cli.run(
+            [
+                "auth", "setup", "--profile", "alice", "--methods", "password,arithmetic,totp", "--operands", "3",
+                "--map", mapping, "--totp-secret", Base32.encode(secret), "--totp-code", totp.code(at: now),
+                "--password-stdin",
+            ], stdin: Data("password of Alice\n".utf8))
         #expect(setup.status == 0, "\(setup.stderr)")
         #expect(setup.text.contains("otpauth://totp/"))
-        let shown = try JSONDecoder().decode(Settings.self, from: cli.run(["auth", "show", "--profile", "alice", "--json"]).stdout)
+        let shown = try JSONDecoder().decode(
+            Settings.self, from: cli.run(["auth", "show", "--profile", "alice", "--json"]).stdout)
         #expect(shown.chain == ["password", "arithmetic", "totp"])
         #expect(shown.operands == 3 && shown.arithmeticConfigured && shown.totpEnrolled)
 
         // A second device: each step is asked in turn on the terminal.
-        let terminal = try PseudoTerminal(executable: CLIExecutable.url,
-                                          arguments: ["account", "login", "--profile", "alice-laptop", "--server", "http://127.0.0.1:\(served.port)",
-                                                      "--email", alice, "--password-stdin", "--scrypt-log2n", "10"],
-                                          environment: cli.environment, directory: cli.directory)
+        let terminal = try PseudoTerminal(
+            executable: CLIExecutable.url,
+            arguments: [
+                "account", "login", "--profile", "alice-laptop", "--server", "http://127.0.0.1:\(served.port)",
+                "--email", alice, "--password-stdin", "--scrypt-log2n", "10",
+            ],
+            environment: cli.environment, directory: cli.directory)
         defer { terminal.terminate() }
         terminal.type("password of Alice\r")
         #expect(try await terminal.waitFor("under your operator mapping", seconds: 60))
         let screen = String(decoding: terminal.output, as: UTF8.self)
-        let expression = try #require(screen.range(of: "Evaluate ").map { String(screen[$0.upperBound...].prefix { $0 != "u" }) })
+        let expression = try #require(
+            screen.range(of: "Evaluate ").map { String(screen[$0.upperBound...].prefix { $0 != "u" }) })
         let challenge = try ArithmeticChallenge(parsing: expression.trimmingCharacters(in: .whitespaces))
         terminal.type("\(try #require(challenge.answer(under: ArithmeticMapping(parsing: mapping))))\r")
         #expect(try await terminal.waitFor("authenticator", seconds: 60))
@@ -291,7 +342,8 @@ final class PseudoTerminal: @unchecked Sendable {
     private var collected = Data()
 
     init(executable: URL, arguments: [String], environment: [String: String], directory: URL) throws {
-        var master: Int32 = 0, slave: Int32 = 0
+        var master: Int32 = 0
+        var slave: Int32 = 0
         guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw CLIFailure("openpty failed: \(errno)") }
         self.master = master
         let slaveHandle = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
@@ -331,7 +383,8 @@ final class PseudoTerminal: @unchecked Sendable {
             if output.count > after, output.range(of: needle, in: after..<output.count) != nil { return true }
             try await Task.sleep(for: .milliseconds(20))
         }
-        Issue.record("'\(text)' did not appear; the terminal shows: \(String(decoding: output, as: UTF8.self).suffix(600))")
+        Issue.record(
+            "'\(text)' did not appear; the terminal shows: \(String(decoding: output, as: UTF8.self).suffix(600))")
         return false
     }
 

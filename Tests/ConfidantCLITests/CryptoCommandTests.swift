@@ -7,7 +7,8 @@ import Testing
         defer { cli.remove() }
         let result = try cli.run(["keys", "generate", "--out", "me.key", "--scrypt-log2n", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        let attributes = try FileManager.default.attributesOfItem(atPath: cli.directory.appendingPathComponent("me.key").path)
+        let attributes = try FileManager.default.attributesOfItem(
+            atPath: cli.directory.appendingPathComponent("me.key").path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         let pem = try String(contentsOf: cli.directory.appendingPathComponent("me.key.pub"), encoding: .utf8)
         #expect(pem.hasPrefix("-----BEGIN CONFIDANT PUBLIC IDENTITY-----"))
@@ -20,20 +21,25 @@ import Testing
         var cli = try CLIProcess()
         defer { cli.remove() }
         try cli.makeIdentities("alice", "bob")
-        let sealed = try cli.run(["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub"], stdin: Data("hi bob".utf8))
+        let sealed = try cli.run(
+            ["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub"], stdin: Data("hi bob".utf8))
         #expect(sealed.status == 0, "\(sealed.stderr)")
-        let opened = try cli.run(["keys", "open", "--with", "bob.key", "--from", "alice.key.pub"], stdin: sealed.stdout)
+        let opened = try cli.run(
+            ["keys", "open", "--with", "bob.key", "--from", "alice.key.pub"], stdin: sealed.stdout)
         #expect(opened.text == "hi bob")
 
-        let wrongRecipient = try cli.run(["keys", "open", "--with", "alice.key", "--from", "alice.key.pub"], stdin: sealed.stdout)
+        let wrongRecipient = try cli.run(
+            ["keys", "open", "--with", "alice.key", "--from", "alice.key.pub"], stdin: sealed.stdout)
         #expect(wrongRecipient.status != 0)
         #expect(wrongRecipient.stderr.contains("not to this device"))
 
-        let truncated = try cli.run(["keys", "open", "--with", "bob.key", "--from", "alice.key.pub"], stdin: sealed.stdout.prefix(40))
+        let truncated = try cli.run(
+            ["keys", "open", "--with", "bob.key", "--from", "alice.key.pub"], stdin: sealed.stdout.prefix(40))
         #expect(truncated.stderr.contains("truncated"))
 
         cli.environment["CONFIDANT_PASSPHRASE"] = "not it"
-        let wrongPassphrase = try cli.run(["keys", "open", "--with", "bob.key", "--from", "alice.key.pub"], stdin: sealed.stdout)
+        let wrongPassphrase = try cli.run(
+            ["keys", "open", "--with", "bob.key", "--from", "alice.key.pub"], stdin: sealed.stdout)
         #expect(wrongPassphrase.stderr.contains("wrong passphrase"))
         #expect(wrongPassphrase.stdout.isEmpty)
     }
@@ -42,13 +48,15 @@ import Testing
         let cli = try CLIProcess()
         defer { cli.remove() }
         try cli.makeIdentities("alice", "bob")
-        let defaultSuite = try cli.run(["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub"], stdin: Data("x".utf8))
+        let defaultSuite = try cli.run(
+            ["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub"], stdin: Data("x".utf8))
         #expect(!defaultSuite.stderr.contains("warning"))
         let inspect = try cli.run(["keys", "inspect"], stdin: defaultSuite.stdout)
         #expect(inspect.text.contains("p256-aesgcm"))
 
         let legacy = try cli.run(
-            ["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--suite", "seed-legacy"], stdin: Data("x".utf8))
+            ["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--suite", "seed-legacy"],
+            stdin: Data("x".utf8))
         #expect(legacy.status == 0)
         #expect(legacy.stderr.contains("warning: suite seed-legacy has no integrity protection"))
     }
@@ -56,8 +64,12 @@ import Testing
     @Test func sblockKnownAnswerThroughTheCLI() throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        let result = try cli.run(["lab", "encrypt", "--algorithm", "sblock", "--key", "key8"], stdin: Data("Привет мир!".utf8))
-        #expect(Array(result.stdout) == [255, 121, 158, 69, 160, 140, 234, 92, 92, 101, 140, 8, 20, 46, 207, 185, 250, 74, 239, 179])
+        let result = try cli.run(
+            ["lab", "encrypt", "--algorithm", "sblock", "--key", "key8"], stdin: Data("Привет мир!".utf8))
+        #expect(
+            Array(result.stdout) == [
+                255, 121, 158, 69, 160, 140, 234, 92, 92, 101, 140, 8, 20, 46, 207, 185, 250, 74, 239, 179,
+            ])
         let empty = try cli.run(["lab", "encrypt", "--algorithm", "sblock", "--key", ""], stdin: Data("x".utf8))
         #expect(empty.status != 0)
         #expect(empty.stderr.contains("at least one byte"))
@@ -69,7 +81,8 @@ import Testing
         let cli = try CLIProcess()
         defer { cli.remove() }
         let script = CLIProcess.packageRoot.appendingPathComponent("Tests/Interop/interop.py").path
-        let result = try cli.run(["python3", script, try CLIProcess.executable.path], executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let result = try cli.run(
+            ["python3", script, try CLIProcess.executable.path], executable: URL(fileURLWithPath: "/usr/bin/env"))
         let summary = result.text.split(separator: "\n").last.map(String.init) ?? ""
         #expect(result.status == 0, "\(result.text)\n\(result.stderr)")
         #expect(summary.hasSuffix(" 0 failed"), "\(summary)")
@@ -80,7 +93,9 @@ import Testing
     @Test func analyzeWritesAReport() throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        let result = try cli.run(["lab", "analyze", "--bytes", "2048", "--keys", "4", "--bias-keys", "512", "--report", "lab"])
+        let result = try cli.run([
+            "lab", "analyze", "--bytes", "2048", "--keys", "4", "--bias-keys", "512", "--report", "lab",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.text.contains("S-block (seed 000)"))
         let report = try String(contentsOf: cli.directory.appendingPathComponent("lab/report.md"), encoding: .utf8)
@@ -99,7 +114,10 @@ import Testing
         try Data(known.utf8).write(to: cli.directory.appendingPathComponent("known.txt"))
         for (name, text) in [("one.env", known), ("two.env", secret)] {
             let sealed = try cli.run(
-                ["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--suite", "seed-legacy", "--out", name],
+                [
+                    "keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--suite", "seed-legacy", "--out",
+                    name,
+                ],
                 stdin: Data(text.utf8))
             #expect(sealed.status == 0, "\(sealed.stderr)")
         }
@@ -109,7 +127,8 @@ import Testing
         let dragged = try cli.run(["lab", "attack", "reuse", "one.env", "two.env", "--crib", "message"])
         #expect(dragged.text.contains("crib \"message\""))
 
-        let modern = try cli.run(["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--out", "aead.env"], stdin: Data("x".utf8))
+        let modern = try cli.run(
+            ["keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--out", "aead.env"], stdin: Data("x".utf8))
         #expect(modern.status == 0)
         let refused = try cli.run(["lab", "attack", "reuse", "aead.env", "two.env"])
         #expect(refused.status != 0)
@@ -123,10 +142,12 @@ import Testing
         defer { cli.remove() }
         let key = String(repeating: "ab", count: 32)
         for algorithm in ["aes-gcm", "chacha20-poly1305"] {
-            let sealed = try cli.run(["lab", "encrypt", "--algorithm", algorithm, "--key-hex", key], stdin: Data("secret bytes".utf8))
+            let sealed = try cli.run(
+                ["lab", "encrypt", "--algorithm", algorithm, "--key-hex", key], stdin: Data("secret bytes".utf8))
             #expect(sealed.status == 0, "\(sealed.stderr)")
             #expect(sealed.stdout.count == 12 + 12 + 16)
-            let opened = try cli.run(["lab", "decrypt", "--algorithm", algorithm, "--key-hex", key], stdin: sealed.stdout)
+            let opened = try cli.run(
+                ["lab", "decrypt", "--algorithm", algorithm, "--key-hex", key], stdin: sealed.stdout)
             #expect(opened.text == "secret bytes")
             var tampered = sealed.stdout
             tampered[20] ^= 1
@@ -134,7 +155,8 @@ import Testing
             #expect(refused.status != 0)
             #expect(refused.stderr.contains("authentication failed"))
         }
-        let short = try cli.run(["lab", "encrypt", "--algorithm", "aes-gcm", "--key-hex", "abcd"], stdin: Data("x".utf8))
+        let short = try cli.run(
+            ["lab", "encrypt", "--algorithm", "aes-gcm", "--key-hex", "abcd"], stdin: Data("x".utf8))
         #expect(short.stderr.contains("needs a 32-byte key"))
     }
 
@@ -143,23 +165,33 @@ import Testing
         defer { cli.remove() }
         // The fixed seed-format keys of SeedFormatTests (computed with Python's cryptography).
         let alicePrivate = "Hy49TFtqeYgBAgMEBQYHCAkKCwwNDg8QERITFBUWFxg%3D"
-        let alicePublic = "lFuvv%2BSbv%2F5cM9Sc0IPadc6AWq8fKoLPsBDgloFjWCpA9%2FaSoyUGniLMD%2BBMDmgyL0RZ5FEG1UMl7iO4xmvRhA%3D%3D"
+        let alicePublic =
+            "lFuvv%2BSbv%2F5cM9Sc0IPadc6AWq8fKoLPsBDgloFjWCpA9%2FaSoyUGniLMD%2BBMDmgyL0RZ5FEG1UMl7iO4xmvRhA%3D%3D"
         let bobPrivate = "C63A%2F%2B4N3wDRI0VniQq83vASNFZ4mrze8BI0VniavN4%3D"
-        let bobPublic = "7Al3SzIN5mI4zSo0mvBsS%2BaQbQYlAQIr7aEMbA%2FpUyd%2BG%2FbGJEJuqnlVqDUW5II%2BnRNnHqP38tR7rrmgiZHPRg%3D%3D"
+        let bobPublic =
+            "7Al3SzIN5mI4zSo0mvBsS%2BaQbQYlAQIr7aEMbA%2FpUyd%2BG%2FbGJEJuqnlVqDUW5II%2BnRNnHqP38tR7rrmgiZHPRg%3D%3D"
         let sealed = try cli.run(
-            ["keys", "seal", "--suite", "seed-legacy", "--from-private-key", alicePrivate, "--to-public-key", bobPublic],
+            [
+                "keys", "seal", "--suite", "seed-legacy", "--from-private-key", alicePrivate, "--to-public-key",
+                bobPublic,
+            ],
             stdin: Data("Привет мир!".utf8))
         #expect(sealed.status == 0, "\(sealed.stderr)")
         #expect(sealed.stdout.count == "Привет мир!".utf8.count)
         #expect(sealed.stderr.contains("warning"))
         let opened = try cli.run(
-            ["keys", "open", "--suite", "seed-legacy", "--with-private-key", bobPrivate, "--from-public-key", alicePublic], stdin: sealed.stdout)
+            [
+                "keys", "open", "--suite", "seed-legacy", "--with-private-key", bobPrivate, "--from-public-key",
+                alicePublic,
+            ], stdin: sealed.stdout)
         #expect(opened.text == "Привет мир!")
-        let mixed = try cli.run(["keys", "seal", "--from-private-key", alicePrivate, "--to-public-key", bobPublic], stdin: Data())
+        let mixed = try cli.run(
+            ["keys", "seal", "--from-private-key", alicePrivate, "--to-public-key", bobPublic], stdin: Data())
         #expect(mixed.status != 0)
         #expect(mixed.stderr.contains("seed-legacy"))
         let badKey = try cli.run(
-            ["keys", "seal", "--suite", "seed-legacy", "--from-private-key", "AAAA", "--to-public-key", bobPublic], stdin: Data("x".utf8))
+            ["keys", "seal", "--suite", "seed-legacy", "--from-private-key", "AAAA", "--to-public-key", bobPublic],
+            stdin: Data("x".utf8))
         #expect(badKey.status != 0)
         #expect(badKey.stderr.contains("the key has 3 bytes, expected 32"))
     }

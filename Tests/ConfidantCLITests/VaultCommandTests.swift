@@ -32,7 +32,8 @@ import Testing
 
         let server = try cli.run(["vault", "backup", "--to", "server"])
         #expect(server.status != 0)
-        #expect(server.stderr.contains("run `confidant account register` or `confidant account login`"))  // no account in this profile
+        // No account in this profile:
+        #expect(server.stderr.contains("run `confidant account register` or `confidant account login`"))
     }
 
     @Test func verifyReportsDamageByName() throws {
@@ -81,19 +82,22 @@ import Testing
             sys.exit(code)
             """
         let executable = try CLIProcess.executable.path
-        let add = try cli.run(["python3", "-c", measure, executable, "vault", "add", "--chapter", "Video", "--file", "film.mp4"],
-                              executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let add = try cli.run(
+            ["python3", "-c", measure, executable, "vault", "add", "--chapter", "Video", "--file", "film.mp4"],
+            executable: URL(fileURLWithPath: "/usr/bin/env"))
         #expect(add.status == 0, "\(add.stderr)")
         let addKiB = Int(add.text.split(separator: "\n").last ?? "") ?? .max
         let id = String(try cli.run(["vault", "list"]).text.prefix(8))
-        let export = try cli.run(["python3", "-c", measure, executable, "vault", "export", id, "out"],
-                                 executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let export = try cli.run(
+            ["python3", "-c", measure, executable, "vault", "export", id, "out"],
+            executable: URL(fileURLWithPath: "/usr/bin/env"))
         #expect(export.status == 0, "\(export.stderr)")
         let exportKiB = Int(export.text.split(separator: "\n").last ?? "") ?? .max
         #expect(addKiB < 96 * 1024, "peak RSS adding 256 MiB: \(addKiB) KiB")
         #expect(exportKiB < 96 * 1024, "peak RSS exporting 256 MiB: \(exportKiB) KiB")
         print("peak RSS for a 256 MiB file: add \(addKiB / 1024) MiB, export \(exportKiB / 1024) MiB")
-        let attributes = try FileManager.default.attributesOfItem(atPath: cli.directory.appendingPathComponent("out/film.mp4").path)
+        let attributes = try FileManager.default.attributesOfItem(
+            atPath: cli.directory.appendingPathComponent("out/film.mp4").path)
         #expect((attributes[.size] as? Int) == 256 << 20)
         #expect(try Vault256.sameBytes(big, cli.directory.appendingPathComponent("out/film.mp4")))
     }
@@ -102,13 +106,15 @@ import Testing
 enum Vault256 {
     /// Compares two files in chunks, without loading either whole.
     static func sameBytes(_ a: URL, _ b: URL) throws -> Bool {
-        let ha = try FileHandle(forReadingFrom: a), hb = try FileHandle(forReadingFrom: b)
+        let ha = try FileHandle(forReadingFrom: a)
+        let hb = try FileHandle(forReadingFrom: b)
         defer {
             try? ha.close()
             try? hb.close()
         }
         while true {
-            let x = try ha.read(upToCount: 1 << 20) ?? Data(), y = try hb.read(upToCount: 1 << 20) ?? Data()
+            let x = try ha.read(upToCount: 1 << 20) ?? Data()
+            let y = try hb.read(upToCount: 1 << 20) ?? Data()
             if x != y { return false }
             if x.isEmpty { return true }
         }

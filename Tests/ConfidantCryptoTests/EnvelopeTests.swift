@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import ConfidantCrypto
 
 struct Party {
@@ -26,7 +27,8 @@ struct Party {
     }
 
     func open(_ bytes: some DataProtocol) throws -> Data {
-        try SealedEnvelope(serialized: bytes).open(as: bob.identity, recipientUserID: bob.user, from: alice.publicIdentity)
+        try SealedEnvelope(serialized: bytes).open(
+            as: bob.identity, recipientUserID: bob.user, from: alice.publicIdentity)
     }
 
     @Test(arguments: EnvelopeSuite.allCases, [0, 1, 31, 1000, 65_536])
@@ -48,7 +50,8 @@ struct Party {
     @Test func seedLegacyIsExactlyTheSeedChat() throws {
         let message = Array("Привет мир!".utf8)
         let envelope = try seal(message, suite: .seedLegacy)
-        let keyString = try SeedChat.keyString(privateKey: alice.identity.agreementKey, peerPublicKey: bob.publicIdentity.agreementKey)
+        let keyString = try SeedChat.keyString(
+            privateKey: alice.identity.agreementKey, peerPublicKey: bob.publicIdentity.agreementKey)
         #expect(Array(envelope.ciphertext) == (try SeedChat.crypt(message, keyString: keyString)))
         #expect(envelope.encapsulatedKey.isEmpty)
         #expect(EnvelopeSuite.seedLegacy.warning != nil)
@@ -105,9 +108,10 @@ struct Party {
     @Test func notForThisRecipient() throws {
         let carol = try Party()
         let envelope = try seal(Array("for bob".utf8), suite: .p256AES256GCM)
-        #expect(throws: EnvelopeError.notForThisRecipient(
-            expected: DeviceAddress(userID: carol.user, deviceID: carol.identity.deviceID),
-            actual: DeviceAddress(userID: bob.user, deviceID: bob.identity.deviceID))
+        #expect(
+            throws: EnvelopeError.notForThisRecipient(
+                expected: DeviceAddress(userID: carol.user, deviceID: carol.identity.deviceID),
+                actual: DeviceAddress(userID: bob.user, deviceID: bob.identity.deviceID))
         ) {
             try envelope.open(as: carol.identity, recipientUserID: carol.user, from: alice.publicIdentity)
         }
@@ -116,8 +120,9 @@ struct Party {
     @Test func wrongSenderIdentity() throws {
         let mallory = try Party()
         let envelope = try seal(Array("from alice".utf8), suite: .p256AES256GCM)
-        #expect(throws: EnvelopeError.senderMismatch(
-            header: envelope.header.sender, identityDevice: mallory.identity.deviceID.canonicalString)
+        #expect(
+            throws: EnvelopeError.senderMismatch(
+                header: envelope.header.sender, identityDevice: mallory.identity.deviceID.canonicalString)
         ) {
             try envelope.open(as: bob.identity, recipientUserID: bob.user, from: mallory.publicIdentity)
         }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import ConfidantCrypto
 
 @Suite struct IdentityTests {
@@ -72,7 +73,9 @@ import Testing
         // RFC 7914 §12, second vector; PBKDF2 output blocks are independent, so our 32-byte key is its prefix.
         let parameters = try ScryptParameters(log2N: 10, r: 8, p: 16)
         let key = try parameters.deriveKey(passphrase: "password", salt: Array("NaCl".utf8))
-        #expect(key.withUnsafeBytes { Array($0) } == hex("fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"))
+        #expect(
+            key.withUnsafeBytes { Array($0) } == hex("fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162")
+        )
     }
 
     @Test func sealOpenRoundTrip() throws {
@@ -85,27 +88,37 @@ import Testing
 
     @Test func wrongPassphrase() throws {
         let file = try IdentityKeyFile.seal(try PrivateIdentity.generate(), passphrase: "right", parameters: .testing)
-        #expect(throws: IdentityKeyFileError.wrongPassphraseOrCorrupted) { try IdentityKeyFile.open(file, passphrase: "wrong") }
+        #expect(throws: IdentityKeyFileError.wrongPassphraseOrCorrupted) {
+            try IdentityKeyFile.open(file, passphrase: "wrong")
+        }
     }
 
     @Test func tamperedHeaderOrBodyIsDetected() throws {
-        let file = Array(try IdentityKeyFile.seal(try PrivateIdentity.generate(), passphrase: "pw", parameters: .testing))
+        let file = Array(
+            try IdentityKeyFile.seal(try PrivateIdentity.generate(), passphrase: "pw", parameters: .testing))
         for position in [20, 40, 50, file.count - 1] {  // salt, nonce, ciphertext, tag
             var tampered = file
             tampered[position] ^= 0x80
-            #expect(throws: IdentityKeyFileError.wrongPassphraseOrCorrupted) { try IdentityKeyFile.open(tampered, passphrase: "pw") }
+            #expect(throws: IdentityKeyFileError.wrongPassphraseOrCorrupted) {
+                try IdentityKeyFile.open(tampered, passphrase: "pw")
+            }
         }
     }
 
     @Test func malformedFiles() throws {
-        let file = Array(try IdentityKeyFile.seal(try PrivateIdentity.generate(), passphrase: "pw", parameters: .testing))
-        #expect(throws: IdentityKeyFileError.notAKeyFile) { try IdentityKeyFile.open(Array("hello world".utf8), passphrase: "pw") }
+        let file = Array(
+            try IdentityKeyFile.seal(try PrivateIdentity.generate(), passphrase: "pw", parameters: .testing))
+        #expect(throws: IdentityKeyFileError.notAKeyFile) {
+            try IdentityKeyFile.open(Array("hello world".utf8), passphrase: "pw")
+        }
         #expect(throws: IdentityKeyFileError.truncated(expected: file.count, actual: file.count - 1)) {
             try IdentityKeyFile.open(file.dropLast(), passphrase: "pw")
         }
         var future = file
         future[7] = 2
-        #expect(throws: IdentityKeyFileError.unsupportedVersion(2)) { try IdentityKeyFile.open(future, passphrase: "pw") }
+        #expect(throws: IdentityKeyFileError.unsupportedVersion(2)) {
+            try IdentityKeyFile.open(future, passphrase: "pw")
+        }
         var greedy = file
         greedy[9] = 40  // log2 N = 40: a hostile file asking for terabytes
         #expect(throws: IdentityKeyFileError.self) { try IdentityKeyFile.open(greedy, passphrase: "pw") }
@@ -135,7 +148,9 @@ import Testing
 @Suite struct SafetyNumberTests {
     static func identity(signingSeed: UInt8, device: ClosedRange<UInt8>) throws -> PublicIdentity {
         let d = Array(device)
-        let deviceID = UUID(uuid: (d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15]))
+        let deviceID = UUID(
+            uuid: (d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15])
+        )
         return try PrivateIdentity(
             deviceID: deviceID, signingKey: .init(rawRepresentation: [UInt8](repeating: signingSeed, count: 32)),
             agreementKey: .init(), x25519Key: .init(), xwingKey: XWingMLKEM768X25519.PrivateKey.generate()

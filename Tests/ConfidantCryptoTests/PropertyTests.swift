@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PropertyBased
 import Testing
+
 @testable import ConfidantCrypto
 
 /// Properties over generated inputs (swift-property-based shrinks any failure to a small case).
@@ -29,14 +30,17 @@ import Testing
     }
 
     @Test func envelopesRoundTripAtAnySize() async throws {
-        let alice = try #require(Self.alice), bob = try #require(Self.bob)
+        let alice = try #require(Self.alice)
+        let bob = try #require(Self.bob)
         let (aliceUser, bobUser) = (UUID(), UUID())
         await propertyCheck(count: 60, input: Gen.int(in: 0...(1 << 20)), Gen.int(in: 0...2)) { size, suiteIndex in
             let suite = [EnvelopeSuite.p256AES256GCM, .x25519ChaChaPoly, .xwingAES256GCM][suiteIndex]
             let message = [UInt8](repeating: UInt8(truncatingIfNeeded: size), count: size)
             let envelope = try SealedEnvelope.seal(
-                message, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser, suite: suite)
-            let opened = try SealedEnvelope(serialized: envelope.serialized).open(as: bob, recipientUserID: bobUser, from: alice.publicIdentity)
+                message, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser,
+                suite: suite)
+            let opened = try SealedEnvelope(serialized: envelope.serialized).open(
+                as: bob, recipientUserID: bobUser, from: alice.publicIdentity)
             #expect(Array(opened) == message)
         }
     }
@@ -63,15 +67,19 @@ import Testing
     /// Flips one bit in every single byte of a signed and an unsigned envelope: each must be refused.
     @Test(arguments: [EnvelopeSuite.p256AES256GCM, .x25519ChaChaPoly, .xwingAES256GCM], [false, true])
     func everyByteIsProtected(suite: EnvelopeSuite, signed: Bool) throws {
-        let alice = try PrivateIdentity.generate(), bob = try PrivateIdentity.generate()
+        let alice = try PrivateIdentity.generate()
+        let bob = try PrivateIdentity.generate()
         let (aliceUser, bobUser) = (UUID(), UUID())
-        let bytes = Array(try SealedEnvelope.seal(
-            Array("every byte counts".utf8), from: alice, senderUserID: aliceUser, to: bob.publicIdentity,
-            recipientUserID: bobUser, suite: suite, signed: signed).serialized)
+        let bytes = Array(
+            try SealedEnvelope.seal(
+                Array("every byte counts".utf8), from: alice, senderUserID: aliceUser, to: bob.publicIdentity,
+                recipientUserID: bobUser, suite: suite, signed: signed
+            ).serialized)
         for position in bytes.indices {
             var tampered = bytes
             tampered[position] ^= 0x01
-            let opened = try? SealedEnvelope(serialized: tampered).open(as: bob, recipientUserID: bobUser, from: alice.publicIdentity)
+            let opened = try? SealedEnvelope(serialized: tampered).open(
+                as: bob, recipientUserID: bobUser, from: alice.publicIdentity)
             #expect(opened == nil, "flipping byte \(position) of \(bytes.count) went unnoticed")
         }
     }
@@ -79,14 +87,18 @@ import Testing
     @Test func wrongKeyTypesAreRefused() throws {
         let identity = try PrivateIdentity.generate()
         // An X25519 key where a P-256 point is expected, and the reverse.
-        #expect(throws: KeyFormatError.self) { try SeedKeyString.p256PublicKey(SeedKeyString.encode(identity.x25519Key.publicKey.rawRepresentation)) }
+        #expect(throws: KeyFormatError.self) {
+            try SeedKeyString.p256PublicKey(SeedKeyString.encode(identity.x25519Key.publicKey.rawRepresentation))
+        }
         #expect(throws: KeyFormatError.self) {
             try PublicIdentity(pemRepresentation: identity.agreementKey.publicKey.pemRepresentation)
         }
         let keyFile = try IdentityKeyFile.seal(identity, passphrase: "pw", parameters: .testing)
         #expect(throws: KeyFormatError.self) { try PublicIdentity(serialized: keyFile) }
         #expect(throws: EnvelopeError.self) { try SealedEnvelope(serialized: keyFile) }
-        #expect(throws: IdentityKeyFileError.notAKeyFile) { try IdentityKeyFile.open(identity.publicIdentity.serialized, passphrase: "pw") }
+        #expect(throws: IdentityKeyFileError.notAKeyFile) {
+            try IdentityKeyFile.open(identity.publicIdentity.serialized, passphrase: "pw")
+        }
         #expect(throws: EnvelopeError.truncated) { try SealedEnvelope(serialized: [UInt8]()) }
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import ConfidantCrypto
 
 /// The cipher exactly as PRODUCT.md writes it, with `Int` arithmetic and no tables: the
@@ -28,7 +29,9 @@ private func referenceSBlock(_ data: [UInt8], key: [UInt8]) -> [UInt8] {
     }
 
     @Test func decryptIsEncrypt() throws {
-        let ciphertext: [UInt8] = [255, 121, 158, 69, 160, 140, 234, 92, 92, 101, 140, 8, 20, 46, 207, 185, 250, 74, 239, 179]
+        let ciphertext: [UInt8] = [
+            255, 121, 158, 69, 160, 140, 234, 92, 92, 101, 140, 8, 20, 46, 207, 185, 250, 74, 239, 179,
+        ]
         let plaintext = try SBlockCipher.process(ciphertext, key: Array("key8".utf8))
         #expect(String(decoding: plaintext, as: UTF8.self) == "Привет мир!")
     }

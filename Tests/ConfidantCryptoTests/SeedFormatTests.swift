@@ -1,15 +1,18 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import ConfidantCrypto
 
 /// Key strings and the conversation key computed with Python's `cryptography` from fixed scalars,
 /// formatted the way the seed app's `exportPrivateKey`/`exportPublicKey` did.
 enum SeedVectors {
     static let alicePrivate = "Hy49TFtqeYgBAgMEBQYHCAkKCwwNDg8QERITFBUWFxg%3D"
-    static let alicePublic = "lFuvv%2BSbv%2F5cM9Sc0IPadc6AWq8fKoLPsBDgloFjWCpA9%2FaSoyUGniLMD%2BBMDmgyL0RZ5FEG1UMl7iO4xmvRhA%3D%3D"
+    static let alicePublic =
+        "lFuvv%2BSbv%2F5cM9Sc0IPadc6AWq8fKoLPsBDgloFjWCpA9%2FaSoyUGniLMD%2BBMDmgyL0RZ5FEG1UMl7iO4xmvRhA%3D%3D"
     static let bobPrivate = "C63A%2F%2B4N3wDRI0VniQq83vASNFZ4mrze8BI0VniavN4%3D"
-    static let bobPublic = "7Al3SzIN5mI4zSo0mvBsS%2BaQbQYlAQIr7aEMbA%2FpUyd%2BG%2FbGJEJuqnlVqDUW5II%2BnRNnHqP38tR7rrmgiZHPRg%3D%3D"
+    static let bobPublic =
+        "7Al3SzIN5mI4zSo0mvBsS%2BaQbQYlAQIr7aEMbA%2FpUyd%2BG%2FbGJEJuqnlVqDUW5II%2BnRNnHqP38tR7rrmgiZHPRg%3D%3D"
     static let conversationKey = "6wRB7UxXHt33Ks0fF+CK0KEscmfuFF50l6gRmYncGgM="
 }
 
@@ -23,7 +26,8 @@ enum SeedVectors {
     }
 
     @Test func conversationKeyMatchesIndependentImplementation() throws {
-        let fromAlice = try SeedChat.keyString(privateKey: SeedVectors.alicePrivate, peerPublicKey: SeedVectors.bobPublic)
+        let fromAlice = try SeedChat.keyString(
+            privateKey: SeedVectors.alicePrivate, peerPublicKey: SeedVectors.bobPublic)
         let fromBob = try SeedChat.keyString(privateKey: SeedVectors.bobPrivate, peerPublicKey: SeedVectors.alicePublic)
         #expect(fromAlice == SeedVectors.conversationKey)
         #expect(fromBob == SeedVectors.conversationKey)
@@ -47,7 +51,9 @@ enum SeedVectors {
         #expect(throws: KeyFormatError.invalidPercentEncoding) { try SeedKeyString.decode("abc%zz") }
         #expect(throws: KeyFormatError.invalidBase64) { try SeedKeyString.decode("not*base64") }
         #expect(throws: KeyFormatError.wrongLength(expected: 64, actual: 3)) { try SeedKeyString.p256PublicKey("AAAA") }
-        #expect(throws: KeyFormatError.wrongLength(expected: 32, actual: 3)) { try SeedKeyString.p256PrivateKey("AAAA") }
+        #expect(throws: KeyFormatError.wrongLength(expected: 32, actual: 3)) {
+            try SeedKeyString.p256PrivateKey("AAAA")
+        }
         let offCurve = SeedKeyString.encode([UInt8](repeating: 0xFF, count: 64))
         #expect(throws: KeyFormatError.invalidPoint) { try SeedKeyString.p256PublicKey(offCurve) }
         let zeroScalar = SeedKeyString.encode([UInt8](repeating: 0, count: 32))

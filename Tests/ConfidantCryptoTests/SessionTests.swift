@@ -1,7 +1,8 @@
+import ConfidantAuth
 import Crypto
 import Foundation
 import Testing
-import ConfidantAuth
+
 @testable import ConfidantCrypto
 
 /// One device in a session test: its identity, its prekeys and its sessions with the other side.
@@ -35,24 +36,28 @@ struct SessionParty {
     /// A bundle as the relay would hand it out, using the one-time prekey with the lowest id.
     func bundle(oneTime: Bool = true) throws -> PrekeyBundle {
         let upload = try prekeys.upload(signedBy: identity, oneTimePrekeys: prekeys.allOneTimePrekeys)
-        return PrekeyBundle(deviceID: identity.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
-                            oneTimePrekey: oneTime ? upload.oneTimePrekeys.first : nil)
+        return PrekeyBundle(
+            deviceID: identity.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+            oneTimePrekey: oneTime ? upload.oneTimePrekeys.first : nil)
     }
 
     mutating func seal(_ text: String, to peer: SessionParty) throws -> RatchetEnvelope {
         if !record.canSeal { try record.start(from: identity, to: peer.publicIdentity, bundle: peer.bundle()) }
-        return try record.seal(Data(text.utf8), from: identity, senderUserID: user, to: peer.publicIdentity, recipientUserID: peer.user)
+        return try record.seal(
+            Data(text.utf8), from: identity, senderUserID: user, to: peer.publicIdentity, recipientUserID: peer.user)
     }
 
     mutating func open(_ envelope: RatchetEnvelope, from peer: SessionParty) throws(SessionError) -> String {
-        let data = try record.open(envelope, as: identity, recipientUserID: user, from: peer.publicIdentity, prekeys: &prekeys)
+        let data = try record.open(
+            envelope, as: identity, recipientUserID: user, from: peer.publicIdentity, prekeys: &prekeys)
         return String(decoding: data, as: UTF8.self)
     }
 }
 
 @Suite struct SessionTests {
     @Test func conversationBothWays() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         let oneTimeBefore = bob.prekeys.oneTimeCount
         let first = try alice.seal("hello Bob", to: bob)
         #expect(first.start != nil)
@@ -81,7 +86,8 @@ struct SessionParty {
     }
 
     @Test func startWithoutOneTimePrekey() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         try alice.record.start(from: alice.identity, to: bob.publicIdentity, bundle: bob.bundle(oneTime: false))
         let envelope = try alice.seal("no one-time key", to: bob)
         #expect(envelope.start?.oneTimePrekeyID == nil)
@@ -90,7 +96,8 @@ struct SessionParty {
     }
 
     @Test func outOfOrderLossAndDuplicates() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         #expect(try bob.open(alice.seal("start", to: bob), from: alice) == "start")
         #expect(try alice.open(bob.seal("ok", to: alice), from: bob) == "ok")
         let batch = try (0..<30).map { try alice.seal("m\($0)", to: bob) }
@@ -116,7 +123,8 @@ struct SessionParty {
     }
 
     @Test func messagesFromAnEarlierChainArriveAfterTheRatchetMoved() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         let a1 = try alice.seal("a1", to: bob)
         let a2 = try alice.seal("a2", to: bob)
         #expect(try bob.open(a1, from: alice) == "a1")
@@ -128,12 +136,15 @@ struct SessionParty {
     }
 
     @Test func skippedKeysAreBounded() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         #expect(try bob.open(alice.seal("start", to: bob), from: alice) == "start")
         // Alice's "start" was message 0; these are messages 1...1002 of the same chain.
         let batch = try (0...(RatchetSession.maximumSkip + 1)).map { try alice.seal("m\($0)", to: bob) }
         // Message 1002 would skip 1,001 messages: refused, state unchanged.
-        #expect(throws: SessionError.tooManySkipped(RatchetSession.maximumSkip + 1)) { try bob.open(batch[1001], from: alice) }
+        #expect(throws: SessionError.tooManySkipped(RatchetSession.maximumSkip + 1)) {
+            try bob.open(batch[1001], from: alice)
+        }
         #expect(bob.record.sessions[0].skippedKeyCount == 0)
         // A gap of 999 is fine; the next gap pushes the store past 1,000 and the oldest keys go.
         #expect(try bob.open(batch[999], from: alice) == "m999")
@@ -149,7 +160,9 @@ struct SessionParty {
     }
 
     @Test func tamperedAndMisdirectedMessagesChangeNothing() throws {
-        var alice = try SessionParty(), bob = try SessionParty(), carol = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
+        var carol = try SessionParty()
         let envelope = try alice.seal("for Bob", to: bob)
         var bytes = Array(envelope.serialized)
         for index in [1 + 16, 100, 91 + 1164 + 2, bytes.count - 1] {  // sender id, start, ratchet key, tag
@@ -169,7 +182,8 @@ struct SessionParty {
     }
 
     @Test func replayedStartAfterItsOneTimeKeyIsGone() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         let first = try alice.seal("hello", to: bob)
         #expect(try bob.open(first, from: alice) == "hello")
         var fresh = SessionParty(copying: bob, prekeys: bob.prekeys)  // Bob without his session
@@ -179,7 +193,8 @@ struct SessionParty {
     }
 
     @Test func simultaneousStartsConverge() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         let fromAlice = try alice.seal("hi, I start", to: bob)
         let fromBob = try bob.seal("no, I start", to: alice)
         #expect(try bob.open(fromAlice, from: alice) == "hi, I start")
@@ -194,7 +209,8 @@ struct SessionParty {
 
     /// Forward secrecy: the state as it is stored after the ratchet moved cannot open earlier messages.
     @Test func storedStateCannotOpenEarlierMessages() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         var sent: [RatchetEnvelope] = []
         for round in 0..<3 {
             let envelope = try alice.seal("secret \(round)", to: bob)
@@ -203,7 +219,8 @@ struct SessionParty {
             #expect(try alice.open(bob.seal("ack \(round)", to: alice), from: bob) == "ack \(round)")
         }
         // What an attacker finds on Bob's disk now: the record and the prekeys.
-        let stolenRecord = bob.record.serialized, stolenPrekeys = bob.prekeys.serialized
+        let stolenRecord = bob.record.serialized
+        let stolenPrekeys = bob.prekeys.serialized
         for envelope in sent {
             var thief = SessionParty(copying: bob, prekeys: try DevicePrekeys(serialized: stolenPrekeys))
             thief.record = try SessionRecord(serialized: stolenRecord)
@@ -219,7 +236,8 @@ struct SessionParty {
     /// Post-compromise security: with a copy of Bob's state, a passive attacker reads along only
     /// until Bob's next DH ratchet step.
     @Test func recoversAfterADHRatchetStep() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         #expect(try bob.open(alice.seal("start", to: bob), from: alice) == "start")
         var eve = SessionParty(copying: bob, prekeys: bob.prekeys)
         eve.record = try SessionRecord(serialized: bob.record.serialized)
@@ -244,7 +262,8 @@ struct SessionParty {
     }
 
     @Test func serializedStateRoundTrips() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         _ = try bob.open(alice.seal("one", to: bob), from: alice)
         let lost = try alice.seal("lost for now", to: bob)
         _ = try bob.open(alice.seal("three", to: bob), from: alice)
@@ -262,7 +281,8 @@ struct SessionParty {
 
     /// The overhead docs/PROTOCOL.md §9.4 states, next to v1.
     @Test func overheadPerMessage() throws {
-        var alice = try SessionParty(), bob = try SessionParty()
+        var alice = try SessionParty()
+        var bob = try SessionParty()
         let text = String(repeating: "A", count: 1024)
         let padded = Padme.pad(Array(text.utf8)).count
         let first = try alice.seal(text, to: bob)
@@ -271,16 +291,20 @@ struct SessionParty {
         _ = try bob.open(first, from: alice)
         _ = try alice.open(bob.seal("ok", to: alice), from: bob)
         #expect(try alice.seal(text, to: bob).serialized.count - padded == 150)
-        let v1 = try SealedEnvelope.seal(Array(text.utf8), from: alice.identity, senderUserID: alice.user, to: bob.publicIdentity,
-                                         recipientUserID: bob.user, signed: true)
+        let v1 = try SealedEnvelope.seal(
+            Array(text.utf8), from: alice.identity, senderUserID: alice.user, to: bob.publicIdentity,
+            recipientUserID: bob.user, signed: true)
         #expect(v1.serialized.count - padded == 242)
-        let v1XWing = try SealedEnvelope.seal(Array(text.utf8), from: alice.identity, senderUserID: alice.user, to: bob.publicIdentity,
-                                              recipientUserID: bob.user, suite: .xwingAES256GCM)
+        let v1XWing = try SealedEnvelope.seal(
+            Array(text.utf8), from: alice.identity, senderUserID: alice.user, to: bob.publicIdentity,
+            recipientUserID: bob.user, suite: .xwingAES256GCM)
         #expect(v1XWing.serialized.count - padded == 1297)
     }
 
     @Test func prekeySignaturesAreChecked() throws {
-        let alice = try SessionParty(), bob = try SessionParty(), carol = try SessionParty()
+        let alice = try SessionParty()
+        let bob = try SessionParty()
+        let carol = try SessionParty()
         let good = try bob.bundle()
         #expect(throws: Never.self) { try good.verify(for: bob.publicIdentity) }
         #expect(throws: SessionError.bundleMismatch) { try good.verify(for: carol.publicIdentity) }
@@ -288,7 +312,8 @@ struct SessionParty {
         key[0] ^= 1
         let forged = PrekeyBundle(
             deviceID: good.deviceID,
-            signedPrekey: SignedPrekey(kind: .x25519, id: good.signedPrekey.id, publicKey: Data(key), signature: good.signedPrekey.signature),
+            signedPrekey: SignedPrekey(
+                kind: .x25519, id: good.signedPrekey.id, publicKey: Data(key), signature: good.signedPrekey.signature),
             kemPrekey: good.kemPrekey, oneTimePrekey: good.oneTimePrekey)
         #expect(throws: SessionError.badPrekeySignature("signed")) { try forged.verify(for: bob.publicIdentity) }
         var record = SessionRecord()
@@ -296,9 +321,12 @@ struct SessionParty {
             try record.start(from: alice.identity, to: bob.publicIdentity, bundle: forged)
         }
         // Carol's X-Wing prekey under Bob's id is refused too.
-        let swapped = PrekeyBundle(deviceID: good.deviceID, signedPrekey: good.signedPrekey, kemPrekey: try carol.bundle().kemPrekey,
-                                   oneTimePrekey: nil)
-        #expect(throws: SessionError.badPrekeySignature("post-quantum (X-Wing)")) { try swapped.verify(for: bob.publicIdentity) }
+        let swapped = PrekeyBundle(
+            deviceID: good.deviceID, signedPrekey: good.signedPrekey, kemPrekey: try carol.bundle().kemPrekey,
+            oneTimePrekey: nil)
+        #expect(throws: SessionError.badPrekeySignature("post-quantum (X-Wing)")) {
+            try swapped.verify(for: bob.publicIdentity)
+        }
     }
 
     @Test func rotationKeepsRecentPrekeys() throws {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import ConfidantCrypto
 
 /// Known answers for the v2 handshake and ratchet, from fixed keys and fixed randomness.
@@ -36,7 +37,8 @@ import Testing
 
     static func identity(_ fill: UInt8, device: String) throws -> PrivateIdentity {
         try PrivateIdentity(
-            deviceID: UUID(uuidString: device) ?? UUID(), signingKey: .init(rawRepresentation: [UInt8](repeating: fill, count: 32)),
+            deviceID: UUID(uuidString: device) ?? UUID(),
+            signingKey: .init(rawRepresentation: [UInt8](repeating: fill, count: 32)),
             agreementKey: .init(rawRepresentation: [UInt8](repeating: fill + 1, count: 32)),
             x25519Key: .init(rawRepresentation: [UInt8](repeating: fill + 2, count: 32)),
             xwingKey: .init(seedRepresentation: [UInt8](repeating: fill + 3, count: 32), publicKey: nil))
@@ -54,19 +56,30 @@ import Testing
             bob = try SessionVectorTests.identity(0x11, device: "00000000-0000-4000-8000-0000000000b1")
             let created = Date(timeIntervalSince1970: 1_800_000_000)
             bobPrekeys = DevicePrekeys(
-                signed: [.init(id: 1, created: created, key: try .init(rawRepresentation: [UInt8](repeating: 0x21, count: 32)))],
-                kem: [.init(id: 2, created: created, key: try .init(seedRepresentation: hex(SessionVectorTests.xwingSeed), publicKey: nil))],
+                signed: [
+                    .init(
+                        id: 1, created: created, key: try .init(rawRepresentation: [UInt8](repeating: 0x21, count: 32)))
+                ],
+                kem: [
+                    .init(
+                        id: 2, created: created,
+                        key: try .init(seedRepresentation: hex(SessionVectorTests.xwingSeed), publicKey: nil))
+                ],
                 oneTime: [3: try .init(rawRepresentation: [UInt8](repeating: 0x23, count: 32))], nextID: 4)
-            aliceEntropy = .fixed(seed: [UInt8](repeating: 0x31, count: 32),
-                                  encapsulation: (Data(hex(SessionVectorTests.xwingCiphertext)),
-                                                  hex(SessionVectorTests.xwingSharedSecret)))
+            aliceEntropy = .fixed(
+                seed: [UInt8](repeating: 0x31, count: 32),
+                encapsulation: (
+                    Data(hex(SessionVectorTests.xwingCiphertext)),
+                    hex(SessionVectorTests.xwingSharedSecret)
+                ))
             bobEntropy = .fixed(seed: [UInt8](repeating: 0x41, count: 32), encapsulation: (Data(), []))
         }
 
         func bundle() throws -> PrekeyBundle {
             let upload = try bobPrekeys.upload(signedBy: bob, oneTimePrekeys: bobPrekeys.allOneTimePrekeys)
-            return PrekeyBundle(deviceID: bob.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
-                                oneTimePrekey: upload.oneTimePrekeys.first)
+            return PrekeyBundle(
+                deviceID: bob.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+                oneTimePrekey: upload.oneTimePrekeys.first)
         }
     }
 
@@ -80,41 +93,56 @@ import Testing
     @Test func handshakeAndRatchet() throws {
         var fixture = try Fixture()
         #expect(fixture.bobPrekeys.oneTimeCount == 1)
-        var alice = SessionRecord(), bob = SessionRecord()
-        try alice.start(from: fixture.alice, to: fixture.bob.publicIdentity, bundle: fixture.bundle(), entropy: fixture.aliceEntropy)
+        var alice = SessionRecord()
+        var bob = SessionRecord()
+        try alice.start(
+            from: fixture.alice, to: fixture.bob.publicIdentity, bundle: fixture.bundle(), entropy: fixture.aliceEntropy
+        )
         let session = alice.sessions[0]
         let when = Date(timeIntervalSince1970: 1_800_000_000.25)
-        let first = try alice.seal(Data("Hello, Bob".utf8), from: fixture.alice, senderUserID: fixture.aliceUser,
-                                   to: fixture.bob.publicIdentity, recipientUserID: fixture.bobUser,
-                                   messageID: UUID(uuidString: "00000000-0000-4000-8000-000000000001") ?? UUID(), timestamp: when)
-        let opened = try bob.open(first, as: fixture.bob, recipientUserID: fixture.bobUser, from: fixture.alice.publicIdentity,
-                                  prekeys: &fixture.bobPrekeys, entropy: fixture.bobEntropy)
+        let first = try alice.seal(
+            Data("Hello, Bob".utf8), from: fixture.alice, senderUserID: fixture.aliceUser,
+            to: fixture.bob.publicIdentity, recipientUserID: fixture.bobUser,
+            messageID: UUID(uuidString: "00000000-0000-4000-8000-000000000001") ?? UUID(), timestamp: when)
+        let opened = try bob.open(
+            first, as: fixture.bob, recipientUserID: fixture.bobUser, from: fixture.alice.publicIdentity,
+            prekeys: &fixture.bobPrekeys, entropy: fixture.bobEntropy)
         #expect(String(decoding: opened, as: UTF8.self) == "Hello, Bob")
-        let reply = try bob.seal(Data("Hi Alice".utf8), from: fixture.bob, senderUserID: fixture.bobUser,
-                                 to: fixture.alice.publicIdentity, recipientUserID: fixture.aliceUser,
-                                 messageID: UUID(uuidString: "00000000-0000-4000-8000-000000000002") ?? UUID(), timestamp: when)
-        #expect(String(decoding: try alice.open(reply, as: fixture.alice, recipientUserID: fixture.aliceUser,
-                                                from: fixture.bob.publicIdentity, prekeys: &fixture.bobPrekeys,
-                                                entropy: fixture.aliceEntropy), as: UTF8.self) == "Hi Alice")
+        let reply = try bob.seal(
+            Data("Hi Alice".utf8), from: fixture.bob, senderUserID: fixture.bobUser,
+            to: fixture.alice.publicIdentity, recipientUserID: fixture.aliceUser,
+            messageID: UUID(uuidString: "00000000-0000-4000-8000-000000000002") ?? UUID(), timestamp: when)
+        #expect(
+            String(
+                decoding: try alice.open(
+                    reply, as: fixture.alice, recipientUserID: fixture.aliceUser,
+                    from: fixture.bob.publicIdentity, prekeys: &fixture.bobPrekeys,
+                    entropy: fixture.aliceEntropy), as: UTF8.self) == "Hi Alice")
         #expect(session.associatedData.hexString == "448d410f53fc49a6f2b30798aa556cc79acc63450ced3a2db934ed9ef1b892fe")
         #expect(first.start?.baseKey.hexString == "a4315f5e6054812b4ad67a022ae76df9a08752db1ca300581bd149ced1763521")
         #expect(first.start?.oneTimePrekeyID == 3)
         #expect(first.ratchetKey.hexString == "dbb8b3c41cb29aef29fa5408e94bdfb24f742f19dec744e804d206d753024b6a")
-        #expect(first.ciphertext.hexString
-            == "37fe59a2396c419e6963e2b436ec4471638455d6f96ea52b45a824bb71b8cfcdcd8550fc102914852a556eebc92b2f9e")
-        #expect(SHA256.hash(data: first.serialized).hexString == "15a551e59e48f0f3fb229a4291ca2497f282459ac1009c8a26679104daca58bd")
+        #expect(
+            first.ciphertext.hexString
+                == "37fe59a2396c419e6963e2b436ec4471638455d6f96ea52b45a824bb71b8cfcdcd8550fc102914852a556eebc92b2f9e")
+        #expect(
+            SHA256.hash(data: first.serialized).hexString
+                == "15a551e59e48f0f3fb229a4291ca2497f282459ac1009c8a26679104daca58bd")
         #expect(reply.start == nil)
         #expect(reply.ratchetKey.hexString == "cfc6235d5dc6dc35c2ec53c0702d7d3a1e0678dece143e6b5a6f4f78e3859758")
-        #expect(reply.ciphertext.hexString
-            == "5ff3924a5e91d0432b63525235cc39f70dfc423a13318e0a74adfd7e1c0705ef035a8ccf8a20d30912101c97512e96dc")
-        #expect(alice.sessions[0].rootKey.hexString == "522e11828c3c4103730154a066577540321e14d10aa318ac0b44a8083a1235f5")
+        #expect(
+            reply.ciphertext.hexString
+                == "5ff3924a5e91d0432b63525235cc39f70dfc423a13318e0a74adfd7e1c0705ef035a8ccf8a20d30912101c97512e96dc")
+        #expect(
+            alice.sessions[0].rootKey.hexString == "522e11828c3c4103730154a066577540321e14d10aa318ac0b44a8083a1235f5")
         #expect(fixture.bobPrekeys.oneTimeCount == 0, "the one-time prekey is erased")
         try Self.checkWithPython(first: first, reply: reply, root: alice.sessions[0].rootKey, fixture: fixture)
     }
 
     /// Tests/Interop/session_kat.py rebuilds the same session from docs/PROTOCOL.md §9 alone.
     /// Needs python3 with `cryptography` (Tests/Interop/requirements.txt; .ci/run installs it).
-    static func checkWithPython(first: RatchetEnvelope, reply: RatchetEnvelope, root: [UInt8], fixture: Fixture) throws {
+    static func checkWithPython(first: RatchetEnvelope, reply: RatchetEnvelope, root: [UInt8], fixture: Fixture) throws
+    {
         let vectors: [String: String] = [
             "alice_xwing": fixture.alice.xwingKey.publicKey.rawRepresentation.hexString,
             "bob_xwing": fixture.bob.xwingKey.publicKey.rawRepresentation.hexString,

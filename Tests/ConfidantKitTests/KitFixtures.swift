@@ -1,7 +1,8 @@
 import ConfidantCrypto
-@testable import ConfidantKit
 import ConfidantTestSupport
 import Foundation
+
+@testable import ConfidantKit
 
 /// A throw-away profile directory with cheap scrypt parameters.
 struct TestProfile {
@@ -29,16 +30,18 @@ struct KitUser {
         let profile = TestProfile()
         let email = "\(name.lowercased())-\(UUID().uuidString.prefix(8).lowercased())@example.com"
         let password = "correct horse battery \(name)"
-        let messenger = try await Messenger.register(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-                                                     email: email, password: password, displayName: name)
+        let messenger = try await Messenger.register(
+            profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+            email: email, password: password, displayName: name)
         return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
     }
 
     /// The same account signed in from another profile (another device).
     func secondDevice(_ relay: some RelayEndpoint) async throws -> KitUser {
         let profile = TestProfile()
-        let messenger = try await Messenger.login(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-                                                  email: email, password: password, answer: Self.mailedCode(relay))
+        let messenger = try await Messenger.login(
+            profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+            email: email, password: password, answer: Self.mailedCode(relay))
         return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
     }
 
@@ -63,7 +66,9 @@ struct KitUser {
 
 extension AsyncStream where Element == MessengerEvent {
     /// Waits for the first event that `match` accepts, for at most `seconds`.
-    func first(within seconds: Double = 10, where match: @escaping @Sendable (MessengerEvent) -> Bool) async -> MessengerEvent? {
+    func first(within seconds: Double = 10, where match: @escaping @Sendable (MessengerEvent) -> Bool) async
+        -> MessengerEvent?
+    {
         await withTaskGroup(of: MessengerEvent?.self) { group in
             group.addTask {
                 for await event in self where match(event) { return event }

@@ -1,7 +1,8 @@
 import ConfidantCrypto
-@testable import ConfidantKit
 import Foundation
 import Testing
+
+@testable import ConfidantKit
 
 @Suite("Chat payload and local store")
 struct LocalStoreTests {
@@ -9,8 +10,12 @@ struct LocalStoreTests {
     func payloadKnownAnswer() throws {
         let conversation = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
         let payload = ChatPayload(conversation: conversation, text: "hé")
-        #expect(payload.serialized == Data([0x01, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB,
-                                            0xCC, 0xDD, 0xEE, 0xFF, 0x68, 0xC3, 0xA9]))
+        #expect(
+            payload.serialized
+                == Data([
+                    0x01, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB,
+                    0xCC, 0xDD, 0xEE, 0xFF, 0x68, 0xC3, 0xA9,
+                ]))
         #expect(try ChatPayload(serialized: payload.serialized) == payload)
     }
 
@@ -18,8 +23,12 @@ struct LocalStoreTests {
     func payloadMalformed() {
         let good = ChatPayload(conversation: UUID(), text: "x").serialized
         #expect(throws: ChatPayloadError.truncated) { try ChatPayload(serialized: good.prefix(17)) }
-        #expect(throws: ChatPayloadError.unsupportedVersion(2)) { try ChatPayload(serialized: Data([2]) + good.dropFirst()) }
-        #expect(throws: ChatPayloadError.unsupportedKind(9)) { try ChatPayload(serialized: Data([1, 9]) + good.dropFirst(2)) }
+        #expect(throws: ChatPayloadError.unsupportedVersion(2)) {
+            try ChatPayload(serialized: Data([2]) + good.dropFirst())
+        }
+        #expect(throws: ChatPayloadError.unsupportedKind(9)) {
+            try ChatPayload(serialized: Data([1, 9]) + good.dropFirst(2))
+        }
         #expect(throws: ChatPayloadError.invalidText) { try ChatPayload(serialized: good.prefix(18) + Data([0xC3])) }
     }
 
@@ -32,8 +41,11 @@ struct LocalStoreTests {
         let store = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
         let peer = Contact(id: UUID(), email: "walrus-peer@example.com", displayName: "Quintessa Walrus")
         try store.saveContact(peer)
-        try store.insert([.init(id: UUID(), peer: peer.id, direction: .incoming, senderDevice: UUID(), sentAt: Date(),
-                                text: "the eagle lands at midnight", unreadableReason: nil, state: .received)])
+        try store.insert([
+            .init(
+                id: UUID(), peer: peer.id, direction: .incoming, senderDevice: UUID(), sentAt: Date(),
+                text: "the eagle lands at midnight", unreadableReason: nil, state: .received)
+        ])
         #expect(try store.history(with: peer.id, limit: 10).first?.text == "the eagle lands at midnight")
         #expect(try store.contact(email: "WALRUS-PEER@example.com") == peer)
         // The database and its write-ahead log, where fresh rows live until a checkpoint.
@@ -45,7 +57,9 @@ struct LocalStoreTests {
         for secret in ["the eagle lands", "Quintessa", "walrus-peer"] {
             #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(secret) is in the file")
         }
-        #expect(throws: ConfidantKitError.self) { try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate()) }
+        #expect(throws: ConfidantKitError.self) {
+            try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        }
     }
 
     @Test("a sealed body moved to another row is detected, not shown")
@@ -55,8 +69,12 @@ struct LocalStoreTests {
         try profile.storage.prepare()
         let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
         let peer = UUID()
-        try store.insert(["first", "second"].map { .init(id: UUID(), peer: peer, direction: .incoming, senderDevice: nil, sentAt: Date(),
-                                                         text: $0, unreadableReason: nil, state: .received) })
+        try store.insert(
+            ["first", "second"].map {
+                .init(
+                    id: UUID(), peer: peer, direction: .incoming, senderDevice: nil, sentAt: Date(),
+                    text: $0, unreadableReason: nil, state: .received)
+            })
         try store.database.write { db in
             try db.execute(sql: "UPDATE message SET body = (SELECT body FROM message WHERE seq = 1) WHERE seq = 2")
         }
@@ -73,7 +91,9 @@ struct LocalStoreTests {
         let store = try LocalStore.open(at: profile.storage.storeURL, identity: old)
         try store.saveContact(Contact(id: UUID(), email: "a@example.com", displayName: "A"))
         try store.rewrap(for: new)
-        #expect(try LocalStore.open(at: profile.storage.storeURL, identity: new).contact(email: "a@example.com")?.displayName == "A")
+        #expect(
+            try LocalStore.open(at: profile.storage.storeURL, identity: new).contact(email: "a@example.com")?
+                .displayName == "A")
         #expect(throws: ConfidantKitError.self) { try LocalStore.open(at: profile.storage.storeURL, identity: old) }
     }
 

@@ -1,8 +1,9 @@
 import ConfidantCrypto
-@testable import ConfidantKit
 import ConfidantTestSupport
 import Foundation
 import Testing
+
+@testable import ConfidantKit
 
 @Suite("Messenger against a real relay")
 struct MessengerTests {
@@ -11,7 +12,12 @@ struct MessengerTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let toBob = try await alice.messenger.contact(email: bob.email.uppercased())
             let texts = ["Привет 👋 مرحبا", "x", String(repeating: "é", count: ChatPayload.maximumTextBytes / 2)]
             for text in texts {
@@ -28,8 +34,12 @@ struct MessengerTests {
             #expect(try await bob.messenger.conversations().first?.unread == 0)
             // A second sync finds nothing new: everything was acknowledged.
             #expect(try await bob.messenger.sync().isEmpty)
-            await #expect(throws: ConfidantKitError.messageTooLarge(bytes: ChatPayload.maximumTextBytes + 1, limit: ChatPayload.maximumTextBytes)) {
-                try await alice.messenger.send(String(repeating: "a", count: ChatPayload.maximumTextBytes + 1), to: toBob)
+            await #expect(
+                throws: ConfidantKitError.messageTooLarge(
+                    bytes: ChatPayload.maximumTextBytes + 1, limit: ChatPayload.maximumTextBytes)
+            ) {
+                try await alice.messenger.send(
+                    String(repeating: "a", count: ChatPayload.maximumTextBytes + 1), to: toBob)
             }
             await #expect(throws: ConfidantKitError.emptyMessage) { try await alice.messenger.send("", to: toBob) }
             await #expect(throws: ConfidantKitError.unknownUser("nobody@example.com")) {
@@ -44,7 +54,13 @@ struct MessengerTests {
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             let aliceTablet = try await alice.secondDevice(relay)
-            defer { Task { await alice.remove(); await bob.remove(); await aliceTablet.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                    await aliceTablet.remove()
+                }
+            }
             _ = try await alice.messenger.send("from the phone", to: alice.messenger.contact(email: bob.email))
             let copies = try await aliceTablet.messenger.sync()
             let bobID = await bob.messenger.me
@@ -59,22 +75,32 @@ struct MessengerTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let toBob = try await alice.messenger.contact(email: bob.email)
             _ = try await alice.messenger.send("sealed for the old key", to: toBob)
             try await alice.messenger.markVerified(toBob)
             // Bob reinstalls: same device id, new key.
-            let reinstalled = try await Messenger.login(bob.profile.storage, passphrase: TestProfile.passphrase, email: bob.email,
-                                                        password: bob.password, newDeviceKey: true, answer: KitUser.mailedCode(relay))
+            let reinstalled = try await Messenger.login(
+                bob.profile.storage, passphrase: TestProfile.passphrase, email: bob.email,
+                password: bob.password, newDeviceKey: true, answer: KitUser.mailedCode(relay))
             #expect(reinstalled.identity.deviceID == bob.messenger.identity.deviceID)
             let old = try await reinstalled.sync()
             #expect(old.count == 1)
             #expect(old.first?.text == nil)
-            #expect(old.first?.displayText.hasPrefix("[unreadable message: it was sealed for a key this device no longer has") == true)
+            #expect(
+                old.first?.displayText.hasPrefix(
+                    "[unreadable message: it was sealed for a key this device no longer has") == true)
             // Alice learns of the change from her mailbox and sees the tunnel-concept warning.
             _ = try await alice.messenger.sync()
             let summary = try #require(try await alice.messenger.conversations().first)
-            #expect(summary.keyChangeWarning == "Bob's security key changed — messages sent to the old device can't be read there")
+            #expect(
+                summary.keyChangeWarning
+                    == "Bob's security key changed — messages sent to the old device can't be read there")
             // Bob was verified: sending asks first, then a confirmed send goes and later ones do not ask.
             await #expect(throws: ConfidantKitError.keyChangedSinceVerification(name: "Bob")) {
                 try await alice.messenger.send("new key?", to: toBob)
@@ -85,11 +111,16 @@ struct MessengerTests {
             #expect(afterChange.map(\.text) == ["confirmed", "and again"])
             // The session with the old key ended with it; these came in a new one, bound to the new key.
             #expect(afterChange.allSatisfy { $0.envelopeVersion == 2 })
-            let bobDevice = reinstalled.identity.deviceID, bobID = await reinstalled.me
+            let bobDevice = reinstalled.identity.deviceID
+            let bobID = await reinstalled.me
             let oldKey = IdentityFingerprint(bob.messenger.identity.publicIdentity).description
             let newKey = IdentityFingerprint(reinstalled.identity.publicIdentity).description
-            #expect(try await alice.messenger.store.session(with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: oldKey) == nil)
-            #expect(try await alice.messenger.store.session(with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: newKey) != nil)
+            #expect(
+                try await alice.messenger.store.session(
+                    with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: oldKey) == nil)
+            #expect(
+                try await alice.messenger.store.session(
+                    with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: newKey) != nil)
             #expect(try await alice.messenger.verification(of: toBob).state == .unverified)
         }
     }
@@ -99,14 +130,22 @@ struct MessengerTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let events = await bob.messenger.events()
             await bob.messenger.startLive()
             let live = await events.first { if case .connection(.live) = $0 { true } else { false } }
             #expect(live != nil)
             _ = try await alice.messenger.send("live one", to: alice.messenger.contact(email: bob.email))
             let event = await events.first { if case .message = $0 { true } else { false } }
-            guard case .message(let message)? = event else { Issue.record("no live message"); return }
+            guard case .message(let message)? = event else {
+                Issue.record("no live message")
+                return
+            }
             #expect(message.text == "live one")
             await bob.messenger.stopLive()
             // Acknowledged over the stream: a sync finds nothing more.
@@ -120,16 +159,20 @@ struct MessengerTests {
             let alice = try await KitUser.register(relay, name: "Alice")
             defer { Task { await alice.remove() } }
             let email = "carol-\(UUID().uuidString.prefix(6))@example.com"
-            _ = try await relay.client().signUp(body: .json(.init(email: email, password: "carol's long password", displayName: "Carol")))
+            _ = try await relay.client().signUp(
+                body: .json(.init(email: email, password: "carol's long password", displayName: "Carol")))
             let carol = try await alice.messenger.contact(email: email)
             let failed = try await alice.messenger.send("hello Carol", to: carol)
             #expect(failed.status == .failed("the recipient has no signed-in device yet"))
             let profile = TestProfile()
             defer { profile.remove() }
-            let carolDevice = try await Messenger.login(profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-                                                        email: email, password: "carol's long password", answer: KitUser.mailedCode(relay))
+            let carolDevice = try await Messenger.login(
+                profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+                email: email, password: "carol's long password", answer: KitUser.mailedCode(relay))
             #expect(try await alice.messenger.retry(failed.id) == .sent)
-            await #expect(throws: ConfidantKitError.notRetryable(failed.id)) { try await alice.messenger.retry(failed.id) }
+            await #expect(throws: ConfidantKitError.notRetryable(failed.id)) {
+                try await alice.messenger.retry(failed.id)
+            }
             #expect(try await carolDevice.sync().map(\.text) == ["hello Carol"])
         }
     }
@@ -139,7 +182,12 @@ struct MessengerTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let toBob = try await alice.messenger.contact(email: bob.email)
             // The same profile pointed at a port where nothing listens.
             let account = await alice.messenger.account
@@ -165,15 +213,20 @@ struct MessengerTests {
             let alice = try await KitUser.register(relay, name: "Alice")
             defer { Task { await alice.remove() } }
             try await alice.messenger.logout()
-            #expect(throws: ConfidantKitError.sessionExpired) { try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase) }
+            #expect(throws: ConfidantKitError.sessionExpired) {
+                try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
+            }
             await #expect(throws: ConfidantKitError.profileBelongsToOther(email: alice.email)) {
-                try await Messenger.login(alice.profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-                                          email: "someone-else@example.com", password: "whatever password")
+                try await Messenger.login(
+                    alice.profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
+                    email: "someone-else@example.com", password: "whatever password")
             }
             await #expect(throws: IdentityKeyFileError.self) {
-                try await Messenger.login(alice.profile.storage, passphrase: "wrong passphrase", email: alice.email, password: alice.password)
+                try await Messenger.login(
+                    alice.profile.storage, passphrase: "wrong passphrase", email: alice.email, password: alice.password)
             }
-            let again = try await Messenger.login(alice.profile.storage, passphrase: TestProfile.passphrase, email: alice.email, password: alice.password)
+            let again = try await Messenger.login(
+                alice.profile.storage, passphrase: TestProfile.passphrase, email: alice.email, password: alice.password)
             #expect(await again.account.token != nil)
             #expect(again.identity.deviceID == alice.messenger.identity.deviceID)
         }

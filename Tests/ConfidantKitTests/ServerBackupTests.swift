@@ -1,16 +1,18 @@
 import ConfidantAPI
-@testable import ConfidantKit
 import ConfidantTestSupport
 import ConfidantVault
 import Foundation
 import OpenAPIRuntime
 import Testing
 
+@testable import ConfidantKit
+
 @Suite("Vault backup to the Confidant server")
 struct ServerBackupTests {
     /// A vault with texts and files of the sizes that matter for 64 KiB segments.
     static func makeVault(in directory: URL) throws -> Vault {
-        let vault = try Vault.create(at: directory.appendingPathComponent("vault"), passphrase: "vault passphrase", parameters: .testing)
+        let vault = try Vault.create(
+            at: directory.appendingPathComponent("vault"), passphrase: "vault passphrase", parameters: .testing)
         try vault.addChapter(title: "Journeys")
         for (index, size) in [0, 1, 65_535, 65_536, 65_537, 3 * 1024 * 1024 + 7].enumerated() {
             let file = directory.appendingPathComponent("file-\(index).bin")
@@ -31,13 +33,21 @@ struct ServerBackupTests {
         return out
     }
 
-    @Test("backup, a second backup that sends only the manifest, restore into a fresh profile byte for byte, nothing readable by others")
+    @Test(
+        "backup, a second backup that sends only the manifest, restore into a fresh profile byte for byte, nothing readable by others"
+    )
     func roundTrip() async throws {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-backup-\(UUID())")
-            defer { Task { await alice.remove(); await bob.remove() }; try? FileManager.default.removeItem(at: scratch) }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+                try? FileManager.default.removeItem(at: scratch)
+            }
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             let vault = try Self.makeVault(in: scratch)
             let target = try await RelayBackupTarget(messenger: alice.messenger)
@@ -48,8 +58,9 @@ struct ServerBackupTests {
             #expect(second.objectsTransferred == 0)
             #expect(second.bytesTransferred < 2_000)
 
-            let (restored, report) = try await Vault.restore(from: target, into: scratch.appendingPathComponent("fresh"),
-                                                              passphrase: "vault passphrase")
+            let (restored, report) = try await Vault.restore(
+                from: target, into: scratch.appendingPathComponent("fresh"),
+                passphrase: "vault passphrase")
             #expect(report.objectsTransferred == 6)
             try vault.exportAll(to: scratch.appendingPathComponent("original"))
             try restored.exportAll(to: scratch.appendingPathComponent("restored"))
@@ -68,7 +79,8 @@ struct ServerBackupTests {
             let bobs = try await RelayBackupTarget(messenger: bob.messenger)
             #expect(try await bobs.exists("manifest") == false)
             await #expect(throws: VaultError.notFound("manifest in \(bobs.description)")) {
-                try await Vault.restore(from: bobs, into: scratch.appendingPathComponent("bob"), passphrase: "vault passphrase")
+                try await Vault.restore(
+                    from: bobs, into: scratch.appendingPathComponent("bob"), passphrase: "vault passphrase")
             }
 
             // The server's files hold ciphertext only.
@@ -81,39 +93,70 @@ struct ServerBackupTests {
         }
     }
 
-    @Test("backup objects: names are checked, a PUT replaces, HEAD answers, DELETE removes, others get 404",
-          arguments: TestDatabaseKind.available)
+    @Test(
+        "backup objects: names are checked, a PUT replaces, HEAD answers, DELETE removes, others get 404",
+        arguments: TestDatabaseKind.available)
     func objectRoutes(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let aliceToken = try #require(await alice.messenger.account.token)
             let bobToken = try #require(await bob.messenger.account.token)
             let client = relay.client(token: aliceToken)
-            let put = try await client.putBackupObject(path: .init(name: "manifest"), body: .binary(HTTPBody("first"))).ok.body.json
+            let put = try await client.putBackupObject(path: .init(name: "manifest"), body: .binary(HTTPBody("first")))
+                .ok.body.json
             #expect(put.size == 5)
             _ = try await client.putBackupObject(path: .init(name: "manifest"), body: .binary(HTTPBody("second!")))
             let body = try await client.getBackupObject(path: .init(name: "manifest")).ok.body.binary
             #expect(try await String(collecting: body, upTo: 100) == "second!")
-            guard case .ok = try await client.backupObjectExists(path: .init(name: "manifest")) else { Issue.record("HEAD did not find it"); return }
-            guard case .notFound = try await relay.client(token: bobToken).backupObjectExists(path: .init(name: "manifest")) else {
-                Issue.record("another account sees the object"); return
+            guard case .ok = try await client.backupObjectExists(path: .init(name: "manifest")) else {
+                Issue.record("HEAD did not find it")
+                return
             }
-            guard case .default(let status, _) = try await relay.client(token: bobToken).getBackupObject(path: .init(name: "manifest")) else {
-                Issue.record("another account read the object"); return
+            guard
+                case .notFound = try await relay.client(token: bobToken).backupObjectExists(
+                    path: .init(name: "manifest"))
+            else {
+                Issue.record("another account sees the object")
+                return
+            }
+            guard
+                case .default(let status, _) = try await relay.client(token: bobToken).getBackupObject(
+                    path: .init(name: "manifest"))
+            else {
+                Issue.record("another account read the object")
+                return
             }
             #expect(status == 404)
             for bad in [".hidden", "a b", String(repeating: "x", count: 201)] {
-                guard case .default(let status, _) = try await client.putBackupObject(path: .init(name: bad), body: .binary(HTTPBody("x"))) else {
-                    Issue.record("\(bad) was accepted"); continue
+                guard
+                    case .default(let status, _) = try await client.putBackupObject(
+                        path: .init(name: bad), body: .binary(HTTPBody("x")))
+                else {
+                    Issue.record("\(bad) was accepted")
+                    continue
                 }
                 #expect(status == 400)
             }
-            guard case .noContent = try await client.deleteBackupObject(path: .init(name: "manifest")) else { Issue.record("not deleted"); return }
-            guard case .notFound = try await client.backupObjectExists(path: .init(name: "manifest")) else { Issue.record("still there"); return }
+            guard case .noContent = try await client.deleteBackupObject(path: .init(name: "manifest")) else {
+                Issue.record("not deleted")
+                return
+            }
+            guard case .notFound = try await client.backupObjectExists(path: .init(name: "manifest")) else {
+                Issue.record("still there")
+                return
+            }
             // Without a session nothing is revealed.
-            guard case .default(let anonymous, _) = try await relay.client().getBackupObject(path: .init(name: "manifest")) else { return }
+            guard
+                case .default(let anonymous, _) = try await relay.client().getBackupObject(
+                    path: .init(name: "manifest"))
+            else { return }
             #expect(anonymous == 401)
         }
     }

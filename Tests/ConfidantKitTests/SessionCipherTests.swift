@@ -1,7 +1,8 @@
 import ConfidantCrypto
-@testable import ConfidantKit
 import Foundation
 import Testing
+
+@testable import ConfidantKit
 
 /// The protocol's decisions without a relay or a database: two devices with in-memory stores.
 @Suite("Session cipher with in-memory stores")
@@ -24,26 +25,35 @@ struct SessionCipherTests {
         func bundle(oneTime: Bool = true) throws -> SessionCipher.Bundle {
             guard let prekeys = store.devicePrekeys() else { return .noPrekeys }
             let upload = try prekeys.upload(signedBy: identity, oneTimePrekeys: prekeys.allOneTimePrekeys)
-            return .prekeys(PrekeyBundle(deviceID: identity.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
-                                         oneTimePrekey: oneTime ? upload.oneTimePrekeys.first : nil))
+            return .prekeys(
+                PrekeyBundle(
+                    deviceID: identity.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+                    oneTimePrekey: oneTime ? upload.oneTimePrekeys.first : nil))
         }
 
         func knows(_ other: Device) { store.learn(other.identity.publicIdentity, of: other.user) }
 
-        func seal(_ text: String, to peer: Device, bundle: SessionCipher.Bundle? = nil, id: UUID = UUID()) throws -> WireEnvelope {
+        func seal(_ text: String, to peer: Device, bundle: SessionCipher.Bundle? = nil, id: UUID = UUID()) throws
+            -> WireEnvelope
+        {
             let bundles = bundle.map { [peer.recipient.address: $0] } ?? [:]
-            let sealed = try cipher.seal(Data(text.utf8), messageID: id, sentAt: Date(), for: [peer.recipient], bundles: bundles, sessions: store)
+            let sealed = try cipher.seal(
+                Data(text.utf8), messageID: id, sentAt: Date(), for: [peer.recipient], bundles: bundles, sessions: store
+            )
             return try WireEnvelope(serialized: sealed[0])
         }
 
         func open(_ wire: WireEnvelope, from sender: Device) throws -> Result<String, SessionCipher.OpenFailure> {
-            try cipher.open(wire, from: sender.user, identities: store, sessions: store, prekeys: store).map { String(decoding: $0, as: UTF8.self) }
+            try cipher.open(wire, from: sender.user, identities: store, sessions: store, prekeys: store).map {
+                String(decoding: $0, as: UTF8.self)
+            }
         }
     }
 
     @Test("the first message starts a session from the bundle and uses up the one-time prekey; replies need no bundle")
     func sessionStart() throws {
-        let alice = try Device(), bob = try Device()
+        let alice = try Device()
+        let bob = try Device()
         alice.knows(bob)
         bob.knows(alice)
         #expect(try alice.cipher.needsBundle(bob.recipient, sessions: alice.store))
@@ -60,13 +70,17 @@ struct SessionCipherTests {
         let again = try alice.seal("second", to: bob)
         #expect(try bob.open(again, from: alice) == .success("second"))
         // The same envelope a second time is refused and changes nothing.
-        guard case .failure(let replay) = try bob.open(again, from: alice) else { Issue.record("a replay opened"); return }
+        guard case .failure(let replay) = try bob.open(again, from: alice) else {
+            Issue.record("a replay opened")
+            return
+        }
         #expect(replay.reason.contains("already received"))
     }
 
     @Test("a device without prekeys gets a v1 envelope, and still reads it")
     func versionOneFallback() throws {
-        let alice = try Device(), bob = try Device(prekeys: false)
+        let alice = try Device()
+        let bob = try Device(prekeys: false)
         alice.knows(bob)
         bob.knows(alice)
         let sealed = try alice.seal("one-shot", to: bob, bundle: .noPrekeys)
@@ -78,43 +92,62 @@ struct SessionCipherTests {
 
     @Test("sealing refuses a missing bundle and a bundle the device did not sign, and stores no session")
     func refusedBundles() throws {
-        let alice = try Device(), bob = try Device(), mallory = try Device()
+        let alice = try Device()
+        let bob = try Device()
+        let mallory = try Device()
         #expect(throws: SessionCipher.SealError.missingBundle(bob.recipient.address)) { try alice.seal("x", to: bob) }
         // Mallory's prekeys offered as Bob's: they are signed by another identity.
-        guard case .prekeys(let forged) = try mallory.bundle() else { Issue.record("no bundle"); return }
-        let swapped = PrekeyBundle(deviceID: bob.identity.deviceID, signedPrekey: forged.signedPrekey, kemPrekey: forged.kemPrekey,
-                                   oneTimePrekey: forged.oneTimePrekey)
+        guard case .prekeys(let forged) = try mallory.bundle() else {
+            Issue.record("no bundle")
+            return
+        }
+        let swapped = PrekeyBundle(
+            deviceID: bob.identity.deviceID, signedPrekey: forged.signedPrekey, kemPrekey: forged.kemPrekey,
+            oneTimePrekey: forged.oneTimePrekey)
         #expect(throws: SessionCipher.SealError.self) { try alice.seal("x", to: bob, bundle: .prekeys(swapped)) }
         #expect(try alice.cipher.needsBundle(bob.recipient, sessions: alice.store))
     }
 
     @Test("opening: an unknown sending device, a sender the relay does not report, another device's envelope")
     func unreadable() throws {
-        let alice = try Device(), bob = try Device(), carol = try Device()
+        let alice = try Device()
+        let bob = try Device()
+        let carol = try Device()
         alice.knows(bob)
         let sealed = try alice.seal("for Bob", to: bob, bundle: try bob.bundle())
         #expect(try bob.open(sealed, from: alice) == .failure(.init(reason: "the sending device's key is unknown")))
         bob.knows(alice)
-        #expect(try bob.open(sealed, from: carol) == .failure(.init(reason: "the envelope names another sender than the server reports")))
+        #expect(
+            try bob.open(sealed, from: carol)
+                == .failure(.init(reason: "the envelope names another sender than the server reports")))
         carol.knows(alice)
-        guard case .failure = try carol.open(sealed, from: alice) else { Issue.record("Carol opened Bob's envelope"); return }
+        guard case .failure = try carol.open(sealed, from: alice) else {
+            Issue.record("Carol opened Bob's envelope")
+            return
+        }
         #expect(try bob.open(sealed, from: alice) == .success("for Bob"))
     }
 
-    @Test("a key update: nothing to report the first time; then added, replaced and removed devices, and ended sessions")
+    @Test(
+        "a key update: nothing to report the first time; then added, replaced and removed devices, and ended sessions")
     func keyUpdates() throws {
         let user = UUID()
-        let phone = try PrivateIdentity.generate().publicIdentity, tablet = try PrivateIdentity.generate().publicIdentity
+        let phone = try PrivateIdentity.generate().publicIdentity
+        let tablet = try PrivateIdentity.generate().publicIdentity
         let first = KeyUpdate(user: user, known: [], seenBefore: false, current: [phone])
         #expect(first.add == [phone] && first.changes.isEmpty && first.retire.isEmpty)
         let known = [KeyUpdate.Known(deviceID: phone.deviceID, fingerprint: IdentityFingerprint(phone).description)]
-        #expect(KeyUpdate(user: user, known: known, seenBefore: true, current: [phone]) == KeyUpdate(user: user, known: known, seenBefore: true, current: [phone]))
+        #expect(
+            KeyUpdate(user: user, known: known, seenBefore: true, current: [phone])
+                == KeyUpdate(user: user, known: known, seenBefore: true, current: [phone]))
         #expect(KeyUpdate(user: user, known: known, seenBefore: true, current: [phone]).changes.isEmpty)
         let added = KeyUpdate(user: user, known: known, seenBefore: true, current: [phone, tablet])
         #expect(added.changes.map(\.kind) == [.added] && added.add == [tablet] && added.endSessions.isEmpty)
         let reinstalled = try PrivateIdentity.generate(deviceID: phone.deviceID).publicIdentity
         let replaced = KeyUpdate(user: user, known: known, seenBefore: true, current: [reinstalled])
-        #expect(replaced.changes.map(\.kind) == [.replaced] && replaced.endSessions == [phone.deviceID] && replaced.retire == known)
+        #expect(
+            replaced.changes.map(\.kind) == [.replaced] && replaced.endSessions == [phone.deviceID]
+                && replaced.retire == known)
         let removed = KeyUpdate(user: user, known: known, seenBefore: true, current: [])
         #expect(removed.changes.map(\.kind) == [.removed] && removed.endSessions == [phone.deviceID])
     }

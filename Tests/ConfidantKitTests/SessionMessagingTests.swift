@@ -1,9 +1,10 @@
 import ConfidantAPI
 import ConfidantCrypto
-@testable import ConfidantKit
 import ConfidantTestSupport
 import Foundation
 import Testing
+
+@testable import ConfidantKit
 
 /// Envelope v2 through ConfidantKit and a real relay: sessions, prekeys, the v1 fallback.
 @Suite("Sessions through the messenger")
@@ -13,7 +14,12 @@ struct SessionMessagingTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let toBob = try await alice.messenger.contact(email: bob.email)
             for index in 0..<3 { _ = try await alice.messenger.send("first contact \(index)", to: toBob) }
             let received = try await bob.messenger.sync()
@@ -28,12 +34,15 @@ struct SessionMessagingTests {
             #expect(try await bob.messenger.store.sessionCount() == 1)
             // The sessions' secrets are sealed: no stored chain or root key appears in the database file.
             let aliceID = await alice.messenger.me
-            let record = try #require(try await bob.messenger.store.session(
-                with: DeviceAddress(userID: aliceID, deviceID: alice.messenger.identity.deviceID),
-                fingerprint: IdentityFingerprint(alice.messenger.identity.publicIdentity).description))
+            let record = try #require(
+                try await bob.messenger.store.session(
+                    with: DeviceAddress(userID: aliceID, deviceID: alice.messenger.identity.deviceID),
+                    fingerprint: IdentityFingerprint(alice.messenger.identity.publicIdentity).description))
             // Bytes 66..<98 of a serialized session are its root key (docs/PROTOCOL.md §9.5).
             let root = record.sessions[0].serialized[66..<98]
-            let file = try Data(contentsOf: bob.profile.storage.storeURL) + ((try? Data(contentsOf: URL(fileURLWithPath: bob.profile.storage.storeURL.path + "-wal"))) ?? Data())
+            let file =
+                try Data(contentsOf: bob.profile.storage.storeURL)
+                + ((try? Data(contentsOf: URL(fileURLWithPath: bob.profile.storage.storeURL.path + "-wal"))) ?? Data())
             #expect(file.range(of: Data(root)) == nil)
         }
     }
@@ -43,19 +52,29 @@ struct SessionMessagingTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let toBob = try await alice.messenger.contact(email: bob.email)
             for index in 0..<3 { _ = try await alice.messenger.send("forward secret \(index)", to: toBob) }
             // What an attacker who recorded the traffic (or the relay) keeps: the envelopes as sent.
-            let recorded = try await bob.messenger.relay.call { try await $0.fetchMailbox(query: .init(after: 0, limit: 100)) }
-                .ok.body.json.entries.compactMap { $0.envelope.map { Data($0.data) } }
+            let recorded = try await bob.messenger.relay.call {
+                try await $0.fetchMailbox(query: .init(after: 0, limit: 100))
+            }
+            .ok.body.json.entries.compactMap { $0.envelope.map { Data($0.data) } }
             #expect(recorded.count == 3)
             #expect(try await bob.messenger.sync().count == 3)
             // Later the attacker takes Bob's unlocked device: the stored session and prekeys.
-            let aliceID = await alice.messenger.me, bobID = await bob.messenger.me
+            let aliceID = await alice.messenger.me
+            let bobID = await bob.messenger.me
             let aliceKey = alice.messenger.identity.publicIdentity
-            var record = try #require(try await bob.messenger.store.session(
-                with: DeviceAddress(userID: aliceID, deviceID: aliceKey.deviceID), fingerprint: IdentityFingerprint(aliceKey).description))
+            var record = try #require(
+                try await bob.messenger.store.session(
+                    with: DeviceAddress(userID: aliceID, deviceID: aliceKey.deviceID),
+                    fingerprint: IdentityFingerprint(aliceKey).description))
             var prekeys = try #require(try await bob.messenger.store.prekeys())
             for bytes in recorded {
                 guard case .ratchet(let envelope) = try WireEnvelope(serialized: bytes) else {
@@ -63,7 +82,8 @@ struct SessionMessagingTests {
                     continue
                 }
                 #expect(throws: SessionError.self) {
-                    try record.open(envelope, as: bob.messenger.identity, recipientUserID: bobID, from: aliceKey, prekeys: &prekeys)
+                    try record.open(
+                        envelope, as: bob.messenger.identity, recipientUserID: bobID, from: aliceKey, prekeys: &prekeys)
                 }
             }
         }
@@ -75,18 +95,30 @@ struct SessionMessagingTests {
             let alice = try await KitUser.register(relay, name: "Alice")
             // Dave's device signed in with an older client: it never published prekeys.
             let dave = TestProfile()
-            defer { Task { await alice.remove(); dave.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    dave.remove()
+                }
+            }
             let identity = try PrivateIdentity.generate()
             try dave.storage.prepare()
             try dave.storage.keyStore.saveIdentity(identity, passphrase: TestProfile.passphrase)
-            let email = "dave-\(UUID().uuidString.prefix(8).lowercased())@example.com", password = "correct horse battery Dave"
-            _ = try await relay.client().signUp(body: .json(.init(email: email, password: password, displayName: "Dave"))).created
-            _ = try await relay.client().signIn(body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized)))).created
+            let email = "dave-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let password = "correct horse battery Dave"
+            _ = try await relay.client().signUp(
+                body: .json(.init(email: email, password: password, displayName: "Dave"))
+            ).created
+            _ = try await relay.client().signIn(
+                body: .json(
+                    .init(email: email, password: password, identity: .init(identity.publicIdentity.serialized)))
+            ).created
             let toDave = try await alice.messenger.contact(email: email)
             _ = try await alice.messenger.send("sealed the old way", to: toDave)
             // Dave updates: the same device and key, now with prekeys.
-            let updated = try await Messenger.login(dave.storage, passphrase: TestProfile.passphrase, server: relay.baseURL, email: email,
-                                                    password: password, answer: KitUser.mailedCode(relay))
+            let updated = try await Messenger.login(
+                dave.storage, passphrase: TestProfile.passphrase, server: relay.baseURL, email: email,
+                password: password, answer: KitUser.mailedCode(relay))
             let old = try await updated.sync()
             #expect(old.map(\.text) == ["sealed the old way"])
             #expect(old.first?.envelopeVersion == 1)
@@ -103,7 +135,12 @@ struct SessionMessagingTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let bobID = await bob.messenger.me
             func status() async throws -> Components.Schemas.PrekeyStatus {
                 switch try await bob.messenger.relay.call({ try await $0.prekeyStatus() }) {
@@ -124,7 +161,8 @@ struct SessionMessagingTests {
             _ = try await bob.messenger.sync()
             #expect(try await status().oneTimePrekeys == 15 + DevicePrekeys.batchSize)
             // A session still starts and opens after the top-up.
-            _ = try await alice.messenger.send("after the top-up", to: try await alice.messenger.contact(email: bob.email))
+            _ = try await alice.messenger.send(
+                "after the top-up", to: try await alice.messenger.contact(email: bob.email))
             #expect(try await bob.messenger.sync().map(\.text) == ["after the top-up"])
         }
     }

@@ -1,9 +1,10 @@
 import ConfidantAuth
 import ConfidantCrypto
-@testable import ConfidantKit
 import ConfidantTestSupport
 import Foundation
 import Testing
+
+@testable import ConfidantKit
 
 @MainActor
 @Suite("View models against a real relay")
@@ -52,13 +53,21 @@ struct ViewModelTests {
         }
     }
 
-    @Test("conversations newest first with time ago and unread counts, live without refreshing; new message lists others and searches")
+    @Test(
+        "conversations newest first with time ago and unread counts, live without refreshing; new message lists others and searches"
+    )
     func conversationsAndDirectory() async throws {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
             let carol = try await KitUser.register(relay, name: "Carol")
-            defer { Task { await alice.remove(); await bob.remove(); await carol.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                    await carol.remove()
+                }
+            }
             _ = try await bob.messenger.send("from bob", to: bob.messenger.contact(email: alice.email))
             let clock = ManualClock()
             let model = ConversationsViewModel(messenger: alice.messenger, now: clock.now)
@@ -100,7 +109,12 @@ struct ViewModelTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")
-            defer { Task { await alice.remove(); await bob.remove() } }
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
             let toBob = try await alice.messenger.contact(email: bob.email)
             let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
             await chat.load()
@@ -128,7 +142,9 @@ struct ViewModelTests {
             let tablet = try await bob.secondDevice(relay)
             defer { Task { await tablet.remove() } }
             try await waitUntil { chat.keyChangeBanner != nil }
-            #expect(chat.keyChangeBanner == "Bob's security key changed — messages sent to the old device can't be read there")
+            #expect(
+                chat.keyChangeBanner
+                    == "Bob's security key changed — messages sent to the old device can't be read there")
             chat.draft = "welcome, new device"
             await chat.send()
             #expect(chat.keyChangeBanner == nil)
@@ -136,14 +152,17 @@ struct ViewModelTests {
         }
     }
 
-    @Test("sign-in with a chain: the view model asks each step, a wrong answer brings a new challenge, a new device adds the e-mail code")
+    @Test(
+        "sign-in with a chain: the view model asks each step, a wrong answer brings a new challenge, a new device adds the e-mail code"
+    )
     func steppedSignIn() async throws {
         try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0 }) { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             defer { Task { await alice.remove() } }
             let mapping = "+=*,-=/,*=+,/=-"
-            let settings = try await alice.messenger.updateSignInSettings(.init(chain: [.password, .arithmetic], operands: 3, mapping: mapping),
-                                                                          password: alice.password)
+            let settings = try await alice.messenger.updateSignInSettings(
+                .init(chain: [.password, .arithmetic], operands: 3, mapping: mapping),
+                password: alice.password)
             #expect(settings.chain == [.password, .arithmetic])
 
             let profile = TestProfile()

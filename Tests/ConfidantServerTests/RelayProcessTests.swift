@@ -8,7 +8,9 @@ import Testing
 
 @Suite("Relay as processes and instances")
 struct RelayProcessTests {
-    @Test("two confidant serve processes on one PostgreSQL deliver to each other's streams", .enabled(if: TestDatabaseKind.postgresURL != nil))
+    @Test(
+        "two confidant serve processes on one PostgreSQL deliver to each other's streams",
+        .enabled(if: TestDatabaseKind.postgresURL != nil))
     func fanOutAcrossInstances() async throws {
         guard let cluster = TestDatabaseKind.postgresURL else { return }
         let name = "confidant_fanout_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
@@ -33,12 +35,16 @@ struct RelayProcessTests {
         let bob = try await TestUser.make(relayB, name: "bob")
         let stream = try await StreamClient.connect(port: relayB.port, token: bob.token)
         #expect(await stream.frames.next(1).first?.caughtUp == true)
-        for index in 0..<10 { _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)]) }
+        for index in 0..<10 {
+            _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)])
+        }
         #expect(await stream.frames.next(10).compactMap(\.entry).count == 10)
         await stream.close()
     }
 
-    @Test("confidant serve: starts on a free port, survives SIGKILL without losing or duplicating an acknowledged message, stops on SIGTERM")
+    @Test(
+        "confidant serve: starts on a free port, survives SIGKILL without losing or duplicating an acknowledged message, stops on SIGTERM"
+    )
     func killAndRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-serve-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -55,7 +61,8 @@ struct RelayProcessTests {
             for index in 0..<10_000 {
                 let id = UUID()
                 do {
-                    _ = try await alice.send("message \(index)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
+                    _ = try await alice.send(
+                        "message \(index)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
                     acknowledged.append(id)
                     progress.set(acknowledged.count)
                 } catch {
@@ -73,7 +80,9 @@ struct RelayProcessTests {
 
         server = try ServeProcess(dataDirectory: directory)
         relay = try await server.relay()
-        let bobAgain = TestUser(id: bob.id, email: bob.email, password: bob.password, identity: bob.identity, token: bob.token, client: relay.client(token: bob.token))
+        let bobAgain = TestUser(
+            id: bob.id, email: bob.email, password: bob.password, identity: bob.identity, token: bob.token,
+            client: relay.client(token: bob.token))
         var stored: [String] = []
         var after: Int64 = 0
         while true {

@@ -18,27 +18,43 @@ struct RelayRouteTests {
             let anonymous = relay.client()
             let alice = try await TestUser.make(relay, name: "alice")
             // Same address in other case: taken.
-            let again = try await anonymous.signUp(body: .json(.init(email: alice.email.uppercased(), password: "another good password", displayName: "A")))
+            let again = try await anonymous.signUp(
+                body: .json(.init(email: alice.email.uppercased(), password: "another good password", displayName: "A"))
+            )
             #expect(try again.problem == "email_taken 409")
-            let weak = try await anonymous.signUp(body: .json(.init(email: "weak@example.com", password: "short", displayName: "W")))
+            let weak = try await anonymous.signUp(
+                body: .json(.init(email: "weak@example.com", password: "short", displayName: "W")))
             #expect(try weak.problem == "weak_password 400")
-            let badMail = try await anonymous.signUp(body: .json(.init(email: "not-an-address", password: "long enough password", displayName: "B")))
+            let badMail = try await anonymous.signUp(
+                body: .json(.init(email: "not-an-address", password: "long enough password", displayName: "B")))
             #expect(try badMail.problem == "invalid_email 400")
             // The seed's form: first and last name; the display name defaults to both.
-            let named = try await anonymous.signUp(body: .json(.init(email: "named-\(UUID().uuidString.prefix(6))@example.com",
-                                                                      password: "long enough password", firstName: " Fox ", lastName: "Mulder")))
+            let named = try await anonymous.signUp(
+                body: .json(
+                    .init(
+                        email: "named-\(UUID().uuidString.prefix(6))@example.com",
+                        password: "long enough password", firstName: " Fox ", lastName: "Mulder")))
             #expect(try named.created.body.json.displayName == "Fox Mulder")
-            let nameless = try await anonymous.signUp(body: .json(.init(email: "nameless@example.com", password: "long enough password")))
+            let nameless = try await anonymous.signUp(
+                body: .json(.init(email: "nameless@example.com", password: "long enough password")))
             #expect(try nameless.problem == "invalid_display_name 400")
-            let control = try await anonymous.signUp(body: .json(.init(email: "control@example.com", password: "long enough password",
-                                                                        firstName: "A\u{7}", lastName: "B")))
+            let control = try await anonymous.signUp(
+                body: .json(
+                    .init(
+                        email: "control@example.com", password: "long enough password",
+                        firstName: "A\u{7}", lastName: "B")))
             #expect(try control.problem == "invalid_name 400")
 
-            let wrong = try await anonymous.signIn(body: .json(.init(email: alice.email, password: "wrong password!!", identity: .init(alice.identity.publicIdentity.serialized))))
+            let wrong = try await anonymous.signIn(
+                body: .json(
+                    .init(
+                        email: alice.email, password: "wrong password!!",
+                        identity: .init(alice.identity.publicIdentity.serialized))))
             #expect(try wrong.problem == "invalid_credentials 401")
             var forged = Array(alice.identity.publicIdentity.serialized)
             forged[40] ^= 1
-            let badIdentity = try await anonymous.signIn(body: .json(.init(email: alice.email, password: alice.password, identity: .init(forged))))
+            let badIdentity = try await anonymous.signIn(
+                body: .json(.init(email: alice.email, password: alice.password, identity: .init(forged))))
             #expect(try badIdentity.problem == "invalid_identity 400")
 
             let account = try await alice.client.currentAccount().ok.body.json
@@ -55,9 +71,11 @@ struct RelayRouteTests {
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             let messageID = UUID()
-            let first = try await alice.send("Привет, Bob", to: [(bob.address, bob.identity.publicIdentity)], messageID: messageID)
+            let first = try await alice.send(
+                "Привет, Bob", to: [(bob.address, bob.identity.publicIdentity)], messageID: messageID)
             #expect(first.stored == 1 && !first.duplicate)
-            let retry = try await alice.send("Привет, Bob", to: [(bob.address, bob.identity.publicIdentity)], messageID: messageID)
+            let retry = try await alice.send(
+                "Привет, Bob", to: [(bob.address, bob.identity.publicIdentity)], messageID: messageID)
             #expect(retry.duplicate && retry.stored == 1)
 
             let conversations = try await bob.client.recentConversations().ok.body.json
@@ -73,69 +91,116 @@ struct RelayRouteTests {
             #expect(String(decoding: text, as: UTF8.self) == "Привет, Bob")
 
             // Alice cannot acknowledge Bob's entry; Bob can.
-            #expect(try await alice.client.acknowledge(body: .json(.init(cursors: [entry.cursor]))).ok.body.json.acknowledged == 0)
-            #expect(try await bob.client.acknowledge(body: .json(.init(cursors: [entry.cursor]))).ok.body.json.acknowledged == 1)
+            #expect(
+                try await alice.client.acknowledge(body: .json(.init(cursors: [entry.cursor]))).ok.body.json
+                    .acknowledged == 0)
+            #expect(
+                try await bob.client.acknowledge(body: .json(.init(cursors: [entry.cursor]))).ok.body.json.acknowledged
+                    == 1)
             #expect(try await bob.client.fetchMailbox().ok.body.json.entries.isEmpty)
             #expect(try await bob.client.recentConversations().ok.body.json.first?.unread == 0)
 
             // Sending as someone else: the header names Bob as sender.
-            let spoof = try SealedEnvelope.seal(Data("hi".utf8), from: bob.identity, senderUserID: bob.id, to: alice.identity.publicIdentity,
-                                                recipientUserID: alice.id, messageID: messageID)
-            let spoofed = try await alice.client.sendMessage(body: .json(.init(messageId: messageID.uuidString, envelopes: [
-                .init(recipientUserId: alice.id.uuidString, recipientDeviceId: alice.identity.deviceID.uuidString, envelope: .init(spoof.serialized)),
-            ])))
+            let spoof = try SealedEnvelope.seal(
+                Data("hi".utf8), from: bob.identity, senderUserID: bob.id, to: alice.identity.publicIdentity,
+                recipientUserID: alice.id, messageID: messageID)
+            let spoofed = try await alice.client.sendMessage(
+                body: .json(
+                    .init(
+                        messageId: messageID.uuidString,
+                        envelopes: [
+                            .init(
+                                recipientUserId: alice.id.uuidString,
+                                recipientDeviceId: alice.identity.deviceID.uuidString, envelope: .init(spoof.serialized)
+                            )
+                        ])))
             #expect(try spoofed.problem == "sender_mismatch 403")
         }
     }
 
-    @Test("a second device and a replaced key: device_mismatch, key-change notices, key history", arguments: TestDatabaseKind.available)
+    @Test(
+        "a second device and a replaced key: device_mismatch, key-change notices, key history",
+        arguments: TestDatabaseKind.available)
     func devicesAndKeyChanges(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             _ = try await alice.send("hello", to: [(bob.address, bob.identity.publicIdentity)])
-            let bobPhone = try await TestUser.signIn(relay, id: bob.id, email: bob.email, password: bob.password, identity: try PrivateIdentity.generate())
+            let bobPhone = try await TestUser.signIn(
+                relay, id: bob.id, email: bob.email, password: bob.password, identity: try PrivateIdentity.generate())
             // Alice's mailbox has a key-change notice: Bob added a device.
             let notices = try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange)
             #expect(notices.map(\.change) == [.added])
             #expect(notices.first?.deviceId == bobPhone.identity.deviceID.canonicalString)
 
             // Sending to only one of Bob's devices is refused.
-            let partial = try await alice.client.sendMessage(body: .json(.init(messageId: UUID().uuidString, envelopes: [
-                .init(recipientUserId: bob.id.uuidString, recipientDeviceId: bob.identity.deviceID.uuidString,
-                      envelope: .init(try SealedEnvelope.seal(Data("x".utf8), from: alice.identity, senderUserID: alice.id,
-                                                              to: bob.identity.publicIdentity, recipientUserID: bob.id).serialized)),
-            ])))
-            #expect(try partial.problem?.hasPrefix("device_mismatch ") == true || partial.problem?.hasPrefix("envelope_mismatch ") == true)
+            let partial = try await alice.client.sendMessage(
+                body: .json(
+                    .init(
+                        messageId: UUID().uuidString,
+                        envelopes: [
+                            .init(
+                                recipientUserId: bob.id.uuidString, recipientDeviceId: bob.identity.deviceID.uuidString,
+                                envelope: .init(
+                                    try SealedEnvelope.seal(
+                                        Data("x".utf8), from: alice.identity, senderUserID: alice.id,
+                                        to: bob.identity.publicIdentity, recipientUserID: bob.id
+                                    ).serialized))
+                        ])))
+            #expect(
+                try partial.problem?.hasPrefix("device_mismatch ") == true
+                    || partial.problem?.hasPrefix("envelope_mismatch ") == true)
             let devices = try await alice.client.getUser(path: .init(userId: bob.id.uuidString)).ok.body.json.devices
             #expect(devices.count == 2)
-            let both = try await alice.send("to both", to: [(bob.address, bob.identity.publicIdentity), (bobPhone.address, bobPhone.identity.publicIdentity)])
+            let both = try await alice.send(
+                "to both",
+                to: [(bob.address, bob.identity.publicIdentity), (bobPhone.address, bobPhone.identity.publicIdentity)])
             #expect(both.stored == 2)
 
             // Bob signs in again on his laptop with new keys (the tunnel concept): replaced.
             let newKeys = try PrivateIdentity.generate(deviceID: bob.identity.deviceID)
-            let plain = try await relay.client().signIn(body: .json(.init(email: bob.email, password: bob.password, identity: .init(newKeys.publicIdentity.serialized))))
+            let plain = try await relay.client().signIn(
+                body: .json(
+                    .init(email: bob.email, password: bob.password, identity: .init(newKeys.publicIdentity.serialized)))
+            )
             #expect(try plain.problem == "step_up_required 403", "a new key for a known device adds the e-mail code")
-            let rekeyed = try await TestUser.signInWithCode(relay, email: bob.email, password: bob.password, identity: newKeys)
+            let rekeyed = try await TestUser.signInWithCode(
+                relay, email: bob.email, password: bob.password, identity: newKeys)
             #expect(rekeyed.keyChanged)
-            let changes = try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).map(\.change)
+            let changes = try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).map(
+                \.change)
             #expect(changes == [.added, .replaced])
             let history = try await alice.client.keyHistory(path: .init(userId: bob.id.uuidString)).ok.body.json
             #expect(history.count == 3)
             #expect(history.filter { $0.retiredAt != nil }.count == 1)
             // The old laptop key is no longer a valid recipient.
-            let stale = try await alice.client.sendMessage(body: .json(.init(messageId: UUID().uuidString, envelopes: [
-                (bob.address, bob.identity.publicIdentity), (bobPhone.address, bobPhone.identity.publicIdentity),
-            ].map { address, key in
-                .init(recipientUserId: address.userID.uuidString, recipientDeviceId: address.deviceID.uuidString,
-                      envelope: .init(try! SealedEnvelope.seal(Data("x".utf8), from: alice.identity, senderUserID: alice.id, to: key, recipientUserID: address.userID).serialized))
-            })))
-            #expect(try stale.problem?.hasPrefix("envelope_mismatch ") == true || stale.problem?.hasPrefix("device_mismatch ") == true)
+            let stale = try await alice.client.sendMessage(
+                body: .json(
+                    .init(
+                        messageId: UUID().uuidString,
+                        envelopes: [
+                            (bob.address, bob.identity.publicIdentity),
+                            (bobPhone.address, bobPhone.identity.publicIdentity),
+                        ].map { address, key in
+                            .init(
+                                recipientUserId: address.userID.uuidString,
+                                recipientDeviceId: address.deviceID.uuidString,
+                                envelope: .init(
+                                    try! SealedEnvelope.seal(
+                                        Data("x".utf8), from: alice.identity, senderUserID: alice.id, to: key,
+                                        recipientUserID: address.userID
+                                    ).serialized))
+                        })))
+            #expect(
+                try stale.problem?.hasPrefix("envelope_mismatch ") == true
+                    || stale.problem?.hasPrefix("device_mismatch ") == true)
 
             // Removing the phone revokes its session and tells Alice.
             _ = try await bob.client.removeDevice(path: .init(deviceId: bobPhone.identity.deviceID.uuidString))
             #expect(try await bobPhone.client.fetchMailbox().problem == "unauthenticated 401")
-            #expect(try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).last?.change == .removed)
+            #expect(
+                try await alice.client.fetchMailbox().ok.body.json.entries.compactMap(\.keyChange).last?.change
+                    == .removed)
         }
     }
 
@@ -161,7 +226,8 @@ struct RelayRouteTests {
         }
     }
 
-    @Test("blobs: streamed up and down, only for the owner and capability holders", arguments: TestDatabaseKind.available)
+    @Test(
+        "blobs: streamed up and down, only for the owner and capability holders", arguments: TestDatabaseKind.available)
     func blobs(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: { $0.maximumBlobBytes = 4 * 1024 * 1024 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -175,18 +241,25 @@ struct RelayRouteTests {
             #expect(try await Array(collecting: own, upTo: 8 << 20) == bytes)
             #expect(try await bob.client.downloadBlob(path: path).problem == "not_found 404")
 
-            let grant = try await alice.client.grantBlob(path: .init(blobId: receipt.blobId), body: .json(.init(recipientUserId: bob.id.uuidString))).created.body.json
-            let viaGrant = try await bob.client.downloadBlob(path: path, query: .init(capability: grant.capability)).ok.body.binary
+            let grant = try await alice.client.grantBlob(
+                path: .init(blobId: receipt.blobId), body: .json(.init(recipientUserId: bob.id.uuidString))
+            ).created.body.json
+            let viaGrant = try await bob.client.downloadBlob(path: path, query: .init(capability: grant.capability)).ok
+                .body.binary
             #expect(try await Array(collecting: viaGrant, upTo: 8 << 20) == bytes)
             // The capability is Bob's alone.
-            #expect(try await carol.client.downloadBlob(path: path, query: .init(capability: grant.capability)).problem == "not_found 404")
+            #expect(
+                try await carol.client.downloadBlob(path: path, query: .init(capability: grant.capability)).problem
+                    == "not_found 404")
             #expect(try await bob.client.deleteBlob(path: .init(blobId: receipt.blobId)).problem == "not_found 404")
 
-            let tooBig = try await alice.client.uploadBlob(body: .binary(HTTPBody([UInt8](repeating: 1, count: 4 * 1024 * 1024 + 1))))
+            let tooBig = try await alice.client.uploadBlob(
+                body: .binary(HTTPBody([UInt8](repeating: 1, count: 4 * 1024 * 1024 + 1))))
             #expect(try tooBig.problem == "too_large 413")
             _ = try await alice.client.deleteBlob(path: .init(blobId: receipt.blobId)).noContent
             #expect(try await alice.client.downloadBlob(path: path).problem == "not_found 404")
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: relay.directory.appendingPathComponent("blobs").path)
+            let leftovers = try FileManager.default.contentsOfDirectory(
+                atPath: relay.directory.appendingPathComponent("blobs").path)
             #expect(leftovers.isEmpty)
         }
     }
@@ -198,7 +271,10 @@ struct RelayRouteTests {
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 40)
             _ = try await alice.client.setAvatar(body: .png(HTTPBody(png))).noContent
             let back = try await alice.client.getAvatar(path: .init(userId: alice.id.uuidString)).ok.body
-            guard case .png(let body) = back else { Issue.record("expected PNG"); throw CancellationError() }
+            guard case .png(let body) = back else {
+                Issue.record("expected PNG")
+                throw CancellationError()
+            }
             #expect(try await Array(collecting: body, upTo: 1 << 20) == png)
             let gif = Array("GIF89a-not-a-png-or-jpeg-at-all".utf8)
             #expect(try await alice.client.setAvatar(body: .png(HTTPBody(gif))).problem == "unsupported_image 415")
@@ -211,20 +287,34 @@ struct RelayRouteTests {
     @Test("deleting an account removes it, its mailbox and blobs, and needs the password")
     func deleteAccount() async throws {
         let clock = ManualClock()
-        try await TestRelay.run(adjust: { $0.now = clock.now; $0.signInPolicy.baseDelay = 5 }) { relay in
+        try await TestRelay.run(adjust: {
+            $0.now = clock.now
+            $0.signInPolicy.baseDelay = 5
+        }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             _ = try await bob.send("hi", to: [(alice.address, alice.identity.publicIdentity)])
             _ = try await alice.client.uploadBlob(body: .binary(HTTPBody([1, 2, 3]))).created
-            #expect(try await alice.client.deleteAccount(body: .json(.init(password: "not my password"))).problem == "invalid_credentials 401")
-            #expect(try await alice.client.deleteAccount(body: .json(.init(password: alice.password))).problem == "rate_limited 429")
+            #expect(
+                try await alice.client.deleteAccount(body: .json(.init(password: "not my password"))).problem
+                    == "invalid_credentials 401")
+            #expect(
+                try await alice.client.deleteAccount(body: .json(.init(password: alice.password))).problem
+                    == "rate_limited 429")
             clock.advance(by: 6)
             _ = try await alice.client.deleteAccount(body: .json(.init(password: alice.password))).noContent
             #expect(try await alice.client.currentAccount().problem == "unauthenticated 401")
             #expect(try await bob.client.getUser(path: .init(userId: alice.id.uuidString)).problem == "not_found 404")
             #expect(try await bob.client.recentConversations().ok.body.json.isEmpty)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: relay.directory.appendingPathComponent("blobs").path).isEmpty)
-            let again = try await relay.client().signIn(body: .json(.init(email: alice.email, password: alice.password, identity: .init(alice.identity.publicIdentity.serialized))))
+            #expect(
+                try FileManager.default.contentsOfDirectory(
+                    atPath: relay.directory.appendingPathComponent("blobs").path
+                ).isEmpty)
+            let again = try await relay.client().signIn(
+                body: .json(
+                    .init(
+                        email: alice.email, password: alice.password,
+                        identity: .init(alice.identity.publicIdentity.serialized))))
             #expect(try again.problem == "invalid_credentials 401")
         }
     }
@@ -232,17 +322,24 @@ struct RelayRouteTests {
     @Test("failed sign-ins slow down, then lock, per account; the lock lifts", arguments: TestDatabaseKind.available)
     func signInThrottle(kind: TestDatabaseKind) async throws {
         let clock = ManualClock()
-        try await TestRelay.run(kind, adjust: {
-            $0.now = clock.now
-            $0.signInPolicy.baseDelay = 3
-            $0.signInPolicy.maximumDelay = 6
-            $0.signInPolicy.lockoutThreshold = 3
-            $0.signInPolicy.lockoutSeconds = 10
-        }) { relay in
+        try await TestRelay.run(
+            kind,
+            adjust: {
+                $0.now = clock.now
+                $0.signInPolicy.baseDelay = 3
+                $0.signInPolicy.maximumDelay = 6
+                $0.signInPolicy.lockoutThreshold = 3
+                $0.signInPolicy.lockoutSeconds = 10
+            }
+        ) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let anonymous = relay.client()
             func attempt(_ password: String) async throws -> Operations.SignIn.Output {
-                try await anonymous.signIn(body: .json(.init(email: alice.email, password: password, identity: .init(alice.identity.publicIdentity.serialized))))
+                try await anonymous.signIn(
+                    body: .json(
+                        .init(
+                            email: alice.email, password: password,
+                            identity: .init(alice.identity.publicIdentity.serialized))))
             }
             #expect(try await attempt("wrong password 1").problem == "invalid_credentials 401")
             // Right away again: must wait three seconds.
@@ -264,13 +361,22 @@ struct RelayRouteTests {
 
     @Test("sign-ups from one address are throttled after the free allowance")
     func signUpThrottle() async throws {
-        try await TestRelay.run(adjust: { $0.freeSignUpsPerAddress = 3; $0.signInPolicy.baseDelay = 5 }) { relay in
+        try await TestRelay.run(adjust: {
+            $0.freeSignUpsPerAddress = 3
+            $0.signInPolicy.baseDelay = 5
+        }) { relay in
             let anonymous = relay.client()
             for index in 0..<3 {
-                _ = try await anonymous.signUp(body: .json(.init(email: "u\(index)@example.com", password: "long enough password", displayName: "U"))).created
+                _ = try await anonymous.signUp(
+                    body: .json(
+                        .init(email: "u\(index)@example.com", password: "long enough password", displayName: "U"))
+                ).created
             }
-            _ = try await anonymous.signUp(body: .json(.init(email: "u3@example.com", password: "long enough password", displayName: "U"))).created
-            let blocked = try await anonymous.signUp(body: .json(.init(email: "u4@example.com", password: "long enough password", displayName: "U")))
+            _ = try await anonymous.signUp(
+                body: .json(.init(email: "u3@example.com", password: "long enough password", displayName: "U"))
+            ).created
+            let blocked = try await anonymous.signUp(
+                body: .json(.init(email: "u4@example.com", password: "long enough password", displayName: "U")))
             #expect(try blocked.problem == "rate_limited 429")
         }
     }
@@ -286,10 +392,12 @@ protocol ProblemOutput {
 extension ProblemOutput {
     static func extract(_ output: Any) throws -> String? {
         let mirror = Mirror(reflecting: output)
-        guard let child = mirror.children.first, mirror.displayStyle == .enum, child.label == "default" else { return nil }
+        guard let child = mirror.children.first, mirror.displayStyle == .enum, child.label == "default" else {
+            return nil
+        }
         let tuple = Mirror(reflecting: child.value).children.map(\.value)
         guard tuple.count == 2, let status = tuple[0] as? Int, let response = tuple[1] as? Components.Responses.Problem,
-              case .json(let problem) = response.body
+            case .json(let problem) = response.body
         else { return nil }
         #expect(!problem.message.isEmpty)
         return "\(problem.error) \(status)"
@@ -323,7 +431,9 @@ extension Operations.ClaimPrekeyBundles.Output: ProblemOutput {}
 
 @Suite("Relay group commit")
 struct RelayGroupCommitTests {
-    @Test("concurrent sends, retries and a refused message in the same groups: each gets its own answer", arguments: TestDatabaseKind.available)
+    @Test(
+        "concurrent sends, retries and a refused message in the same groups: each gets its own answer",
+        arguments: TestDatabaseKind.available)
     func concurrentSends(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -333,19 +443,29 @@ struct RelayGroupCommitTests {
             let receipts = try await withThrowingTaskGroup(of: (UUID, Bool).self) { group in
                 for id in ids + ids.prefix(20) {  // the first 20 twice, at the same time
                     group.addTask {
-                        let receipt = try await alice.send("m \(id)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
+                        let receipt = try await alice.send(
+                            "m \(id)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
                         return (id, receipt.duplicate)
                     }
                 }
                 group.addTask {
                     // Addressed to Carol's device but claiming to be for Bob: refused alone.
                     let wrongID = UUID()
-                    let wrong = try await alice.client.sendMessage(body: .json(.init(messageId: wrongID.uuidString, envelopes: [
-                        .init(recipientUserId: bob.id.uuidString, recipientDeviceId: carol.identity.deviceID.uuidString,
-                              envelope: .init(try SealedEnvelope.seal(Data("x".utf8), from: alice.identity, senderUserID: alice.id,
-                                                                      to: carol.identity.publicIdentity, recipientUserID: bob.id,
-                                                                      messageID: wrongID).serialized)),
-                    ])))
+                    let wrong = try await alice.client.sendMessage(
+                        body: .json(
+                            .init(
+                                messageId: wrongID.uuidString,
+                                envelopes: [
+                                    .init(
+                                        recipientUserId: bob.id.uuidString,
+                                        recipientDeviceId: carol.identity.deviceID.uuidString,
+                                        envelope: .init(
+                                            try SealedEnvelope.seal(
+                                                Data("x".utf8), from: alice.identity, senderUserID: alice.id,
+                                                to: carol.identity.publicIdentity, recipientUserID: bob.id,
+                                                messageID: wrongID
+                                            ).serialized))
+                                ])))
                     #expect(try wrong.problem == "device_mismatch 409", "\(wrong)")
                     return (UUID(), true)
                 }
@@ -379,14 +499,26 @@ struct RelayCrossUserTests {
             let alice = try await TestUser.make(relay, name: "alice")
             let mallory = try await TestUser.make(relay, name: "mallory")
             _ = try await mallory.send("hi", to: [(alice.address, alice.identity.publicIdentity)])
-            #expect(try await mallory.client.removeDevice(path: .init(deviceId: alice.identity.deviceID.uuidString)).problem == "not_found 404")
-            #expect(try await alice.client.getUser(path: .init(userId: alice.id.uuidString)).ok.body.json.devices.count == 1)
+            #expect(
+                try await mallory.client.removeDevice(path: .init(deviceId: alice.identity.deviceID.uuidString)).problem
+                    == "not_found 404")
+            #expect(
+                try await alice.client.getUser(path: .init(userId: alice.id.uuidString)).ok.body.json.devices.count == 1
+            )
             let blob = try await alice.client.uploadBlob(body: .binary(HTTPBody([9, 9, 9]))).created.body.json
-            #expect(try await mallory.client.grantBlob(path: .init(blobId: blob.blobId), body: .json(.init(recipientUserId: mallory.id.uuidString))).problem == "not_found 404")
+            #expect(
+                try await mallory.client.grantBlob(
+                    path: .init(blobId: blob.blobId), body: .json(.init(recipientUserId: mallory.id.uuidString))
+                ).problem == "not_found 404")
             // Mallory's mailbox is her own: Alice's entry is not in it, and her cursor acknowledges nothing of Alice's.
             let alicesEntry = try #require(try await alice.client.fetchMailbox().ok.body.json.entries.first)
-            #expect(try await mallory.client.fetchMailbox().ok.body.json.entries.allSatisfy { $0.cursor != alicesEntry.cursor })
-            #expect(try await mallory.client.acknowledge(body: .json(.init(cursors: [alicesEntry.cursor]))).ok.body.json.acknowledged == 0)
+            #expect(
+                try await mallory.client.fetchMailbox().ok.body.json.entries.allSatisfy {
+                    $0.cursor != alicesEntry.cursor
+                })
+            #expect(
+                try await mallory.client.acknowledge(body: .json(.init(cursors: [alicesEntry.cursor]))).ok.body.json
+                    .acknowledged == 0)
             #expect(try await alice.client.fetchMailbox().ok.body.json.entries.count == 1)
         }
     }
@@ -394,7 +526,9 @@ struct RelayCrossUserTests {
 
 @Suite("Relay cursors")
 struct RelayCursorTests {
-    @Test("cursors are never reused after an emptied mailbox, so resuming after the last one misses nothing", arguments: TestDatabaseKind.available)
+    @Test(
+        "cursors are never reused after an emptied mailbox, so resuming after the last one misses nothing",
+        arguments: TestDatabaseKind.available)
     func cursorsGrow(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -406,7 +540,9 @@ struct RelayCursorTests {
                 #expect(entries.count == 1, "round \(round): the new entry comes after cursor \(last)")
                 let cursor = try #require(entries.first?.cursor)
                 #expect(cursor > last)
-                #expect(try await bob.client.acknowledge(body: .json(.init(cursors: [cursor]))).ok.body.json.acknowledged == 1)
+                #expect(
+                    try await bob.client.acknowledge(body: .json(.init(cursors: [cursor]))).ok.body.json.acknowledged
+                        == 1)
                 last = cursor
             }
         }

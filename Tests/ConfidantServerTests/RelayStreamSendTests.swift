@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Sending over the stream")
 struct RelayStreamSendTests {
-    @Test("messages sent over the stream: receipts, order, idempotence, refusals, acknowledgements", arguments: TestDatabaseKind.available)
+    @Test(
+        "messages sent over the stream: receipts, order, idempotence, refusals, acknowledgements",
+        arguments: TestDatabaseKind.available)
     func sendOverStream(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -30,7 +32,9 @@ struct RelayStreamSendTests {
             let stored = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 500)).ok.body.json.entries
             #expect(stored.count == delivered.count)
             for (read, pushed) in zip(stored, delivered) where read != pushed {
-                Issue.record("cursor \(read.cursor): read back \(read.receivedAt.timeIntervalSince1970) \(read.senderUserId) \(read.messageId ?? "-"), pushed \(pushed.receivedAt.timeIntervalSince1970) \(pushed.senderUserId) \(pushed.messageId ?? "-") same envelope: \(read.envelope == pushed.envelope)")
+                Issue.record(
+                    "cursor \(read.cursor): read back \(read.receivedAt.timeIntervalSince1970) \(read.senderUserId) \(read.messageId ?? "-"), pushed \(pushed.receivedAt.timeIntervalSince1970) \(pushed.senderUserId) \(pushed.messageId ?? "-") same envelope: \(read.envelope == pushed.envelope)"
+                )
                 break
             }
 
@@ -45,15 +49,23 @@ struct RelayStreamSendTests {
             // Refusals name the message they refuse and say why.
             var otherID = try alice.batch("other id", to: toBob)
             otherID.messageId = UUID().uuidString
-            let forged = try bob.batch("sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
+            let forged = try bob.batch(
+                "sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
             let ghost = try PrivateIdentity.generate()
-            let unknownDevice = try alice.batch("to a device bob does not have", to: [(DeviceAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
+            let unknownDevice = try alice.batch(
+                "to a device bob does not have",
+                to: [(DeviceAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
             var notAUUID = try alice.batch("bad id", to: toBob)
             notAUUID.messageId = "not a uuid"
             for batch in [otherID, forged, unknownDevice, notAUUID] { try await aliceStream.send(batch) }
-            let refusals = Dictionary(await aliceStream.frames.next(4).compactMap(\.refused).map { ($0.messageId, $0.error) }, uniquingKeysWith: { $1 })
-            #expect(refusals == [otherID.messageId: "envelope_mismatch", forged.messageId: "sender_mismatch",
-                                 unknownDevice.messageId: "device_mismatch", "not a uuid": "malformed_request"])
+            let refusals = Dictionary(
+                await aliceStream.frames.next(4).compactMap(\.refused).map { ($0.messageId, $0.error) },
+                uniquingKeysWith: { $1 })
+            #expect(
+                refusals == [
+                    otherID.messageId: "envelope_mismatch", forged.messageId: "sender_mismatch",
+                    unknownDevice.messageId: "device_mismatch", "not a uuid": "malformed_request",
+                ])
             try await aliceStream.send(try alice.batch("last", to: toBob))
             #expect(await aliceStream.frames.next(1).first?.receipt?.duplicate == false)
             let next = try #require(await bobStream.frames.next(1).first?.entry)
@@ -66,19 +78,24 @@ struct RelayStreamSendTests {
             try await bobStream.acknowledge(Array(cursors.prefix(10)))
             let remaining = try await Self.eventually {
                 try await bob.client.fetchMailbox(query: .init(after: 0, limit: 500)).ok.body.json.entries.map(\.cursor)
-            } until: { $0.count == 41 }
+            } until: {
+                $0.count == 41
+            }
             #expect(remaining == Array(cursors.dropFirst(10)))
             for stream in [aliceStream, bobStream, carolStream] { await stream.close() }
         }
     }
 
-    @Test("entries stored by different paths reach a stream in cursor order, each once", arguments: TestDatabaseKind.available)
+    @Test(
+        "entries stored by different paths reach a stream in cursor order, each once",
+        arguments: TestDatabaseKind.available)
     func orderAcrossPaths(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             let carol = try await TestUser.make(relay, name: "carol")
-            _ = try await carol.send("hello", to: [(bob.address, bob.identity.publicIdentity)])  // now bob hears of carol's key changes
+            // Now bob hears of carol's key changes.
+            _ = try await carol.send("hello", to: [(bob.address, bob.identity.publicIdentity)])
             let bobStream = try await StreamClient.connect(port: relay.port, token: bob.token)
             let replay = await bobStream.frames.next(2)
             #expect(replay.compactMap(\.entry).count == 1 && replay.last?.caughtUp == true)
@@ -86,17 +103,21 @@ struct RelayStreamSendTests {
 
             // Alice's sends (the writer's group commits) and carol's key changes (the sign-in's
             // own transaction) interleave; bob's stream must still see every cursor once, in order.
-            let messages = 300, keyChanges = 3
+            let messages = 300
+            let keyChanges = 3
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for index in 0..<messages {
-                        try await aliceStream.send(try alice.batch("n \(index)", to: [(bob.address, bob.identity.publicIdentity)]))
+                        try await aliceStream.send(
+                            try alice.batch("n \(index)", to: [(bob.address, bob.identity.publicIdentity)]))
                     }
                     #expect(await aliceStream.frames.next(messages, within: 30).compactMap(\.receipt).count == messages)
                 }
                 group.addTask {
                     for _ in 0..<keyChanges {
-                        _ = try await TestUser.signIn(relay, id: carol.id, email: carol.email, password: carol.password, identity: try PrivateIdentity.generate())
+                        _ = try await TestUser.signIn(
+                            relay, id: carol.id, email: carol.email, password: carol.password,
+                            identity: try PrivateIdentity.generate())
                     }
                 }
                 try await group.waitForAll()
@@ -118,17 +139,27 @@ struct RelayStreamSendTests {
     func checkpoints() async throws {
         try await TestRelay.run(.sqlite) { relay in
             guard case .sqlite(let path) = relay.database else { return }
-            func size(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+            func size(_ path: String) -> Int {
+                ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+            }
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
             let aliceStream = try await Self.connect(relay, alice)
             let before = size(path)
             let text = String(repeating: "x", count: 8_000)
-            for _ in 0..<300 { try await aliceStream.send(try alice.batch(text, to: [(bob.address, bob.identity.publicIdentity)])) }
+            for _ in 0..<300 {
+                try await aliceStream.send(try alice.batch(text, to: [(bob.address, bob.identity.publicIdentity)]))
+            }
             #expect(await aliceStream.frames.next(300, within: 30).compactMap(\.receipt).count == 300)
             // About 2.5 MB of envelopes: the database file itself must take them in, not only the log.
-            let after = try await Self.eventually { size(path) } until: { $0 > before + 2_000_000 }
-            #expect(after > before + 2_000_000, "database file \(before) → \(after) bytes, log \(size(path + "-wal")) bytes")
+            let after = try await Self.eventually {
+                size(path)
+            } until: {
+                $0 > before + 2_000_000
+            }
+            #expect(
+                after > before + 2_000_000, "database file \(before) → \(after) bytes, log \(size(path + "-wal")) bytes"
+            )
             await aliceStream.close()
         }
     }

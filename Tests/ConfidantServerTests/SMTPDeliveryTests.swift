@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real SMTP server for the test: aiosmtpd (PyPI) storing what it receives in a maildir,
@@ -23,9 +23,14 @@ final class SMTPSink: @unchecked Sendable {
         port = try Self.freePort()
         var arguments = ["-m", "aiosmtpd", "-n", "-l", "127.0.0.1:\(port)", "-c", "aiosmtpd.handlers.Mailbox"]
         if tls {
-            let cert = directory.appendingPathComponent("cert.pem"), key = directory.appendingPathComponent("key.pem")
-            try Self.run("/usr/bin/env", ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                                          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", cert.path])
+            let cert = directory.appendingPathComponent("cert.pem")
+            let key = directory.appendingPathComponent("key.pem")
+            try Self.run(
+                "/usr/bin/env",
+                [
+                    "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", cert.path,
+                ])
             arguments += ["--tlscert", cert.path, "--tlskey", key.path]
             certificate = cert
         } else {
@@ -81,9 +86,13 @@ final class SMTPSink: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
         guard bound == 0 else { throw CLIFailure("bind failed") }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -95,7 +104,9 @@ final class SMTPSink: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         } == 0
     }
 }
@@ -112,10 +123,12 @@ struct SMTPDeliveryTests {
         let frank = try await TestUser.make(relay, name: "frank")
         let tablet = try PrivateIdentity.generate()
         let client = relay.client()
-        let start = try await client.startSignIn(body: .json(.init(email: frank.email, identity: .init(tablet.publicIdentity.serialized))))
+        let start = try await client.startSignIn(
+            body: .json(.init(email: frank.email, identity: .init(tablet.publicIdentity.serialized))))
         // A default account (password only) from a new device gets the e-mail step too.
         let id = try #require(try start.created.body.json.transactionId)
-        let afterPassword = try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: .password, answer: frank.password)))
+        let afterPassword = try await client.answerSignInStep(
+            path: .init(transactionId: id), body: .json(.init(method: .password, answer: frank.password)))
         guard case .ok(let ok) = afterPassword else { return nil }
         #expect(try ok.body.json.step?.method == .emailCode)
         let mail = try #require(try sink.messages().last)
@@ -123,7 +136,8 @@ struct SMTPDeliveryTests {
         #expect(mail.contains("Subject: Your Confidant sign-in code"))
         let range = try #require(mail.range(of: "sign-in code is "))
         let code = String(mail[range.upperBound...].prefix { $0 != "." })
-        let done = try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: .emailCode, answer: code)))
+        let done = try await client.answerSignInStep(
+            path: .init(transactionId: id), body: .json(.init(method: .emailCode, answer: code)))
         return try done.ok.body.json.session
     }
 
@@ -131,7 +145,9 @@ struct SMTPDeliveryTests {
     func plain() async throws {
         let sink = try await SMTPSink(tls: false)
         defer { sink.stop() }
-        try await TestRelay.run(adjust: { $0.smtp = SMTPConfiguration(host: "127.0.0.1", port: sink.port, sender: "no-reply@confidant.test") }) { relay in
+        try await TestRelay.run(adjust: {
+            $0.smtp = SMTPConfiguration(host: "127.0.0.1", port: sink.port, sender: "no-reply@confidant.test")
+        }) { relay in
             let session = try await Self.signInWithMailedCode(relay, sink: sink)
             #expect(session != nil)
             #expect(!FileManager.default.fileExists(atPath: relay.directory.appendingPathComponent("outbox").path))
@@ -154,9 +170,14 @@ struct SMTPDeliveryTests {
             let before = try sink.messages().count
             let george = try await TestUser.make(relay, name: "george")
             let client = relay.client()
-            let start = try await client.startSignIn(body: .json(.init(email: george.email, identity: .init(try PrivateIdentity.generate().publicIdentity.serialized))))
+            let start = try await client.startSignIn(
+                body: .json(
+                    .init(
+                        email: george.email, identity: .init(try PrivateIdentity.generate().publicIdentity.serialized)))
+            )
             let id = try #require(try start.created.body.json.transactionId)
-            let answer = try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: .password, answer: george.password)))
+            let answer = try await client.answerSignInStep(
+                path: .init(transactionId: id), body: .json(.init(method: .password, answer: george.password)))
             #expect(try answer.problem == "mail_unavailable 503")
             #expect(try sink.messages().count == before)
         }

@@ -23,25 +23,35 @@ struct SignInTransactionTests {
         let id: String
         var step: Components.Schemas.SignInStep?
 
-        static func start(_ relay: some RelayEndpoint, email: String, identity: PrivateIdentity) async throws -> Transaction {
-            let progress = try await relay.client().startSignIn(body: .json(.init(email: email, identity: .init(identity.publicIdentity.serialized))))
-                .created.body.json
+        static func start(_ relay: some RelayEndpoint, email: String, identity: PrivateIdentity) async throws
+            -> Transaction
+        {
+            let progress = try await relay.client().startSignIn(
+                body: .json(.init(email: email, identity: .init(identity.publicIdentity.serialized)))
+            )
+            .created.body.json
             return Transaction(client: relay.client(), id: try #require(progress.transactionId), step: progress.step)
         }
 
-        func answer(_ method: Components.Schemas.SignInMethod, _ answer: String) async throws -> Operations.AnswerSignInStep.Output {
-            try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: method, answer: answer)))
+        func answer(_ method: Components.Schemas.SignInMethod, _ answer: String) async throws
+            -> Operations.AnswerSignInStep.Output
+        {
+            try await client.answerSignInStep(
+                path: .init(transactionId: id), body: .json(.init(method: method, answer: answer)))
         }
 
         /// Answers and expects the next step (or the session).
-        mutating func pass(_ method: Components.Schemas.SignInMethod, _ answer: String) async throws -> Components.Schemas.Session? {
+        mutating func pass(_ method: Components.Schemas.SignInMethod, _ answer: String) async throws -> Components
+            .Schemas.Session?
+        {
             let progress = try await self.answer(method, answer).ok.body.json
             step = progress.step
             return progress.session
         }
 
         func current(resend: Bool? = nil) async throws -> Components.Schemas.SignInStep? {
-            try await client.currentSignInStep(path: .init(transactionId: id), query: .init(resend: resend)).ok.body.json.step
+            try await client.currentSignInStep(path: .init(transactionId: id), query: .init(resend: resend)).ok.body
+                .json.step
         }
     }
 
@@ -50,23 +60,34 @@ struct SignInTransactionTests {
         return String(try #require(challenge.answer(under: ArithmeticMapping(parsing: mappingText))))
     }
 
-    static func lastCode(_ relay: TestRelay) throws -> String { try SignInOutbox.latestCode(dataDirectory: relay.directory) }
+    static func lastCode(_ relay: TestRelay) throws -> String {
+        try SignInOutbox.latestCode(dataDirectory: relay.directory)
+    }
 
-    @Test("password, arithmetic and TOTP in order; no step skipped, reordered or replayed; the plain endpoint refuses", arguments: TestDatabaseKind.available)
+    @Test(
+        "password, arithmetic and TOTP in order; no step skipped, reordered or replayed; the plain endpoint refuses",
+        arguments: TestDatabaseKind.available)
     func chain(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let secret = TOTP.generateSecret()
             let totp = TOTP(secret: secret)
             let now = UInt64(Date().timeIntervalSince1970)
-            let settings = try await alice.client.updateAuthSettings(body: .json(.init(
-                password: alice.password, chain: [.password, .arithmetic, .totp], operands: 5, mapping: Self.mappingText,
-                totpSecret: Base32.encode(secret), totpCode: totp.code(at: now)))).ok.body.json
+            let settings = try await alice.client.updateAuthSettings(
+                body: .json(
+                    .init(
+                        password: alice.password, chain: [.password, .arithmetic, .totp], operands: 5,
+                        mapping: Self.mappingText,
+                        totpSecret: Base32.encode(secret), totpCode: totp.code(at: now)))
+            ).ok.body.json
             #expect(settings.chain == [.password, .arithmetic, .totp])
             #expect(settings.arithmeticConfigured && settings.totpEnrolled && settings.operands == 5)
 
-            let plain = try await relay.client().signIn(body: .json(.init(email: alice.email, password: alice.password,
-                                                                           identity: .init(alice.identity.publicIdentity.serialized))))
+            let plain = try await relay.client().signIn(
+                body: .json(
+                    .init(
+                        email: alice.email, password: alice.password,
+                        identity: .init(alice.identity.publicIdentity.serialized))))
             #expect(try plain.problem == "step_up_required 403")
 
             var transaction = try await Transaction.start(relay, email: alice.email, identity: alice.identity)
@@ -84,7 +105,9 @@ struct SignInTransactionTests {
             let code = totp.code(at: now + 30)
             let session = try #require(try await transaction.pass(.totp, code))
             #expect(session.keyChanged == false)
-            #expect(try await relay.client(token: session.token).currentAccount().ok.body.json.user.email == alice.email.lowercased())
+            #expect(
+                try await relay.client(token: session.token).currentAccount().ok.body.json.user.email
+                    == alice.email.lowercased())
             // The transaction is gone; the same code does not work again.
             #expect(try await transaction.answer(.totp, code).problem == "transaction_not_found 404")
             var replay = try await Transaction.start(relay, email: alice.email, identity: alice.identity)
@@ -99,8 +122,12 @@ struct SignInTransactionTests {
         // No delays after a wrong answer here; the throttle has its own tests.
         try await TestRelay.run(kind, adjust: { $0.signInPolicy.baseDelay = 0 }) { relay in
             let bob = try await TestUser.make(relay, name: "bob")
-            _ = try await bob.client.updateAuthSettings(body: .json(.init(
-                password: bob.password, chain: [.password, .arithmetic], mapping: Self.mappingText, codeLength: 5))).ok
+            _ = try await bob.client.updateAuthSettings(
+                body: .json(
+                    .init(
+                        password: bob.password, chain: [.password, .arithmetic], mapping: Self.mappingText,
+                        codeLength: 5))
+            ).ok
             // The known device: the chain only.
             var known = try await Transaction.start(relay, email: bob.email, identity: bob.identity)
             _ = try await known.pass(.password, bob.password)
@@ -116,7 +143,8 @@ struct SignInTransactionTests {
             #expect(code.count == 5)
             #expect(try await transaction.answer(.emailCode, "WRONG").problem == "invalid_credentials 401")
             // A resend within the cool-down is refused; the code still works, in any case.
-            let resend = try await relay.client().currentSignInStep(path: .init(transactionId: transaction.id), query: .init(resend: true))
+            let resend = try await relay.client().currentSignInStep(
+                path: .init(transactionId: transaction.id), query: .init(resend: true))
             #expect(try resend.problem == "rate_limited 429")
             let session = try #require(try await transaction.pass(.emailCode, code.lowercased()))
             #expect(session.deviceId == tablet.deviceID.canonicalString)
@@ -126,13 +154,22 @@ struct SignInTransactionTests {
     @Test("a resent e-mail code replaces the old one")
     func resend() async throws {
         let clock = ManualClock()
-        try await TestRelay.run(adjust: { $0.now = clock.now; $0.emailCodeResendSeconds = 60; $0.signInPolicy.baseDelay = 0 }) { relay in
+        try await TestRelay.run(adjust: {
+            $0.now = clock.now
+            $0.emailCodeResendSeconds = 60
+            $0.signInPolicy.baseDelay = 0
+        }) { relay in
             let erin = try await TestUser.make(relay, name: "erin")
-            _ = try await erin.client.updateAuthSettings(body: .json(.init(password: erin.password, chain: [.emailCode, .password]))).ok
+            _ = try await erin.client.updateAuthSettings(
+                body: .json(.init(password: erin.password, chain: [.emailCode, .password]))
+            ).ok
             var transaction = try await Transaction.start(relay, email: erin.email, identity: erin.identity)
             #expect(transaction.step?.method == .emailCode)
             let first = try Self.lastCode(relay)
-            #expect(try await transaction.client.currentSignInStep(path: .init(transactionId: transaction.id), query: .init(resend: true)).problem
+            #expect(
+                try await transaction.client.currentSignInStep(
+                    path: .init(transactionId: transaction.id), query: .init(resend: true)
+                ).problem
                     == "rate_limited 429")
             clock.advance(by: 61)
             try await Task.sleep(for: .milliseconds(5))  // the outbox names its files by the real time
@@ -151,8 +188,12 @@ struct SignInTransactionTests {
     func failures() async throws {
         try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0 }) { relay in
             let carol = try await TestUser.make(relay, name: "carol")
-            _ = try await carol.client.updateAuthSettings(body: .json(.init(
-                password: carol.password, chain: [.arithmetic, .password], operands: 8, mapping: Self.mappingText))).ok
+            _ = try await carol.client.updateAuthSettings(
+                body: .json(
+                    .init(
+                        password: carol.password, chain: [.arithmetic, .password], operands: 8,
+                        mapping: Self.mappingText))
+            ).ok
             var transaction = try await Transaction.start(relay, email: carol.email, identity: carol.identity)
             #expect(transaction.step?.method == .arithmetic)
             var seen: Set<String> = [try #require(transaction.step?.challenge)]
@@ -176,7 +217,8 @@ struct SignInTransactionTests {
             nobody.step = try await nobody.current()
             #expect(nobody.step?.method == .password)
 
-            let unknown = try await relay.client().currentSignInStep(path: .init(transactionId: String(repeating: "x", count: 43)))
+            let unknown = try await relay.client().currentSignInStep(
+                path: .init(transactionId: String(repeating: "x", count: 43)))
             #expect(try unknown.problem == "transaction_not_found 404")
         }
     }
@@ -191,8 +233,12 @@ struct SignInTransactionTests {
             $0.signInPolicy.lockoutSeconds = 600
         }) { relay in
             let judy = try await TestUser.make(relay, name: "judy")
-            _ = try await judy.client.updateAuthSettings(body: .json(.init(password: judy.password, chain: [.password, .arithmetic],
-                                                                            mapping: Self.mappingText))).ok
+            _ = try await judy.client.updateAuthSettings(
+                body: .json(
+                    .init(
+                        password: judy.password, chain: [.password, .arithmetic],
+                        mapping: Self.mappingText))
+            ).ok
             var transaction = try await Transaction.start(relay, email: judy.email, identity: judy.identity)
             _ = try await transaction.pass(.password, judy.password)
             for _ in 0..<3 {
@@ -200,11 +246,15 @@ struct SignInTransactionTests {
                 transaction.step = try await transaction.current()
             }
             // Locked: even the right answer, and a new transaction, are refused.
-            #expect(try await transaction.answer(.arithmetic, Self.arithmeticAnswer(transaction.step)).problem == "locked_out 429")
-            let blocked = try await relay.client().startSignIn(body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
+            #expect(
+                try await transaction.answer(.arithmetic, Self.arithmeticAnswer(transaction.step)).problem
+                    == "locked_out 429")
+            let blocked = try await relay.client().startSignIn(
+                body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
             #expect(try blocked.problem == "locked_out 429")
             clock.advance(by: 599)
-            let stillBlocked = try await relay.client().startSignIn(body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
+            let stillBlocked = try await relay.client().startSignIn(
+                body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
             #expect(try stillBlocked.problem == "locked_out 429")
             clock.advance(by: 2)
             var later = try await Transaction.start(relay, email: judy.email, identity: judy.identity)
@@ -216,18 +266,25 @@ struct SignInTransactionTests {
     @Test("a transaction expires")
     func expiry() async throws {
         let clock = ManualClock()
-        try await TestRelay.run(adjust: { $0.now = clock.now; $0.signInTransactionLifetime = 600 }) { relay in
+        try await TestRelay.run(adjust: {
+            $0.now = clock.now
+            $0.signInTransactionLifetime = 600
+        }) { relay in
             let ivan = try await TestUser.make(relay, name: "ivan")
             let late = try await Transaction.start(relay, email: ivan.email, identity: ivan.identity)
             clock.advance(by: 599)
             _ = try await late.current()
             clock.advance(by: 2)
             #expect(try await late.answer(.password, ivan.password).problem == "transaction_expired 410")
-            #expect(try await late.client.currentSignInStep(path: .init(transactionId: late.id)).problem == "transaction_expired 410")
+            #expect(
+                try await late.client.currentSignInStep(path: .init(transactionId: late.id)).problem
+                    == "transaction_expired 410")
         }
     }
 
-    @Test("settings need the password and are checked: no biometrics on the server, arithmetic needs a mapping, TOTP a current code")
+    @Test(
+        "settings need the password and are checked: no biometrics on the server, arithmetic needs a mapping, TOTP a current code"
+    )
     func settingsValidation() async throws {
         let clock = ManualClock()
         try await TestRelay.run(adjust: { $0.now = clock.now }) { relay in
@@ -235,23 +292,40 @@ struct SignInTransactionTests {
             func update(_ body: Components.Schemas.AuthSettingsUpdate) async throws -> String? {
                 try await dave.client.updateAuthSettings(body: .json(body)).problem
             }
-            #expect(try await update(.init(password: dave.password, chain: [.password, .biometric])) == "biometric_unavailable 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.password, .biometric]))
+                    == "biometric_unavailable 400")
             #expect(try await update(.init(password: dave.password, chain: [.arithmetic])) == "invalid_mapping 400")
-            #expect(try await update(.init(password: dave.password, chain: [.password, .password])) == "invalid_chain 400")
-            #expect(try await update(.init(password: dave.password, chain: [.password], operands: 9)) == "invalid_operands 400")
-            #expect(try await update(.init(password: dave.password, chain: [.password], codeLength: 3)) == "invalid_code_length 400")
-            #expect(try await update(.init(password: dave.password, chain: [.arithmetic], mapping: "+=*")) == "invalid_mapping 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.password, .password])) == "invalid_chain 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.password], operands: 9))
+                    == "invalid_operands 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.password], codeLength: 3))
+                    == "invalid_code_length 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.arithmetic], mapping: "+=*"))
+                    == "invalid_mapping 400")
             let secret = Base32.encode(TOTP.generateSecret())
-            #expect(try await update(.init(password: dave.password, chain: [.totp], totpSecret: secret, totpCode: "123456")) == "invalid_totp_code 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.totp], totpSecret: secret, totpCode: "123456"))
+                    == "invalid_totp_code 400")
             #expect(try await update(.init(password: dave.password, chain: [.totp])) == "invalid_totp_secret 400")
-            #expect(try await update(.init(password: "not the password", chain: [.password])) == "invalid_credentials 401")
+            #expect(
+                try await update(.init(password: "not the password", chain: [.password])) == "invalid_credentials 401")
             clock.advance(by: 60)  // past the delay after one wrong password
             let shown = try await dave.client.getAuthSettings().ok.body.json
             #expect(shown.chain == [.password] && !shown.arithmeticConfigured && !shown.totpEnrolled)
             // The mapping is stored encrypted: the server's files do not hold it.
-            _ = try await dave.client.updateAuthSettings(body: .json(.init(password: dave.password, chain: [.password, .arithmetic],
-                                                                            mapping: Self.mappingText))).ok
-            let database = try Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite"))
+            _ = try await dave.client.updateAuthSettings(
+                body: .json(
+                    .init(
+                        password: dave.password, chain: [.password, .arithmetic],
+                        mapping: Self.mappingText))
+            ).ok
+            let database =
+                try Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite"))
                 + ((try? Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite-wal"))) ?? Data())
             #expect(database.range(of: Data("multiply".utf8)) == nil)
         }

@@ -20,10 +20,14 @@ final class StreamClient: Sendable {
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
         headers.add(name: .authorization, value: "Bearer \(token)")
-        try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/v1/stream?after=\(after)", headers: headers,
-                                    on: MultiThreadedEventLoopGroup.singleton) { socket in
+        try await WebSocket.connect(
+            to: "ws://127.0.0.1:\(port)/v1/stream?after=\(after)", headers: headers,
+            on: MultiThreadedEventLoopGroup.singleton
+        ) { socket in
             socket.onText { _, text in
-                if let frame = try? StreamCoding.decoder().decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)) {
+                if let frame = try? StreamCoding.decoder().decode(
+                    Components.Schemas.StreamFrame.self, from: Data(text.utf8))
+                {
                     continuation.yield(frame)
                 }
             }
@@ -40,7 +44,10 @@ final class StreamClient: Sendable {
 
     /// Sends a message over the stream; its `receipt` or `refused` frame comes later.
     func send(_ batch: Components.Schemas.MessageBatch) async throws {
-        try await sendText(String(decoding: try StreamCoding.encoder().encode(Components.Schemas.StreamRequest(send: batch)), as: UTF8.self))
+        try await sendText(
+            String(
+                decoding: try StreamCoding.encoder().encode(Components.Schemas.StreamRequest(send: batch)),
+                as: UTF8.self))
     }
 
     func sendText(_ text: String) async throws { try await socket.send(text) }

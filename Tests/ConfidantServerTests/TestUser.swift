@@ -16,51 +16,76 @@ struct TestUser: Sendable {
 
     var address: DeviceAddress { DeviceAddress(userID: id, deviceID: identity.deviceID) }
 
-    static func make(_ relay: some RelayEndpoint, name: String, identity: PrivateIdentity? = nil) async throws -> TestUser {
+    static func make(_ relay: some RelayEndpoint, name: String, identity: PrivateIdentity? = nil) async throws
+        -> TestUser
+    {
         let identity = try identity ?? PrivateIdentity.generate()
         let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
         let password = "correct horse battery \(name)"
         let anonymous = relay.client()
-        let user = try await anonymous.signUp(body: .json(.init(email: email, password: password, displayName: name.capitalized))).created.body.json
-        return try await signIn(relay, id: UUID(uuidString: user.id)!, email: email, password: password, identity: identity)
+        let user = try await anonymous.signUp(
+            body: .json(.init(email: email, password: password, displayName: name.capitalized))
+        ).created.body.json
+        return try await signIn(
+            relay, id: UUID(uuidString: user.id)!, email: email, password: password, identity: identity)
     }
 
-    static func signIn(_ relay: some RelayEndpoint, id: UUID, email: String, password: String, identity: PrivateIdentity) async throws -> TestUser {
+    static func signIn(
+        _ relay: some RelayEndpoint, id: UUID, email: String, password: String, identity: PrivateIdentity
+    ) async throws -> TestUser {
         let session: Components.Schemas.Session
-        switch try await relay.client().signIn(body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized)))) {
+        switch try await relay.client().signIn(
+            body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized))))
+        {
         case .created(let created):
             session = try created.body.json
         default:
             // A new device or a new key: the password, then the code from the relay's outbox.
             session = try await signInWithCode(relay, email: email, password: password, identity: identity)
         }
-        return TestUser(id: id, email: email, password: password, identity: identity, token: session.token, client: relay.client(token: session.token))
+        return TestUser(
+            id: id, email: email, password: password, identity: identity, token: session.token,
+            client: relay.client(token: session.token))
     }
 
-    static func signInWithCode(_ relay: some RelayEndpoint, email: String, password: String, identity: PrivateIdentity) async throws -> Components.Schemas.Session {
+    static func signInWithCode(_ relay: some RelayEndpoint, email: String, password: String, identity: PrivateIdentity)
+        async throws -> Components.Schemas.Session
+    {
         let client = relay.client()
-        let start = try await client.startSignIn(body: .json(.init(email: email, identity: .init(identity.publicIdentity.serialized)))).created.body.json
+        let start = try await client.startSignIn(
+            body: .json(.init(email: email, identity: .init(identity.publicIdentity.serialized)))
+        ).created.body.json
         let id = try #require(start.transactionId)
-        var progress = try await client.answerSignInStep(path: .init(transactionId: id), body: .json(.init(method: .password, answer: password))).ok.body.json
+        var progress = try await client.answerSignInStep(
+            path: .init(transactionId: id), body: .json(.init(method: .password, answer: password))
+        ).ok.body.json
         if progress.step?.method == .emailCode {
-            progress = try await client.answerSignInStep(path: .init(transactionId: id),
-                                                         body: .json(.init(method: .emailCode, answer: SignInOutbox.latestCode(relay)))).ok.body.json
+            progress = try await client.answerSignInStep(
+                path: .init(transactionId: id),
+                body: .json(.init(method: .emailCode, answer: SignInOutbox.latestCode(relay)))
+            ).ok.body.json
         }
         return try #require(progress.session)
     }
 
     /// Seals `text` for every given device and posts the batch.
-    func send(_ text: String, to recipients: [(DeviceAddress, PublicIdentity)], messageID: UUID = UUID()) async throws -> Components.Schemas.MessageReceipt {
+    func send(_ text: String, to recipients: [(DeviceAddress, PublicIdentity)], messageID: UUID = UUID()) async throws
+        -> Components.Schemas.MessageReceipt
+    {
         try await client.sendMessage(body: .json(try batch(text, to: recipients, messageID: messageID))).ok.body.json
     }
 
     /// `text` sealed for every given device, as a batch to send.
-    func batch(_ text: String, to recipients: [(DeviceAddress, PublicIdentity)], messageID: UUID = UUID()) throws -> Components.Schemas.MessageBatch {
+    func batch(_ text: String, to recipients: [(DeviceAddress, PublicIdentity)], messageID: UUID = UUID()) throws
+        -> Components.Schemas.MessageBatch
+    {
         let envelopes = try recipients.map { address, publicIdentity in
-            let envelope = try SealedEnvelope.seal(Data(text.utf8), from: identity, senderUserID: id, to: publicIdentity,
-                                                   recipientUserID: address.userID, messageID: messageID)
-            return Components.Schemas.OutgoingEnvelope(recipientUserId: address.userID.uuidString, recipientDeviceId: address.deviceID.uuidString,
-                                                       envelope: .init(envelope.serialized))
+            let envelope = try SealedEnvelope.seal(
+                Data(text.utf8), from: identity, senderUserID: id, to: publicIdentity,
+                recipientUserID: address.userID, messageID: messageID)
+            return Components.Schemas.OutgoingEnvelope(
+                recipientUserId: address.userID.uuidString, recipientDeviceId: address.deviceID.uuidString,
+                envelope: .init(envelope.serialized))
         }
         return .init(messageId: messageID.uuidString, envelopes: envelopes)
     }
@@ -68,7 +93,9 @@ struct TestUser: Sendable {
     /// Opens an envelope entry from `sender`.
     func read(_ entry: Components.Schemas.MailboxEntry, from sender: TestUser) throws -> String {
         let envelope = try SealedEnvelope(serialized: try #require(entry.envelope).data)
-        return String(decoding: try envelope.open(as: identity, recipientUserID: id, from: sender.identity.publicIdentity), as: UTF8.self)
+        return String(
+            decoding: try envelope.open(as: identity, recipientUserID: id, from: sender.identity.publicIdentity),
+            as: UTF8.self)
     }
 }
 

@@ -10,7 +10,8 @@ package struct ServeProcess {
     package init(dataDirectory: URL, database: String? = nil, port: Int = 0) throws {
         self.dataDirectory = dataDirectory
         process.executableURL = try CLIExecutable.url
-        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--log-level", "error"]
+        process.arguments =
+            ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--log-level", "error"]
             + (database.map { ["--database", $0] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["CONFIDANT_TESTING_FAST_HASHES"] = "1"
@@ -30,7 +31,9 @@ package struct ServeProcess {
             line += byte
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix(while: \.isNumber)) else {
+        guard let range = text.range(of: "127.0.0.1:"),
+            let port = Int(text[range.upperBound...].prefix(while: \.isNumber))
+        else {
             throw CocoaError(.fileReadCorruptFile)
         }
         return ServedRelay(port: port, dataDirectory: dataDirectory)
@@ -54,7 +57,8 @@ package struct ServedRelay: RelayEndpoint {
 package enum CLIExecutable {
     package static var url: URL {
         get throws {
-            let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+            let candidates =
+                [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
                 + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
             for directory in candidates {
                 let url = directory.appendingPathComponent("confidant")

@@ -8,7 +8,9 @@ package enum SignInOutbox {
     }
 
     /// The code in the newest message of a relay's outbox.
-    package static func latestCode(_ relay: some RelayEndpoint) throws -> String { try latestCode(dataDirectory: relay.dataDirectory) }
+    package static func latestCode(_ relay: some RelayEndpoint) throws -> String {
+        try latestCode(dataDirectory: relay.dataDirectory)
+    }
 
     /// The code in the newest message.
     package static func latestCode(dataDirectory: URL) throws -> String {

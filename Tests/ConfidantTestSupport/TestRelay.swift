@@ -30,8 +30,9 @@ extension RelayEndpoint {
 
     /// A generated API client, signed in with `token` when given.
     package func client(token: String? = nil) -> Client {
-        Client(serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
-               transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
+        Client(
+            serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
+            transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
     }
 }
 
@@ -44,8 +45,10 @@ package struct TestRelay: RelayEndpoint {
     package let postgresName: String?
     package var dataDirectory: URL { directory }
 
-    package static func start(_ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
-                              adjust: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
+    package static func start(
+        _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
+        adjust: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestRelay {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
         var configuration = ServerConfiguration.embedded(dataDirectory: directory)
         var postgresName: String?
@@ -61,13 +64,17 @@ package struct TestRelay: RelayEndpoint {
         adjust(&configuration)
         let server = try await RelayServer(configuration: configuration)
         let port = try await server.start()
-        return TestRelay(server: server, port: port, directory: directory, database: configuration.database, postgresName: postgresName)
+        return TestRelay(
+            server: server, port: port, directory: directory, database: configuration.database,
+            postgresName: postgresName)
     }
 
     /// Starts a relay, runs `body` with it, and stops it (removing its files) however `body` ends.
-    package static func run(_ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
-                            adjust: (inout ServerConfiguration) -> Void = { _ in },
-                            _ body: (TestRelay) async throws -> Void) async throws {
+    package static func run(
+        _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
+        adjust: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (TestRelay) async throws -> Void
+    ) async throws {
         let relay = try await start(kind, adjust: adjust)
         do {
             try await body(relay)
@@ -101,7 +108,8 @@ package enum PostgresAdmin {
         let configuration = PostgresConnection.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
             password: components.password, database: "postgres", tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: .init(label: "test.pg"))
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration, id: 1, logger: .init(label: "test.pg"))
         defer { Task { try? await connection.close() } }
         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .init(label: "test.pg"))
     }

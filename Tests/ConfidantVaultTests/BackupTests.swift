@@ -1,6 +1,7 @@
 import ConfidantCrypto
 import Foundation
 import Testing
+
 @testable import ConfidantVault
 
 /// A directory target that fails every upload or download after a budget: an interrupted run.
@@ -31,11 +32,13 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
 
 @Suite struct BackupTests {
     func makeVault(_ scratch: Scratch) throws -> Vault {
-        let vault = try Vault.create(at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
+        let vault = try Vault.create(
+            at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
         try vault.addChapter(title: "Trips")
         try vault.addChapter(title: "Family")
         for index in 0..<4 {
-            let file = try scratch.file("photo-\(index).jpg", (0..<(50_000 * (index + 1))).map { UInt8(truncatingIfNeeded: $0 ^ index) })
+            let file = try scratch.file(
+                "photo-\(index).jpg", (0..<(50_000 * (index + 1))).map { UInt8(truncatingIfNeeded: $0 ^ index) })
             try vault.addItem(chapter: index % 2 == 0 ? "Trips" : "Family", text: "memory \(index)", files: [file])
         }
         return vault
@@ -65,7 +68,8 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         #expect(second.objectsSkipped == 5)
         #expect(second.bytesTransferred < 2_000)  // the manifest only
 
-        let (restored, report) = try await Vault.restore(from: target, into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
+        let (restored, report) = try await Vault.restore(
+            from: target, into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
         #expect(report.objectsTransferred == 4)
         try vault.exportAll(to: scratch.url.appendingPathComponent("original-export"))
         try restored.exportAll(to: scratch.url.appendingPathComponent("restored-export"))
@@ -94,7 +98,9 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         let target = DirectoryBackupTarget(root: scratch.url.appendingPathComponent("backup"))
         try await makeVault(scratch).backup(to: target)
         let fresh = scratch.url.appendingPathComponent("fresh")
-        await #expect(throws: VaultError.wrongPassphrase) { try await Vault.restore(from: target, into: fresh, passphrase: "nope") }
+        await #expect(throws: VaultError.wrongPassphrase) {
+            try await Vault.restore(from: target, into: fresh, passphrase: "nope")
+        }
         #expect(!FileManager.default.fileExists(atPath: fresh.path))
     }
 
@@ -109,8 +115,12 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         var edited = json
         edited["objectHashes"] = Array((json["objectHashes"] as? [String] ?? []).dropLast())
         try JSONSerialization.data(withJSONObject: edited).write(to: root.appendingPathComponent("manifest"))
-        await #expect(throws: VaultError.corrupted("the backup manifest was altered (its authentication code does not match)")) {
-            try await Vault.restore(from: DirectoryBackupTarget(root: root), into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
+        await #expect(
+            throws: VaultError.corrupted("the backup manifest was altered (its authentication code does not match)")
+        ) {
+            try await Vault.restore(
+                from: DirectoryBackupTarget(root: root), into: scratch.url.appendingPathComponent("fresh"),
+                passphrase: "pw")
         }
     }
 
@@ -127,9 +137,12 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         #expect(resumed.objectsTransferred == 3)
 
         let fresh = scratch.url.appendingPathComponent("fresh")
-        await #expect(throws: VaultError.self) { try await Vault.restore(from: FlakyTarget(root: root, budget: 3), into: fresh, passphrase: "pw") }
+        await #expect(throws: VaultError.self) {
+            try await Vault.restore(from: FlakyTarget(root: root, budget: 3), into: fresh, passphrase: "pw")
+        }
         #expect(throws: VaultError.notInitialized(path: fresh.path)) { try Vault.open(at: fresh, passphrase: "pw") }
-        let (restored, report) = try await Vault.restore(from: DirectoryBackupTarget(root: root), into: fresh, passphrase: "pw")
+        let (restored, report) = try await Vault.restore(
+            from: DirectoryBackupTarget(root: root), into: fresh, passphrase: "pw")
         #expect(report.objectsSkipped == 3)
         #expect(report.objectsTransferred == 1)
         #expect(try restored.items().count == 4)
@@ -140,13 +153,18 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         defer { scratch.remove() }
         let root = scratch.url.appendingPathComponent("backup")
         try await makeVault(scratch).backup(to: DirectoryBackupTarget(root: root))
-        let objects = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("objects").path).sorted()
+        let objects = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("objects").path)
+            .sorted()
         let victim = root.appendingPathComponent("objects").appendingPathComponent(objects[0])
         var bytes = try Data(contentsOf: victim)
         bytes[MediaStream.headerCount + 500] ^= 0x01  // inside the first segment's ciphertext, not a tag
         try bytes.write(to: victim)
         let fresh = scratch.url.appendingPathComponent("fresh")
-        await #expect(throws: VaultError.corrupted("1 backup object(s) are damaged in directory \(root.path); run restore again after repairing the backup")) {
+        await #expect(
+            throws: VaultError.corrupted(
+                "1 backup object(s) are damaged in directory \(root.path); run restore again after repairing the backup"
+            )
+        ) {
             try await Vault.restore(from: DirectoryBackupTarget(root: root), into: fresh, passphrase: "pw")
         }
         #expect(throws: VaultError.notInitialized(path: fresh.path)) { try Vault.open(at: fresh, passphrase: "pw") }

@@ -2,25 +2,30 @@ import ConfidantCrypto
 import Crypto
 import Foundation
 import Testing
+
 @testable import ConfidantVault
 
 func encryptBytes(_ plain: [UInt8], key: VaultKey, id: UUID) throws -> [UInt8] {
     var offset = 0
     var out: [UInt8] = []
-    try MediaStream.encrypt(key: key, objectID: id, read: { count in
-        defer { offset = min(plain.count, offset + count) }
-        return Data(plain[offset..<min(plain.count, offset + count)])
-    }, write: { out += $0 })
+    try MediaStream.encrypt(
+        key: key, objectID: id,
+        read: { count in
+            defer { offset = min(plain.count, offset + count) }
+            return Data(plain[offset..<min(plain.count, offset + count)])
+        }, write: { out += $0 })
     return out
 }
 
 func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "photo.jpg") throws -> [UInt8] {
     var offset = 0
     var out: [UInt8] = []
-    try MediaStream.decrypt(key: key, objectID: id, name: name, read: { count in
-        defer { offset = min(sealed.count, offset + count) }
-        return Data(sealed[offset..<min(sealed.count, offset + count)])
-    }, write: { out += $0 })
+    try MediaStream.decrypt(
+        key: key, objectID: id, name: name,
+        read: { count in
+            defer { offset = min(sealed.count, offset + count) }
+            return Data(sealed[offset..<min(sealed.count, offset + count)])
+        }, write: { out += $0 })
     return out
 }
 
@@ -39,13 +44,17 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
     @Test func tamperedSegmentIsNamed() throws {
         var sealed = try encryptBytes([UInt8](repeating: 1, count: 200_000), key: key, id: id)
         sealed[MediaStream.headerCount + 65_552 + 10] ^= 1  // inside segment 2
-        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 2)) { try decryptBytes(sealed, key: key, id: id) }
+        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 2)) {
+            try decryptBytes(sealed, key: key, id: id)
+        }
     }
 
     @Test func truncationAtASegmentBoundaryIsDetected() throws {
         let sealed = try encryptBytes([UInt8](repeating: 2, count: 200_000), key: key, id: id)
         let cut = Array(sealed.prefix(MediaStream.headerCount + 2 * 65_552))
-        #expect(throws: VaultError.truncated(item: "photo.jpg", afterSegment: 2)) { try decryptBytes(cut, key: key, id: id) }
+        #expect(throws: VaultError.truncated(item: "photo.jpg", afterSegment: 2)) {
+            try decryptBytes(cut, key: key, id: id)
+        }
         #expect(throws: VaultError.truncated(item: "photo.jpg", afterSegment: 0)) {
             try decryptBytes(Array(sealed.prefix(MediaStream.headerCount)), key: key, id: id)
         }
@@ -54,9 +63,14 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
 
     @Test func reorderedSegmentsAreDetected() throws {
         let sealed = try encryptBytes((0..<200_000).map { UInt8(truncatingIfNeeded: $0) }, key: key, id: id)
-        let h = MediaStream.headerCount, s = 65_552
-        let swapped = Array(sealed[0..<h]) + Array(sealed[(h + s)..<(h + 2 * s)]) + Array(sealed[h..<(h + s)]) + Array(sealed[(h + 2 * s)...])
-        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 1)) { try decryptBytes(swapped, key: key, id: id) }
+        let h = MediaStream.headerCount
+        let s = 65_552
+        let swapped =
+            Array(sealed[0..<h]) + Array(sealed[(h + s)..<(h + 2 * s)]) + Array(sealed[h..<(h + s)])
+            + Array(sealed[(h + 2 * s)...])
+        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 1)) {
+            try decryptBytes(swapped, key: key, id: id)
+        }
     }
 
     @Test func trailingDataAfterTheFinalSegment() throws {
@@ -68,8 +82,12 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
 
     @Test func objectsCannotBeSwappedBetweenItemsOrVaults() throws {
         let sealed = try encryptBytes([1, 2, 3], key: key, id: id)
-        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 1)) { try decryptBytes(sealed, key: key, id: UUID()) }
-        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 1)) { try decryptBytes(sealed, key: .generate(), id: id) }
+        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 1)) {
+            try decryptBytes(sealed, key: key, id: UUID())
+        }
+        #expect(throws: VaultError.tampered(item: "photo.jpg", segment: 1)) {
+            try decryptBytes(sealed, key: .generate(), id: id)
+        }
     }
 
     @Test func garbageIsNotAnObject() {
@@ -90,8 +108,10 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vault-address-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let plain = directory.appendingPathComponent("in.bin"), sealed = directory.appendingPathComponent("obj")
-        try Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }).write(to: sealed.deletingLastPathComponent().appendingPathComponent("in.bin"))
+        let plain = directory.appendingPathComponent("in.bin")
+        let sealed = directory.appendingPathComponent("obj")
+        try Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }).write(
+            to: sealed.deletingLastPathComponent().appendingPathComponent("in.bin"))
         let (_, address) = try MediaStream.encryptFile(at: plain, to: sealed, key: key, objectID: id)
         #expect(try ObjectAddress.of(file: sealed) == address)
         let original = try Data(contentsOf: sealed)
@@ -107,15 +127,18 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
         damaged[1_000] ^= 0x01
         try damaged.write(to: sealed)
         #expect(try ObjectAddress.of(file: sealed) == address)
-        #expect(throws: VaultError.tampered(item: "obj", segment: 1)) { try MediaStream.authenticate(file: sealed, key: key, objectID: id, name: "obj") }
+        #expect(throws: VaultError.tampered(item: "obj", segment: 1)) {
+            try MediaStream.authenticate(file: sealed, key: key, objectID: id, name: "obj")
+        }
     }
 
     @Test func filesStreamAndLeaveNothingOnFailure() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vault-stream-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let plain = directory.appendingPathComponent("in.bin"), sealed = directory.appendingPathComponent("obj"),
-            out = directory.appendingPathComponent("out.bin")
+        let plain = directory.appendingPathComponent("in.bin")
+        let sealed = directory.appendingPathComponent("obj")
+        let out = directory.appendingPathComponent("out.bin")
         let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 * 13) }
         try Data(bytes).write(to: plain)
         try MediaStream.encryptFile(at: plain, to: sealed, key: key, objectID: id)
@@ -138,12 +161,17 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
         let key = VaultKey.generate()
         let wrapped = try key.wrapped(passphrase: "first", parameters: .testing)
         #expect(wrapped.count == VaultKey.wrappedCount)
-        let text = try SealedText.seal("dear diary", itemID: UUID(uuidString: "00000000-0000-0000-0000-000000000001") ?? UUID(), field: "text", key: key)
+        let text = try SealedText.seal(
+            "dear diary", itemID: UUID(uuidString: "00000000-0000-0000-0000-000000000001") ?? UUID(), field: "text",
+            key: key)
         let unwrapped = try VaultKey.unwrap(wrapped, passphrase: "first")
         // Changing the passphrase re-wraps the same key: old ciphertexts still open.
         let rewrapped = try unwrapped.wrapped(passphrase: "second", parameters: .testing)
         let again = try VaultKey.unwrap(rewrapped, passphrase: "second")
-        #expect(try SealedText.open(text, itemID: UUID(uuidString: "00000000-0000-0000-0000-000000000001") ?? UUID(), field: "text", key: again) == "dear diary")
+        #expect(
+            try SealedText.open(
+                text, itemID: UUID(uuidString: "00000000-0000-0000-0000-000000000001") ?? UUID(), field: "text",
+                key: again) == "dear diary")
         #expect(throws: VaultError.wrongPassphrase) { try VaultKey.unwrap(rewrapped, passphrase: "first") }
         #expect(throws: VaultError.wrongPassphrase) { try VaultKey.unwrap(wrapped, passphrase: "wrong") }
     }

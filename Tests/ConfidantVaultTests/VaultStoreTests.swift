@@ -1,6 +1,7 @@
 import ConfidantCrypto
 import Foundation
 import Testing
+
 @testable import ConfidantVault
 
 /// A temporary directory removed when the test ends.
@@ -19,7 +20,8 @@ struct Scratch {
     @Test func journalRoundTripIsByteIdentical() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let vault = try Vault.create(at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
+        let vault = try Vault.create(
+            at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
         try vault.addChapter(title: "Summer 2026")
         let sizes = [0, 1, 65_535, 65_536, 65_537, 3_000_000]
         let files = try sizes.map { size in
@@ -49,7 +51,9 @@ struct Scratch {
         let vault = try Vault.create(at: directory, passphrase: "pw", parameters: .testing)
         try vault.addChapter(title: "Secret chapter title")
         let marker = Array("UNMISTAKABLE-PLAINTEXT-MARKER".utf8)
-        try vault.addItem(chapter: "Secret chapter title", text: "UNMISTAKABLE-PLAINTEXT-MARKER", files: [try scratch.file("secret-name.txt", marker)])
+        try vault.addItem(
+            chapter: "Secret chapter title", text: "UNMISTAKABLE-PLAINTEXT-MARKER",
+            files: [try scratch.file("secret-name.txt", marker)])
         let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
             guard let data = try? Data(contentsOf: url), !data.isEmpty else { continue }
@@ -71,20 +75,28 @@ struct Scratch {
         try vault.changePassphrase(to: "new", parameters: .testing)
         #expect(throws: VaultError.wrongPassphrase) { try Vault.open(at: directory, passphrase: "old") }
         #expect(try Vault.open(at: directory, passphrase: "new").chapters().map(\.title) == ["A"])
-        #expect(throws: VaultError.alreadyInitialized(path: directory.path)) { try Vault.create(at: directory, passphrase: "x", parameters: .testing) }
-        #expect(throws: VaultError.notInitialized(path: scratch.url.path)) { try Vault.open(at: scratch.url, passphrase: "x") }
+        #expect(throws: VaultError.alreadyInitialized(path: directory.path)) {
+            try Vault.create(at: directory, passphrase: "x", parameters: .testing)
+        }
+        #expect(throws: VaultError.notInitialized(path: scratch.url.path)) {
+            try Vault.open(at: scratch.url, passphrase: "x")
+        }
     }
 
     @Test func listingByChapterKeepsAlbumOrder() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let vault = try Vault.create(at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
+        let vault = try Vault.create(
+            at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
         try vault.addChapter(title: "A")
         try vault.addChapter(title: "B")
         let names = ["c.jpg", "a.jpg", "b.jpg"]
         let album = try vault.addItem(
-            chapter: "A", text: "album", files: try names.map { try scratch.file($0, [1]) }, timestamp: Date(timeIntervalSince1970: 1_000))
-        try vault.addItem(chapter: "B", text: "other", files: [try scratch.file("z.jpg", [2])], timestamp: Date(timeIntervalSince1970: 2_000))
+            chapter: "A", text: "album", files: try names.map { try scratch.file($0, [1]) },
+            timestamp: Date(timeIntervalSince1970: 1_000))
+        try vault.addItem(
+            chapter: "B", text: "other", files: [try scratch.file("z.jpg", [2])],
+            timestamp: Date(timeIntervalSince1970: 2_000))
         try vault.addItem(chapter: "A", text: "words only", files: [], timestamp: Date(timeIntervalSince1970: 3_000))
         let inA = try vault.items(chapter: "A")
         #expect(inA.map(\.text) == ["album", "words only"])
@@ -111,10 +123,13 @@ struct Scratch {
     @Test func verifyNamesTheDamagedItemAndChecksTheRest() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let vault = try Vault.create(at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
+        let vault = try Vault.create(
+            at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
         try vault.addChapter(title: "C")
-        let good = try vault.addItem(chapter: "C", text: nil, files: [try scratch.file("good.jpg", [UInt8](repeating: 1, count: 100_000))])
-        let bad = try vault.addItem(chapter: "C", text: nil, files: [try scratch.file("bad.jpg", [UInt8](repeating: 2, count: 200_000))])
+        let good = try vault.addItem(
+            chapter: "C", text: nil, files: [try scratch.file("good.jpg", [UInt8](repeating: 1, count: 100_000))])
+        let bad = try vault.addItem(
+            chapter: "C", text: nil, files: [try scratch.file("bad.jpg", [UInt8](repeating: 2, count: 200_000))])
         let missing = try vault.addItem(chapter: "C", text: nil, files: [try scratch.file("gone.mov", [3])])
         let badObject = vault.objectURL(bad.media[0].objectHash)
         var bytes = try Data(contentsOf: badObject)
@@ -136,17 +151,22 @@ struct Scratch {
     @Test func failedSaveLeavesNothing() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let vault = try Vault.create(at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
+        let vault = try Vault.create(
+            at: scratch.url.appendingPathComponent("vault"), passphrase: "pw", parameters: .testing)
         try vault.addChapter(title: "C")
         let exists = try scratch.file("a.jpg", [1, 2, 3])
         #expect(throws: VaultError.self) {
-            try vault.addItem(chapter: "C", text: "t", files: [exists, scratch.url.appendingPathComponent("no-such-file.jpg")])
+            try vault.addItem(
+                chapter: "C", text: "t", files: [exists, scratch.url.appendingPathComponent("no-such-file.jpg")])
         }
         #expect(try vault.items().isEmpty)
         var files: [String] = []
-        let enumerator = FileManager.default.enumerator(at: scratch.url.appendingPathComponent("vault/objects"), includingPropertiesForKeys: [.isRegularFileKey])
+        let enumerator = FileManager.default.enumerator(
+            at: scratch.url.appendingPathComponent("vault/objects"), includingPropertiesForKeys: [.isRegularFileKey])
         while let url = enumerator?.nextObject() as? URL {
-            if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true { files.append(url.lastPathComponent) }
+            if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                files.append(url.lastPathComponent)
+            }
         }
         #expect(files.isEmpty, "left behind: \(files)")
     }

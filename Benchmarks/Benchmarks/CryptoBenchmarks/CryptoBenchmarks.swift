@@ -93,78 +93,111 @@ let benchmarks: @Sendable () -> Void = {
 
     guard let alice = try? PrivateIdentity.generate(), let bob = try? PrivateIdentity.generate() else { return }
     let kibibyte = [UInt8](repeating: 0x41, count: 1024)
-    let aliceUser = UUID(), bobUser = UUID()
+    let aliceUser = UUID()
+    let bobUser = UUID()
     for suite in EnvelopeSuite.allCases {
-        Benchmark("envelope seal+open 1 KiB \(suite.name)", configuration: .init(metrics: [.wallClock, .throughput])) { benchmark in
+        Benchmark("envelope seal+open 1 KiB \(suite.name)", configuration: .init(metrics: [.wallClock, .throughput])) {
+            benchmark in
             for _ in benchmark.scaledIterations {
                 let envelope = try SealedEnvelope.seal(
-                    kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser, suite: suite)
+                    kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser,
+                    suite: suite)
                 blackHole(try envelope.open(as: bob, recipientUserID: bobUser, from: alice.publicIdentity))
             }
         }
     }
 
     // What the messenger sent before v2: a signed P-256 envelope per message.
-    Benchmark("envelope seal+open 1 KiB p256-aesgcm signed (v1 as the messenger sends it)", configuration: .init(metrics: [.wallClock, .throughput])) { benchmark in
+    Benchmark(
+        "envelope seal+open 1 KiB p256-aesgcm signed (v1 as the messenger sends it)",
+        configuration: .init(metrics: [.wallClock, .throughput])
+    ) { benchmark in
         for _ in benchmark.scaledIterations {
             let envelope = try SealedEnvelope.seal(
-                kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser, signed: true)
+                kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser,
+                signed: true)
             blackHole(try envelope.open(as: bob, recipientUserID: bobUser, from: alice.publicIdentity))
         }
     }
 
     // Envelope v2 (docs/PROTOCOL.md §9): sessions.
     guard let bobPrekeys = try? DevicePrekeys.generate(),
-          let upload = try? bobPrekeys.upload(signedBy: bob, oneTimePrekeys: bobPrekeys.allOneTimePrekeys) else { return }
-    let bundle = PrekeyBundle(deviceID: bob.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
-                              oneTimePrekey: upload.oneTimePrekeys.first)
-    Benchmark("v2 session start + first 1 KiB message (bundle check, PQXDH with X-Wing both sides)",
-              configuration: .init(metrics: [.wallClock, .throughput])) { benchmark in
+        let upload = try? bobPrekeys.upload(signedBy: bob, oneTimePrekeys: bobPrekeys.allOneTimePrekeys)
+    else { return }
+    let bundle = PrekeyBundle(
+        deviceID: bob.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+        oneTimePrekey: upload.oneTimePrekeys.first)
+    Benchmark(
+        "v2 session start + first 1 KiB message (bundle check, PQXDH with X-Wing both sides)",
+        configuration: .init(metrics: [.wallClock, .throughput])
+    ) { benchmark in
         for _ in benchmark.scaledIterations {
             var prekeys = bobPrekeys
-            var sender = SessionRecord(), receiver = SessionRecord()
+            var sender = SessionRecord()
+            var receiver = SessionRecord()
             try sender.start(from: alice, to: bob.publicIdentity, bundle: bundle)
-            let envelope = try sender.seal(kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser)
-            blackHole(try receiver.open(envelope, as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys))
+            let envelope = try sender.seal(
+                kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser)
+            blackHole(
+                try receiver.open(
+                    envelope, as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys))
         }
     }
 
     /// An established session: Alice started it and Bob answered once.
     func establishedSession() throws -> (SessionRecord, SessionRecord, DevicePrekeys) {
         var prekeys = bobPrekeys
-        var sender = SessionRecord(), receiver = SessionRecord()
+        var sender = SessionRecord()
+        var receiver = SessionRecord()
         try sender.start(from: alice, to: bob.publicIdentity, bundle: bundle)
-        _ = try receiver.open(try sender.seal(kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser),
-                              as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys)
-        _ = try sender.open(try receiver.seal(kibibyte, from: bob, senderUserID: bobUser, to: alice.publicIdentity, recipientUserID: aliceUser),
-                            as: alice, recipientUserID: aliceUser, from: bob.publicIdentity, prekeys: &prekeys)
+        _ = try receiver.open(
+            try sender.seal(
+                kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser),
+            as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys)
+        _ = try sender.open(
+            try receiver.seal(
+                kibibyte, from: bob, senderUserID: bobUser, to: alice.publicIdentity, recipientUserID: aliceUser),
+            as: alice, recipientUserID: aliceUser, from: bob.publicIdentity, prekeys: &prekeys)
         return (sender, receiver, prekeys)
     }
 
     // 1,000 messages per sample, so setting up the session (excluded anyway) is not what is measured.
-    Benchmark("v2 ratchet seal+open 1 KiB, same direction (symmetric ratchet)",
-              configuration: .init(metrics: [.wallClock, .throughput], scalingFactor: .kilo)) { benchmark in
+    Benchmark(
+        "v2 ratchet seal+open 1 KiB, same direction (symmetric ratchet)",
+        configuration: .init(metrics: [.wallClock, .throughput], scalingFactor: .kilo)
+    ) { benchmark in
         var (sender, receiver, prekeys) = try establishedSession()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            let envelope = try sender.seal(kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser)
-            blackHole(try receiver.open(envelope, as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys))
+            let envelope = try sender.seal(
+                kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser)
+            blackHole(
+                try receiver.open(
+                    envelope, as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys))
         }
         benchmark.stopMeasurement()
     }
 
-    Benchmark("v2 ratchet seal+open 1 KiB, alternating (a DH ratchet step every message)",
-              configuration: .init(metrics: [.wallClock, .throughput], scalingFactor: .kilo)) { benchmark in
+    Benchmark(
+        "v2 ratchet seal+open 1 KiB, alternating (a DH ratchet step every message)",
+        configuration: .init(metrics: [.wallClock, .throughput], scalingFactor: .kilo)
+    ) { benchmark in
         var (alicesSide, bobsSide, prekeys) = try establishedSession()
         var aliceTurn = true
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             if aliceTurn {
-                let envelope = try alicesSide.seal(kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser)
-                blackHole(try bobsSide.open(envelope, as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys))
+                let envelope = try alicesSide.seal(
+                    kibibyte, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser)
+                blackHole(
+                    try bobsSide.open(
+                        envelope, as: bob, recipientUserID: bobUser, from: alice.publicIdentity, prekeys: &prekeys))
             } else {
-                let envelope = try bobsSide.seal(kibibyte, from: bob, senderUserID: bobUser, to: alice.publicIdentity, recipientUserID: aliceUser)
-                blackHole(try alicesSide.open(envelope, as: alice, recipientUserID: aliceUser, from: bob.publicIdentity, prekeys: &prekeys))
+                let envelope = try bobsSide.seal(
+                    kibibyte, from: bob, senderUserID: bobUser, to: alice.publicIdentity, recipientUserID: aliceUser)
+                blackHole(
+                    try alicesSide.open(
+                        envelope, as: alice, recipientUserID: aliceUser, from: bob.publicIdentity, prekeys: &prekeys))
             }
             aliceTurn.toggle()
         }
@@ -180,7 +213,10 @@ let benchmarks: @Sendable () -> Void = {
     // The cipher lab's NIST battery over 10 MiB of keystream (80 keys × 128 KiB), per algorithm:
     // the issue asks for under a minute each on this machine.
     for algorithm in KeystreamAlgorithm.allCases {
-        Benchmark("NIST battery 10 MiB \(algorithm.rawValue)", configuration: .init(metrics: [.wallClock, .peakMemoryResident], maxIterations: 2)) { benchmark in
+        Benchmark(
+            "NIST battery 10 MiB \(algorithm.rawValue)",
+            configuration: .init(metrics: [.wallClock, .peakMemoryResident], maxIterations: 2)
+        ) { benchmark in
             var configuration = LabConfiguration()
             configuration.algorithms = [algorithm]
             configuration.biasKeys = 256
@@ -191,7 +227,10 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("key file open (scrypt N=2^17, r=8, p=1)", configuration: .init(metrics: [.wallClock, .peakMemoryResident], maxIterations: 5)) { benchmark in
+    Benchmark(
+        "key file open (scrypt N=2^17, r=8, p=1)",
+        configuration: .init(metrics: [.wallClock, .peakMemoryResident], maxIterations: 5)
+    ) { benchmark in
         let file = try IdentityKeyFile.seal(alice, passphrase: "benchmark", parameters: .interactive)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {

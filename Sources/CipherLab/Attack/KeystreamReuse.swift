@@ -47,9 +47,11 @@ public enum KeystreamReuse {
                 let revealed = (0..<bytes.count).map { x[offset + $0] ^ bytes[$0] }
                 let score = textScore(revealed)
                 // Keep only valid UTF-8: a window that cuts a Cyrillic letter in half is not a reading.
-                guard score >= minimumScore, revealed != bytes, String(validating: revealed, as: UTF8.self) != nil else { continue }
-                fragments.append(Fragment(
-                    offset: offset, crib: crib, revealed: String(decoding: revealed, as: UTF8.self), score: score))
+                guard score >= minimumScore, revealed != bytes, String(validating: revealed, as: UTF8.self) != nil
+                else { continue }
+                fragments.append(
+                    Fragment(
+                        offset: offset, crib: crib, revealed: String(decoding: revealed, as: UTF8.self), score: score))
             }
         }
         return Array(fragments.sorted { ($0.score, $0.crib.utf8.count) > ($1.score, $1.crib.utf8.count) }.prefix(limit))

@@ -1,7 +1,7 @@
 import ConfidantCrypto
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// The stream ciphers the lab measures: the seed's S-block and two well-studied controls.
 public enum KeystreamAlgorithm: String, Sendable, CaseIterable, Codable {
@@ -35,7 +35,8 @@ public enum KeystreamAlgorithm: String, Sendable, CaseIterable, Codable {
             return Array(try AES._CTR.encrypt(zeros, using: SymmetricKey(data: Self.sized(key)), nonce: nonce))
         case .chacha20:
             let nonce = try Insecure.ChaCha20CTR.Nonce(data: [UInt8](repeating: 0, count: 12))
-            return Array(try Insecure.ChaCha20CTR.encrypt(zeros, using: SymmetricKey(data: Self.sized(key)), nonce: nonce))
+            return Array(
+                try Insecure.ChaCha20CTR.encrypt(zeros, using: SymmetricKey(data: Self.sized(key)), nonce: nonce))
         }
     }
 

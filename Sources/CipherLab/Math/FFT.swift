@@ -10,7 +10,8 @@ enum FourierTransform {
         guard n > 0 else { return [] }
         if n & (n - 1) == 0 { return fftMagnitudes(x) }
         return (0..<n).map { k in
-            var re = 0.0, im = 0.0
+            var re = 0.0
+            var im = 0.0
             for (j, value) in x.enumerated() {
                 let angle = -2 * Double.pi * Double(k) * Double(j) / Double(n)
                 re += value * cos(angle)
@@ -41,12 +42,15 @@ enum FourierTransform {
         var length = 2
         while length <= n {
             let angle = -2 * Double.pi / Double(length)
-            let wRe = cos(angle), wIm = sin(angle)
+            let wRe = cos(angle)
+            let wIm = sin(angle)
             var start = 0
             while start < n {
-                var curRe = 1.0, curIm = 0.0
+                var curRe = 1.0
+                var curIm = 0.0
                 for k in 0..<(length / 2) {
-                    let a = start + k, b = a + length / 2
+                    let a = start + k
+                    let b = a + length / 2
                     let tRe = re[b] * curRe - im[b] * curIm
                     let tIm = re[b] * curIm + im[b] * curRe
                     re[b] = re[a] - tRe

@@ -9,7 +9,8 @@ public enum MatrixRankTest {
     public static func pValue(_ s: BitSequence, rows m: Int = 32, columns q: Int = 32) -> Double? {
         let matrices = s.count / (m * q)
         guard matrices > 0, m <= 64, q <= 64 else { return nil }
-        var fullRank = 0, oneLess = 0
+        var fullRank = 0
+        var oneLess = 0
         s.bits.withUnsafeBufferPointer { bits in
             for index in 0..<matrices {
                 var rowsBits = [UInt64](repeating: 0, count: m)
@@ -34,7 +35,8 @@ public enum MatrixRankTest {
         let pRest = 1 - pFull - pOneLess
         let n = Double(matrices)
         let rest = Double(matrices - fullRank - oneLess)
-        let chiSquared = pow(Double(fullRank) - pFull * n, 2) / (pFull * n)
+        let chiSquared =
+            pow(Double(fullRank) - pFull * n, 2) / (pFull * n)
             + pow(Double(oneLess) - pOneLess * n, 2) / (pOneLess * n)
             + pow(rest - pRest * n, 2) / (pRest * n)
         return exp(-chiSquared / 2)

@@ -19,7 +19,8 @@ public struct NISTBattery: Sendable {
         let log2n = Int(log2(Double(max(n, 2))))
         var results: [NISTResult] = [
             NISTResult(.frequency, FrequencyTests.monobit(s)),
-            NISTResult(.blockFrequency, FrequencyTests.blockFrequency(s, blockLength: n >= 12_800 ? 128 : max(n / 100, 2))),
+            NISTResult(
+                .blockFrequency, FrequencyTests.blockFrequency(s, blockLength: n >= 12_800 ? 128 : max(n / 100, 2))),
             NISTResult(.runs, RunsTests.runs(s)),
         ]
         if let p = RunsTests.longestRun(s) {
@@ -35,7 +36,10 @@ public struct NISTBattery: Sendable {
         // The FFT needs a power-of-two length; a longer odd-sized sequence is tested on its largest
         // power-of-two prefix rather than with an O(n²) transform.
         let fftLength = n > 4096 && n & (n - 1) != 0 ? 1 << log2n : n
-        results.append(NISTResult(.spectral, SpectralTest.pValue(fftLength == n ? s : BitSequence(bits: Array(s.bits.prefix(fftLength))))))
+        results.append(
+            NISTResult(
+                .spectral, SpectralTest.pValue(fftLength == n ? s : BitSequence(bits: Array(s.bits.prefix(fftLength)))))
+        )
         let serialM = min(16, log2n - 3)
         if serialM >= 2 {
             let (p1, p2) = SerialTests.serial(s, m: serialM)
@@ -49,8 +53,10 @@ public struct NISTBattery: Sendable {
         } else {
             results.append(NISTResult(.approximateEntropy, notApplicable: "sequence too short"))
         }
-        results.append(NISTResult(
-            .cumulativeSums, CumulativeSumsTest.pValue(s, forward: true), CumulativeSumsTest.pValue(s, forward: false)))
+        results.append(
+            NISTResult(
+                .cumulativeSums, CumulativeSumsTest.pValue(s, forward: true),
+                CumulativeSumsTest.pValue(s, forward: false)))
         return results
     }
 

@@ -25,7 +25,9 @@ public enum RunsTests {
 
     static func longestRunParameters(for n: Int) -> LongestRunParameters? {
         if n >= 750_000 {
-            return .init(blockLength: 10_000, lowest: 10, probabilities: [0.0882, 0.2092, 0.2483, 0.1933, 0.1208, 0.0675, 0.0727])
+            return .init(
+                blockLength: 10_000, lowest: 10,
+                probabilities: [0.0882, 0.2092, 0.2483, 0.1933, 0.1208, 0.0675, 0.0727])
         } else if n >= 6_272 {
             return .init(blockLength: 128, lowest: 4, probabilities: [0.1174, 0.2430, 0.2493, 0.1752, 0.1027, 0.1124])
         } else if n >= 128 {
@@ -42,7 +44,8 @@ public enum RunsTests {
         var counts = [Int](repeating: 0, count: classes)
         s.bits.withUnsafeBufferPointer { bits in
             for block in 0..<blocks {
-                var longest = 0, current = 0
+                var longest = 0
+                var current = 0
                 for index in (block * p.blockLength)..<((block + 1) * p.blockLength) {
                     if bits[index] == 1 {
                         current += 1

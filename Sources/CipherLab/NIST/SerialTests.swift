@@ -28,7 +28,9 @@ public enum SerialTests {
 
     /// §2.11 Serial test: the two P-values (∇ψ², ∇²ψ²).
     public static func serial(_ s: BitSequence, m: Int) -> (Double, Double) {
-        let psiM = psiSquared(s, m: m), psiM1 = psiSquared(s, m: m - 1), psiM2 = psiSquared(s, m: m - 2)
+        let psiM = psiSquared(s, m: m)
+        let psiM1 = psiSquared(s, m: m - 1)
+        let psiM2 = psiSquared(s, m: m - 2)
         let delta1 = psiM - psiM1
         let delta2 = psiM - 2 * psiM1 + psiM2
         return (

@@ -31,7 +31,8 @@ public struct AlgorithmAnalysis: Sendable {
             algorithm: algorithm, keys: configuration.derivedKeys("avalanche", count: configuration.avalancheKeys),
             length: configuration.avalancheLength)
         progress("\(algorithm.rawValue): initial-byte biases over \(configuration.biasKeys) keys")
-        let bias = try InitialByteBias(algorithm: algorithm, keys: configuration.derivedKeys("bias", count: configuration.biasKeys))
+        let bias = try InitialByteBias(
+            algorithm: algorithm, keys: configuration.derivedKeys("bias", count: configuration.biasKeys))
         return AlgorithmAnalysis(
             algorithm: algorithm, battery: battery, bytes: bytes, avalanche: avalanche, bias: bias,
             seconds: Date().timeIntervalSince(start))

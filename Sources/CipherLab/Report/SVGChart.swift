@@ -40,8 +40,12 @@ public struct SVGChart {
     public static let palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"]
 
     public func render() -> String {
-        let left = 76.0, right = 16.0, top = 36.0, bottom = 48.0
-        let plotWidth = width - left - right, plotHeight = height - top - bottom
+        let left = 76.0
+        let right = 16.0
+        let top = 36.0
+        let bottom = 48.0
+        let plotWidth = width - left - right
+        let plotHeight = height - top - bottom
         let allValues = series.flatMap(\.values) + (reference.map { [$0] } ?? [])
         let low = yRange?.lowerBound ?? min(0, allValues.min() ?? 0)
         var high = yRange?.upperBound ?? (allValues.max() ?? 1)
@@ -58,19 +62,24 @@ public struct SVGChart {
 
             """
         // Axes and ticks.
-        svg += line(left, top, left, top + plotHeight) + line(left, top + plotHeight, left + plotWidth, top + plotHeight)
+        svg +=
+            line(left, top, left, top + plotHeight) + line(left, top + plotHeight, left + plotWidth, top + plotHeight)
         for tick in 0...4 {
             let value = low + (high - low) * Double(tick) / 4
             let ty = y(value)
             svg += line(left - 4, ty, left, ty)
-            svg += "<text x=\"\(fmt(left - 6))\" y=\"\(fmt(ty + 4))\" text-anchor=\"end\">\(fmt(value, digits: 2))</text>\n"
+            svg +=
+                "<text x=\"\(fmt(left - 6))\" y=\"\(fmt(ty + 4))\" text-anchor=\"end\">\(fmt(value, digits: 2))</text>\n"
         }
         for tick in 0...4 {
             let index = Double(count) * Double(tick) / 4
-            svg += "<text x=\"\(fmt(x(index)))\" y=\"\(fmt(top + plotHeight + 16))\" text-anchor=\"middle\">\(Int(index))</text>\n"
+            svg +=
+                "<text x=\"\(fmt(x(index)))\" y=\"\(fmt(top + plotHeight + 16))\" text-anchor=\"middle\">\(Int(index))</text>\n"
         }
-        svg += "<text x=\"\(fmt(left + plotWidth / 2))\" y=\"\(fmt(height - 10))\" text-anchor=\"middle\">\(escape(xLabel))</text>\n"
-        svg += "<text transform=\"translate(14 \(fmt(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(yLabel))</text>\n"
+        svg +=
+            "<text x=\"\(fmt(left + plotWidth / 2))\" y=\"\(fmt(height - 10))\" text-anchor=\"middle\">\(escape(xLabel))</text>\n"
+        svg +=
+            "<text transform=\"translate(14 \(fmt(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(yLabel))</text>\n"
 
         switch kind {
         case .bars:
@@ -80,23 +89,29 @@ public struct SVGChart {
                 for (index, value) in serie.values.enumerated() {
                     let bx = x(Double(index)) + barWidth * Double(s)
                     let by = y(value)
-                    svg += "<rect x=\"\(fmt(bx))\" y=\"\(fmt(by))\" width=\"\(fmt(max(barWidth - 0.5, 0.5)))\" "
+                    svg +=
+                        "<rect x=\"\(fmt(bx))\" y=\"\(fmt(by))\" width=\"\(fmt(max(barWidth - 0.5, 0.5)))\" "
                         + "height=\"\(fmt(max(top + plotHeight - by, 0)))\" fill=\"\(serie.color)\" fill-opacity=\"0.8\"/>\n"
                 }
             }
         case .lines:
             for serie in series {
-                let points = serie.values.enumerated().map { "\(fmt(x(Double($0.offset) + 0.5))),\(fmt(y($0.element)))" }
-                svg += "<polyline fill=\"none\" stroke=\"\(serie.color)\" stroke-width=\"1.5\" points=\"\(points.joined(separator: " "))\"/>\n"
+                let points = serie.values.enumerated().map {
+                    "\(fmt(x(Double($0.offset) + 0.5))),\(fmt(y($0.element)))"
+                }
+                svg +=
+                    "<polyline fill=\"none\" stroke=\"\(serie.color)\" stroke-width=\"1.5\" points=\"\(points.joined(separator: " "))\"/>\n"
             }
         }
         if let reference {
-            svg += "<line x1=\"\(fmt(left))\" y1=\"\(fmt(y(reference)))\" x2=\"\(fmt(left + plotWidth))\" y2=\"\(fmt(y(reference)))\" "
+            svg +=
+                "<line x1=\"\(fmt(left))\" y1=\"\(fmt(y(reference)))\" x2=\"\(fmt(left + plotWidth))\" y2=\"\(fmt(y(reference)))\" "
                 + "stroke=\"black\" stroke-dasharray=\"4 3\" stroke-width=\"1\"/>\n"
         }
         for (s, serie) in series.enumerated() {
             let ly = top + 4 + Double(s) * 15
-            svg += "<rect x=\"\(fmt(left + plotWidth - 170))\" y=\"\(fmt(ly))\" width=\"10\" height=\"10\" fill=\"\(serie.color)\"/>"
+            svg +=
+                "<rect x=\"\(fmt(left + plotWidth - 170))\" y=\"\(fmt(ly))\" width=\"10\" height=\"10\" fill=\"\(serie.color)\"/>"
             svg += "<text x=\"\(fmt(left + plotWidth - 155))\" y=\"\(fmt(ly + 9))\">\(escape(serie.name))</text>\n"
         }
         return svg + "</svg>\n"

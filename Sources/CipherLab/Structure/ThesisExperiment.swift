@@ -10,7 +10,10 @@ public struct ThesisExperiment: Sendable {
 
     public init() throws {
         rows = try ["A", "B", "C"].map { key in
-            Row(key: key, ciphertext: try KeystreamAlgorithm.sblock.keystream(key: Array(key.utf8), count: 1)[0] ^ UInt8(ascii: "A"))
+            Row(
+                key: key,
+                ciphertext: try KeystreamAlgorithm.sblock.keystream(key: Array(key.utf8), count: 1)[0]
+                    ^ UInt8(ascii: "A"))
         }
     }
 }

@@ -19,7 +19,9 @@ public struct DeviceAddress: Sendable, Hashable, Codable, CustomStringConvertibl
     /// Parses the `user:device` form of ``description``; nil for anything else.
     public init?(parsing text: some StringProtocol) {
         let parts = text.split(separator: ":")
-        guard parts.count == 2, let user = UUID(uuidString: String(parts[0])), let device = UUID(uuidString: String(parts[1])) else {
+        guard parts.count == 2, let user = UUID(uuidString: String(parts[0])),
+            let device = UUID(uuidString: String(parts[1]))
+        else {
             return nil
         }
         self.init(userID: user, deviceID: device)

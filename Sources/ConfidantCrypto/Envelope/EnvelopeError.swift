@@ -14,7 +14,8 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .truncated: return "the envelope is truncated"
-        case .unknownVersion(let v): return "envelope version \(v) is not supported (this Confidant reads versions 1 and 2)"
+        case .unknownVersion(let v):
+            return "envelope version \(v) is not supported (this Confidant reads versions 1 and 2)"
         case .unknownSuite(let s): return "envelope suite 0x\(String(s, radix: 16)) is unknown to this Confidant"
         case .malformed(let why): return "the envelope is malformed: \(why)"
         case .notForThisRecipient(let expected, let actual):
@@ -23,7 +24,8 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
             return "the envelope claims to come from \(header), but the sender identity given is device \(device)"
         case .tampered: return "the envelope failed authentication: it was altered, or sealed with other keys"
         case .badSignature: return "the sender signature does not verify"
-        case .signatureRequired(let suite): return "suite \(suite) requires a sender signature, and this envelope has none"
+        case .signatureRequired(let suite):
+            return "suite \(suite) requires a sender signature, and this envelope has none"
         case .messageTooLarge(let n): return "the message is \(n) bytes, more than an envelope can carry"
         }
     }

@@ -35,7 +35,8 @@ public struct EnvelopeHeader: Sendable, Hashable {
     var bytes: [UInt8] {
         var out: [UInt8] = [Self.version, suite.rawValue, isSigned ? Self.signedFlag : 0]
         out.reserveCapacity(Self.byteCount)
-        out.appendAddressing(sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds)
+        out.appendAddressing(
+            sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds)
         return out
     }
 
@@ -73,14 +74,17 @@ struct DeviceAddressing {
 
 extension ByteReader {
     mutating func readAddressing() throws(Truncated) -> DeviceAddressing {
-        DeviceAddressing(sender: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),
-                           recipient: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),
-                           messageID: try readUUID(), timestampMilliseconds: try readUInt64())
+        DeviceAddressing(
+            sender: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),
+            recipient: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),
+            messageID: try readUUID(), timestampMilliseconds: try readUInt64())
     }
 }
 
 extension Array where Element == UInt8 {
-    mutating func appendAddressing(sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID, timestampMilliseconds: UInt64) {
+    mutating func appendAddressing(
+        sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID, timestampMilliseconds: UInt64
+    ) {
         append(sender.userID)
         append(sender.deviceID)
         append(recipient.userID)

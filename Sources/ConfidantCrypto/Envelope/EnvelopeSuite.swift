@@ -48,7 +48,8 @@ public enum EnvelopeSuite: UInt8, Sendable, CaseIterable, CustomStringConvertibl
     var hpkeCiphersuite: HPKE.Ciphersuite? {
         switch self {
         case .p256AES256GCM: return .P256_SHA256_AES_GCM_256
-        case .x25519ChaChaPoly: return HPKE.Ciphersuite(kem: .Curve25519_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .chaChaPoly)
+        case .x25519ChaChaPoly:
+            return HPKE.Ciphersuite(kem: .Curve25519_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .chaChaPoly)
         case .xwingAES256GCM: return .XWingMLKEM768X25519_SHA256_AES_GCM_256
         case .seedLegacy: return nil
         }

@@ -26,8 +26,11 @@ public struct RatchetEnvelope: Sendable, Hashable {
     public let messageNumber: UInt32
     public let ciphertext: Data
 
-    init(sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID, timestampMilliseconds: UInt64, start: SessionStart?,
-         ratchetKey: Data, previousChainLength: UInt32, messageNumber: UInt32, ciphertext: Data) {
+    init(
+        sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID, timestampMilliseconds: UInt64,
+        start: SessionStart?,
+        ratchetKey: Data, previousChainLength: UInt32, messageNumber: UInt32, ciphertext: Data
+    ) {
         self.sender = sender
         self.recipient = recipient
         self.messageID = messageID
@@ -45,8 +48,10 @@ public struct RatchetEnvelope: Sendable, Hashable {
     /// Everything before the ciphertext length: authenticated, not encrypted.
     var authenticatedPrefix: [UInt8] {
         var out: [UInt8] = [Self.version, start == nil ? 0 : Self.startFlag]
-        out.reserveCapacity(Self.addressingCount + (start == nil ? 0 : SessionStart.byteCount) + 40 + 4 + ciphertext.count)
-        out.appendAddressing(sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds)
+        out.reserveCapacity(
+            Self.addressingCount + (start == nil ? 0 : SessionStart.byteCount) + 40 + 4 + ciphertext.count)
+        out.appendAddressing(
+            sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds)
         start?.write(to: &out)
         out += ratchetKey
         out.appendBigEndian(previousChainLength)
@@ -84,8 +89,12 @@ public struct RatchetEnvelope: Sendable, Hashable {
         } catch {
             throw EnvelopeError.truncated
         }
-        guard flags & ~Self.startFlag == 0 else { throw EnvelopeError.malformed("unknown flags 0x\(String(flags, radix: 16))") }
-        guard reader.isAtEnd else { throw EnvelopeError.malformed("\(reader.remaining) unexpected bytes after the envelope") }
+        guard flags & ~Self.startFlag == 0 else {
+            throw EnvelopeError.malformed("unknown flags 0x\(String(flags, radix: 16))")
+        }
+        guard reader.isAtEnd else {
+            throw EnvelopeError.malformed("\(reader.remaining) unexpected bytes after the envelope")
+        }
         guard ciphertext.count >= 16 else { throw EnvelopeError.malformed("the ciphertext is shorter than its tag") }
     }
 }

@@ -72,14 +72,16 @@ public struct SealedEnvelope: Sendable, Hashable {
             ciphertext = try context.seal(Padme.pad(Array(message)), authenticating: aad)
             enc = context.encapsulatedKey
         case .seedLegacy:
-            let keyString = try SeedChat.keyString(privateKey: sender.agreementKey, peerPublicKey: recipient.agreementKey)
+            let keyString = try SeedChat.keyString(
+                privateKey: sender.agreementKey, peerPublicKey: recipient.agreementKey)
             ciphertext = Data(try SeedChat.crypt(message, keyString: keyString))
             enc = Data()
         }
         var envelope = SealedEnvelope(header: header, encapsulatedKey: enc, ciphertext: ciphertext, signature: nil)
         if header.isSigned {
             let signature = try sender.signingKey.signature(for: signatureContext + envelope.unsignedBytes)
-            envelope = SealedEnvelope(header: header, encapsulatedKey: enc, ciphertext: ciphertext, signature: signature)
+            envelope = SealedEnvelope(
+                header: header, encapsulatedKey: enc, ciphertext: ciphertext, signature: signature)
         }
         return envelope
     }
@@ -106,7 +108,9 @@ public struct SealedEnvelope: Sendable, Hashable {
         } catch {
             throw EnvelopeError.truncated
         }
-        guard reader.isAtEnd else { throw EnvelopeError.malformed("\(reader.remaining) unexpected bytes after the envelope") }
+        guard reader.isAtEnd else {
+            throw EnvelopeError.malformed("\(reader.remaining) unexpected bytes after the envelope")
+        }
         if header.suite == .seedLegacy, !enc.isEmpty {
             throw EnvelopeError.malformed("a seed-legacy envelope carries no encapsulated key")
         }
@@ -138,9 +142,13 @@ public struct SealedEnvelope: Sendable, Hashable {
     /// - Returns: the message.
     /// - Throws: ``EnvelopeError`` saying why: not for this recipient, sender mismatch, bad or
     ///   missing signature, tampered, malformed padding.
-    public func open(as recipient: PrivateIdentity, recipientUserID: UUID, from sender: PublicIdentity) throws(EnvelopeError) -> Data {
+    public func open(as recipient: PrivateIdentity, recipientUserID: UUID, from sender: PublicIdentity)
+        throws(EnvelopeError) -> Data
+    {
         let me = DeviceAddress(userID: recipientUserID, deviceID: recipient.deviceID)
-        guard header.recipient == me else { throw EnvelopeError.notForThisRecipient(expected: me, actual: header.recipient) }
+        guard header.recipient == me else {
+            throw EnvelopeError.notForThisRecipient(expected: me, actual: header.recipient)
+        }
         guard header.sender.deviceID == sender.deviceID else {
             throw EnvelopeError.senderMismatch(header: header.sender, identityDevice: sender.deviceID.canonicalString)
         }
@@ -171,13 +179,16 @@ public struct SealedEnvelope: Sendable, Hashable {
                     info: Self.hpkeInfo, encapsulatedKey: encapsulatedKey)
                 padded = try context.open(ciphertext, authenticating: aad)
             case .seedLegacy:
-                let keyString = try SeedChat.keyString(privateKey: recipient.agreementKey, peerPublicKey: sender.agreementKey)
+                let keyString = try SeedChat.keyString(
+                    privateKey: recipient.agreementKey, peerPublicKey: sender.agreementKey)
                 return Data(try SeedChat.crypt(ciphertext, keyString: keyString))
             }
         } catch {
             throw EnvelopeError.tampered
         }
-        guard let message = Padme.unpad(padded) else { throw EnvelopeError.malformed("bad padding inside an authentic envelope") }
+        guard let message = Padme.unpad(padded) else {
+            throw EnvelopeError.malformed("bad padding inside an authentic envelope")
+        }
         return Data(message)
     }
 }

@@ -104,10 +104,12 @@ public enum IdentityKeyFileError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notAKeyFile: return "this is not a Confidant private key file"
-        case .unsupportedVersion(let v): return "key file version \(v) is newer than this version of Confidant understands"
+        case .unsupportedVersion(let v):
+            return "key file version \(v) is newer than this version of Confidant understands"
         case .unsupportedKDF(let k): return "key file uses unknown key-derivation function \(k)"
         case .badParameters(let why): return "key file has unacceptable parameters: \(why)"
-        case .truncated(let expected, let actual): return "key file is \(actual) bytes, expected \(expected): it is truncated or damaged"
+        case .truncated(let expected, let actual):
+            return "key file is \(actual) bytes, expected \(expected): it is truncated or damaged"
         case .wrongPassphraseOrCorrupted: return "wrong passphrase, or the key file is corrupted"
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         }

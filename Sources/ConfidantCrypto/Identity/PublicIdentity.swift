@@ -56,7 +56,8 @@ public struct PublicIdentity: Sendable, Hashable {
     /// The serialized identity (version 1 layout).
     public var serialized: Data {
         let body = Self.signedBytes(
-            deviceID: deviceID, signingKey: signingKey, agreementKey: agreementKey, x25519Key: x25519Key, xwingKey: xwingKey)
+            deviceID: deviceID, signingKey: signingKey, agreementKey: agreementKey, x25519Key: x25519Key,
+            xwingKey: xwingKey)
         return Data(body) + signature
     }
 
@@ -64,7 +65,9 @@ public struct PublicIdentity: Sendable, Hashable {
     /// - Throws: ``KeyFormatError`` for a wrong length, an unknown version, an invalid key or a bad signature.
     public init<Bytes: DataProtocol>(serialized bytes: Bytes) throws {
         let all = Array(bytes)
-        guard let version = all.first else { throw KeyFormatError.wrongLength(expected: Self.serializedCount, actual: 0) }
+        guard let version = all.first else {
+            throw KeyFormatError.wrongLength(expected: Self.serializedCount, actual: 0)
+        }
         guard version == Self.currentVersion else { throw KeyFormatError.unsupportedVersion(version) }
         guard all.count == Self.serializedCount else {
             throw KeyFormatError.wrongLength(expected: Self.serializedCount, actual: all.count)

@@ -1,6 +1,6 @@
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// scrypt cost parameters (RFC 7914), stored beside whatever they protect.
 public struct ScryptParameters: Sendable, Hashable {

@@ -19,7 +19,8 @@ public enum SeedChat {
         privateKey: P256.KeyAgreement.PrivateKey, peerPublicKey: P256.KeyAgreement.PublicKey
     ) throws -> String {
         let secret = try privateKey.sharedSecretFromKeyAgreement(with: peerPublicKey)
-        let key = secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: salt, sharedInfo: Data(), outputByteCount: 32)
+        let key = secret.hkdfDerivedSymmetricKey(
+            using: SHA256.self, salt: salt, sharedInfo: Data(), outputByteCount: 32)
         return key.withUnsafeBytes { Data($0) }.base64EncodedString()
     }
 
@@ -31,7 +32,8 @@ public enum SeedChat {
     }
 
     /// Encrypts or decrypts one message body with the conversation key string.
-    public static func crypt<Bytes: Sequence>(_ body: Bytes, keyString: String) throws -> [UInt8] where Bytes.Element == UInt8 {
+    public static func crypt<Bytes: Sequence>(_ body: Bytes, keyString: String) throws -> [UInt8]
+    where Bytes.Element == UInt8 {
         try SBlockCipher.process(body, key: Array(keyString.utf8))
     }
 }

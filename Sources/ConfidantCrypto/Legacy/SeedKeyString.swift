@@ -71,7 +71,9 @@ public enum SeedKeyString {
                 bytes.append(byte)
             }
         }
-        guard let decoded = String(validating: bytes, as: UTF8.self) else { throw KeyFormatError.invalidPercentEncoding }
+        guard let decoded = String(validating: bytes, as: UTF8.self) else {
+            throw KeyFormatError.invalidPercentEncoding
+        }
         return decoded
     }
 

@@ -35,8 +35,10 @@ public struct DevicePrekeys: Sendable {
         return prekeys
     }
 
-    init(signed: [Signed<Curve25519.KeyAgreement.PrivateKey>], kem: [Signed<XWingMLKEM768X25519.PrivateKey>],
-                 oneTime: [UInt32: Curve25519.KeyAgreement.PrivateKey], nextID: UInt32) {
+    init(
+        signed: [Signed<Curve25519.KeyAgreement.PrivateKey>], kem: [Signed<XWingMLKEM768X25519.PrivateKey>],
+        oneTime: [UInt32: Curve25519.KeyAgreement.PrivateKey], nextID: UInt32
+    ) {
         self.signed = signed
         self.kem = kem
         self.oneTime = oneTime
@@ -88,25 +90,35 @@ public struct DevicePrekeys: Sendable {
 
     /// The current signed prekeys, signed by `identity`, and the given one-time prekeys.
     public func upload(signedBy identity: PrivateIdentity, oneTimePrekeys: [OneTimePrekey]) throws -> PrekeyUpload {
-        guard let current = signed.last, let currentKEM = kem.last else { throw SessionError.malformed("no signed prekey") }
+        guard let current = signed.last, let currentKEM = kem.last else {
+            throw SessionError.malformed("no signed prekey")
+        }
         return PrekeyUpload(
-            signedPrekey: try SignedPrekey.sign(kind: .x25519, id: current.id, publicKey: current.key.publicKey.rawRepresentation, by: identity),
-            kemPrekey: try SignedPrekey.sign(kind: .xwing, id: currentKEM.id, publicKey: currentKEM.key.publicKey.rawRepresentation, by: identity),
+            signedPrekey: try SignedPrekey.sign(
+                kind: .x25519, id: current.id, publicKey: current.key.publicKey.rawRepresentation, by: identity),
+            kemPrekey: try SignedPrekey.sign(
+                kind: .xwing, id: currentKEM.id, publicKey: currentKEM.key.publicKey.rawRepresentation, by: identity),
             oneTimePrekeys: oneTimePrekeys)
     }
 
     /// Every unused one-time prekey's public half (to publish them all again, e.g. after a server reset).
     public var allOneTimePrekeys: [OneTimePrekey] {
-        oneTime.sorted { $0.key < $1.key }.map { OneTimePrekey(id: $0.key, publicKey: $0.value.publicKey.rawRepresentation) }
+        oneTime.sorted { $0.key < $1.key }.map {
+            OneTimePrekey(id: $0.key, publicKey: $0.value.publicKey.rawRepresentation)
+        }
     }
 
     func signedPrekey(_ id: UInt32) throws(SessionError) -> Curve25519.KeyAgreement.PrivateKey {
-        guard let key = signed.first(where: { $0.id == id })?.key else { throw SessionError.unknownPrekey("signed prekey \(id)") }
+        guard let key = signed.first(where: { $0.id == id })?.key else {
+            throw SessionError.unknownPrekey("signed prekey \(id)")
+        }
         return key
     }
 
     func kemPrekey(_ id: UInt32) throws(SessionError) -> XWingMLKEM768X25519.PrivateKey {
-        guard let key = kem.first(where: { $0.id == id })?.key else { throw SessionError.unknownPrekey("X-Wing prekey \(id)") }
+        guard let key = kem.first(where: { $0.id == id })?.key else {
+            throw SessionError.unknownPrekey("X-Wing prekey \(id)")
+        }
         return key
     }
 
@@ -149,19 +161,24 @@ public struct DevicePrekeys: Sendable {
     public init(serialized bytes: some DataProtocol) throws(SessionError) {
         var reader = ByteReader(bytes)
         do {
-            guard try reader.readUInt8() == Self.formatVersion else { throw SessionError.malformed("unknown prekey store version") }
+            guard try reader.readUInt8() == Self.formatVersion else {
+                throw SessionError.malformed("unknown prekey store version")
+            }
             nextID = try reader.readUInt32()
             signed = try (0..<Int(reader.readUInt8())).map { _ in
-                Signed(id: try reader.readUInt32(), created: Date(timeIntervalSince1970: Double(try reader.readUInt64())),
-                       key: try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: reader.read(32)))
+                Signed(
+                    id: try reader.readUInt32(), created: Date(timeIntervalSince1970: Double(try reader.readUInt64())),
+                    key: try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: reader.read(32)))
             }
             kem = try (0..<Int(reader.readUInt8())).map { _ in
-                Signed(id: try reader.readUInt32(), created: Date(timeIntervalSince1970: Double(try reader.readUInt64())),
-                       key: try XWingMLKEM768X25519.PrivateKey(seedRepresentation: reader.read(32), publicKey: nil))
+                Signed(
+                    id: try reader.readUInt32(), created: Date(timeIntervalSince1970: Double(try reader.readUInt64())),
+                    key: try XWingMLKEM768X25519.PrivateKey(seedRepresentation: reader.read(32), publicKey: nil))
             }
             var oneTime: [UInt32: Curve25519.KeyAgreement.PrivateKey] = [:]
             for _ in 0..<Int(try reader.readUInt16()) {
-                oneTime[try reader.readUInt32()] = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: reader.read(32))
+                oneTime[try reader.readUInt32()] = try Curve25519.KeyAgreement.PrivateKey(
+                    rawRepresentation: reader.read(32))
             }
             self.oneTime = oneTime
         } catch let error as SessionError {
@@ -169,6 +186,8 @@ public struct DevicePrekeys: Sendable {
         } catch {
             throw SessionError.malformed("the prekey store is truncated or holds an invalid key")
         }
-        guard reader.isAtEnd, !signed.isEmpty, !kem.isEmpty else { throw SessionError.malformed("the prekey store is incomplete") }
+        guard reader.isAtEnd, !signed.isEmpty, !kem.isEmpty else {
+            throw SessionError.malformed("the prekey store is incomplete")
+        }
     }
 }

@@ -47,8 +47,11 @@ public struct RatchetSession: Sendable {
     /// Sent with every message until the peer answers.
     private(set) var pendingStart: SessionStart?
 
-    private init(associatedData: [UInt8], baseKey: [UInt8], rootKey: [UInt8], sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey,
-                 remoteRatchetKey: [UInt8]?, sendingChain: [UInt8]?, pendingStart: SessionStart?) {
+    private init(
+        associatedData: [UInt8], baseKey: [UInt8], rootKey: [UInt8],
+        sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey,
+        remoteRatchetKey: [UInt8]?, sendingChain: [UInt8]?, pendingStart: SessionStart?
+    ) {
         self.associatedData = associatedData
         self.baseKey = baseKey
         self.rootKey = rootKey
@@ -69,13 +72,17 @@ public struct RatchetSession: Sendable {
     // MARK: Handshake
 
     /// Starts a session as initiator from a peer device's verified prekey bundle.
-    public static func initiate(from me: PrivateIdentity, to peer: PublicIdentity, bundle: PrekeyBundle,
-                                entropy: SessionEntropy = .system) throws(SessionError) -> RatchetSession {
+    public static func initiate(
+        from me: PrivateIdentity, to peer: PublicIdentity, bundle: PrekeyBundle,
+        entropy: SessionEntropy = .system
+    ) throws(SessionError) -> RatchetSession {
         try bundle.verify(for: peer)
         do {
             let signedPrekey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: bundle.signedPrekey.publicKey)
             let kemPrekey = try XWingMLKEM768X25519.PublicKey(rawRepresentation: bundle.kemPrekey.publicKey)
-            let oneTime = try bundle.oneTimePrekey.map { try Curve25519.KeyAgreement.PublicKey(rawRepresentation: $0.publicKey) }
+            let oneTime = try bundle.oneTimePrekey.map {
+                try Curve25519.KeyAgreement.PublicKey(rawRepresentation: $0.publicKey)
+            }
             let base = try entropy.newKey()
             var secrets = [UInt8](repeating: 0xFF, count: 32)
             secrets += try dh(me.x25519Key, signedPrekey)
@@ -85,9 +92,10 @@ public struct RatchetSession: Sendable {
             let encapsulation = try entropy.encapsulate(kemPrekey)
             secrets += encapsulation.sharedSecret
             let sessionKey = handshakeKey(secrets)
-            let start = SessionStart(baseKey: base.publicKey.rawRepresentation, signedPrekeyID: bundle.signedPrekey.id,
-                                     kemPrekeyID: bundle.kemPrekey.id, oneTimePrekeyID: bundle.oneTimePrekey?.id,
-                                     kemCiphertext: encapsulation.ciphertext)
+            let start = SessionStart(
+                baseKey: base.publicKey.rawRepresentation, signedPrekeyID: bundle.signedPrekey.id,
+                kemPrekeyID: bundle.kemPrekey.id, oneTimePrekeyID: bundle.oneTimePrekey?.id,
+                kemCiphertext: encapsulation.ciphertext)
             let ratchet = try entropy.newKey()
             let (root, chain) = kdfRoot(sessionKey, try dh(ratchet, signedPrekey))
             return RatchetSession(
@@ -103,8 +111,10 @@ public struct RatchetSession: Sendable {
 
     /// Rebuilds the session a start message describes, as responder. Does not erase the one-time
     /// prekey: the caller does that once the first message opens.
-    static func respond(to start: SessionStart, as me: PrivateIdentity, from peer: PublicIdentity,
-                        prekeys: DevicePrekeys) throws(SessionError) -> RatchetSession {
+    static func respond(
+        to start: SessionStart, as me: PrivateIdentity, from peer: PublicIdentity,
+        prekeys: DevicePrekeys
+    ) throws(SessionError) -> RatchetSession {
         let signedPrekey = try prekeys.signedPrekey(start.signedPrekeyID)
         let kemPrekey = try prekeys.kemPrekey(start.kemPrekeyID)
         let oneTime = try start.oneTimePrekeyID.map { id throws(SessionError) in try prekeys.oneTimePrekey(id) }
@@ -137,15 +147,19 @@ public struct RatchetSession: Sendable {
     }
 
     static func handshakeKey(_ secrets: [UInt8]) -> [UInt8] {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secrets), salt: [UInt8](repeating: 0, count: 32),
-                               info: handshakeInfo, outputByteCount: 32).withUnsafeBytes { Array($0) }
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: secrets), salt: [UInt8](repeating: 0, count: 32),
+            info: handshakeInfo, outputByteCount: 32
+        ).withUnsafeBytes { Array($0) }
     }
 
     // MARK: Seal and open
 
     /// Seals one message in this session and advances the sending chain.
-    mutating func seal(_ message: some DataProtocol, sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID,
-                       timestampMilliseconds: UInt64) throws(SessionError) -> RatchetEnvelope {
+    mutating func seal(
+        _ message: some DataProtocol, sender: DeviceAddress, recipient: DeviceAddress, messageID: UUID,
+        timestampMilliseconds: UInt64
+    ) throws(SessionError) -> RatchetEnvelope {
         guard let chain = sendingChain else { throw SessionError.noSession }
         guard sendCount < UInt32.max else { throw SessionError.malformed("the sending chain is exhausted") }
         let (messageKey, next) = Self.kdfChain(chain)
@@ -156,8 +170,9 @@ public struct RatchetSession: Sendable {
         let sealed: AES.GCM.SealedBox
         do {
             let (key, nonce) = try Self.messageKeys(messageKey)
-            sealed = try AES.GCM.seal(Padme.pad(Array(message)), using: key, nonce: nonce,
-                                      authenticating: associatedData + unsealed.authenticatedPrefix)
+            sealed = try AES.GCM.seal(
+                Padme.pad(Array(message)), using: key, nonce: nonce,
+                authenticating: associatedData + unsealed.authenticatedPrefix)
         } catch {
             throw SessionError.invalidKey("\(error)")
         }
@@ -178,7 +193,9 @@ public struct RatchetSession: Sendable {
         return message
     }
 
-    private mutating func openInPlace(_ envelope: RatchetEnvelope, entropy: SessionEntropy) throws(SessionError) -> [UInt8] {
+    private mutating func openInPlace(_ envelope: RatchetEnvelope, entropy: SessionEntropy) throws(SessionError)
+        -> [UInt8]
+    {
         let aad = associatedData + envelope.authenticatedPrefix
         let remote = Array(envelope.ratchetKey)
         let skippedKey = SkippedKey(ratchetKey: remote, number: envelope.messageNumber)
@@ -247,28 +264,36 @@ public struct RatchetSession: Sendable {
 
     // MARK: Primitives
 
-    static func dh(_ privateKey: Curve25519.KeyAgreement.PrivateKey, _ publicKey: Curve25519.KeyAgreement.PublicKey) throws -> [UInt8] {
+    static func dh(_ privateKey: Curve25519.KeyAgreement.PrivateKey, _ publicKey: Curve25519.KeyAgreement.PublicKey)
+        throws -> [UInt8]
+    {
         try privateKey.sharedSecretFromKeyAgreement(with: publicKey).withUnsafeBytes { Array($0) }
     }
 
     /// KDF_RK: HKDF-SHA256 with the root key as salt; 64 bytes → (root key, chain key).
     static func kdfRoot(_ rootKey: [UInt8], _ dhOutput: [UInt8]) -> ([UInt8], [UInt8]) {
-        let out = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: dhOutput), salt: rootKey, info: rootInfo,
-                                          outputByteCount: 64).withUnsafeBytes { Array($0) }
+        let out = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: dhOutput), salt: rootKey, info: rootInfo,
+            outputByteCount: 64
+        ).withUnsafeBytes { Array($0) }
         return (Array(out[0..<32]), Array(out[32..<64]))
     }
 
     /// KDF_CK: HMAC-SHA256(chain key, 0x01) is the message key, HMAC-SHA256(chain key, 0x02) the next chain key.
     static func kdfChain(_ chainKey: [UInt8]) -> (messageKey: [UInt8], next: [UInt8]) {
         let key = SymmetricKey(data: chainKey)
-        return (Array(HMAC<SHA256>.authenticationCode(for: [0x01], using: key)),
-                Array(HMAC<SHA256>.authenticationCode(for: [0x02], using: key)))
+        return (
+            Array(HMAC<SHA256>.authenticationCode(for: [0x01], using: key)),
+            Array(HMAC<SHA256>.authenticationCode(for: [0x02], using: key))
+        )
     }
 
     /// A message key expands (HKDF-SHA256) to an AES-256 key and a 96-bit nonce; each is used once.
     static func messageKeys(_ messageKey: [UInt8]) throws -> (SymmetricKey, AES.GCM.Nonce) {
-        let out = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: messageKey), info: messageInfo, outputByteCount: 44)
-            .withUnsafeBytes { Array($0) }
+        let out = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: messageKey), info: messageInfo, outputByteCount: 44
+        )
+        .withUnsafeBytes { Array($0) }
         return (SymmetricKey(data: out[0..<32]), try AES.GCM.Nonce(data: out[32..<44]))
     }
 
@@ -277,19 +302,23 @@ public struct RatchetSession: Sendable {
         let padded: Data
         do {
             let (key, nonce) = try messageKeys(messageKey)
-            let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: ciphertext.dropLast(16), tag: ciphertext.suffix(16))
+            let box = try AES.GCM.SealedBox(
+                nonce: nonce, ciphertext: ciphertext.dropLast(16), tag: ciphertext.suffix(16))
             padded = try AES.GCM.open(box, using: key, authenticating: aad)
         } catch {
             throw SessionError.tampered
         }
-        guard let message = Padme.unpad(padded) else { throw SessionError.malformed("bad padding inside an authentic message") }
+        guard let message = Padme.unpad(padded) else {
+            throw SessionError.malformed("bad padding inside an authentic message")
+        }
         return message
     }
 
     // MARK: Serialization
 
     static let formatVersion: UInt8 = 1
-    private static let hasRemote: UInt8 = 0x01, hasSending: UInt8 = 0x02, hasReceiving: UInt8 = 0x04, hasStart: UInt8 = 0x08
+    private static let hasRemote: UInt8 = 0x01, hasSending: UInt8 = 0x02, hasReceiving: UInt8 = 0x04,
+        hasStart: UInt8 = 0x08
 
     /// Secret bytes (docs/PROTOCOL.md §9.5); store them only encrypted.
     public var serialized: Data {
@@ -324,7 +353,9 @@ public struct RatchetSession: Sendable {
     public init(serialized bytes: some DataProtocol) throws(SessionError) {
         var reader = ByteReader(bytes)
         do {
-            guard try reader.readUInt8() == Self.formatVersion else { throw SessionError.malformed("unknown session format") }
+            guard try reader.readUInt8() == Self.formatVersion else {
+                throw SessionError.malformed("unknown session format")
+            }
             let flags = try reader.readUInt8()
             guard flags & ~(Self.hasRemote | Self.hasSending | Self.hasReceiving | Self.hasStart) == 0 else {
                 throw SessionError.malformed("unknown session flags")
@@ -354,6 +385,8 @@ public struct RatchetSession: Sendable {
         } catch {
             throw SessionError.malformed("the session is truncated or holds an invalid key")
         }
-        guard reader.isAtEnd else { throw SessionError.malformed("\(reader.remaining) unexpected bytes after the session") }
+        guard reader.isAtEnd else {
+            throw SessionError.malformed("\(reader.remaining) unexpected bytes after the session")
+        }
     }
 }

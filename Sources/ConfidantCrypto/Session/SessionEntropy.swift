@@ -22,13 +22,15 @@ public struct SessionEntropy: Sendable {
 
     /// Deterministic keys for tests: the n-th key is HKDF-SHA256(seed, info: "key" ‖ u32 n).
     /// Never use it for real messages.
-    public static func fixed(seed: [UInt8], encapsulation: (ciphertext: Data, sharedSecret: [UInt8])) -> SessionEntropy {
+    public static func fixed(seed: [UInt8], encapsulation: (ciphertext: Data, sharedSecret: [UInt8])) -> SessionEntropy
+    {
         let counter = KeyCounter()
         return SessionEntropy(
             newKey: {
                 var info = Array("key".utf8)
                 info.appendBigEndian(counter.next())
-                let bytes = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: seed), info: info, outputByteCount: 32)
+                let bytes = HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: SymmetricKey(data: seed), info: info, outputByteCount: 32)
                 return try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes)
             },
             encapsulate: { _ in encapsulation })
@@ -36,7 +38,8 @@ public struct SessionEntropy: Sendable {
 
     init(
         newKey: @escaping @Sendable () throws -> Curve25519.KeyAgreement.PrivateKey,
-        encapsulate: @escaping @Sendable (XWingMLKEM768X25519.PublicKey) throws -> (ciphertext: Data, sharedSecret: [UInt8])
+        encapsulate:
+            @escaping @Sendable (XWingMLKEM768X25519.PublicKey) throws -> (ciphertext: Data, sharedSecret: [UInt8])
     ) {
         self.newKey = newKey
         self.encapsulate = encapsulate

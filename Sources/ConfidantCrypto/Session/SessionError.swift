@@ -21,13 +21,17 @@ public enum SessionError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .badPrekeySignature(let which): return "the \(which) prekey's signature does not verify with the device's identity key"
+        case .badPrekeySignature(let which):
+            return "the \(which) prekey's signature does not verify with the device's identity key"
         case .bundleMismatch: return "the prekey bundle is for another device than the identity given"
-        case .unknownPrekey(let which): return "the session start uses \(which), which this device no longer holds (already used or rotated away)"
+        case .unknownPrekey(let which):
+            return "the session start uses \(which), which this device no longer holds (already used or rotated away)"
         case .duplicate: return "this message was already received (its key has been erased)"
-        case .tooManySkipped(let n): return "the message says \(n) earlier messages were skipped, more than a session keeps keys for"
+        case .tooManySkipped(let n):
+            return "the message says \(n) earlier messages were skipped, more than a session keeps keys for"
         case .noSession: return "there is no session with this device that opens the message"
-        case .tampered: return "the message failed authentication: it was altered, or sealed in a session this device does not have"
+        case .tampered:
+            return "the message failed authentication: it was altered, or sealed in a session this device does not have"
         case .malformed(let why): return "malformed session data: \(why)"
         case .invalidKey(let why): return "invalid key: \(why)"
         }

@@ -14,15 +14,19 @@ public struct SessionRecord: Sendable {
     public var canSeal: Bool { sessions.first?.canSeal ?? false }
 
     /// Starts a new session as initiator; it becomes current.
-    public mutating func start(from me: PrivateIdentity, to peer: PublicIdentity, bundle: PrekeyBundle,
-                               entropy: SessionEntropy = .system) throws(SessionError) {
+    public mutating func start(
+        from me: PrivateIdentity, to peer: PublicIdentity, bundle: PrekeyBundle,
+        entropy: SessionEntropy = .system
+    ) throws(SessionError) {
         promote(try RatchetSession.initiate(from: me, to: peer, bundle: bundle, entropy: entropy))
     }
 
     /// Seals a message in the current session.
-    public mutating func seal(_ message: some DataProtocol, from me: PrivateIdentity, senderUserID: UUID,
-                              to peer: PublicIdentity, recipientUserID: UUID, messageID: UUID = UUID(),
-                              timestamp: Date = Date()) throws(SessionError) -> RatchetEnvelope {
+    public mutating func seal(
+        _ message: some DataProtocol, from me: PrivateIdentity, senderUserID: UUID,
+        to peer: PublicIdentity, recipientUserID: UUID, messageID: UUID = UUID(),
+        timestamp: Date = Date()
+    ) throws(SessionError) -> RatchetEnvelope {
         guard var session = sessions.first, session.canSeal else { throw SessionError.noSession }
         let envelope = try session.seal(
             message, sender: DeviceAddress(userID: senderUserID, deviceID: me.deviceID),
@@ -34,13 +38,16 @@ public struct SessionRecord: Sendable {
 
     /// Opens a v2 envelope from `peer`, starting a responder session if it carries a new start.
     /// A one-time prekey the start used is erased from `prekeys` once the message opens.
-    public mutating func open(_ envelope: RatchetEnvelope, as me: PrivateIdentity, recipientUserID: UUID, from peer: PublicIdentity,
-                              prekeys: inout DevicePrekeys, entropy: SessionEntropy = .system) throws(SessionError) -> Data {
+    public mutating func open(
+        _ envelope: RatchetEnvelope, as me: PrivateIdentity, recipientUserID: UUID, from peer: PublicIdentity,
+        prekeys: inout DevicePrekeys, entropy: SessionEntropy = .system
+    ) throws(SessionError) -> Data {
         guard envelope.recipient == DeviceAddress(userID: recipientUserID, deviceID: me.deviceID) else {
             throw SessionError.malformed("the envelope is addressed to \(envelope.recipient), not to this device")
         }
         guard envelope.sender.deviceID == peer.deviceID else {
-            throw SessionError.malformed("the envelope comes from device \(envelope.sender.deviceID), not from the identity given")
+            throw SessionError.malformed(
+                "the envelope comes from device \(envelope.sender.deviceID), not from the identity given")
         }
         if let start = envelope.start {
             if let index = sessions.firstIndex(where: { $0.baseKey.elementsEqual(start.baseKey) }) {

@@ -35,7 +35,9 @@ struct ByteReader {
 
     mutating func readUUID() throws(Truncated) -> UUID {
         let b = try read(16)
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
     }
 
     mutating func readRest() -> [UInt8] {

@@ -7,34 +7,44 @@ import Foundation
 enum ProfileSignIn {
     static func open(_ profile: ProfileStorage, passphrase: String) throws -> Messenger {
         guard let identity = try profile.keyStore.loadIdentity(passphrase: passphrase),
-              FileManager.default.fileExists(atPath: profile.storeURL.path) else { throw ConfidantKitError.notSignedIn }
+            FileManager.default.fileExists(atPath: profile.storeURL.path)
+        else { throw ConfidantKitError.notSignedIn }
         let store = try LocalStore.open(at: profile.storeURL, identity: identity)
         guard let account = try store.account() else { throw ConfidantKitError.notSignedIn }
         guard account.token != nil else { throw ConfidantKitError.sessionExpired }
         return Messenger(identity: identity, account: account, store: store)
     }
 
-    static func register(_ profile: ProfileStorage, passphrase: String, server: URL, form: Components.Schemas.SignUpRequest) async throws -> Messenger {
+    static func register(
+        _ profile: ProfileStorage, passphrase: String, server: URL, form: Components.Schemas.SignUpRequest
+    ) async throws -> Messenger {
         let relay = RelayClient(serverURL: server, token: nil)
-        if let existing = try existingAccount(profile, passphrase: passphrase), existing.email.lowercased() != form.email.lowercased() {
+        if let existing = try existingAccount(profile, passphrase: passphrase),
+            existing.email.lowercased() != form.email.lowercased()
+        {
             throw ConfidantKitError.profileBelongsToOther(email: existing.email)
         }
         switch try await relay.call({ try await $0.signUp(body: .json(form)) }) {
         case .created: break
         case .default(let status, let response): throw problem(status, response)
         }
-        return try await login(profile, passphrase: passphrase, server: server, email: form.email, password: form.password, newDeviceKey: false,
-                               answer: nil)
+        return try await login(
+            profile, passphrase: passphrase, server: server, email: form.email, password: form.password,
+            newDeviceKey: false,
+            answer: nil)
     }
 
     private static func existingAccount(_ profile: ProfileStorage, passphrase: String) throws -> AccountState? {
         guard let identity = try profile.keyStore.loadIdentity(passphrase: passphrase),
-              FileManager.default.fileExists(atPath: profile.storeURL.path) else { return nil }
+            FileManager.default.fileExists(atPath: profile.storeURL.path)
+        else { return nil }
         return try LocalStore.open(at: profile.storeURL, identity: identity).account()
     }
 
-    static func login(_ profile: ProfileStorage, passphrase: String, server: URL?, email: String, password: String,
-                      newDeviceKey: Bool, answer: SignInAnswerer?) async throws -> Messenger {
+    static func login(
+        _ profile: ProfileStorage, passphrase: String, server: URL?, email: String, password: String,
+        newDeviceKey: Bool, answer: SignInAnswerer?
+    ) async throws -> Messenger {
         try profile.prepare()
         let existing = try profile.keyStore.loadIdentity(passphrase: passphrase)
         var previous: AccountState?
@@ -44,8 +54,13 @@ enum ProfileSignIn {
         if let previous, previous.email.lowercased() != email.lowercased() {
             throw ConfidantKitError.profileBelongsToOther(email: previous.email)
         }
-        guard let serverURL = server ?? previous?.serverURL else { throw ConfidantKitError.invalidServerURL("(none given)") }
-        let identity = if let existing, !newDeviceKey { existing } else { try PrivateIdentity.generate(deviceID: existing?.deviceID ?? UUID()) }
+        guard let serverURL = server ?? previous?.serverURL else {
+            throw ConfidantKitError.invalidServerURL("(none given)")
+        }
+        let identity =
+            if let existing, !newDeviceKey { existing } else {
+                try PrivateIdentity.generate(deviceID: existing?.deviceID ?? UUID())
+            }
         let session = try await signIn(serverURL, email: email, password: password, identity: identity, answer: answer)
         // The server now knows the new key; keep it before anything else can fail.
         let keyChanged = identity.publicIdentity != existing?.publicIdentity
@@ -57,9 +72,12 @@ enum ProfileSignIn {
         } else {
             store = try LocalStore.open(at: profile.storeURL, identity: identity)
         }
-        guard let userID = UUID(uuidString: session.user.id) else { throw ConfidantKitError.badResponse("the user id \(session.user.id) is not a UUID") }
-        let account = AccountState(serverURL: serverURL, userID: userID, deviceID: identity.deviceID, email: session.user.email,
-                                   displayName: session.user.displayName, token: session.token, tokenExpiresAt: session.expiresAt)
+        guard let userID = UUID(uuidString: session.user.id) else {
+            throw ConfidantKitError.badResponse("the user id \(session.user.id) is not a UUID")
+        }
+        let account = AccountState(
+            serverURL: serverURL, userID: userID, deviceID: identity.deviceID, email: session.user.email,
+            displayName: session.user.displayName, token: session.token, tokenExpiresAt: session.expiresAt)
         try store.saveAccount(account)
         let messenger = Messenger(identity: identity, account: account, store: store)
         try await messenger.prekeys.publish(newDeviceKey: keyChanged)
@@ -67,10 +85,13 @@ enum ProfileSignIn {
     }
 
     /// `POST /v1/sessions` with the password; when the account asks for more, the whole chain.
-    private static func signIn(_ server: URL, email: String, password: String, identity: PrivateIdentity,
-                               answer: SignInAnswerer?) async throws -> Components.Schemas.Session {
+    private static func signIn(
+        _ server: URL, email: String, password: String, identity: PrivateIdentity,
+        answer: SignInAnswerer?
+    ) async throws -> Components.Schemas.Session {
         let relay = RelayClient(serverURL: server, token: nil)
-        let body = Components.Schemas.SignInRequest(email: email, password: password, identity: .init(identity.publicIdentity.serialized))
+        let body = Components.Schemas.SignInRequest(
+            email: email, password: password, identity: .init(identity.publicIdentity.serialized))
         switch try await relay.call({ try await $0.signIn(body: .json(body)) }) {
         case .created(let created):
             return try created.body.json
@@ -78,7 +99,8 @@ enum ProfileSignIn {
             let error = problem(status, response)
             guard error.serverCode == .stepUpRequired else { throw error }
             guard let answer else { throw ConfidantKitError.stepUpRequired }
-            return try await relay.signInWithSteps(email: email, password: password, identity: identity.publicIdentity.serialized, answer: answer)
+            return try await relay.signInWithSteps(
+                email: email, password: password, identity: identity.publicIdentity.serialized, answer: answer)
         }
     }
 }
@@ -93,10 +115,13 @@ extension Messenger {
     /// - Parameters:
     ///   - firstName, lastName: as the seed's sign-up form asks; the display name defaults to both.
     ///   - displayName: what others see.
-    public static func register(_ profile: ProfileStorage, passphrase: String, server: URL, email: String, password: String,
-                                displayName: String? = nil, firstName: String? = nil, lastName: String? = nil) async throws -> Messenger {
-        let form = Components.Schemas.SignUpRequest(email: email, password: password, firstName: firstName, lastName: lastName,
-                                                    displayName: displayName)
+    public static func register(
+        _ profile: ProfileStorage, passphrase: String, server: URL, email: String, password: String,
+        displayName: String? = nil, firstName: String? = nil, lastName: String? = nil
+    ) async throws -> Messenger {
+        let form = Components.Schemas.SignUpRequest(
+            email: email, password: password, firstName: firstName, lastName: lastName,
+            displayName: displayName)
         return try await ProfileSignIn.register(profile, passphrase: passphrase, server: server, form: form)
     }
 
@@ -105,10 +130,13 @@ extension Messenger {
     /// which messages sealed for the old key cannot be read here.
     /// - Parameter answer: answers the steps beyond the password when the account has a chain
     ///   (arithmetic, e-mail code, TOTP); without it such an account reports `stepUpRequired`.
-    public static func login(_ profile: ProfileStorage, passphrase: String, server: URL? = nil, email: String, password: String,
-                             newDeviceKey: Bool = false, answer: SignInAnswerer? = nil) async throws -> Messenger {
-        try await ProfileSignIn.login(profile, passphrase: passphrase, server: server, email: email, password: password,
-                                      newDeviceKey: newDeviceKey, answer: answer)
+    public static func login(
+        _ profile: ProfileStorage, passphrase: String, server: URL? = nil, email: String, password: String,
+        newDeviceKey: Bool = false, answer: SignInAnswerer? = nil
+    ) async throws -> Messenger {
+        try await ProfileSignIn.login(
+            profile, passphrase: passphrase, server: server, email: email, password: password,
+            newDeviceKey: newDeviceKey, answer: answer)
     }
 
     /// How this account signs in.
@@ -121,9 +149,10 @@ extension Messenger {
 
     /// Changes how this account signs in; needs the current password.
     public func updateSignInSettings(_ change: SignInSettingsChange, password: String) async throws -> SignInSettings {
-        let body = Components.Schemas.AuthSettingsUpdate(password: password, chain: change.chain.map(\.wire), operands: change.operands,
-                                                         mapping: change.mapping, codeLength: change.codeLength,
-                                                         totpSecret: change.totpSecret, totpCode: change.totpCode)
+        let body = Components.Schemas.AuthSettingsUpdate(
+            password: password, chain: change.chain.map(\.wire), operands: change.operands,
+            mapping: change.mapping, codeLength: change.codeLength,
+            totpSecret: change.totpSecret, totpCode: change.totpCode)
         switch try await relay.call({ try await $0.updateAuthSettings(body: .json(body)) }) {
         case .ok(let ok): return SignInSettings(try ok.body.json)
         case .default(let status, let response): throw problem(status, response)

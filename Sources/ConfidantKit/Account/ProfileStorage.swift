@@ -37,12 +37,15 @@ public struct ProfileStorage: Sendable {
 
     public init(directory: URL, keyStore: (any DeviceKeyStore)? = nil, keyParameters: ScryptParameters = .interactive) {
         self.directory = directory
-        self.keyStore = keyStore ?? FileDeviceKeyStore(url: directory.appendingPathComponent("identity.key"), parameters: keyParameters)
+        self.keyStore =
+            keyStore
+            ?? FileDeviceKeyStore(url: directory.appendingPathComponent("identity.key"), parameters: keyParameters)
     }
 
     public var storeURL: URL { directory.appendingPathComponent("store.sqlite") }
 
     func prepare() throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 }

@@ -23,7 +23,9 @@ public struct RelayBackupTarget: BackupTarget {
     /// The vault names its objects `objects/<hash>`, `catalogs/<hash>` and `manifest`; the
     /// server's names are flat, so `/` becomes `.` (the vault's names have no dots).
     static func objectName(_ name: String) throws -> String {
-        guard !name.contains("."), !name.isEmpty else { throw VaultError.io("backup object name \(name) cannot be stored on the server") }
+        guard !name.contains("."), !name.isEmpty else {
+            throw VaultError.io("backup object name \(name) cannot be stored on the server")
+        }
         return name.replacingOccurrences(of: "/", with: ".")
     }
 
@@ -33,7 +35,8 @@ public struct RelayBackupTarget: BackupTarget {
         case .ok: return true
         case .notFound: return false
         case .default(let status, _):
-            throw status == 401 ? ConfidantKitError.sessionExpired
+            throw status == 401
+                ? ConfidantKitError.sessionExpired
                 : ConfidantKitError.badResponse("HTTP \(status) when checking whether \(name) exists")
         }
     }

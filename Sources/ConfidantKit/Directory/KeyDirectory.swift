@@ -36,7 +36,9 @@ struct KeyDirectory: Sendable {
             case .default(let status, let response): throw problem(status, response)
             }
             for user in page.users {
-                guard let id = UUID(uuidString: user.id) else { throw ConfidantKitError.badResponse("a user id is not a UUID: \(user.id)") }
+                guard let id = UUID(uuidString: user.id) else {
+                    throw ConfidantKitError.badResponse("a user id is not a UUID: \(user.id)")
+                }
                 contacts.append(Contact(id: id, email: user.email, displayName: user.displayName))
             }
             after = page.next
@@ -48,7 +50,11 @@ struct KeyDirectory: Sendable {
     func contact(email: String) async throws -> Contact {
         let normalized = (try? EmailAddress(email).value) ?? email.lowercased()
         if let known = try store.contact(email: normalized) { return known }
-        guard let found = try await users(search: normalized, limit: 200).first(where: { $0.email.lowercased() == normalized }) else {
+        guard
+            let found = try await users(search: normalized, limit: 200).first(where: {
+                $0.email.lowercased() == normalized
+            })
+        else {
             throw ConfidantKitError.unknownUser(email)
         }
         try store.saveContact(found)
@@ -69,7 +75,8 @@ struct KeyDirectory: Sendable {
             do {
                 return try PublicIdentity(serialized: device.identity.data)
             } catch {
-                throw ConfidantKitError.badResponse("device \(device.deviceId) of \(contact.email) has an invalid identity (\(error))")
+                throw ConfidantKitError.badResponse(
+                    "device \(device.deviceId) of \(contact.email) has an invalid identity (\(error))")
             }
         }
         let record = user == me ? nil : try store.contactRecord(contact)
@@ -78,10 +85,12 @@ struct KeyDirectory: Sendable {
             if let record { try LocalStore.save(record, transaction.db) }
             let changes = try LocalStore.applyCurrentKeys(of: user, identities, now: now, in: transaction)
             guard user != me else { return [ChatMessage]() }
-            return try store.insert(changes.map { change in
-                LocalStore.NewMessage(id: change.noticeID, peer: user, direction: .notice, senderDevice: change.deviceID, sentAt: now,
-                                      text: change.noticeText(name: contact.displayName), unreadableReason: nil, state: .received)
-            }, transaction.db)
+            return try store.insert(
+                changes.map { change in
+                    LocalStore.NewMessage(
+                        id: change.noticeID, peer: user, direction: .notice, senderDevice: change.deviceID, sentAt: now,
+                        text: change.noticeText(name: contact.displayName), unreadableReason: nil, state: .received)
+                }, transaction.db)
         }
         for notice in notices { events.emit(.message(notice)) }
         return identities
@@ -91,7 +100,9 @@ struct KeyDirectory: Sendable {
 
     private static func digest(_ identities: [PublicIdentity]) -> Data {
         var hash = SHA256()
-        for serialized in identities.map(\.serialized).sorted(by: { $0.lexicographicallyPrecedes($1) }) { hash.update(data: serialized) }
+        for serialized in identities.map(\.serialized).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            hash.update(data: serialized)
+        }
         return Data(hash.finalize())
     }
 

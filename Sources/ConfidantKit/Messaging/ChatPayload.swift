@@ -42,7 +42,10 @@ public struct ChatPayload: Sendable, Hashable {
 }
 
 public enum ChatPayloadError: Error, Equatable, CustomStringConvertible {
-    case truncated, unsupportedVersion(UInt8), unsupportedKind(UInt8), invalidText
+    case truncated
+    case unsupportedVersion(UInt8)
+    case unsupportedKind(UInt8)
+    case invalidText
 
     public var description: String {
         switch self {

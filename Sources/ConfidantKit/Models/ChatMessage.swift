@@ -3,7 +3,9 @@ import Foundation
 /// One line of a conversation: a message either way, or a notice such as a key change.
 public struct ChatMessage: Sendable, Hashable, Identifiable {
     public enum Direction: Int, Sendable, Codable {
-        case incoming = 0, outgoing = 1, notice = 2
+        case incoming = 0
+        case outgoing = 1
+        case notice = 2
     }
 
     public enum Status: Sendable, Hashable {
@@ -41,7 +43,8 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     }
 
     func with(status: Status) -> ChatMessage {
-        ChatMessage(id: id, sequence: sequence, peer: peer, direction: direction, sentAt: sentAt, text: text,
-                    unreadableReason: unreadableReason, status: status, isRead: isRead, envelopeVersion: envelopeVersion)
+        ChatMessage(
+            id: id, sequence: sequence, peer: peer, direction: direction, sentAt: sentAt, text: text,
+            unreadableReason: unreadableReason, status: status, isRead: isRead, envelopeVersion: envelopeVersion)
     }
 }

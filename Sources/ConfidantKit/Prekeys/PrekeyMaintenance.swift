@@ -58,7 +58,9 @@ actor PrekeyMaintenance {
                 try prekeys.rotate()
                 changed = true
             }
-            if status.signedPrekeyId != published.map({ Int64($0.signed) }) || status.kemPrekeyId != published.map({ Int64($0.kem) }) {
+            if status.signedPrekeyId != published.map({ Int64($0.signed) })
+                || status.kemPrekeyId != published.map({ Int64($0.kem) })
+            {
                 // The server lost them (or never had them): publish everything this device holds.
                 fresh = prekeys.allOneTimePrekeys
                 changed = true
@@ -89,7 +91,8 @@ actor PrekeyMaintenance {
 
     private func upload(_ prekeys: DevicePrekeys, oneTime: [OneTimePrekey]) async throws {
         // The server takes at most 200 one-time prekeys per upload; send the newest.
-        let body = Components.Schemas.PrekeyUpload(try prekeys.upload(signedBy: identity, oneTimePrekeys: Array(oneTime.suffix(200))))
+        let body = Components.Schemas.PrekeyUpload(
+            try prekeys.upload(signedBy: identity, oneTimePrekeys: Array(oneTime.suffix(200))))
         switch try await relay.call({ try await $0.uploadPrekeys(body: .json(body)) }) {
         case .ok: break
         case .default(let status, let response): throw problem(status, response)

@@ -32,7 +32,8 @@ struct KeyUpdate: Equatable {
             retire.append(key)
             endSessions.append(key.deviceID)
             if !currentDevices.contains(key.deviceID) {
-                changes.append(KeyChange(user: user, deviceID: key.deviceID, kind: .removed, fingerprint: key.fingerprint))
+                changes.append(
+                    KeyChange(user: user, deviceID: key.deviceID, kind: .removed, fingerprint: key.fingerprint))
             }
         }
         for identity in current {
@@ -40,8 +41,10 @@ struct KeyUpdate: Equatable {
             guard knownDevices[identity.deviceID] != fingerprint else { continue }
             add.append(identity)
             if seenBefore {
-                changes.append(KeyChange(user: user, deviceID: identity.deviceID,
-                                         kind: knownDevices[identity.deviceID] == nil ? .added : .replaced, fingerprint: fingerprint))
+                changes.append(
+                    KeyChange(
+                        user: user, deviceID: identity.deviceID,
+                        kind: knownDevices[identity.deviceID] == nil ? .added : .replaced, fingerprint: fingerprint))
             }
         }
     }

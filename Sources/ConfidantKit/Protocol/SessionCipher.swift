@@ -57,10 +57,13 @@ public struct SessionCipher: Sendable {
     /// Seals `payload` once per recipient: in its session (started from its bundle when it needs
     /// one), or as a v1 envelope for a device without prekeys. Session changes go to `sessions`
     /// before this returns, so a message key is never used twice. Envelopes in recipient order.
-    public func seal(_ payload: Data, messageID: UUID, sentAt: Date, for recipients: [Recipient], bundles: [DeviceAddress: Bundle],
-                     sessions: some SessionStore) throws -> [Data] {
+    public func seal(
+        _ payload: Data, messageID: UUID, sentAt: Date, for recipients: [Recipient], bundles: [DeviceAddress: Bundle],
+        sessions: some SessionStore
+    ) throws -> [Data] {
         try recipients.map { recipient in
-            var record = try sessions.session(with: recipient.address, fingerprint: recipient.fingerprint) ?? SessionRecord()
+            var record =
+                try sessions.session(with: recipient.address, fingerprint: recipient.fingerprint) ?? SessionRecord()
             if !record.canSeal {
                 switch bundles[recipient.address] {
                 case nil:
@@ -77,8 +80,9 @@ public struct SessionCipher: Sendable {
             }
             let envelope: RatchetEnvelope
             do {
-                envelope = try record.seal(payload, from: identity, senderUserID: userID, to: recipient.identity,
-                                           recipientUserID: recipient.user, messageID: messageID, timestamp: sentAt)
+                envelope = try record.seal(
+                    payload, from: identity, senderUserID: userID, to: recipient.identity,
+                    recipientUserID: recipient.user, messageID: messageID, timestamp: sentAt)
             } catch {
                 throw SealError.envelope(String(describing: error))
             }
@@ -89,8 +93,10 @@ public struct SessionCipher: Sendable {
 
     private func sealV1(_ payload: Data, messageID: UUID, sentAt: Date, for recipient: Recipient) throws -> Data {
         do {
-            return try SealedEnvelope.seal(payload, from: identity, senderUserID: userID, to: recipient.identity,
-                                           recipientUserID: recipient.user, signed: true, messageID: messageID, timestamp: sentAt).serialized
+            return try SealedEnvelope.seal(
+                payload, from: identity, senderUserID: userID, to: recipient.identity,
+                recipientUserID: recipient.user, signed: true, messageID: messageID, timestamp: sentAt
+            ).serialized
         } catch {
             throw SealError.envelope(String(describing: error))
         }
@@ -107,8 +113,10 @@ public struct SessionCipher: Sendable {
     /// Opens an envelope from `sender` (the user the relay reports) with the keys `identities`
     /// knows for the sending device, current first. A v2 envelope moves its session in
     /// `sessions` (and may use up a one-time prekey in `prekeys`); nothing changes on failure.
-    public func open(_ wire: WireEnvelope, from sender: UUID, identities: some IdentityStore, sessions: some SessionStore,
-                     prekeys: some PrekeyStore) throws -> Result<Data, OpenFailure> {
+    public func open(
+        _ wire: WireEnvelope, from sender: UUID, identities: some IdentityStore, sessions: some SessionStore,
+        prekeys: some PrekeyStore
+    ) throws -> Result<Data, OpenFailure> {
         guard wire.sender.userID == sender else {
             return .failure(OpenFailure(reason: "the envelope names another sender than the server reports"))
         }
@@ -126,18 +134,21 @@ public struct SessionCipher: Sendable {
                     lastError = error
                 }
             }
-            let reason = switch lastError {
-            case .tampered?: "it was sealed for a key this device no longer has (or altered on the way)"
-            case .notForThisRecipient?: "it was sealed for another device"
-            case let error?: error.description
-            case nil: "unknown"
-            }
+            let reason =
+                switch lastError {
+                case .tampered?: "it was sealed for a key this device no longer has (or altered on the way)"
+                case .notForThisRecipient?: "it was sealed for another device"
+                case let error?: error.description
+                case nil: "unknown"
+                }
             return .failure(OpenFailure(reason: reason))
         }
     }
 
-    private func openSession(_ envelope: RatchetEnvelope, candidates: [PublicIdentity], sessions: some SessionStore,
-                             prekeys store: some PrekeyStore) throws -> Result<Data, OpenFailure> {
+    private func openSession(
+        _ envelope: RatchetEnvelope, candidates: [PublicIdentity], sessions: some SessionStore,
+        prekeys store: some PrekeyStore
+    ) throws -> Result<Data, OpenFailure> {
         var lastError = SessionError.noSession
         for candidate in candidates {
             let fingerprint = IdentityFingerprint(candidate).description
@@ -147,7 +158,8 @@ public struct SessionCipher: Sendable {
             let before = prekeys.oneTimeCount
             let plaintext: Data
             do {
-                plaintext = try record.open(envelope, as: identity, recipientUserID: userID, from: candidate, prekeys: &prekeys)
+                plaintext = try record.open(
+                    envelope, as: identity, recipientUserID: userID, from: candidate, prekeys: &prekeys)
             } catch {
                 lastError = error
                 continue

@@ -15,8 +15,11 @@ actor MessageReceiver {
     private let prekeys: PrekeyMaintenance
     private let events: MessengerEvents
 
-    init(relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher, prekeys: PrekeyMaintenance,
-         events: MessengerEvents) {
+    init(
+        relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher,
+        prekeys: PrekeyMaintenance,
+        events: MessengerEvents
+    ) {
         self.relay = relay
         self.store = store
         self.directory = directory
@@ -52,7 +55,8 @@ actor MessageReceiver {
     }
 
     /// Opens and stores entries; returns what was newly stored and the cursors to acknowledge.
-    func receive(_ entries: [Components.Schemas.MailboxEntry]) async throws -> (stored: [ChatMessage], cursors: [Int64]) {
+    func receive(_ entries: [Components.Schemas.MailboxEntry]) async throws -> (stored: [ChatMessage], cursors: [Int64])
+    {
         guard !entries.isEmpty else { return ([], []) }
         try await learnKeys(for: entries)
         var replenish = false
@@ -86,7 +90,9 @@ actor MessageReceiver {
     private func learnKeys(for entries: [Components.Schemas.MailboxEntry]) async throws {
         var refreshed = Set<UUID>()
         for entry in entries where entry.kind == .keyChange {
-            guard let change = entry.keyChange, let user = UUID(uuidString: change.userId), user != me, !refreshed.contains(user) else { continue }
+            guard let change = entry.keyChange, let user = UUID(uuidString: change.userId), user != me,
+                !refreshed.contains(user)
+            else { continue }
             try await directory.refreshKeys(of: user)
             refreshed.insert(user)
         }
@@ -94,7 +100,10 @@ actor MessageReceiver {
             guard let sender = UUID(uuidString: entry.senderUserId), !refreshed.contains(sender) else { continue }
             let device = entry.senderDeviceId.flatMap(UUID.init(uuidString:))
             let knownContact = try sender == me || store.contact(id: sender) != nil
-            let knownDevice = try device.map { device in try store.keys(of: sender, includingRetired: true).contains { $0.deviceID == device } } ?? true
+            let knownDevice =
+                try device.map { device in
+                    try store.keys(of: sender, includingRetired: true).contains { $0.deviceID == device }
+                } ?? true
             guard !knownContact || !knownDevice else { continue }
             refreshed.insert(sender)
             _ = try? await directory.refreshKeys(of: sender)
@@ -103,16 +112,23 @@ actor MessageReceiver {
 
     /// The message an envelope entry carries, or a placeholder saying why it cannot be read;
     /// nil for an entry that names no valid sender (nothing to file it under).
-    private func open(_ entry: Components.Schemas.MailboxEntry, in transaction: StoreTransaction) throws -> LocalStore.NewMessage? {
+    private func open(_ entry: Components.Schemas.MailboxEntry, in transaction: StoreTransaction) throws -> LocalStore
+        .NewMessage?
+    {
         guard let sender = UUID(uuidString: entry.senderUserId) else { return nil }
         let direction: ChatMessage.Direction = sender == me ? .outgoing : .incoming
         let state: MessageState = sender == me ? .sent : .received
-        let messageID = entry.messageId.flatMap(UUID.init(uuidString:)) ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
+        let messageID =
+            entry.messageId.flatMap(UUID.init(uuidString:)) ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
         func unreadable(_ reason: String, sentAt: Date = entry.receivedAt) -> LocalStore.NewMessage {
-            LocalStore.NewMessage(id: messageID, peer: sender, direction: direction, senderDevice: entry.senderDeviceId.flatMap(UUID.init(uuidString:)),
-                                  sentAt: sentAt, text: nil, unreadableReason: reason, state: state)
+            LocalStore.NewMessage(
+                id: messageID, peer: sender, direction: direction,
+                senderDevice: entry.senderDeviceId.flatMap(UUID.init(uuidString:)),
+                sentAt: sentAt, text: nil, unreadableReason: reason, state: state)
         }
-        guard entry.messageId.flatMap(UUID.init(uuidString:)) != nil else { return unreadable("the server sent an envelope without a message id") }
+        guard entry.messageId.flatMap(UUID.init(uuidString:)) != nil else {
+            return unreadable("the server sent an envelope without a message id")
+        }
         guard let data = entry.envelope?.data else { return unreadable("the server sent an empty envelope") }
         let wire: WireEnvelope
         do {
@@ -120,15 +136,17 @@ actor MessageReceiver {
         } catch {
             return unreadable("the envelope is malformed (\(error))")
         }
-        switch try cipher.open(wire, from: sender, identities: transaction, sessions: transaction, prekeys: transaction) {
+        switch try cipher.open(wire, from: sender, identities: transaction, sessions: transaction, prekeys: transaction)
+        {
         case .failure(let failure):
             return unreadable(failure.reason, sentAt: wire.timestamp)
         case .success(let plaintext):
             do {
                 let payload = try ChatPayload(serialized: plaintext)
-                return LocalStore.NewMessage(id: wire.messageID, peer: sender == me ? payload.conversation : sender, direction: direction,
-                                             senderDevice: wire.sender.deviceID, sentAt: wire.timestamp, text: payload.text,
-                                             unreadableReason: nil, state: state, envelopeVersion: Int(wire.version))
+                return LocalStore.NewMessage(
+                    id: wire.messageID, peer: sender == me ? payload.conversation : sender, direction: direction,
+                    senderDevice: wire.sender.deviceID, sentAt: wire.timestamp, text: payload.text,
+                    unreadableReason: nil, state: state, envelopeVersion: Int(wire.version))
             } catch {
                 return unreadable("\(error)", sentAt: wire.timestamp)
             }
@@ -138,7 +156,11 @@ actor MessageReceiver {
     /// A stable id for a placeholder of an entry that came without one, so it is stored once.
     private static func placeholderID(sender: UUID, cursor: Int64) -> UUID {
         let digest = Array(SHA256.hash(data: Data("entry|\(sender.canonicalString)|\(cursor)".utf8)))
-        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6] & 0x0F | 0x50, digest[7],
-                           digest[8] & 0x3F | 0x80, digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+        return UUID(
+            uuid: (
+                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6] & 0x0F | 0x50, digest[7],
+                digest[8] & 0x3F | 0x80, digest[9], digest[10], digest[11], digest[12], digest[13], digest[14],
+                digest[15]
+            ))
     }
 }

@@ -31,9 +31,11 @@ struct MailboxStreamClient: Sendable {
     static let batchLimit = 200
 
     /// Runs until the task is cancelled; throws only `sessionExpired`.
-    func run(cursor: @Sendable () async throws -> Int64,
-             receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
-             state: @Sendable (ConnectionState) async -> Void) async throws {
+    func run(
+        cursor: @Sendable () async throws -> Int64,
+        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
+        state: @Sendable (ConnectionState) async -> Void
+    ) async throws {
         var delay = initialDelay
         while !Task.isCancelled {
             await state(.connecting)
@@ -58,10 +60,12 @@ struct MailboxStreamClient: Sendable {
         await state(.stopped)
     }
 
-    private func session(after cursor: Int64,
-                         receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
-                         connected: () -> Void,
-                         state: @Sendable (ConnectionState) async -> Void) async throws {
+    private func session(
+        after cursor: Int64,
+        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
+        connected: () -> Void,
+        state: @Sendable (ConnectionState) async -> Void
+    ) async throws {
         let inbox = FrameInbox()
         let socket = try await connect(after: cursor, inbox: inbox)
         connected()
@@ -80,7 +84,9 @@ struct MailboxStreamClient: Sendable {
                     case .frame(let frame):
                         if let entry = frame.entry {
                             pending.append(entry)
-                            if pending.count >= Self.batchLimit { try await flush(&pending, receive: receive, socket: socket, encoder: encoder) }
+                            if pending.count >= Self.batchLimit {
+                                try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                            }
                         }
                         if let receipt = frame.receipt { await sender.resolve(receipt) }
                         if let refused = frame.refused { await sender.resolve(refused) }
@@ -99,9 +105,11 @@ struct MailboxStreamClient: Sendable {
     }
 
     /// Stores what is pending and acknowledges it.
-    private func flush(_ pending: inout [Components.Schemas.MailboxEntry],
-                       receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
-                       socket: WebSocket, encoder: JSONEncoder) async throws {
+    private func flush(
+        _ pending: inout [Components.Schemas.MailboxEntry],
+        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
+        socket: WebSocket, encoder: JSONEncoder
+    ) async throws {
         guard !pending.isEmpty else { return }
         let stored = try await receive(pending)
         pending = []

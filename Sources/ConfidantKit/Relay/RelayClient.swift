@@ -15,8 +15,10 @@ struct RelayClient: Sendable {
     init(serverURL: URL, token: String?, timeout: Duration = .seconds(60)) {
         self.serverURL = serverURL
         let deadline = TimeAmount.milliseconds(timeout.components.seconds * 1000)
-        api = Client(serverURL: serverURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
-                     transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: deadline)), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
+        api = Client(
+            serverURL: serverURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
+            transport: AsyncHTTPClientTransport(configuration: .init(client: Self.http, timeout: deadline)),
+            middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
     }
 
     /// One HTTP client for the process. A refused connection fails at once: by default the
@@ -36,16 +38,20 @@ struct RelayClient: Sendable {
         } catch let error as ConfidantKitError {
             throw error
         } catch let error as ClientError where error.response == nil {
-            throw ConfidantKitError.serverUnreachable(server: serverURL.absoluteString, reason: Self.describe(error.underlyingError))
+            throw ConfidantKitError.serverUnreachable(
+                server: serverURL.absoluteString, reason: Self.describe(error.underlyingError))
         } catch let error as ClientError {
-            throw ConfidantKitError.badResponse("HTTP \(error.response?.status.code ?? 0): \(Self.describe(error.underlyingError))")
+            throw ConfidantKitError.badResponse(
+                "HTTP \(error.response?.status.code ?? 0): \(Self.describe(error.underlyingError))")
         }
     }
 
     /// A transport failure in words a user can act on.
     static func describe(_ error: any Error) -> String {
         let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused (is the server running?)" }
+        if text.contains("connectionRefused") || text.contains("Connection refused") {
+            return "connection refused (is the server running?)"
+        }
         if text.contains("connectTimeout") || text.contains("deadlineExceeded") { return "timed out" }
         return text
     }

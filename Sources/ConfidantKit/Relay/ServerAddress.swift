@@ -4,8 +4,9 @@ import Foundation
 public enum ServerAddress {
     public static func parse(_ text: String) throws -> URL {
         guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", components.host?.isEmpty == false,
-              components.path.isEmpty || components.path == "/", components.query == nil else {
+            scheme == "http" || scheme == "https", components.host?.isEmpty == false,
+            components.path.isEmpty || components.path == "/", components.query == nil
+        else {
             throw ConfidantKitError.invalidServerURL(text)
         }
         components.path = ""

@@ -28,8 +28,10 @@ actor MessageSender {
     /// Why the last delivery attempt did not get through, for "queued" messages.
     private(set) var lastUnreachable: String?
 
-    init(relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher, stream: StreamSender,
-         events: MessengerEvents, retry: RetryPolicy, now: @escaping @Sendable () -> Date) {
+    init(
+        relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher, stream: StreamSender,
+        events: MessengerEvents, retry: RetryPolicy, now: @escaping @Sendable () -> Date
+    ) {
         self.relay = relay
         self.store = store
         self.directory = directory
@@ -60,8 +62,9 @@ actor MessageSender {
         } catch let error as ConfidantKitError where error.isTransient {
             // Queue it; the outbox delivers when the server is back.
         }
-        let message = LocalStore.NewMessage(id: UUID(), peer: contact.id, direction: .outgoing, senderDevice: cipher.identity.deviceID,
-                                            sentAt: now(), text: text, unreadableReason: nil, state: .pending)
+        let message = LocalStore.NewMessage(
+            id: UUID(), peer: contact.id, direction: .outgoing, senderDevice: cipher.identity.deviceID,
+            sentAt: now(), text: text, unreadableReason: nil, state: .pending)
         let stored = try store.queue(message, confirmed: confirmKeyChange, now: now())
         events.emit(.message(stored))
         try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:])
@@ -89,10 +92,14 @@ actor MessageSender {
 
     /// Queues a failed message again and delivers the outbox.
     func retry(_ id: UUID, confirmKeyChange: Bool) async throws -> ChatMessage.Status {
-        guard try store.requeue(id, confirmed: confirmKeyChange, now: now()) else { throw ConfidantKitError.notRetryable(id) }
+        guard try store.requeue(id, confirmed: confirmKeyChange, now: now()) else {
+            throw ConfidantKitError.notRetryable(id)
+        }
         events.emit(.delivery(id: id, status: .pending))
         try await deliverOutbox()
-        guard let message = try store.message(id: id, direction: .outgoing) else { throw ConfidantKitError.notRetryable(id) }
+        guard let message = try store.message(id: id, direction: .outgoing) else {
+            throw ConfidantKitError.notRetryable(id)
+        }
         return message.status
     }
 
@@ -100,27 +107,43 @@ actor MessageSender {
 
     /// - Parameter peerKeys: the peer's devices as just fetched, if they were; fetched otherwise
     ///   (and again after a `device_mismatch`).
-    private func deliver(_ queued: LocalStore.QueuedMessage, peerKeys fetched: [PublicIdentity]?) async throws -> Delivery {
+    private func deliver(_ queued: LocalStore.QueuedMessage, peerKeys fetched: [PublicIdentity]?) async throws
+        -> Delivery
+    {
         let message = queued.message
-        guard let text = message.text else { return try finish(message.id, .failed("the message is missing from the local store")) }
+        guard let text = message.text else {
+            return try finish(message.id, .failed("the message is missing from the local store"))
+        }
         do {
             var fetched = fetched
             for attempt in 0..<2 {
                 let peerKeys: [PublicIdentity]
-                if let keys = fetched { peerKeys = keys } else { peerKeys = try await directory.refreshKeys(of: message.peer) }
+                if let keys = fetched {
+                    peerKeys = keys
+                } else {
+                    peerKeys = try await directory.refreshKeys(of: message.peer)
+                }
                 fetched = nil
                 if try directory.keysChangedSinceVerification(message.peer) {
                     guard queued.confirmed else {
                         let name = try store.contact(id: message.peer)?.displayName ?? "the recipient"
-                        return try finish(message.id, .failed("held: \(name)'s security key changed after you verified it; compare safety numbers, then retry"))
+                        return try finish(
+                            message.id,
+                            .failed(
+                                "held: \(name)'s security key changed after you verified it; compare safety numbers, then retry"
+                            ))
                     }
                     try directory.acceptChangedKeys(of: message.peer)
                 }
-                guard !peerKeys.isEmpty else { return try finish(message.id, .failed("the recipient has no signed-in device yet")) }
+                guard !peerKeys.isEmpty else {
+                    return try finish(message.id, .failed("the recipient has no signed-in device yet"))
+                }
                 let ownKeys = try await directory.refreshKeys(of: me).filter { $0.deviceID != cipher.identity.deviceID }
-                let recipients = peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) }
+                let recipients =
+                    peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) }
                     + ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) }
-                let batch = try await seal(ChatPayload(conversation: message.peer, text: text).serialized, message: message, for: recipients)
+                let batch = try await seal(
+                    ChatPayload(conversation: message.peer, text: text).serialized, message: message, for: recipients)
                 do {
                     try await transmit(batch)
                     return try finish(message.id, .sent)
@@ -146,35 +169,52 @@ actor MessageSender {
     /// Claims prekey bundles for the devices that need one, then seals for every device in one
     /// store transaction (sessions stored before anything leaves, so a message key is never
     /// used twice).
-    private func seal(_ payload: Data, message: ChatMessage, for recipients: [SessionCipher.Recipient]) async throws -> Components.Schemas.MessageBatch {
-        let needing = try store.transaction { transaction in try recipients.filter { try cipher.needsBundle($0, sessions: transaction) } }
+    private func seal(_ payload: Data, message: ChatMessage, for recipients: [SessionCipher.Recipient]) async throws
+        -> Components.Schemas.MessageBatch
+    {
+        let needing = try store.transaction { transaction in
+            try recipients.filter { try cipher.needsBundle($0, sessions: transaction) }
+        }
         var bundles: [DeviceAddress: SessionCipher.Bundle] = [:]
         for recipient in needing { bundles[recipient.address] = try await claimBundle(of: recipient.address) }
         let envelopes: [Data]
         do {
             envelopes = try store.transaction { transaction in
-                try cipher.seal(payload, messageID: message.id, sentAt: message.sentAt, for: recipients, bundles: bundles, sessions: transaction)
+                try cipher.seal(
+                    payload, messageID: message.id, sentAt: message.sentAt, for: recipients, bundles: bundles,
+                    sessions: transaction)
             }
         } catch SessionCipher.SealError.untrustedBundle(let device, let reason) {
-            let name = device.userID == me ? "your other device" : (try store.contact(id: device.userID)?.displayName ?? "the recipient")
+            let name =
+                device.userID == me
+                ? "your other device" : (try store.contact(id: device.userID)?.displayName ?? "the recipient")
             throw ConfidantKitError.untrustedPrekeys(name: name, reason: reason)
         }
-        return Components.Schemas.MessageBatch(messageId: message.id.canonicalString, envelopes: zip(recipients, envelopes).map {
-            .init(recipientUserId: $0.user.canonicalString, recipientDeviceId: $0.identity.deviceID.canonicalString, envelope: .init($1))
-        })
+        return Components.Schemas.MessageBatch(
+            messageId: message.id.canonicalString,
+            envelopes: zip(recipients, envelopes).map {
+                .init(
+                    recipientUserId: $0.user.canonicalString, recipientDeviceId: $0.identity.deviceID.canonicalString,
+                    envelope: .init($1))
+            })
     }
 
     private func claimBundle(of device: DeviceAddress) async throws -> SessionCipher.Bundle {
         let bundles: [Components.Schemas.PrekeyBundle]
         switch try await relay.call({
-            try await $0.claimPrekeyBundles(path: .init(userId: device.userID.canonicalString), query: .init(deviceId: device.deviceID.canonicalString))
+            try await $0.claimPrekeyBundles(
+                path: .init(userId: device.userID.canonicalString),
+                query: .init(deviceId: device.deviceID.canonicalString))
         }) {
         case .ok(let ok): bundles = try ok.body.json
         case .default(let status, let response): throw problem(status, response)
         }
-        guard let wire = bundles.first(where: { UUID(uuidString: $0.deviceId) == device.deviceID }) else { return .noPrekeys }
+        guard let wire = bundles.first(where: { UUID(uuidString: $0.deviceId) == device.deviceID }) else {
+            return .noPrekeys
+        }
         guard let bundle = PrekeyBundle(wire) else {
-            throw ConfidantKitError.untrustedPrekeys(name: device.description, reason: "the bundle's key ids are out of range")
+            throw ConfidantKitError.untrustedPrekeys(
+                name: device.description, reason: "the bundle's key ids are out of range")
         }
         return .prekeys(bundle)
     }

@@ -54,8 +54,10 @@ public struct SignInSettingsChange: Sendable {
     public var totpSecret: String?
     public var totpCode: String?
 
-    public init(chain: [SignInStep.Method], operands: Int? = nil, mapping: String? = nil, codeLength: Int? = nil,
-                totpSecret: String? = nil, totpCode: String? = nil) {
+    public init(
+        chain: [SignInStep.Method], operands: Int? = nil, mapping: String? = nil, codeLength: Int? = nil,
+        totpSecret: String? = nil, totpCode: String? = nil
+    ) {
         self.chain = chain
         self.operands = operands
         self.mapping = mapping
@@ -69,21 +71,28 @@ extension RelayClient {
     /// Walks a sign-in transaction: the password from the caller, every other step from `answer`.
     /// A wrong answer fetches the current step again (a new challenge) and asks again, until the
     /// server closes the transaction.
-    func signInWithSteps(email: String, password: String, identity: Data, answer: SignInAnswerer) async throws -> Components.Schemas.Session {
+    func signInWithSteps(email: String, password: String, identity: Data, answer: SignInAnswerer) async throws
+        -> Components.Schemas.Session
+    {
         let start = Components.Schemas.SignInStart(email: email, identity: .init(identity))
         var progress: Components.Schemas.SignInProgress
         switch try await call({ try await $0.startSignIn(body: .json(start)) }) {
         case .created(let created): progress = try created.body.json
         case .default(let status, let response): throw problem(status, response)
         }
-        guard let id = progress.transactionId else { throw ConfidantKitError.badResponse("the sign-in has no transaction id") }
+        guard let id = progress.transactionId else {
+            throw ConfidantKitError.badResponse("the sign-in has no transaction id")
+        }
         while true {
             if let session = progress.session { return session }
-            guard let wire = progress.step else { throw ConfidantKitError.badResponse("the sign-in has neither a step nor a session") }
+            guard let wire = progress.step else {
+                throw ConfidantKitError.badResponse("the sign-in has neither a step nor a session")
+            }
             let step = SignInStep(wire)
             let reply = step.method == .password ? password : try await answer(step)
             let body = Components.Schemas.SignInAnswer(method: wire.method, answer: reply)
-            switch try await call({ try await $0.answerSignInStep(path: .init(transactionId: id), body: .json(body)) }) {
+            switch try await call({ try await $0.answerSignInStep(path: .init(transactionId: id), body: .json(body)) })
+            {
             case .ok(let ok):
                 progress = try ok.body.json
             case .default(let status, let response):

@@ -19,14 +19,16 @@ struct LocalDataKey: Sendable {
 
     init(key: SymmetricKey) {
         self.key = key
-        lookupKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("Confidant local lookup v1".utf8), outputByteCount: 32)
+        lookupKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: key, info: Data("Confidant local lookup v1".utf8), outputByteCount: 32)
     }
 
     static func generate() -> LocalDataKey { LocalDataKey(key: SymmetricKey(size: .bits256)) }
 
     private static func wrappingKey(_ identity: PrivateIdentity, salt: Data) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: identity.signingKey.rawRepresentation),
-                               salt: salt, info: wrapInfo, outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: identity.signingKey.rawRepresentation),
+            salt: salt, info: wrapInfo, outputByteCount: 32)
     }
 
     /// salt (16) | nonce (12) | wrapped key (32) | tag (16)
@@ -38,13 +40,17 @@ struct LocalDataKey: Sendable {
 
     static func unwrap(_ data: Data, with identity: PrivateIdentity) throws -> LocalDataKey {
         let bytes = [UInt8](data)
-        guard bytes.count == wrappedCount else { throw ConfidantKitError.storeDamaged("the wrapped data key has \(bytes.count) bytes") }
+        guard bytes.count == wrappedCount else {
+            throw ConfidantKitError.storeDamaged("the wrapped data key has \(bytes.count) bytes")
+        }
         do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: bytes[16..<28]), ciphertext: bytes[28..<60], tag: bytes[60..<76])
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: bytes[16..<28]), ciphertext: bytes[28..<60], tag: bytes[60..<76])
             let key = try AES.GCM.open(box, using: wrappingKey(identity, salt: Data(bytes[0..<16])))
             return LocalDataKey(key: SymmetricKey(data: key))
         } catch {
-            throw ConfidantKitError.storeDamaged("the data key does not open with this device's key (was the key file replaced?)")
+            throw ConfidantKitError.storeDamaged(
+                "the data key does not open with this device's key (was the key file replaced?)")
         }
     }
 
@@ -58,9 +64,11 @@ struct LocalDataKey: Sendable {
 
     func open(_ sealed: Data, context: String) throws -> Data {
         do {
-            return try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Self.sealContext + Data(context.utf8))
+            return try AES.GCM.open(
+                AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Self.sealContext + Data(context.utf8))
         } catch {
-            throw ConfidantKitError.storeDamaged("a sealed value (\(context.split(separator: "|").first ?? "")) fails authentication")
+            throw ConfidantKitError.storeDamaged(
+                "a sealed value (\(context.split(separator: "|").first ?? "")) fails authentication")
         }
     }
 

@@ -10,16 +10,18 @@ extension LocalStore {
     }
 
     func contactRecord(_ contact: Contact) throws -> ContactRecord {
-        ContactRecord(userID: contact.id, emailLookup: dataKey.lookup(contact.email.lowercased()),
-                      sealed: try seal(JSONEncoder().encode(contact), .contact(contact.id)), verifiedDigest: nil)
+        ContactRecord(
+            userID: contact.id, emailLookup: dataKey.lookup(contact.email.lowercased()),
+            sealed: try seal(JSONEncoder().encode(contact), .contact(contact.id)), verifiedDigest: nil)
     }
 
     /// Inserts or updates the contact, keeping what the user verified.
     static func save(_ record: ContactRecord, _ db: Database) throws {
-        try db.execute(sql: """
-            INSERT INTO contact (user_id, email_lookup, sealed) VALUES (?, ?, ?)
-            ON CONFLICT (user_id) DO UPDATE SET email_lookup = excluded.email_lookup, sealed = excluded.sealed
-            """, arguments: [record.userID.canonicalString, record.emailLookup, record.sealed])
+        try db.execute(
+            sql: """
+                INSERT INTO contact (user_id, email_lookup, sealed) VALUES (?, ?, ?)
+                ON CONFLICT (user_id) DO UPDATE SET email_lookup = excluded.email_lookup, sealed = excluded.sealed
+                """, arguments: [record.userID.canonicalString, record.emailLookup, record.sealed])
     }
 
     func contact(id: UUID) throws -> Contact? {
@@ -28,7 +30,10 @@ extension LocalStore {
 
     func contact(email: String) throws -> Contact? {
         try read { db in
-            guard let record = try ContactRecord.filter(ContactRecord.Columns.emailLookup == dataKey.lookup(email.lowercased())).fetchOne(db)
+            guard
+                let record = try ContactRecord.filter(
+                    ContactRecord.Columns.emailLookup == dataKey.lookup(email.lowercased())
+                ).fetchOne(db)
             else { return nil }
             return try contact(record)
         }
@@ -37,7 +42,8 @@ extension LocalStore {
     /// The contacts among `ids` that this profile knows, in one query.
     func contacts(_ ids: some Collection<UUID>, _ db: Database) throws -> [UUID: Contact] {
         guard !ids.isEmpty else { return [:] }
-        let records = try ContactRecord.filter(ids.map(\.canonicalString).contains(ContactRecord.Columns.userID)).fetchAll(db)
+        let records = try ContactRecord.filter(ids.map(\.canonicalString).contains(ContactRecord.Columns.userID))
+            .fetchAll(db)
         return Dictionary(try records.map { ($0.userID, try contact($0)) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -51,30 +57,45 @@ extension LocalStore {
             var request = ContactKeyRecord.filter(ContactKeyRecord.Columns.userID == user.canonicalString)
             if !includingRetired { request = request.filter(ContactKeyRecord.Columns.retiredAt == nil) }
             return try request.order(ContactKeyRecord.Columns.firstSeen).fetchAll(db).map {
-                KnownKey(identity: try PublicIdentity(serialized: $0.identity), firstSeen: $0.firstSeen, retiredAt: $0.retiredAt)
+                KnownKey(
+                    identity: try PublicIdentity(serialized: $0.identity), firstSeen: $0.firstSeen,
+                    retiredAt: $0.retiredAt)
             }
         }
     }
 
     /// Records the user's current device keys as the server lists them (see `KeyUpdate`) and
     /// returns what changed since the last time.
-    static func applyCurrentKeys(of user: UUID, _ current: [PublicIdentity], now: Date, in transaction: StoreTransaction) throws -> [KeyChange] {
+    static func applyCurrentKeys(
+        of user: UUID, _ current: [PublicIdentity], now: Date, in transaction: StoreTransaction
+    ) throws -> [KeyChange] {
         let db = transaction.db
         let rows = try ContactKeyRecord.filter(ContactKeyRecord.Columns.userID == user.canonicalString).fetchAll(db)
-        let update = KeyUpdate(user: user, known: rows.filter { $0.retiredAt == nil }.map { .init(deviceID: $0.deviceID, fingerprint: $0.fingerprint) },
-                               seenBefore: !rows.isEmpty, current: current)
+        let update = KeyUpdate(
+            user: user,
+            known: rows.filter { $0.retiredAt == nil }.map {
+                .init(deviceID: $0.deviceID, fingerprint: $0.fingerprint)
+            },
+            seenBefore: !rows.isEmpty, current: current)
         for key in update.retire {
-            try db.execute(sql: "UPDATE contact_key SET retired_at = ? WHERE user_id = ? AND device_id = ? AND fingerprint = ?",
-                           arguments: [now.timeIntervalSince1970, user.canonicalString, key.deviceID.canonicalString, key.fingerprint])
+            try db.execute(
+                sql: "UPDATE contact_key SET retired_at = ? WHERE user_id = ? AND device_id = ? AND fingerprint = ?",
+                arguments: [
+                    now.timeIntervalSince1970, user.canonicalString, key.deviceID.canonicalString, key.fingerprint,
+                ])
         }
         try transaction.endSessions(of: user, devices: update.endSessions)
         for identity in update.add {
             // A key that comes back (a device re-registered an earlier key) is current again.
-            try db.execute(sql: """
-                INSERT INTO contact_key (user_id, device_id, fingerprint, identity, first_seen, retired_at) VALUES (?, ?, ?, ?, ?, NULL)
-                ON CONFLICT DO UPDATE SET retired_at = NULL
-                """, arguments: [user.canonicalString, identity.deviceID.canonicalString, IdentityFingerprint(identity).description,
-                                 identity.serialized, now.timeIntervalSince1970])
+            try db.execute(
+                sql: """
+                    INSERT INTO contact_key (user_id, device_id, fingerprint, identity, first_seen, retired_at) VALUES (?, ?, ?, ?, ?, NULL)
+                    ON CONFLICT DO UPDATE SET retired_at = NULL
+                    """,
+                arguments: [
+                    user.canonicalString, identity.deviceID.canonicalString, IdentityFingerprint(identity).description,
+                    identity.serialized, now.timeIntervalSince1970,
+                ])
         }
         return update.changes
     }

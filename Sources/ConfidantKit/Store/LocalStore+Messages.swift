@@ -23,18 +23,26 @@ extension LocalStore {
     func insert(_ messages: [NewMessage], _ db: Database) throws -> [ChatMessage] {
         var stored: [ChatMessage] = []
         for message in messages {
-            let body = try message.text.map { try seal(Data($0.utf8), .message(id: message.id, peer: message.peer, direction: message.direction)) }
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [message.id.canonicalString, message.peer.canonicalString, message.direction,
-                                 message.senderDevice?.canonicalString, message.sentAt.timeIntervalSince1970, body,
-                                 message.unreadableReason, message.state, message.direction != .incoming, message.envelopeVersion])
+            let body = try message.text.map {
+                try seal(Data($0.utf8), .message(id: message.id, peer: message.peer, direction: message.direction))
+            }
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    message.id.canonicalString, message.peer.canonicalString, message.direction,
+                    message.senderDevice?.canonicalString, message.sentAt.timeIntervalSince1970, body,
+                    message.unreadableReason, message.state, message.direction != .incoming, message.envelopeVersion,
+                ])
             guard db.changesCount > 0 else { continue }
-            stored.append(ChatMessage(id: message.id, sequence: db.lastInsertedRowID, peer: message.peer, direction: message.direction,
-                                      sentAt: message.sentAt, text: message.text, unreadableReason: message.unreadableReason,
-                                      status: Self.status(message.state, failure: nil), isRead: message.direction != .incoming,
-                                      envelopeVersion: message.envelopeVersion))
+            stored.append(
+                ChatMessage(
+                    id: message.id, sequence: db.lastInsertedRowID, peer: message.peer, direction: message.direction,
+                    sentAt: message.sentAt, text: message.text, unreadableReason: message.unreadableReason,
+                    status: Self.status(message.state, failure: nil), isRead: message.direction != .incoming,
+                    envelopeVersion: message.envelopeVersion))
         }
         return stored
     }
@@ -55,13 +63,21 @@ extension LocalStore {
     }
 
     func chatMessage(_ record: MessageRecord) throws -> ChatMessage {
-        guard let sequence = record.seq else { throw ConfidantKitError.storeDamaged("a message has no sequence number") }
-        let text = try record.body.map {
-            String(decoding: try open($0, .message(id: record.messageID, peer: record.peerID, direction: record.direction)), as: UTF8.self)
+        guard let sequence = record.seq else {
+            throw ConfidantKitError.storeDamaged("a message has no sequence number")
         }
-        return ChatMessage(id: record.messageID, sequence: sequence, peer: record.peerID, direction: record.direction, sentAt: record.sentAt,
-                           text: text, unreadableReason: record.unreadableReason, status: Self.status(record.state, failure: record.failure),
-                           isRead: record.isRead, envelopeVersion: record.envelope)
+        let text = try record.body.map {
+            String(
+                decoding: try open(
+                    $0, .message(id: record.messageID, peer: record.peerID, direction: record.direction)), as: UTF8.self
+            )
+        }
+        return ChatMessage(
+            id: record.messageID, sequence: sequence, peer: record.peerID, direction: record.direction,
+            sentAt: record.sentAt,
+            text: text, unreadableReason: record.unreadableReason,
+            status: Self.status(record.state, failure: record.failure),
+            isRead: record.isRead, envelopeVersion: record.envelope)
     }
 
     /// The last `limit` lines with `peer`, oldest first.
@@ -80,39 +96,49 @@ extension LocalStore {
     }
 
     func message(id: UUID, direction: ChatMessage.Direction, _ db: Database) throws -> ChatMessage? {
-        try MessageRecord.filter(MessageRecord.Columns.messageID == id.canonicalString && MessageRecord.Columns.direction == direction)
-            .fetchOne(db).map(chatMessage)
+        try MessageRecord.filter(
+            MessageRecord.Columns.messageID == id.canonicalString && MessageRecord.Columns.direction == direction
+        )
+        .fetchOne(db).map(chatMessage)
     }
 
     func markRead(peer: UUID) throws {
         _ = try write { db in
-            try MessageRecord.filter(MessageRecord.Columns.peerID == peer.canonicalString && MessageRecord.Columns.isRead == false)
-                .updateAll(db, MessageRecord.Columns.isRead.set(to: true))
+            try MessageRecord.filter(
+                MessageRecord.Columns.peerID == peer.canonicalString && MessageRecord.Columns.isRead == false
+            )
+            .updateAll(db, MessageRecord.Columns.isRead.set(to: true))
         }
     }
 
     /// Conversations, most recent first, with unread counts, the last line and a key-change
     /// warning that came after your last message: one query, plus one for the contacts.
     func conversations(_ db: Database) throws -> [ConversationSummary] {
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT m.*, s.unread, n.message_id AS notice_id, n.body AS notice_body FROM message m
-            JOIN (SELECT peer_id, MAX(seq) AS last, SUM(direction = ? AND is_read = 0) AS unread,
-                         MAX(CASE WHEN direction = ? THEN seq END) AS last_notice,
-                         MAX(CASE WHEN direction = ? THEN seq END) AS last_outgoing
-                  FROM message GROUP BY peer_id) s ON m.seq = s.last
-            LEFT JOIN message n ON n.seq = s.last_notice AND s.last_notice > COALESCE(s.last_outgoing, 0)
-            ORDER BY m.sent_at DESC, m.seq DESC
-            """, arguments: [ChatMessage.Direction.incoming, ChatMessage.Direction.notice, ChatMessage.Direction.outgoing])
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT m.*, s.unread, n.message_id AS notice_id, n.body AS notice_body FROM message m
+                JOIN (SELECT peer_id, MAX(seq) AS last, SUM(direction = ? AND is_read = 0) AS unread,
+                             MAX(CASE WHEN direction = ? THEN seq END) AS last_notice,
+                             MAX(CASE WHEN direction = ? THEN seq END) AS last_outgoing
+                      FROM message GROUP BY peer_id) s ON m.seq = s.last
+                LEFT JOIN message n ON n.seq = s.last_notice AND s.last_notice > COALESCE(s.last_outgoing, 0)
+                ORDER BY m.sent_at DESC, m.seq DESC
+                """,
+            arguments: [ChatMessage.Direction.incoming, ChatMessage.Direction.notice, ChatMessage.Direction.outgoing])
         let lasts = try rows.map { try chatMessage(MessageRecord(row: $0)) }
         let contacts = try contacts(Set(lasts.map(\.peer)), db)
         return try zip(rows, lasts).compactMap { row, last in
             guard let peer = contacts[last.peer] else { return nil }
             var warning: String?
             if let noticeID: UUID = row["notice_id"], let body: Data = row["notice_body"] {
-                warning = String(decoding: try open(body, .message(id: noticeID, peer: last.peer, direction: .notice)), as: UTF8.self)
+                warning = String(
+                    decoding: try open(body, .message(id: noticeID, peer: last.peer, direction: .notice)), as: UTF8.self
+                )
             }
-            return ConversationSummary(peer: peer, lastActivity: last.sentAt, unread: row["unread"], preview: last.displayText,
-                                       keyChangeWarning: warning)
+            return ConversationSummary(
+                peer: peer, lastActivity: last.sentAt, unread: row["unread"], preview: last.displayText,
+                keyChangeWarning: warning)
         }
     }
 

@@ -4,7 +4,9 @@ import GRDB
 /// Values that follow the store: each starts with the current value and yields again whenever a
 /// transaction changes what it reads (GRDB's `ValueObservation`), so screens update themselves.
 extension LocalStore {
-    func observe<Value: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
+    func observe<Value: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> Value)
+        -> AsyncThrowingStream<Value, any Error>
+    {
         let observation = ValueObservation.tracking(fetch).removeDuplicates()
         let database = database
         return AsyncThrowingStream { continuation in
@@ -30,7 +32,9 @@ extension Messenger {
 
     /// The last `limit` lines with a peer, oldest first, now and after every change (new
     /// messages, delivery states, read marks).
-    public nonisolated func historyUpdates(with peer: UUID, limit: Int = 200) -> AsyncThrowingStream<[ChatMessage], any Error> {
+    public nonisolated func historyUpdates(with peer: UUID, limit: Int = 200) -> AsyncThrowingStream<
+        [ChatMessage], any Error
+    > {
         let store = store
         return store.observe { db in try store.history(with: peer, limit: limit, db) }
     }

@@ -19,7 +19,9 @@ extension LocalStore {
             guard let stored = try insert([message], db).first else {
                 throw ConfidantKitError.storeDamaged("the new message was not stored (its id is taken)")
             }
-            try OutboxRecord(messageID: message.id, peerID: message.peer, attempts: 0, confirmed: confirmed, createdAt: now).insert(db)
+            try OutboxRecord(
+                messageID: message.id, peerID: message.peer, attempts: 0, confirmed: confirmed, createdAt: now
+            ).insert(db)
             return stored
         }
     }
@@ -28,16 +30,20 @@ extension LocalStore {
     /// message retried later keeps its place).
     func outbox() throws -> [QueuedMessage] {
         try read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT m.*, o.confirmed AS outbox_confirmed, o.attempts AS outbox_attempts, o.next_attempt_at AS outbox_next,
-                       o.last_error AS outbox_error
-                FROM outbox o JOIN message m ON m.message_id = o.message_id AND m.direction = ?
-                ORDER BY m.seq
-                """, arguments: [ChatMessage.Direction.outgoing])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.*, o.confirmed AS outbox_confirmed, o.attempts AS outbox_attempts, o.next_attempt_at AS outbox_next,
+                           o.last_error AS outbox_error
+                    FROM outbox o JOIN message m ON m.message_id = o.message_id AND m.direction = ?
+                    ORDER BY m.seq
+                    """, arguments: [ChatMessage.Direction.outgoing])
             return try rows.map { row in
-                QueuedMessage(message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],
-                              attempts: row["outbox_attempts"], nextAttemptAt: (row["outbox_next"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                              lastError: row["outbox_error"])
+                QueuedMessage(
+                    message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],
+                    attempts: row["outbox_attempts"],
+                    nextAttemptAt: (row["outbox_next"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                    lastError: row["outbox_error"])
             }
         }
     }
@@ -45,9 +51,13 @@ extension LocalStore {
     /// Marks an outgoing message sent, or failed for good, and takes it out of the outbox.
     func finish(_ id: UUID, failure: String?) throws {
         try write { db in
-            try MessageRecord.filter(MessageRecord.Columns.messageID == id.canonicalString && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing)
-                .updateAll(db, MessageRecord.Columns.state.set(to: failure == nil ? MessageState.sent : .failed),
-                           MessageRecord.Columns.failure.set(to: failure))
+            try MessageRecord.filter(
+                MessageRecord.Columns.messageID == id.canonicalString
+                    && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing
+            )
+            .updateAll(
+                db, MessageRecord.Columns.state.set(to: failure == nil ? MessageState.sent : .failed),
+                MessageRecord.Columns.failure.set(to: failure))
             try OutboxRecord.deleteOne(db, key: id.canonicalString)
         }
     }
@@ -56,7 +66,8 @@ extension LocalStore {
     func deferDelivery(of id: UUID, until nextAttempt: Date?, reason: String) throws {
         _ = try write { db in
             try OutboxRecord.filter(OutboxRecord.Columns.messageID == id.canonicalString).updateAll(
-                db, OutboxRecord.Columns.attempts += 1, OutboxRecord.Columns.nextAttemptAt.set(to: nextAttempt?.timeIntervalSince1970),
+                db, OutboxRecord.Columns.attempts += 1,
+                OutboxRecord.Columns.nextAttemptAt.set(to: nextAttempt?.timeIntervalSince1970),
                 OutboxRecord.Columns.lastError.set(to: reason))
         }
     }
@@ -64,13 +75,23 @@ extension LocalStore {
     /// Puts a failed message back in the outbox; false when it has not failed.
     func requeue(_ id: UUID, confirmed: Bool, now: Date) throws -> Bool {
         try write { db in
-            guard let record = try MessageRecord.filter(MessageRecord.Columns.messageID == id.canonicalString
-                && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing && MessageRecord.Columns.state == MessageState.failed)
+            guard
+                let record = try MessageRecord.filter(
+                    MessageRecord.Columns.messageID == id.canonicalString
+                        && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing
+                        && MessageRecord.Columns.state == MessageState.failed
+                )
                 .fetchOne(db)
             else { return false }
-            try MessageRecord.filter(MessageRecord.Columns.messageID == id.canonicalString && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing)
-                .updateAll(db, MessageRecord.Columns.state.set(to: MessageState.pending), MessageRecord.Columns.failure.set(to: nil))
-            try OutboxRecord(messageID: id, peerID: record.peerID, attempts: 0, confirmed: confirmed, createdAt: now).insert(db, onConflict: .ignore)
+            try MessageRecord.filter(
+                MessageRecord.Columns.messageID == id.canonicalString
+                    && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing
+            )
+            .updateAll(
+                db, MessageRecord.Columns.state.set(to: MessageState.pending),
+                MessageRecord.Columns.failure.set(to: nil))
+            try OutboxRecord(messageID: id, peerID: record.peerID, attempts: 0, confirmed: confirmed, createdAt: now)
+                .insert(db, onConflict: .ignore)
             return true
         }
     }

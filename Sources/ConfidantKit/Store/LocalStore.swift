@@ -88,8 +88,10 @@ enum SealContext {
         case .account: "meta|account"
         case .prekeys: "meta|prekeys"
         case .contact(let id): "contact|\(id.canonicalString)"
-        case .message(let id, let peer, let direction): "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
-        case .session(let device, let fingerprint): "session|\(device.userID.canonicalString)|\(device.deviceID.canonicalString)|\(fingerprint)"
+        case .message(let id, let peer, let direction):
+            "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
+        case .session(let device, let fingerprint):
+            "session|\(device.userID.canonicalString)|\(device.deviceID.canonicalString)|\(fingerprint)"
         }
     }
 }

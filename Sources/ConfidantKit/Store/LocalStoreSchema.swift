@@ -5,56 +5,58 @@ enum LocalStoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
-                CREATE TABLE contact (
-                    user_id TEXT PRIMARY KEY,
-                    email_lookup BLOB NOT NULL UNIQUE,
-                    sealed BLOB NOT NULL,
-                    verified_digest BLOB);
-                CREATE TABLE contact_key (
-                    user_id TEXT NOT NULL,
-                    device_id TEXT NOT NULL,
-                    fingerprint TEXT NOT NULL,
-                    identity BLOB NOT NULL,
-                    first_seen REAL NOT NULL,
-                    retired_at REAL,
-                    PRIMARY KEY (user_id, device_id, fingerprint));
-                CREATE TABLE message (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    message_id TEXT NOT NULL,
-                    peer_id TEXT NOT NULL,
-                    direction INTEGER NOT NULL,
-                    sender_device TEXT,
-                    sent_at REAL NOT NULL,
-                    body BLOB,
-                    unreadable_reason TEXT,
-                    state TEXT NOT NULL,
-                    failure TEXT,
-                    is_read INTEGER NOT NULL DEFAULT 0,
-                    UNIQUE (message_id, peer_id, direction));
-                CREATE INDEX message_by_peer ON message (peer_id, seq);
-                CREATE TABLE outbox (
-                    message_id TEXT PRIMARY KEY,
-                    peer_id TEXT NOT NULL,
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    confirmed INTEGER NOT NULL DEFAULT 0,
-                    created_at REAL NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+                    CREATE TABLE contact (
+                        user_id TEXT PRIMARY KEY,
+                        email_lookup BLOB NOT NULL UNIQUE,
+                        sealed BLOB NOT NULL,
+                        verified_digest BLOB);
+                    CREATE TABLE contact_key (
+                        user_id TEXT NOT NULL,
+                        device_id TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        identity BLOB NOT NULL,
+                        first_seen REAL NOT NULL,
+                        retired_at REAL,
+                        PRIMARY KEY (user_id, device_id, fingerprint));
+                    CREATE TABLE message (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        message_id TEXT NOT NULL,
+                        peer_id TEXT NOT NULL,
+                        direction INTEGER NOT NULL,
+                        sender_device TEXT,
+                        sent_at REAL NOT NULL,
+                        body BLOB,
+                        unreadable_reason TEXT,
+                        state TEXT NOT NULL,
+                        failure TEXT,
+                        is_read INTEGER NOT NULL DEFAULT 0,
+                        UNIQUE (message_id, peer_id, direction));
+                    CREATE INDEX message_by_peer ON message (peer_id, seq);
+                    CREATE TABLE outbox (
+                        message_id TEXT PRIMARY KEY,
+                        peer_id TEXT NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        confirmed INTEGER NOT NULL DEFAULT 0,
+                        created_at REAL NOT NULL);
+                    """)
         }
         // Sessions (envelope v2) per peer device, bound to the identity they were started with;
         // which envelope version carried each received message.
         migrator.registerMigration("v2-sessions") { db in
-            try db.execute(sql: """
-                ALTER TABLE message ADD COLUMN envelope INTEGER;
-                CREATE TABLE session (
-                    user_id TEXT NOT NULL,
-                    device_id TEXT NOT NULL,
-                    fingerprint TEXT NOT NULL,
-                    sealed BLOB NOT NULL,
-                    updated_at REAL NOT NULL,
-                    PRIMARY KEY (user_id, device_id));
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE message ADD COLUMN envelope INTEGER;
+                    CREATE TABLE session (
+                        user_id TEXT NOT NULL,
+                        device_id TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        sealed BLOB NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (user_id, device_id));
+                    """)
         }
         // Automatic retries: when the next attempt of a waiting message is due, and why the last
         // one failed.

@@ -10,7 +10,9 @@ protocol StoreRecord: Codable, FetchableRecord, PersistableRecord {}
 
 extension StoreRecord {
     static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy { .lowercaseString }
-    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        .timeIntervalSince1970
+    }
 }
 
 /// What state an outgoing message is in; received messages and notices are `received`.
@@ -23,7 +25,10 @@ extension ChatMessage.Direction: DatabaseValueConvertible {}
 /// `meta`: one sealed or plain value per key.
 struct MetaRecord: StoreRecord {
     static let databaseTableName = "meta"
-    enum Key: String { case dataKey = "data_key", account, cursor, prekeys }
+    enum Key: String {
+        case dataKey = "data_key"
+        case account, cursor, prekeys
+    }
 
     var key: String
     var value: Data
@@ -45,7 +50,10 @@ struct ContactRecord: StoreRecord {
     var verifiedDigest: Data?
 
     enum CodingKeys: String, CodingKey {
-        case userID = "user_id", emailLookup = "email_lookup", sealed, verifiedDigest = "verified_digest"
+        case userID = "user_id"
+        case emailLookup = "email_lookup"
+        case sealed
+        case verifiedDigest = "verified_digest"
     }
 
     enum Columns {
@@ -69,7 +77,11 @@ struct ContactKeyRecord: StoreRecord {
     var retiredAt: Date?
 
     enum CodingKeys: String, CodingKey {
-        case userID = "user_id", deviceID = "device_id", fingerprint, identity, firstSeen = "first_seen", retiredAt = "retired_at"
+        case userID = "user_id"
+        case deviceID = "device_id"
+        case fingerprint, identity
+        case firstSeen = "first_seen"
+        case retiredAt = "retired_at"
     }
 
     enum Columns {
@@ -102,8 +114,18 @@ struct MessageRecord: StoreRecord {
     var envelope: Int?
 
     enum CodingKeys: String, CodingKey {
-        case seq, messageID = "message_id", peerID = "peer_id", direction, senderDevice = "sender_device", sentAt = "sent_at", body,
-             unreadableReason = "unreadable_reason", state, failure, isRead = "is_read", envelope
+        case seq
+        case messageID = "message_id"
+        case peerID = "peer_id"
+        case direction
+        case senderDevice = "sender_device"
+        case sentAt = "sent_at"
+        case body
+        case
+            unreadableReason = "unreadable_reason"
+        case state, failure
+        case isRead = "is_read"
+        case envelope
     }
 
     enum Columns {
@@ -133,8 +155,13 @@ struct OutboxRecord: StoreRecord {
     var lastError: String?
 
     enum CodingKeys: String, CodingKey {
-        case messageID = "message_id", peerID = "peer_id", attempts, confirmed, createdAt = "created_at",
-             nextAttemptAt = "next_attempt_at", lastError = "last_error"
+        case messageID = "message_id"
+        case peerID = "peer_id"
+        case attempts, confirmed
+        case createdAt = "created_at"
+        case
+            nextAttemptAt = "next_attempt_at"
+        case lastError = "last_error"
     }
 
     enum Columns {
@@ -157,7 +184,10 @@ struct SessionRow: StoreRecord {
     var updatedAt: Date
 
     enum CodingKeys: String, CodingKey {
-        case userID = "user_id", deviceID = "device_id", fingerprint, sealed, updatedAt = "updated_at"
+        case userID = "user_id"
+        case deviceID = "device_id"
+        case fingerprint, sealed
+        case updatedAt = "updated_at"
     }
 
     enum Columns {

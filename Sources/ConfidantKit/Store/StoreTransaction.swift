@@ -19,24 +19,37 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     // MARK: SessionStore
 
     func session(with device: DeviceAddress, fingerprint: String) throws -> SessionRecord? {
-        guard let row = try SessionRow
-            .filter(SessionRow.Columns.userID == device.userID.canonicalString && SessionRow.Columns.deviceID == device.deviceID.canonicalString
-                && SessionRow.Columns.fingerprint == fingerprint)
-            .fetchOne(db)
+        guard
+            let row =
+                try SessionRow
+                .filter(
+                    SessionRow.Columns.userID == device.userID.canonicalString
+                        && SessionRow.Columns.deviceID == device.deviceID.canonicalString
+                        && SessionRow.Columns.fingerprint == fingerprint
+                )
+                .fetchOne(db)
         else { return nil }
-        return try SessionRecord(serialized: dataKey.open(row.sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
+        return try SessionRecord(
+            serialized: dataKey.open(row.sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
     }
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
-        let sealed = try dataKey.seal(record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
-        try SessionRow(userID: device.userID, deviceID: device.deviceID, fingerprint: fingerprint, sealed: sealed, updatedAt: Date()).save(db)
+        let sealed = try dataKey.seal(
+            record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
+        try SessionRow(
+            userID: device.userID, deviceID: device.deviceID, fingerprint: fingerprint, sealed: sealed,
+            updatedAt: Date()
+        ).save(db)
     }
 
     /// Ends the sessions with the devices (their keys changed).
     func endSessions(of user: UUID, devices: [UUID]) throws {
         guard !devices.isEmpty else { return }
-        try SessionRow.filter(SessionRow.Columns.userID == user.canonicalString && devices.map(\.canonicalString).contains(SessionRow.Columns.deviceID))
-            .deleteAll(db)
+        try SessionRow.filter(
+            SessionRow.Columns.userID == user.canonicalString
+                && devices.map(\.canonicalString).contains(SessionRow.Columns.deviceID)
+        )
+        .deleteAll(db)
     }
 
     /// Forgets every session (this device's own key changed).
@@ -72,8 +85,10 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     func knownKeys(of device: DeviceAddress) throws -> [PublicIdentity] {
         try ContactKeyRecord
-            .filter(ContactKeyRecord.Columns.userID == device.userID.canonicalString
-                && ContactKeyRecord.Columns.deviceID == device.deviceID.canonicalString)
+            .filter(
+                ContactKeyRecord.Columns.userID == device.userID.canonicalString
+                    && ContactKeyRecord.Columns.deviceID == device.deviceID.canonicalString
+            )
             .fetchAll(db)
             // Current first, then retired ones, newest first.
             .sorted { ($0.retiredAt ?? .distantFuture) > ($1.retiredAt ?? .distantFuture) }

@@ -40,7 +40,9 @@ public final class AuthViewModel {
     /// Checks the fields locally; the server checks them again.
     public func validate() -> Bool {
         var errors: [Field: String] = [:]
-        if (try? ServerAddress.parse(serverAddress)) == nil { errors[.server] = "Enter the server address, e.g. http://127.0.0.1:8080" }
+        if (try? ServerAddress.parse(serverAddress)) == nil {
+            errors[.server] = "Enter the server address, e.g. http://127.0.0.1:8080"
+        }
         do {
             _ = try EmailAddress(email)
         } catch {
@@ -68,16 +70,18 @@ public final class AuthViewModel {
             switch mode {
             case .signUp:
                 let shown = displayName.trimmingCharacters(in: .whitespaces)
-                messenger = try await Messenger.register(profile, passphrase: passphrase, server: server, email: email, password: password,
-                                                         displayName: shown.isEmpty ? nil : shown,
-                                                         firstName: firstName.trimmingCharacters(in: .whitespaces),
-                                                         lastName: lastName.trimmingCharacters(in: .whitespaces))
+                messenger = try await Messenger.register(
+                    profile, passphrase: passphrase, server: server, email: email, password: password,
+                    displayName: shown.isEmpty ? nil : shown,
+                    firstName: firstName.trimmingCharacters(in: .whitespaces),
+                    lastName: lastName.trimmingCharacters(in: .whitespaces))
             case .signIn:
-                messenger = try await Messenger.login(profile, passphrase: passphrase, server: server, email: email, password: password,
-                                                      answer: { [weak self] step in
-                                                          guard let self else { throw CancellationError() }
-                                                          return try await self.ask(step)
-                                                      })
+                messenger = try await Messenger.login(
+                    profile, passphrase: passphrase, server: server, email: email, password: password,
+                    answer: { [weak self] step in
+                        guard let self else { throw CancellationError() }
+                        return try await self.ask(step)
+                    })
             }
             password = ""
         } catch let error as ConfidantKitError {

@@ -27,10 +27,15 @@ public struct APIFailure: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String { "\(code.rawValue): \(message)" }
 
     static func malformed(_ message: String) -> APIFailure { .init(.malformedRequest, message) }
-    static func notFound(_ what: String) -> APIFailure { .init(.notFound, "\(what) does not exist or is not yours to see.") }
-    static let unauthenticated = APIFailure(.unauthenticated, "Sign in first: send `Authorization: Bearer <token>` with a valid, unexpired session token.")
+    static func notFound(_ what: String) -> APIFailure {
+        .init(.notFound, "\(what) does not exist or is not yours to see.")
+    }
+    static let unauthenticated = APIFailure(
+        .unauthenticated, "Sign in first: send `Authorization: Bearer <token>` with a valid, unexpired session token.")
     /// Anything unexpected, told without detail (never a stack trace).
-    static let internalError = APIFailure(.internal, "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
+    static let internalError = APIFailure(
+        .internal,
+        "The server could not complete the request. Retrying is safe: sends are idempotent on their message id.")
     static func forbidden(_ message: String) -> APIFailure { .init(.forbidden, message) }
     static func tooLarge(_ what: String, limit: Int) -> APIFailure {
         .init(.tooLarge, "\(what) is larger than the limit of \(limit) bytes.")

@@ -7,16 +7,18 @@ import OpenAPIRuntime
 extension RelayAPI {
     func signUp(_ input: Operations.SignUp.Input) async throws -> Operations.SignUp.Output {
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        let user = try await services.accounts.signUp(.init(
-            email: body.email, password: body.password, firstName: body.firstName, lastName: body.lastName,
-            displayName: body.displayName, avatar: body.avatar.map { Data($0.data) }, address: try clientAddress()))
+        let user = try await services.accounts.signUp(
+            .init(
+                email: body.email, password: body.password, firstName: body.firstName, lastName: body.lastName,
+                displayName: body.displayName, avatar: body.avatar.map { Data($0.data) }, address: try clientAddress()))
         return .created(.init(body: .json(try user.wire)))
     }
 
     func signIn(_ input: Operations.SignIn.Input) async throws -> Operations.SignIn.Output {
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        let session = try await services.signIn.signIn(email: body.email, password: body.password,
-                                                       identity: try Self.identity(body.identity.data), address: try clientAddress())
+        let session = try await services.signIn.signIn(
+            email: body.email, password: body.password,
+            identity: try Self.identity(body.identity.data), address: try clientAddress())
         return .created(.init(body: .json(session)))
     }
 
@@ -29,7 +31,10 @@ extension RelayAPI {
         let caller = try caller()
         guard let user = try await services.accounts.user(caller.userID) else { throw APIFailure.unauthenticated }
         let expires = try await services.sessions.expiry(of: caller)
-        return .ok(.init(body: .json(.init(user: try user.wire, deviceId: caller.deviceID.canonicalString, sessionExpiresAt: expires))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(user: try user.wire, deviceId: caller.deviceID.canonicalString, sessionExpiresAt: expires))))
     }
 
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
@@ -42,13 +47,17 @@ extension RelayAPI {
     func setAvatar(_ input: Operations.SetAvatar.Input) async throws -> Operations.SetAvatar.Output {
         let caller = try caller()
         let limit = services.configuration.maximumAvatarBytes
-        let (body, declared): (HTTPBody, String) = switch input.body {
-        case .png(let body): (body, AvatarImage.png)
-        case .jpeg(let body): (body, AvatarImage.jpeg)
-        }
+        let (body, declared): (HTTPBody, String) =
+            switch input.body {
+            case .png(let body): (body, AvatarImage.png)
+            case .jpeg(let body): (body, AvatarImage.jpeg)
+            }
         let bytes: Data
-        do { bytes = try await Data(collecting: body, upTo: limit) } catch { throw APIFailure.tooLarge("The avatar", limit: limit) }
-        try await services.accounts.setAvatar(try AvatarImage(checking: bytes, declared: declared, limit: limit), of: caller)
+        do { bytes = try await Data(collecting: body, upTo: limit) } catch {
+            throw APIFailure.tooLarge("The avatar", limit: limit)
+        }
+        try await services.accounts.setAvatar(
+            try AvatarImage(checking: bytes, declared: declared, limit: limit), of: caller)
         return .noContent(.init())
     }
 
@@ -64,7 +73,8 @@ extension RelayAPI {
         do {
             return try PublicIdentity(serialized: Data(bytes))
         } catch {
-            throw APIFailure(.invalidIdentity, "The device identity is not a valid, self-signed public identity: \(error).")
+            throw APIFailure(
+                .invalidIdentity, "The device identity is not a valid, self-signed public identity: \(error).")
         }
     }
 }

@@ -8,13 +8,15 @@ extension RelayAPI {
         let caller = try caller()
         guard case .binary(let body) = input.body else { throw APIFailure.malformed("Send application/octet-stream.") }
         let stored = try await services.blobs.upload(body, by: caller.userID)
-        return .created(.init(body: .json(.init(blobId: stored.id.canonicalString, size: stored.size, sha256: stored.sha256))))
+        return .created(
+            .init(body: .json(.init(blobId: stored.id.canonicalString, size: stored.size, sha256: stored.sha256))))
     }
 
     func downloadBlob(_ input: Operations.DownloadBlob.Input) async throws -> Operations.DownloadBlob.Output {
         let caller = try caller()
-        let body = try await services.blobs.download(try Self.uuid(input.path.blobId, "blobId"), by: caller.userID,
-                                                     capability: input.query.capability)
+        let body = try await services.blobs.download(
+            try Self.uuid(input.path.blobId, "blobId"), by: caller.userID,
+            capability: input.query.capability)
         return .ok(.init(body: .binary(body)))
     }
 
@@ -27,8 +29,9 @@ extension RelayAPI {
     func grantBlob(_ input: Operations.GrantBlob.Input) async throws -> Operations.GrantBlob.Output {
         let caller = try caller()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        let capability = try await services.blobs.grant(try Self.uuid(input.path.blobId, "blobId"), by: caller.userID,
-                                                        to: try Self.uuid(body.recipientUserId, "recipientUserId"))
+        let capability = try await services.blobs.grant(
+            try Self.uuid(input.path.blobId, "blobId"), by: caller.userID,
+            to: try Self.uuid(body.recipientUserId, "recipientUserId"))
         return .created(.init(body: .json(.init(capability: capability.text, recipientUserId: body.recipientUserId))))
     }
 
@@ -42,15 +45,24 @@ extension RelayAPI {
 
     func getBackupObject(_ input: Operations.GetBackupObject.Input) async throws -> Operations.GetBackupObject.Output {
         let caller = try caller()
-        return .ok(.init(body: .binary(try await services.backups.get(try BackupObjectService.name(input.path.name), owner: caller.userID))))
+        return .ok(
+            .init(
+                body: .binary(
+                    try await services.backups.get(try BackupObjectService.name(input.path.name), owner: caller.userID))
+            ))
     }
 
-    func backupObjectExists(_ input: Operations.BackupObjectExists.Input) async throws -> Operations.BackupObjectExists.Output {
+    func backupObjectExists(_ input: Operations.BackupObjectExists.Input) async throws
+        -> Operations.BackupObjectExists.Output
+    {
         let caller = try caller()
-        return try await services.backups.exists(try BackupObjectService.name(input.path.name), owner: caller.userID) ? .ok(.init()) : .notFound(.init())
+        return try await services.backups.exists(try BackupObjectService.name(input.path.name), owner: caller.userID)
+            ? .ok(.init()) : .notFound(.init())
     }
 
-    func deleteBackupObject(_ input: Operations.DeleteBackupObject.Input) async throws -> Operations.DeleteBackupObject.Output {
+    func deleteBackupObject(_ input: Operations.DeleteBackupObject.Input) async throws
+        -> Operations.DeleteBackupObject.Output
+    {
         let caller = try caller()
         try await services.backups.delete(try BackupObjectService.name(input.path.name), owner: caller.userID)
         return .noContent(.init())

@@ -4,8 +4,9 @@ import Foundation
 /// The directory of users, their device keys and key history, and removing one's own device.
 extension RelayAPI {
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
-        let page = try await services.directory.users(except: try caller().userID, prefix: input.query.query, after: input.query.after,
-                                                      limit: input.query.limit ?? 50)
+        let page = try await services.directory.users(
+            except: try caller().userID, prefix: input.query.query, after: input.query.after,
+            limit: input.query.limit ?? 50)
         return .ok(.init(body: .json(.init(users: try page.users.map { try $0.wire }, next: page.next))))
     }
 

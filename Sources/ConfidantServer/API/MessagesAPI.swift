@@ -7,14 +7,16 @@ extension RelayAPI {
     func sendMessage(_ input: Operations.SendMessage.Input) async throws -> Operations.SendMessage.Output {
         let caller = try caller()
         guard case .json(let batch) = input.body else { throw APIFailure.malformed("Send JSON.") }
-        let submission = try MailboxSubmission(batch, from: caller.address, maximumEnvelopeBytes: services.configuration.maximumEnvelopeBytes)
+        let submission = try MailboxSubmission(
+            batch, from: caller.address, maximumEnvelopeBytes: services.configuration.maximumEnvelopeBytes)
         let receipt = try await services.mailbox.send(submission)
         return .ok(.init(body: .json(receipt.wire(messageID: batch.messageId))))
     }
 
     func fetchMailbox(_ input: Operations.FetchMailbox.Input) async throws -> Operations.FetchMailbox.Output {
         let caller = try caller()
-        let page = try await services.mailbox.page(of: caller.address, after: input.query.after ?? 0, limit: input.query.limit ?? 100)
+        let page = try await services.mailbox.page(
+            of: caller.address, after: input.query.after ?? 0, limit: input.query.limit ?? 100)
         return .ok(.init(body: .json(.init(entries: try page.entries.map { try $0.wire }, hasMore: page.hasMore))))
     }
 
@@ -25,8 +27,15 @@ extension RelayAPI {
         return .ok(.init(body: .json(.init(acknowledged: count))))
     }
 
-    func recentConversations(_ input: Operations.RecentConversations.Input) async throws -> Operations.RecentConversations.Output {
+    func recentConversations(_ input: Operations.RecentConversations.Input) async throws
+        -> Operations.RecentConversations.Output
+    {
         let conversations = try await services.mailbox.recentConversations(of: try caller().address)
-        return .ok(.init(body: .json(try conversations.map { .init(peer: try $0.peer.wire, lastActivity: $0.lastActivity, unread: $0.unread) })))
+        return .ok(
+            .init(
+                body: .json(
+                    try conversations.map {
+                        .init(peer: try $0.peer.wire, lastActivity: $0.lastActivity, unread: $0.unread)
+                    })))
     }
 }

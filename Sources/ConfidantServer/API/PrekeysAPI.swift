@@ -13,7 +13,9 @@ extension RelayAPI {
         return .ok(.init(body: .json(try await services.prekeys.upload(body, for: caller.address))))
     }
 
-    func claimPrekeyBundles(_ input: Operations.ClaimPrekeyBundles.Input) async throws -> Operations.ClaimPrekeyBundles.Output {
+    func claimPrekeyBundles(_ input: Operations.ClaimPrekeyBundles.Input) async throws
+        -> Operations.ClaimPrekeyBundles.Output
+    {
         _ = try caller()
         let userID = try Self.uuid(input.path.userId, "userId")
         let device = try input.query.deviceId.map { text throws(APIFailure) in try Self.uuid(text, "deviceId") }

@@ -36,7 +36,9 @@ struct AccountService: Sendable {
         let firstName = try form.firstName.map { try Self.personalName($0, "first name") }
         let lastName = try form.lastName.map { try Self.personalName($0, "last name") }
         let shown = form.displayName ?? [firstName, lastName].compactMap { $0 }.joined(separator: " ")
-        guard !shown.isEmpty else { throw APIFailure(.invalidDisplayName, "Give a first and last name, or a display name.") }
+        guard !shown.isEmpty else {
+            throw APIFailure(.invalidDisplayName, "Give a first and last name, or a display name.")
+        }
         let displayName = try Self.displayName(shown)
         let throttle = Throttle(policy: configuration.signInPolicy, freeFailures: configuration.freeSignUpsPerAddress)
         // Per address (bulk account creation) and per e-mail address (probing which are taken).
@@ -47,7 +49,9 @@ struct AccountService: Sendable {
         try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
 
         try passwords.check(form.password, email: email)
-        let avatar = try form.avatar.map { try AvatarImage(checking: $0, declared: nil, limit: configuration.maximumAvatarBytes) }
+        let avatar = try form.avatar.map {
+            try AvatarImage(checking: $0, declared: nil, limit: configuration.maximumAvatarBytes)
+        }
         if try await UserRecord.query(on: database.db).filter(\.$email == email).first() != nil {
             throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
         }
@@ -78,7 +82,8 @@ struct AccountService: Sendable {
     func confirmPassword(_ password: String, of caller: Caller, otherwise: String) async throws -> UserRecord {
         guard let user = try await user(caller.userID) else { throw APIFailure.unauthenticated }
         let keys = ["sign-in/account/\(user.email)"]
-        let now = now, throttle = throttle
+        let now = now
+        let throttle = throttle
         try await throttle.check(keys, on: database.db, now: now)
         guard try await passwords.verify(password, against: user.passwordHash, on: threadPool) else {
             try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
@@ -91,11 +96,16 @@ struct AccountService: Sendable {
     /// mailboxes, conversations, sessions.
     func delete(_ caller: Caller, password: String) async throws {
         _ = try await confirmPassword(password, of: caller, otherwise: "the account was not deleted")
-        let userID = caller.userID, now = now, devices = devices
+        let userID = caller.userID
+        let now = now
+        let devices = devices
         let blobs = try await mailbox.write { db, publication -> [UUID] in
-            for device in try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).all() {
-                try await devices.announce(.removed, of: DeviceAddress(userID: userID, deviceID: device.deviceID), identity: nil, at: now,
-                                           in: db, publishing: publication)
+            for device in try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil)
+                .all()
+            {
+                try await devices.announce(
+                    .removed, of: DeviceAddress(userID: userID, deviceID: device.deviceID), identity: nil, at: now,
+                    in: db, publishing: publication)
             }
             let blobs = try await BlobRecord.query(on: db).filter(\.$ownerID == userID).all().compactMap(\.id)
             try await BlobGrantRecord.query(on: db).filter(\.$blobID ~~ blobs).delete()
@@ -103,7 +113,9 @@ struct AccountService: Sendable {
             try await BlobGrantRecord.query(on: db).filter(\.$recipientID == userID).delete()
             try await MailboxTable.deleteAll(of: userID, on: db)
             publication.withdraw(user: userID)
-            try await ConversationRecord.query(on: db).group(.or) { $0.filter(\.$ownerID == userID).filter(\.$peerID == userID) }.delete()
+            try await ConversationRecord.query(on: db).group(.or) {
+                $0.filter(\.$ownerID == userID).filter(\.$peerID == userID)
+            }.delete()
             try await PostedMessageRecord.query(on: db).filter(\.$senderUserID == userID).delete()
             try await SessionRecord.query(on: db).filter(\.$userID == userID).delete()
             try await DeviceRecord.query(on: db).filter(\.$userID == userID).delete()
@@ -116,12 +128,16 @@ struct AccountService: Sendable {
 
     func setAvatar(_ image: AvatarImage, of caller: Caller) async throws {
         try await database.write { db in
-            try await UserRecord.query(on: db).filter(\.$id == caller.userID).set(\.$avatar, to: image.bytes).set(\.$avatarType, to: image.type).update()
+            try await UserRecord.query(on: db).filter(\.$id == caller.userID).set(\.$avatar, to: image.bytes).set(
+                \.$avatarType, to: image.type
+            ).update()
         }
     }
 
     func avatar(of userID: UUID) async throws -> AvatarImage {
-        guard let user = try await user(userID), let bytes = user.avatar else { throw APIFailure.notFound("That avatar") }
+        guard let user = try await user(userID), let bytes = user.avatar else {
+            throw APIFailure.notFound("That avatar")
+        }
         return AvatarImage(bytes: bytes, type: user.avatarType == AvatarImage.jpeg ? AvatarImage.jpeg : AvatarImage.png)
     }
 
@@ -153,6 +169,8 @@ struct AccountService: Sendable {
 
 extension String {
     fileprivate var containsControlCharacters: Bool {
-        unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
+        unicodeScalars.contains {
+            $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+        }
     }
 }

@@ -19,7 +19,9 @@ struct AvatarImage: Sendable {
         let type: String
         if bytes.count > 24, bytes.prefix(8).elementsEqual(pngSignature) {
             type = Self.png
-        } else if bytes.count > 4, bytes.prefix(3).elementsEqual([0xFF, 0xD8, 0xFF]), bytes.suffix(2).elementsEqual([0xFF, 0xD9]) {
+        } else if bytes.count > 4, bytes.prefix(3).elementsEqual([0xFF, 0xD8, 0xFF]),
+            bytes.suffix(2).elementsEqual([0xFF, 0xD9])
+        {
             type = Self.jpeg
         } else {
             throw APIFailure(.unsupportedImage, "The avatar must be a PNG or JPEG image; these bytes are neither.")

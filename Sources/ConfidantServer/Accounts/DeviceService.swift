@@ -14,9 +14,12 @@ struct DeviceService: Sendable {
 
     /// Within a mailbox write: records `identity` as the user's device, retiring the key it
     /// replaces, and announces the change. Nil when the device already has this key.
-    func register(_ identity: PublicIdentity, of userID: UUID, at now: Date, in db: any Database,
-                  publishing publication: MailboxPublication) async throws -> Components.Schemas.KeyChange.ChangePayload? {
-        let deviceID = identity.deviceID, bytes = identity.serialized
+    func register(
+        _ identity: PublicIdentity, of userID: UUID, at now: Date, in db: any Database,
+        publishing publication: MailboxPublication
+    ) async throws -> Components.Schemas.KeyChange.ChangePayload? {
+        let deviceID = identity.deviceID
+        let bytes = identity.serialized
         let current = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
             .filter(\.$retiredAt == nil).first()
         let change: Components.Schemas.KeyChange.ChangePayload
@@ -29,16 +32,21 @@ struct DeviceService: Sendable {
             change = .added
         }
         try await DeviceRecord(userID: userID, deviceID: deviceID, identity: bytes, registeredAt: now).create(on: db)
-        try await announce(change, of: DeviceAddress(userID: userID, deviceID: deviceID), identity: bytes, at: now, in: db,
-                           publishing: publication)
+        try await announce(
+            change, of: DeviceAddress(userID: userID, deviceID: deviceID), identity: bytes, at: now, in: db,
+            publishing: publication)
         return change
     }
 
     /// Retires one of the caller's devices: its sessions end, its mailbox is emptied, peers are told.
     func remove(_ deviceID: UUID, of caller: Caller) async throws {
-        let userID = caller.userID, now = now()
+        let userID = caller.userID
+        let now = now()
         try await mailbox.write { [self] db, publication in
-            guard let device = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
+            guard
+                let device = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(
+                    \.$deviceID == deviceID
+                )
                 .filter(\.$retiredAt == nil).first()
             else { throw APIFailure.notFound("That device") }
             device.retiredAt = now
@@ -46,15 +54,18 @@ struct DeviceService: Sendable {
             try await SessionRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
                 .filter(\.$revokedAt == nil).set(\.$revokedAt, to: now).update()
             try await MailboxTable.deleteAll(of: userID, device: deviceID, on: db)
-            try await announce(.removed, of: DeviceAddress(userID: userID, deviceID: deviceID), identity: nil, at: now, in: db,
-                               publishing: publication)
+            try await announce(
+                .removed, of: DeviceAddress(userID: userID, deviceID: deviceID), identity: nil, at: now, in: db,
+                publishing: publication)
         }
         sessions.evict(userID: userID, deviceID: deviceID)
     }
 
     /// The user's current devices, oldest first.
     func current(of userID: UUID) async throws -> [DeviceRecord] {
-        try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).sort(\.$registeredAt).all()
+        try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).sort(
+            \.$registeredAt
+        ).all()
     }
 
     /// Every key the user's devices ever had, oldest first.
@@ -65,30 +76,41 @@ struct DeviceService: Sendable {
     /// Key-change notices for every current device of users who have a conversation with the
     /// device's user, and for the user's own other current devices. Also drops the device's
     /// prekeys: they were signed by the key that changed.
-    func announce(_ change: Components.Schemas.KeyChange.ChangePayload, of device: DeviceAddress, identity: Data?, at now: Date,
-                  in db: any Database, publishing publication: MailboxPublication) async throws {
+    func announce(
+        _ change: Components.Schemas.KeyChange.ChangePayload, of device: DeviceAddress, identity: Data?, at now: Date,
+        in db: any Database, publishing publication: MailboxPublication
+    ) async throws {
         try await PrekeyTable.discard(device, on: db)
         let peers = try await ConversationRecord.query(on: db).filter(\.$peerID == device.userID).all().map(\.ownerID)
         let audience = Set(peers + [device.userID])
-        let devices = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(audience)).filter(\.$retiredAt == nil).all()
-        let notice = Components.Schemas.KeyChange(userId: device.userID.canonicalString, deviceId: device.deviceID.canonicalString,
-                                                  change: change, identity: identity.map { .init($0) })
+        let devices = try await DeviceRecord.query(on: db).filter(\.$userID ~~ Array(audience)).filter(
+            \.$retiredAt == nil
+        ).all()
+        let notice = Components.Schemas.KeyChange(
+            userId: device.userID.canonicalString, deviceId: device.deviceID.canonicalString,
+            change: change, identity: identity.map { .init($0) })
         let payload = try StreamCoding.encoder().encode(notice)
         let recipients = devices.map { DeviceAddress(userID: $0.userID, deviceID: $0.deviceID) }.filter { $0 != device }
-        try await mailbox.store(recipients.map {
-            NewMailboxEntry(recipient: $0, kind: .keyChange, sender: device, messageID: nil, payload: payload, receivedAt: now)
-        }, in: db, publishing: publication)
+        try await mailbox.store(
+            recipients.map {
+                NewMailboxEntry(
+                    recipient: $0, kind: .keyChange, sender: device, messageID: nil, payload: payload, receivedAt: now)
+            }, in: db, publishing: publication)
     }
 }
 
 extension DeviceRecord {
     var wire: Components.Schemas.DeviceKey {
-        .init(deviceId: deviceID.canonicalString, identity: .init(identity), registeredAt: registeredAt, retiredAt: retiredAt)
+        .init(
+            deviceId: deviceID.canonicalString, identity: .init(identity), registeredAt: registeredAt,
+            retiredAt: retiredAt)
     }
 }
 
 extension UserRecord {
     var wire: Components.Schemas.User {
-        get throws { .init(id: try requireID().canonicalString, email: email, displayName: displayName, hasAvatar: avatar != nil) }
+        get throws {
+            .init(id: try requireID().canonicalString, email: email, displayName: displayName, hasAvatar: avatar != nil)
+        }
     }
 }

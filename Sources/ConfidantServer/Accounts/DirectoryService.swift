@@ -9,7 +9,9 @@ struct DirectoryService: Sendable {
 
     /// Users other than `caller`, ordered by e-mail, after the `after` cursor; and the cursor of
     /// the next page, if there is one.
-    func users(except caller: UUID, prefix: String?, after: String?, limit: Int) async throws -> (users: [UserRecord], next: String?) {
+    func users(except caller: UUID, prefix: String?, after: String?, limit: Int) async throws -> (
+        users: [UserRecord], next: String?
+    ) {
         let limit = min(max(limit, 1), Self.maximumPage)
         let prefix = (prefix ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         var query = UserRecord.query(on: database.db).filter(\.$id != caller).sort(\.$email).limit(limit + 1)
@@ -24,7 +26,9 @@ struct DirectoryService: Sendable {
         }
         let rows = try await query.all()
         // LIKE treats % and _ as wildcards; keep only true prefixes.
-        let page = rows.prefix(limit).filter { prefix.isEmpty || $0.email.hasPrefix(prefix) || $0.displayNameKey.hasPrefix(prefix) }
+        let page = rows.prefix(limit).filter {
+            prefix.isEmpty || $0.email.hasPrefix(prefix) || $0.displayNameKey.hasPrefix(prefix)
+        }
         let next = rows.count > limit ? rows.prefix(limit).last.map { Data($0.email.utf8).base64URLEncoded } : nil
         return (Array(page), next)
     }

@@ -18,7 +18,8 @@ struct PasswordPolicy: Sendable {
             throw APIFailure(.weakPassword, "The password is longer than \(Self.maximumBytes) bytes.")
         }
         guard Set(password).count >= 4 else {
-            throw APIFailure(.weakPassword, "The password repeats too few different characters; use at least 4 distinct ones.")
+            throw APIFailure(
+                .weakPassword, "The password repeats too few different characters; use at least 4 distinct ones.")
         }
         let lowered = password.lowercased()
         let local = email.split(separator: "@").first.map(String.init) ?? email

@@ -9,7 +9,10 @@ final class SessionCache: Sendable {
     static let lifetime: TimeInterval = 5
     static let capacity = 100_000
 
-    private struct Entry { let caller: Caller; let until: Date }
+    private struct Entry {
+        let caller: Caller
+        let until: Date
+    }
     private let entries = Mutex<[Data: Entry]>([:])
 
     func caller(for tokenHash: Data, now: Date) -> Caller? {
@@ -24,14 +27,17 @@ final class SessionCache: Sendable {
     func remember(_ caller: Caller, for tokenHash: Data, sessionExpires: Date, now: Date) {
         entries.withLock { entries in
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[tokenHash] = Entry(caller: caller, until: min(sessionExpires, now.addingTimeInterval(Self.lifetime)))
+            entries[tokenHash] = Entry(
+                caller: caller, until: min(sessionExpires, now.addingTimeInterval(Self.lifetime)))
         }
     }
 
     /// Forgets every cached session of `userID` (or only of one of its devices).
     func evict(userID: UUID, deviceID: UUID? = nil) {
         entries.withLock { entries in
-            entries = entries.filter { $0.value.caller.userID != userID || (deviceID != nil && $0.value.caller.deviceID != deviceID) }
+            entries = entries.filter {
+                $0.value.caller.userID != userID || (deviceID != nil && $0.value.caller.deviceID != deviceID)
+            }
         }
     }
 }

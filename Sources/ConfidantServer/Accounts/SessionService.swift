@@ -24,25 +24,31 @@ struct SessionService: Sendable {
         let now = now()
         if let caller = cache.caller(for: hash, now: now) { return caller }
         typealias Column = SessionRecord.Column
-        guard let row = try await database.sql.select()
-            .columns("id", Column.userID, Column.deviceID, Column.expiresAt, Column.revokedAt)
-            .from(SessionRecord.schema)
-            .where(Column.tokenHash, .equal, hash)
-            .first()
+        guard
+            let row = try await database.sql.select()
+                .columns("id", Column.userID, Column.deviceID, Column.expiresAt, Column.revokedAt)
+                .from(SessionRecord.schema)
+                .where(Column.tokenHash, .equal, hash)
+                .first()
         else { throw APIFailure.unauthenticated }
         let expires = try row.decode(column: Column.expiresAt, as: Date.self)
-        guard try row.decode(column: Column.revokedAt, as: Date?.self) == nil, expires > now else { throw APIFailure.unauthenticated }
-        let caller = Caller(userID: try row.decode(column: Column.userID, as: UUID.self),
-                            deviceID: try row.decode(column: Column.deviceID, as: UUID.self),
-                            sessionID: try row.decode(column: "id", as: UUID.self))
+        guard try row.decode(column: Column.revokedAt, as: Date?.self) == nil, expires > now else {
+            throw APIFailure.unauthenticated
+        }
+        let caller = Caller(
+            userID: try row.decode(column: Column.userID, as: UUID.self),
+            deviceID: try row.decode(column: Column.deviceID, as: UUID.self),
+            sessionID: try row.decode(column: "id", as: UUID.self))
         cache.remember(caller, for: hash, sessionExpires: expires, now: now)
         return caller
     }
 
     /// Registers the device (announcing a new or replaced key), remembers the address and creates
     /// a session, in one transaction that also clears the sign-in's throttle keys.
-    func open(for user: UserRecord, identity: PublicIdentity, address: String, resetting keys: [String],
-              throttle: Throttle) async throws -> Components.Schemas.Session {
+    func open(
+        for user: UserRecord, identity: PublicIdentity, address: String, resetting keys: [String],
+        throttle: Throttle
+    ) async throws -> Components.Schemas.Session {
         let userID = try user.requireID()
         let token = SessionToken.generate()
         let now = now()
@@ -51,8 +57,12 @@ struct SessionService: Sendable {
         let replaced = try await devices.mailbox.write { [devices] db, publication -> Bool in
             try await throttle.reset(keys, on: db)
             let change = try await devices.register(identity, of: userID, at: now, in: db, publishing: publication)
-            try await SessionRecord(userID: userID, deviceID: deviceID, tokenHash: token.hash, createdAt: now, expiresAt: expires).create(on: db)
-            if let known = try await SignInAddressRecord.query(on: db).filter(\.$userID == userID).filter(\.$address == address).first() {
+            try await SessionRecord(
+                userID: userID, deviceID: deviceID, tokenHash: token.hash, createdAt: now, expiresAt: expires
+            ).create(on: db)
+            if let known = try await SignInAddressRecord.query(on: db).filter(\.$userID == userID).filter(
+                \.$address == address
+            ).first() {
                 known.lastSeen = now
                 try await known.update(on: db)
             } else {
@@ -60,7 +70,9 @@ struct SessionService: Sendable {
             }
             return change == .replaced
         }
-        return .init(token: token.text, expiresAt: expires, user: try user.wire, deviceId: deviceID.canonicalString, keyChanged: replaced)
+        return .init(
+            token: token.text, expiresAt: expires, user: try user.wire, deviceId: deviceID.canonicalString,
+            keyChanged: replaced)
     }
 
     /// Revokes the caller's session.
@@ -74,7 +86,9 @@ struct SessionService: Sendable {
 
     /// When the caller's session expires.
     func expiry(of caller: Caller) async throws -> Date {
-        guard let session = try await SessionRecord.find(caller.sessionID, on: database.db) else { throw APIFailure.unauthenticated }
+        guard let session = try await SessionRecord.find(caller.sessionID, on: database.db) else {
+            throw APIFailure.unauthenticated
+        }
         return session.expiresAt
     }
 }

@@ -14,7 +14,8 @@ struct BackupObjectService: Sendable {
     static func name(_ text: String) throws(APIFailure) -> String {
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
         guard (1...200).contains(text.count), !text.hasPrefix("."), text.allSatisfy({ allowed.contains($0) }) else {
-            throw APIFailure.malformed("A backup object name is 1–200 characters of A–Z, a–z, 0–9, '.', '_' and '-', not starting with '.'.")
+            throw APIFailure.malformed(
+                "A backup object name is 1–200 characters of A–Z, a–z, 0–9, '.', '_' and '-', not starting with '.'.")
         }
         return text
     }
@@ -26,7 +27,8 @@ struct BackupObjectService: Sendable {
     /// Stores (or atomically replaces) the owner's object called `name`.
     func put(_ body: HTTPBody, name: String, owner: UUID) async throws -> BlobFiles.Stored {
         let stored = try await files.store(body, limit: maximumBytes, what: "The backup object")
-        let record = BlobRecord(id: stored.id, ownerID: owner, size: stored.size, sha256: stored.sha256, createdAt: now(), backupName: name)
+        let record = BlobRecord(
+            id: stored.id, ownerID: owner, size: stored.size, sha256: stored.sha256, createdAt: now(), backupName: name)
         let replaced: UUID?
         do {
             // The new object replaces the old one in one transaction: a reader sees one or the other.
@@ -48,7 +50,9 @@ struct BackupObjectService: Sendable {
     }
 
     func get(_ name: String, owner: UUID) async throws -> HTTPBody {
-        guard let blob = try await Self.object(named: name, owner: owner, on: database.db) else { throw APIFailure.notFound("That backup object") }
+        guard let blob = try await Self.object(named: name, owner: owner, on: database.db) else {
+            throw APIFailure.notFound("That backup object")
+        }
         return try files.body(of: blob)
     }
 

@@ -24,7 +24,9 @@ struct BlobFiles: Sendable {
         let id = UUID()
         let final = url(of: id)
         let partial = directory.appendingPathComponent(".\(id.canonicalString).partial")
-        guard FileManager.default.createFile(atPath: partial.path, contents: nil), let handle = try? FileHandle(forWritingTo: partial) else {
+        guard FileManager.default.createFile(atPath: partial.path, contents: nil),
+            let handle = try? FileHandle(forWritingTo: partial)
+        else {
             throw APIFailure(.storageUnavailable, "The server cannot write blobs now; try again later.")
         }
         var hasher = SHA256()

@@ -13,7 +13,8 @@ struct BlobService: Sendable {
 
     func upload(_ body: HTTPBody, by owner: UUID) async throws -> BlobFiles.Stored {
         let stored = try await files.store(body, limit: Int64(maximumBytes), what: "The blob")
-        let record = BlobRecord(id: stored.id, ownerID: owner, size: stored.size, sha256: stored.sha256, createdAt: now())
+        let record = BlobRecord(
+            id: stored.id, ownerID: owner, size: stored.size, sha256: stored.sha256, createdAt: now())
         do {
             try await database.write { db in try await record.create(on: db) }
         } catch {
@@ -25,12 +26,15 @@ struct BlobService: Sendable {
 
     /// The blob's bytes, for its owner or a recipient holding a capability granted to them.
     func download(_ blobID: UUID, by caller: UUID, capability: String?) async throws -> HTTPBody {
-        guard let blob = try await BlobRecord.find(blobID, on: database.db) else { throw APIFailure.notFound("That blob") }
+        guard let blob = try await BlobRecord.find(blobID, on: database.db) else {
+            throw APIFailure.notFound("That blob")
+        }
         if blob.ownerID != caller {
             // Without a capability granted to this very caller the blob "does not exist".
             guard let capability,
-                  try await BlobGrantRecord.query(on: database.db).filter(\.$blobID == blobID)
-                      .filter(\.$capabilityHash == SessionToken.hash(capability)).filter(\.$recipientID == caller).first() != nil
+                try await BlobGrantRecord.query(on: database.db).filter(\.$blobID == blobID)
+                    .filter(\.$capabilityHash == SessionToken.hash(capability)).filter(\.$recipientID == caller).first()
+                    != nil
             else { throw APIFailure.notFound("That blob") }
         }
         return try files.body(of: blob)
@@ -38,7 +42,9 @@ struct BlobService: Sendable {
 
     func delete(_ blobID: UUID, by owner: UUID) async throws {
         try await database.write { db in
-            guard let blob = try await BlobRecord.find(blobID, on: db), blob.ownerID == owner else { throw APIFailure.notFound("That blob") }
+            guard let blob = try await BlobRecord.find(blobID, on: db), blob.ownerID == owner else {
+                throw APIFailure.notFound("That blob")
+            }
             try await BlobGrantRecord.query(on: db).filter(\.$blobID == blobID).delete()
             try await blob.delete(on: db)
         }
@@ -50,9 +56,15 @@ struct BlobService: Sendable {
         let capability = SessionToken.generate()
         let now = now()
         try await database.write { db in
-            guard let blob = try await BlobRecord.find(blobID, on: db), blob.ownerID == owner else { throw APIFailure.notFound("That blob") }
-            guard try await UserRecord.find(recipient, on: db) != nil else { throw APIFailure.notFound("That recipient") }
-            try await BlobGrantRecord(blobID: blobID, recipientID: recipient, capabilityHash: capability.hash, createdAt: now).create(on: db)
+            guard let blob = try await BlobRecord.find(blobID, on: db), blob.ownerID == owner else {
+                throw APIFailure.notFound("That blob")
+            }
+            guard try await UserRecord.find(recipient, on: db) != nil else {
+                throw APIFailure.notFound("That recipient")
+            }
+            try await BlobGrantRecord(
+                blobID: blobID, recipientID: recipient, capabilityHash: capability.hash, createdAt: now
+            ).create(on: db)
         }
         return capability
     }

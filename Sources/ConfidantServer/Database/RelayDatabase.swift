@@ -36,8 +36,10 @@ struct RelayDatabase: Sendable {
     /// On SQLite, one writer at a time (see `WriteGate`), and `committed` runs after the commit and
     /// before the next writer starts, so what it hands on follows commit order. On PostgreSQL,
     /// where several instances write, `committed` runs after the commit.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any Database) async throws -> T,
-                            committed: @Sendable (T) async -> Void = { _ in }) async throws -> T {
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (any Database) async throws -> T,
+        committed: @Sendable (T) async -> Void = { _ in }
+    ) async throws -> T {
         if isPostgres {
             let result = try await db.transaction { try await body($0) }
             await committed(result)

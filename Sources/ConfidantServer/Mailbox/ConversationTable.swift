@@ -21,7 +21,9 @@ enum ConversationTable {
             for pair in all[start..<min(start + 4000, all.count)] {
                 insert = insert.values(UUIDValue(UUID()), UUIDValue(pair[0]), UUIDValue(pair[1]), SQLBind(now))
             }
-            try await insert.onConflict(with: [Column.ownerID, Column.peerID]) { $0.set(excludedValueOf: Column.lastActivity) }.run()
+            try await insert.onConflict(with: [Column.ownerID, Column.peerID]) {
+                $0.set(excludedValueOf: Column.lastActivity)
+            }.run()
         }
     }
 }

@@ -38,29 +38,38 @@ struct MailboxPublisher: Sendable {
     let database: RelayDatabase
     let hub: MailboxHub
 
-    func write<T: Sendable>(_ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T)
+        async throws -> T
+    {
         let publication = MailboxPublication()
-        let database = database, hub = hub
-        return try await database.write({ try await body($0, publication) }, committed: { _ in
-            if database.isPostgres {
-                await Self.wake(publication.addresses, hub: hub, on: database.db)
-            } else {
-                hub.deliver(publication.entries)
-            }
-        })
+        let database = database
+        let hub = hub
+        return try await database.write(
+            { try await body($0, publication) },
+            committed: { _ in
+                if database.isPostgres {
+                    await Self.wake(publication.addresses, hub: hub, on: database.db)
+                } else {
+                    hub.deliver(publication.entries)
+                }
+            })
     }
 
     /// Within `write`: stores entries for `publication` to hand over after commit. On PostgreSQL
     /// it first holds per-device locks until commit, so that entries for one device commit in
     /// cursor order (a stream reading "after cursor c" can then never miss an entry that commits
     /// later with a smaller cursor). SQLite has one writer anyway.
-    func store(_ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication) async throws {
+    func store(_ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication)
+        async throws
+    {
         guard !entries.isEmpty else { return }
         if database.isPostgres {
             // One statement; the locks are taken in array order, sorted, so two writers never wait on each other crosswise.
             let addresses = Set(entries.map(\.recipient.description)).sorted()
             try await RelayDatabase.sql(db)
-                .raw("SELECT pg_advisory_xact_lock(hashtextextended(address, 0)) FROM unnest(\(bind: addresses)::text[]) AS address").run()
+                .raw(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(address, 0)) FROM unnest(\(bind: addresses)::text[]) AS address"
+                ).run()
             try await MailboxTable.insert(entries, on: db)
             publication.add(entries.map(\.recipient))
         } else {
@@ -80,7 +89,9 @@ struct MailboxPublisher: Sendable {
             do {
                 try await sql.raw("SELECT pg_notify(\(bind: PostgresMailboxListener.channel), \(bind: payload))").run()
             } catch {
-                db.logger.warning("could not notify other instances; their streams catch up on the next wake", metadata: ["error": "\(error)"])
+                db.logger.warning(
+                    "could not notify other instances; their streams catch up on the next wake",
+                    metadata: ["error": "\(error)"])
             }
         }
     }

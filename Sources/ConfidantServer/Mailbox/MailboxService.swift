@@ -36,7 +36,9 @@ final class MailboxService: Sendable {
 
     /// Queues a message behind the ones this caller queued before, without waiting; `reply` runs
     /// once its group has committed.
-    func enqueueSend(_ submission: MailboxSubmission, reply: @escaping @Sendable (Result<MailboxReceipt, any Error>) -> Void) async {
+    func enqueueSend(
+        _ submission: MailboxSubmission, reply: @escaping @Sendable (Result<MailboxReceipt, any Error>) -> Void
+    ) async {
         await writer.enqueue(.send(submission, reply: reply))
     }
 
@@ -50,10 +52,13 @@ final class MailboxService: Sendable {
     }
 
     /// `acknowledge` without waiting for the commit; `failed` hears of a failure.
-    func enqueueAcknowledgement(_ cursors: [Int64], for address: DeviceAddress,
-                                failed: @escaping @Sendable (any Error) -> Void) async throws(APIFailure) {
+    func enqueueAcknowledgement(
+        _ cursors: [Int64], for address: DeviceAddress,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) async throws(APIFailure) {
         guard try Self.checkAcknowledgement(cursors) else { return }
-        await writer.enqueue(.acknowledge(cursors, for: address, reply: { if case .failure(let error) = $0 { failed(error) } }))
+        await writer.enqueue(
+            .acknowledge(cursors, for: address, reply: { if case .failure(let error) = $0 { failed(error) } }))
     }
 
     /// Whether there is anything to acknowledge; too many cursors at once are refused.
@@ -66,19 +71,25 @@ final class MailboxService: Sendable {
 
     /// Runs `body` in one write transaction; entries it stores with `store` reach the devices'
     /// streams once it commits.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T)
+        async throws -> T
+    {
         try await publisher.write(body)
     }
 
     /// Within `write`: stores notices or envelopes for their devices.
-    func store(_ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication) async throws {
+    func store(_ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication)
+        async throws
+    {
         try await publisher.store(entries, in: db, publishing: publication)
     }
 
     // MARK: Reading
 
     /// Up to `limit` entries of the device after `after`, oldest first, and whether more follow.
-    func page(of address: DeviceAddress, after: Int64, limit: Int) async throws -> (entries: [MailboxEntry], hasMore: Bool) {
+    func page(of address: DeviceAddress, after: Int64, limit: Int) async throws -> (
+        entries: [MailboxEntry], hasMore: Bool
+    ) {
         let limit = min(max(limit, 1), Self.maximumPage)
         let entries = try await MailboxTable.page(of: address, after: max(after, 0), limit: limit + 1, on: db)
         return (Array(entries.prefix(limit)), entries.count > limit)
@@ -86,14 +97,19 @@ final class MailboxService: Sendable {
 
     /// The owner's conversations, most recent first, with each peer and how many of the peer's
     /// messages wait unacknowledged in this device's mailbox.
-    func recentConversations(of caller: DeviceAddress, limit: Int = 200) async throws -> [(peer: UserRecord, lastActivity: Date, unread: Int)] {
+    func recentConversations(of caller: DeviceAddress, limit: Int = 200) async throws -> [(
+        peer: UserRecord, lastActivity: Date, unread: Int
+    )] {
         let conversations = try await ConversationRecord.query(on: db).filter(\.$ownerID == caller.userID)
             .sort(\.$lastActivity, .descending).limit(limit).all()
         let peers = try await UserRecord.query(on: db).filter(\.$id ~~ conversations.map(\.peerID)).all()
-        let byID = Dictionary(peers.compactMap { user in user.id.map { ($0, user) } }, uniquingKeysWith: { first, _ in first })
+        let byID = Dictionary(
+            peers.compactMap { user in user.id.map { ($0, user) } }, uniquingKeysWith: { first, _ in first })
         let unread = try await MailboxTable.unreadMessages(for: caller, on: db)
         return conversations.compactMap { conversation in
-            byID[conversation.peerID].map { (peer: $0, lastActivity: conversation.lastActivity, unread: unread[conversation.peerID] ?? 0) }
+            byID[conversation.peerID].map {
+                (peer: $0, lastActivity: conversation.lastActivity, unread: unread[conversation.peerID] ?? 0)
+            }
         }
     }
 }
@@ -102,19 +118,25 @@ extension MailboxEntry {
     /// The entry as the API shows it.
     var wire: Components.Schemas.MailboxEntry {
         get throws {
-            let user = sender.userID.canonicalString, device = sender.deviceID.canonicalString
+            let user = sender.userID.canonicalString
+            let device = sender.deviceID.canonicalString
             switch kind {
             case .envelope:
-                return .init(cursor: cursor, kind: .envelope, senderUserId: user, senderDeviceId: device,
-                             messageId: messageID?.canonicalString, receivedAt: receivedAt, envelope: .init(payload))
+                return .init(
+                    cursor: cursor, kind: .envelope, senderUserId: user, senderDeviceId: device,
+                    messageId: messageID?.canonicalString, receivedAt: receivedAt, envelope: .init(payload))
             case .keyChange:
                 let notice = try StreamCoding.decoder().decode(Components.Schemas.KeyChange.self, from: payload)
-                return .init(cursor: cursor, kind: .keyChange, senderUserId: user, senderDeviceId: device, receivedAt: receivedAt,
-                             keyChange: notice)
+                return .init(
+                    cursor: cursor, kind: .keyChange, senderUserId: user, senderDeviceId: device,
+                    receivedAt: receivedAt,
+                    keyChange: notice)
             case .prekeysLow:
                 let status = try StreamCoding.decoder().decode(Components.Schemas.PrekeyStatus.self, from: payload)
-                return .init(cursor: cursor, kind: .prekeysLow, senderUserId: user, senderDeviceId: device, receivedAt: receivedAt,
-                             prekeys: status)
+                return .init(
+                    cursor: cursor, kind: .prekeysLow, senderUserId: user, senderDeviceId: device,
+                    receivedAt: receivedAt,
+                    prekeys: status)
             }
         }
     }

@@ -24,8 +24,11 @@ struct MailboxStream: Sendable {
         app.get("v1", "stream") { request async throws -> Response in
             guard let caller = request.storage[CallerKey.self] else { throw APIFailure.unauthenticated }
             let text = request.query[String.self, at: "after"] ?? "0"
-            guard let after = Int64(text), after >= 0 else { throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).") }
-            return request.webSocket(maxFrameSize: .init(integerLiteral: Self.maximumFrameBytes(configuration))) { request, socket in
+            guard let after = Int64(text), after >= 0 else {
+                throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).")
+            }
+            return request.webSocket(maxFrameSize: .init(integerLiteral: Self.maximumFrameBytes(configuration))) {
+                request, socket in
                 await run(socket, caller: caller, after: after, logger: request.logger)
             }
         }
@@ -42,7 +45,8 @@ struct MailboxStream: Sendable {
         let inbox = hub.subscribe(caller.address)
         // Frames are handled one at a time in the order they arrive (WebSocketKit's async
         // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
-        let (frames, frameInput) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
+        let (frames, frameInput) = AsyncStream<String>.makeStream(
+            bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
         socket.onClose.whenComplete { _ in
             frameInput.finish()
             hub.unsubscribe(inbox)
@@ -74,7 +78,10 @@ struct MailboxStream: Sendable {
                 }
                 if !caughtUp {
                     caughtUp = true
-                    try await socket.send(String(decoding: try encoder.encode(Components.Schemas.StreamFrame(caughtUp: true)), as: UTF8.self))
+                    try await socket.send(
+                        String(
+                            decoding: try encoder.encode(Components.Schemas.StreamFrame(caughtUp: true)), as: UTF8.self)
+                    )
                 }
                 if socket.isClosed { break }
             }
@@ -91,8 +98,10 @@ struct MailboxStream: Sendable {
     /// holds up its own stream and nothing else.
     private func send(_ entries: [MailboxEntry], to socket: WebSocket, encoder: JSONEncoder) async throws {
         for (index, entry) in entries.enumerated() {
-            let frame = try StreamFrameText.entry(entry)
-                ?? String(decoding: try encoder.encode(Components.Schemas.StreamFrame(entry: try entry.wire)), as: UTF8.self)
+            let frame =
+                try StreamFrameText.entry(entry)
+                ?? String(
+                    decoding: try encoder.encode(Components.Schemas.StreamFrame(entry: try entry.wire)), as: UTF8.self)
             if index == entries.count - 1 {
                 try await socket.send(frame)
             } else {
@@ -104,8 +113,10 @@ struct MailboxStream: Sendable {
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without
     /// waiting for the previous one to commit; its answer is sent when its group has.
     private func handle(_ frames: AsyncStream<String>, from socket: WebSocket, caller: Caller, logger: Logger) async {
-        let decoder = StreamCoding.decoder(), encoder = StreamCoding.encoder()
-        let mailbox = mailbox, maximumEnvelopeBytes = configuration.maximumEnvelopeBytes
+        let decoder = StreamCoding.decoder()
+        let encoder = StreamCoding.encoder()
+        let mailbox = mailbox
+        let maximumEnvelopeBytes = configuration.maximumEnvelopeBytes
         let inFlight = InFlightCount()
         @Sendable func answer(_ frame: Components.Schemas.StreamFrame) {
             if let receipt = frame.receipt, let text = try? StreamFrameText.receipt(receipt) {
@@ -119,7 +130,11 @@ struct MailboxStream: Sendable {
         }
         for await text in frames {
             guard let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8)) else {
-                socket.send(Self.problem(.malformedRequest, "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."), promise: nil)
+                socket.send(
+                    Self.problem(
+                        .malformedRequest,
+                        "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."),
+                    promise: nil)
                 continue
             }
             if let cursors = request.cursors {
@@ -135,13 +150,19 @@ struct MailboxStream: Sendable {
             if let batch = request.send {
                 let submission: MailboxSubmission
                 do {
-                    submission = try MailboxSubmission(batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
+                    submission = try MailboxSubmission(
+                        batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
                 } catch {
                     refuse(batch.messageId, error)
                     continue
                 }
                 guard inFlight.begin(limit: Self.maximumInFlight) else {
-                    refuse(batch.messageId, APIFailure(.tooManyInFlight, "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."))
+                    refuse(
+                        batch.messageId,
+                        APIFailure(
+                            .tooManyInFlight,
+                            "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."
+                        ))
                     continue
                 }
                 await mailbox.enqueueSend(submission) { result in

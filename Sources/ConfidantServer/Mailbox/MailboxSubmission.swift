@@ -17,22 +17,29 @@ struct MailboxSubmission: Sendable {
     let messageID: UUID
     let envelopes: [Envelope]
 
-    init(_ batch: Components.Schemas.MessageBatch, from sender: DeviceAddress, maximumEnvelopeBytes: Int) throws(APIFailure) {
+    init(_ batch: Components.Schemas.MessageBatch, from sender: DeviceAddress, maximumEnvelopeBytes: Int)
+        throws(APIFailure)
+    {
         let messageID = try RelayAPI.uuid(batch.messageId, "messageId")
         guard (1...Self.maximumEnvelopes).contains(batch.envelopes.count) else {
             throw APIFailure.malformed("A message has 1 to \(Self.maximumEnvelopes) envelopes.")
         }
         var envelopes: [Envelope] = []
         for (index, item) in batch.envelopes.enumerated() {
-            let recipient = DeviceAddress(userID: try RelayAPI.uuid(item.recipientUserId, "recipientUserId"),
-                                          deviceID: try RelayAPI.uuid(item.recipientDeviceId, "recipientDeviceId"))
+            let recipient = DeviceAddress(
+                userID: try RelayAPI.uuid(item.recipientUserId, "recipientUserId"),
+                deviceID: try RelayAPI.uuid(item.recipientDeviceId, "recipientDeviceId"))
             let bytes = Data(item.envelope.data)
-            guard bytes.count <= maximumEnvelopeBytes else { throw APIFailure.tooLarge("Envelope \(index)", limit: maximumEnvelopeBytes) }
+            guard bytes.count <= maximumEnvelopeBytes else {
+                throw APIFailure.tooLarge("Envelope \(index)", limit: maximumEnvelopeBytes)
+            }
             try Self.checkHeader(bytes, index: index, sender: sender, recipient: recipient, messageID: messageID)
             envelopes.append(Envelope(recipient: recipient, bytes: bytes))
         }
         let recipients = envelopes.map(\.recipient)
-        guard Set(recipients).count == recipients.count else { throw APIFailure.malformed("Two envelopes go to the same device.") }
+        guard Set(recipients).count == recipients.count else {
+            throw APIFailure.malformed("Two envelopes go to the same device.")
+        }
         guard !recipients.contains(sender) else {
             throw APIFailure.malformed("Do not seal to the sending device itself; it keeps its own copy.")
         }
@@ -43,8 +50,10 @@ struct MailboxSubmission: Sendable {
 
     /// The server cannot read an envelope (v1 or v2), but it can refuse one whose header claims
     /// another sender, another recipient or another message than the batch it arrives in.
-    private static func checkHeader(_ bytes: Data, index: Int, sender: DeviceAddress, recipient: DeviceAddress,
-                                    messageID: UUID) throws(APIFailure) {
+    private static func checkHeader(
+        _ bytes: Data, index: Int, sender: DeviceAddress, recipient: DeviceAddress,
+        messageID: UUID
+    ) throws(APIFailure) {
         let header: WireEnvelope
         do {
             header = try WireEnvelope(serialized: bytes)
@@ -55,7 +64,8 @@ struct MailboxSubmission: Sendable {
             throw APIFailure(.senderMismatch, "Envelope \(index) names another sender than the signed-in device.")
         }
         guard header.recipient == recipient else {
-            throw APIFailure(.envelopeMismatch, "Envelope \(index) is sealed to another device than the one it is addressed to.")
+            throw APIFailure(
+                .envelopeMismatch, "Envelope \(index) is sealed to another device than the one it is addressed to.")
         }
         guard header.messageID == messageID else {
             throw APIFailure(.envelopeMismatch, "Envelope \(index) carries another message id than the batch.")

@@ -31,7 +31,10 @@ struct NewMailboxEntry: Sendable {
     /// reads the same as when it is read back.
     let receivedAt: Date
 
-    init(recipient: DeviceAddress, kind: MailboxRecord.Kind, sender: DeviceAddress, messageID: UUID?, payload: Data, receivedAt: Date) {
+    init(
+        recipient: DeviceAddress, kind: MailboxRecord.Kind, sender: DeviceAddress, messageID: UUID?, payload: Data,
+        receivedAt: Date
+    ) {
         self.recipient = recipient
         self.kind = kind
         self.sender = sender
@@ -48,11 +51,15 @@ struct NewMailboxEntry: Sendable {
 enum MailboxTable {
     typealias Column = MailboxRecord.Column
 
-    private static let entryColumns = [Column.cursor, Column.kind, Column.senderUserID, Column.senderDeviceID, Column.messageID,
-                                       Column.payload, Column.receivedAt]
+    private static let entryColumns = [
+        Column.cursor, Column.kind, Column.senderUserID, Column.senderDeviceID, Column.messageID,
+        Column.payload, Column.receivedAt,
+    ]
 
     /// Entries for `address` with a cursor greater than `after`, oldest first.
-    static func page(of address: DeviceAddress, after: Int64, limit: Int, on db: any Database) async throws -> [MailboxEntry] {
+    static func page(of address: DeviceAddress, after: Int64, limit: Int, on db: any Database) async throws
+        -> [MailboxEntry]
+    {
         try await RelayDatabase.sql(db).select()
             .columns(entryColumns)
             .from(MailboxRecord.schema)
@@ -72,8 +79,9 @@ enum MailboxTable {
         }
         return MailboxEntry(
             cursor: try row.decode(column: Column.cursor, as: Int64.self), kind: kind,
-            sender: DeviceAddress(userID: try row.decode(column: Column.senderUserID, as: UUID.self),
-                                  deviceID: try row.decode(column: Column.senderDeviceID, as: UUID.self)),
+            sender: DeviceAddress(
+                userID: try row.decode(column: Column.senderUserID, as: UUID.self),
+                deviceID: try row.decode(column: Column.senderDeviceID, as: UUID.self)),
             messageID: try row.decode(column: Column.messageID, as: UUID?.self),
             payload: try row.decode(column: Column.payload, as: Data.self),
             receivedAt: try row.decode(column: Column.receivedAt, as: Date.self))
@@ -88,27 +96,38 @@ enum MailboxTable {
     /// SQLite inside a write transaction: the one writer reads the table's AUTOINCREMENT counter
     /// and numbers the rows itself, which saves reading every row back.
     static func insertNumbered(_ entries: [NewMailboxEntry], on db: any Database) async throws -> [AddressedEntry] {
-        let last = try await RelayDatabase.sql(db).raw("SELECT seq FROM sqlite_sequence WHERE name = \(bind: MailboxRecord.schema)").first()?
+        let last =
+            try await RelayDatabase.sql(db).raw(
+                "SELECT seq FROM sqlite_sequence WHERE name = \(bind: MailboxRecord.schema)"
+            ).first()?
             .decode(column: "seq", as: Int64.self) ?? 0
         try await insert(entries, firstCursor: last + 1, on: db)
         return entries.enumerated().map { index, new in
-            AddressedEntry(recipient: new.recipient, entry: MailboxEntry(cursor: last + 1 + Int64(index), kind: new.kind, sender: new.sender,
-                                                                         messageID: new.messageID, payload: new.payload, receivedAt: new.receivedAt))
+            AddressedEntry(
+                recipient: new.recipient,
+                entry: MailboxEntry(
+                    cursor: last + 1 + Int64(index), kind: new.kind, sender: new.sender,
+                    messageID: new.messageID, payload: new.payload, receivedAt: new.receivedAt))
         }
     }
 
     private static func insert(_ entries: [NewMailboxEntry], firstCursor: Int64?, on db: any Database) async throws {
         // SQLite takes at most 32,766 bound values per statement; 9 per row.
         for start in stride(from: 0, to: entries.count, by: 1000) {
-            var columns = [Column.recipientUserID, Column.recipientDeviceID, Column.kind, Column.senderUserID, Column.senderDeviceID,
-                           Column.messageID, Column.payload, Column.receivedAt]
+            var columns = [
+                Column.recipientUserID, Column.recipientDeviceID, Column.kind, Column.senderUserID,
+                Column.senderDeviceID,
+                Column.messageID, Column.payload, Column.receivedAt,
+            ]
             if firstCursor != nil { columns.append(Column.cursor) }
             var insert = try RelayDatabase.sql(db).insert(into: MailboxRecord.schema).columns(columns)
             for index in start..<min(start + 1000, entries.count) {
                 let entry = entries[index]
                 var values: [any SQLExpression] = [
-                    UUIDValue(entry.recipient.userID), UUIDValue(entry.recipient.deviceID), SQLBind(entry.kind.rawValue),
-                    UUIDValue(entry.sender.userID), UUIDValue(entry.sender.deviceID), entry.messageID.map(UUIDValue.init) ?? SQLLiteral.null,
+                    UUIDValue(entry.recipient.userID), UUIDValue(entry.recipient.deviceID),
+                    SQLBind(entry.kind.rawValue),
+                    UUIDValue(entry.sender.userID), UUIDValue(entry.sender.deviceID),
+                    entry.messageID.map(UUIDValue.init) ?? SQLLiteral.null,
                     SQLBind(entry.payload), SQLBind(entry.receivedAt),
                 ]
                 if let firstCursor { values.append(SQLBind(firstCursor + Int64(index))) }
@@ -120,37 +139,55 @@ enum MailboxTable {
 
     /// `(VALUES (…), (…))`: the right-hand side of a row-value `IN`, which SQLite wants as a subquery.
     static func values(_ rows: [[any SQLExpression]]) -> any SQLExpression {
-        SQLGroupExpression(SQLList([SQLRaw("VALUES"), SQLList(rows.map { SQLGroupExpression($0) })], separator: SQLRaw(" ")))
+        SQLGroupExpression(
+            SQLList([SQLRaw("VALUES"), SQLList(rows.map { SQLGroupExpression($0) })], separator: SQLRaw(" ")))
     }
 
     /// For each request, deletes those of its cursors that belong to its device, all in one
     /// statement; answers how many each request deleted.
-    static func delete(_ requests: [(cursors: [Int64], address: DeviceAddress)], on db: any Database) async throws -> [Int] {
-        struct Key: Hashable { let address: DeviceAddress; let cursor: Int64 }
+    static func delete(_ requests: [(cursors: [Int64], address: DeviceAddress)], on db: any Database) async throws
+        -> [Int]
+    {
+        struct Key: Hashable {
+            let address: DeviceAddress
+            let cursor: Int64
+        }
         let keys = requests.flatMap { request in request.cursors.map { Key(address: request.address, cursor: $0) } }
         var deleted = Set<Key>()
         // SQLite takes at most 32,766 bound values per statement; 3 per cursor.
         for start in stride(from: 0, to: keys.count, by: 10_000) {
             let rows = try await RelayDatabase.sql(db).delete(from: MailboxRecord.schema)
-                .where(SQLGroupExpression([SQLColumn(Column.recipientUserID), SQLColumn(Column.recipientDeviceID), SQLColumn(Column.cursor)]),
-                       .in,
-                       values(keys[start..<min(start + 10_000, keys.count)].map {
-                           [UUIDValue($0.address.userID), UUIDValue($0.address.deviceID), SQLBind($0.cursor)]
-                       }))
+                .where(
+                    SQLGroupExpression([
+                        SQLColumn(Column.recipientUserID), SQLColumn(Column.recipientDeviceID),
+                        SQLColumn(Column.cursor),
+                    ]),
+                    .in,
+                    values(
+                        keys[start..<min(start + 10_000, keys.count)].map {
+                            [UUIDValue($0.address.userID), UUIDValue($0.address.deviceID), SQLBind($0.cursor)]
+                        })
+                )
                 .returning(Column.recipientUserID, Column.recipientDeviceID, Column.cursor)
                 .all()
             for row in rows {
-                deleted.insert(Key(address: DeviceAddress(userID: try row.decode(column: Column.recipientUserID, as: UUID.self),
-                                                          deviceID: try row.decode(column: Column.recipientDeviceID, as: UUID.self)),
-                                   cursor: try row.decode(column: Column.cursor, as: Int64.self)))
+                deleted.insert(
+                    Key(
+                        address: DeviceAddress(
+                            userID: try row.decode(column: Column.recipientUserID, as: UUID.self),
+                            deviceID: try row.decode(column: Column.recipientDeviceID, as: UUID.self)),
+                        cursor: try row.decode(column: Column.cursor, as: Int64.self)))
             }
         }
-        return requests.map { request in Set(request.cursors).filter { deleted.contains(Key(address: request.address, cursor: $0)) }.count }
+        return requests.map { request in
+            Set(request.cursors).filter { deleted.contains(Key(address: request.address, cursor: $0)) }.count
+        }
     }
 
     /// Deletes every entry in the mailboxes of `userID` (or of one of its devices).
     static func deleteAll(of userID: UUID, device deviceID: UUID? = nil, on db: any Database) async throws {
-        var delete = try RelayDatabase.sql(db).delete(from: MailboxRecord.schema).where(Column.recipientUserID, .equal, UUIDValue(userID))
+        var delete = try RelayDatabase.sql(db).delete(from: MailboxRecord.schema).where(
+            Column.recipientUserID, .equal, UUIDValue(userID))
         if let deviceID { delete = delete.where(Column.recipientDeviceID, .equal, UUIDValue(deviceID)) }
         try await delete.run()
     }
@@ -168,7 +205,8 @@ enum MailboxTable {
             .all()
         var unread: [UUID: Int] = [:]
         for row in rows {
-            unread[try row.decode(column: Column.senderUserID, as: UUID.self)] = try row.decode(column: "unread", as: Int.self)
+            unread[try row.decode(column: Column.senderUserID, as: UUID.self)] = try row.decode(
+                column: "unread", as: Int.self)
         }
         return unread
     }

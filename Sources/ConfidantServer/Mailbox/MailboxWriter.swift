@@ -45,7 +45,8 @@ actor MailboxWriter {
             let results: GroupResults
             do {
                 results = try await publisher.write { [publisher, now] db, publication in
-                    try await Self.apply(group, at: now().wholeMilliseconds, publisher: publisher, publishing: publication, on: db)
+                    try await Self.apply(
+                        group, at: now().wholeMilliseconds, publisher: publisher, publishing: publication, on: db)
                 }
             } catch {
                 results = GroupResults(failure: error)
@@ -74,15 +75,19 @@ actor MailboxWriter {
                 case .send(_, let reply):
                     reply(failure.map { .failure($0) } ?? receipts[index] ?? .failure(APIFailure.internalError))
                 case .acknowledge(_, _, let reply):
-                    reply(failure.map { .failure($0) } ?? acknowledged[index].map { .success($0) } ?? .failure(APIFailure.internalError))
+                    reply(
+                        failure.map { .failure($0) } ?? acknowledged[index].map { .success($0) }
+                            ?? .failure(APIFailure.internalError))
                 }
             }
         }
     }
 
     /// The group's sends, then its acknowledgements, in one transaction.
-    private static func apply(_ group: [Request], at now: Date, publisher: MailboxPublisher, publishing publication: MailboxPublication,
-                              on db: any Database) async throws -> GroupResults {
+    private static func apply(
+        _ group: [Request], at now: Date, publisher: MailboxPublisher, publishing publication: MailboxPublication,
+        on db: any Database
+    ) async throws -> GroupResults {
         var results = GroupResults()
         var sends: [(index: Int, submission: MailboxSubmission)] = []
         var acknowledgements: [(index: Int, cursors: [Int64], address: DeviceAddress)] = []
@@ -93,21 +98,27 @@ actor MailboxWriter {
             }
         }
         if !sends.isEmpty {
-            let receipts = try await store(sends.map(\.submission), at: now, publisher: publisher, publishing: publication, on: db)
+            let receipts = try await store(
+                sends.map(\.submission), at: now, publisher: publisher, publishing: publication, on: db)
             for (send, receipt) in zip(sends, receipts) { results.receipts[send.index] = receipt }
         }
         if !acknowledgements.isEmpty {
             let counts = try await MailboxTable.delete(acknowledgements.map { ($0.cursors, $0.address) }, on: db)
-            for (acknowledgement, count) in zip(acknowledgements, counts) { results.acknowledged[acknowledgement.index] = count }
+            for (acknowledgement, count) in zip(acknowledgements, counts) {
+                results.acknowledged[acknowledgement.index] = count
+            }
         }
         return results
     }
 
     /// Inside one transaction: answers duplicates from the sent message ids, checks each message's
     /// devices, then writes every accepted message with a few multi-row statements.
-    private static func store(_ submissions: [MailboxSubmission], at now: Date, publisher: MailboxPublisher,
-                              publishing publication: MailboxPublication, on db: any Database) async throws -> [Result<MailboxReceipt, any Error>] {
-        var posted = try await PostedMessageTable.receipts(for: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
+    private static func store(
+        _ submissions: [MailboxSubmission], at now: Date, publisher: MailboxPublisher,
+        publishing publication: MailboxPublication, on db: any Database
+    ) async throws -> [Result<MailboxReceipt, any Error>] {
+        var posted = try await PostedMessageTable.receipts(
+            for: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
         let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
         let directory = try await RecipientDirectory.load(users, on: db)
 
@@ -118,7 +129,8 @@ actor MailboxWriter {
         for submission in submissions {
             let key = PostedMessageTable.Key(sender: submission.sender.userID, message: submission.messageID)
             if let earlier = posted[key] {
-                results.append(.success(MailboxReceipt(stored: earlier.stored, duplicate: true, receivedAt: earlier.receivedAt)))
+                results.append(
+                    .success(MailboxReceipt(stored: earlier.stored, duplicate: true, receivedAt: earlier.receivedAt)))
                 continue
             }
             let recipients = submission.envelopes.map(\.recipient)
@@ -129,8 +141,10 @@ actor MailboxWriter {
                 continue
             }
             entries += submission.envelopes.map {
-                NewMailboxEntry(recipient: $0.recipient, kind: .envelope, sender: submission.sender, messageID: submission.messageID,
-                                payload: $0.bytes, receivedAt: now)
+                NewMailboxEntry(
+                    recipient: $0.recipient, kind: .envelope, sender: submission.sender,
+                    messageID: submission.messageID,
+                    payload: $0.bytes, receivedAt: now)
             }
             let row = PostedMessageTable.Row(stored: recipients.count, receivedAt: now)
             accepted.append((key, row))

@@ -25,14 +25,18 @@ enum PostedMessageTable {
         let rows = try await RelayDatabase.sql(db).select()
             .columns(Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
             .from(PostedMessageRecord.schema)
-            .where(SQLGroupExpression([SQLColumn(Column.senderUserID), SQLColumn(Column.messageID)]), .in,
-                   MailboxTable.values(pairs.map { [UUIDValue($0.sender), UUIDValue($0.message)] }))
+            .where(
+                SQLGroupExpression([SQLColumn(Column.senderUserID), SQLColumn(Column.messageID)]), .in,
+                MailboxTable.values(pairs.map { [UUIDValue($0.sender), UUIDValue($0.message)] })
+            )
             .all()
         for row in rows {
-            let key = Key(sender: try row.decode(column: Column.senderUserID, as: UUID.self),
-                          message: try row.decode(column: Column.messageID, as: UUID.self))
-            found[key] = Row(stored: try row.decode(column: Column.stored, as: Int.self),
-                             receivedAt: try row.decode(column: Column.receivedAt, as: Date.self))
+            let key = Key(
+                sender: try row.decode(column: Column.senderUserID, as: UUID.self),
+                message: try row.decode(column: Column.messageID, as: UUID.self))
+            found[key] = Row(
+                stored: try row.decode(column: Column.stored, as: Int.self),
+                receivedAt: try row.decode(column: Column.receivedAt, as: Date.self))
         }
         return found
     }
@@ -43,8 +47,9 @@ enum PostedMessageTable {
             var insert = try RelayDatabase.sql(db).insert(into: PostedMessageRecord.schema)
                 .columns("id", Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
             for (key, row) in accepted[start..<min(start + 5000, accepted.count)] {
-                insert = insert.values(UUIDValue(UUID()), UUIDValue(key.sender), UUIDValue(key.message), SQLBind(row.stored),
-                                       SQLBind(row.receivedAt))
+                insert = insert.values(
+                    UUIDValue(UUID()), UUIDValue(key.sender), UUIDValue(key.message), SQLBind(row.stored),
+                    SQLBind(row.receivedAt))
             }
             try await insert.run()
         }

@@ -25,13 +25,16 @@ final class PostgresMailboxListener: Sendable {
     }
 
     func start() {
-        let configuration = configuration, hub = hub, logger = logger
+        let configuration = configuration
+        let hub = hub
+        let logger = logger
         let listening = Task {
             var attempt = 0
             while !Task.isCancelled {
                 do {
                     let connection = try await PostgresConnection.connect(
-                        on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1, logger: logger
+                        on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1,
+                        logger: logger
                     ).get()
                     defer { Task { try? await connection.close() } }
                     let reconnected = attempt > 0
@@ -39,13 +42,16 @@ final class PostgresMailboxListener: Sendable {
                     try await connection.listen(on: Self.channel) { notifications in
                         if reconnected { hub.wakeEveryone() }
                         for try await notification in notifications {
-                            let addresses = notification.payload.split(separator: ",").compactMap(DeviceAddress.init(parsing:))
+                            let addresses = notification.payload.split(separator: ",").compactMap(
+                                DeviceAddress.init(parsing:))
                             hub.wake(addresses)
                         }
                     }
                 } catch {
                     if Task.isCancelled { break }
-                    logger.warning("PostgreSQL LISTEN connection lost; reconnecting", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                    logger.warning(
+                        "PostgreSQL LISTEN connection lost; reconnecting",
+                        metadata: ["error": "\(String(reflecting: type(of: error)))"])
                 }
                 attempt += 1
                 try? await Task.sleep(for: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
@@ -55,6 +61,9 @@ final class PostgresMailboxListener: Sendable {
     }
 
     func stop() {
-        task.withLock { $0?.cancel(); $0 = nil }
+        task.withLock {
+            $0?.cancel()
+            $0 = nil
+        }
     }
 }

@@ -1,5 +1,5 @@
-import ConfidantCrypto
 import ConfidantAPI
+import ConfidantCrypto
 import Foundation
 
 /// The JSON text of the stream's two most frequent frames — a delivered envelope and a receipt —
@@ -13,17 +13,23 @@ enum StreamFrameText {
     /// `{"entry": MailboxEntry}` for an envelope; nil for other kinds.
     static func entry(_ row: MailboxEntry) throws -> String? {
         guard row.kind == .envelope, let messageID = row.messageID else { return nil }
-        return #"{"entry":{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.canonicalString)","#
+        return
+            #"{"entry":{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.canonicalString)","#
             + #""senderDeviceId":"\#(row.sender.deviceID.canonicalString)","messageId":"\#(messageID.canonicalString)","#
             + #""receivedAt":"\#(try dates.encode(row.receivedAt))","envelope":"\#(row.payload.base64EncodedString())"}}"#
     }
 
     /// `{"receipt": MessageReceipt}`; nil if the message id (the client's text) is not plainly a UUID.
     static func receipt(_ receipt: Components.Schemas.MessageReceipt) throws -> String? {
-        guard receipt.messageId.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 < 128 && Character(Unicode.Scalar($0)).isHexDigit) }) else {
+        guard
+            receipt.messageId.utf8.allSatisfy({
+                $0 == UInt8(ascii: "-") || ($0 < 128 && Character(Unicode.Scalar($0)).isHexDigit)
+            })
+        else {
             return nil
         }
-        return #"{"receipt":{"messageId":"\#(receipt.messageId)","stored":\#(receipt.stored),"duplicate":\#(receipt.duplicate),"#
+        return
+            #"{"receipt":{"messageId":"\#(receipt.messageId)","stored":\#(receipt.stored),"duplicate":\#(receipt.duplicate),"#
             + #""receivedAt":"\#(try dates.encode(receipt.receivedAt))"}}"#
     }
 }

@@ -9,7 +9,9 @@ struct BodyLimitMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let path = request.url.path
         let limit: Int?
-        if (request.method == .POST && path == "/v1/blobs") || (request.method == .PUT && path.hasPrefix("/v1/backup/objects/")) {
+        if (request.method == .POST && path == "/v1/blobs")
+            || (request.method == .PUT && path.hasPrefix("/v1/backup/objects/"))
+        {
             limit = nil
         } else if path == "/v1/account/avatar" {
             limit = configuration.maximumAvatarBytes

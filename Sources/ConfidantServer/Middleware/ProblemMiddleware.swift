@@ -13,12 +13,17 @@ struct ProblemMiddleware: AsyncMiddleware {
             let failure = Self.failure(for: error, request: request)
             let response = Response(status: failure.status)
             try response.content.encode(Body(error: failure.code.rawValue, message: failure.message), as: .json)
-            if let retryAfter = failure.retryAfter { response.headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter)) }
+            if let retryAfter = failure.retryAfter {
+                response.headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
+            }
             return response
         }
     }
 
-    private struct Body: Content { let error: String; let message: String }
+    private struct Body: Content {
+        let error: String
+        let message: String
+    }
 
     static func failure(for error: any Error, request: Request) -> APIFailure {
         switch error {
@@ -27,24 +32,30 @@ struct ProblemMiddleware: AsyncMiddleware {
         case let serverError as ServerError:
             if let failure = serverError.underlyingError as? APIFailure { return failure }
             if serverError.underlyingError is DecodingError || serverError.causeDescription.contains("decod")
-                || serverError.causeDescription.contains("Unexpected") || serverError.causeDescription.contains("parameter") {
-                return .malformed("The request does not match the API (\(serverError.causeDescription)). See /openapi.yaml.")
+                || serverError.causeDescription.contains("Unexpected")
+                || serverError.causeDescription.contains("parameter")
+            {
+                return .malformed(
+                    "The request does not match the API (\(serverError.causeDescription)). See /openapi.yaml.")
             }
             return failure(for: serverError.underlyingError, request: request)
         case let abort as any AbortError:
-            let code: APIErrorCode = switch abort.status {
-            case .notFound: .notFound
-            case .methodNotAllowed: .methodNotAllowed
-            case .payloadTooLarge: .tooLarge
-            case .unsupportedMediaType: .unsupportedMediaType
-            default: abort.status.code < 500 ? .malformedRequest : .internal
-            }
-            let message = abort.status == .notFound ? "No such endpoint: \(request.method) \(request.url.path)." : abort.reason
+            let code: APIErrorCode =
+                switch abort.status {
+                case .notFound: .notFound
+                case .methodNotAllowed: .methodNotAllowed
+                case .payloadTooLarge: .tooLarge
+                case .unsupportedMediaType: .unsupportedMediaType
+                default: abort.status.code < 500 ? .malformedRequest : .internal
+                }
+            let message =
+                abort.status == .notFound ? "No such endpoint: \(request.method) \(request.url.path)." : abort.reason
             return APIFailure(code, message, status: abort.status)
         case is DecodingError:
             return .malformed("The request body is not valid JSON for this endpoint.")
         default:
-            request.logger.error("unexpected error", metadata: ["type": "\(type(of: error))", "path": "\(request.url.path)"])
+            request.logger.error(
+                "unexpected error", metadata: ["type": "\(type(of: error))", "path": "\(request.url.path)"])
             return .internalError
         }
     }

@@ -5,7 +5,9 @@ import Vapor
 struct SessionMiddleware: AsyncMiddleware {
     let sessions: SessionService
 
-    static let publicRoutes: Set<String> = ["GET /v1/health", "POST /v1/accounts", "POST /v1/sessions", "POST /v1/auth/sign-in"]
+    static let publicRoutes: Set<String> = [
+        "GET /v1/health", "POST /v1/accounts", "POST /v1/sessions", "POST /v1/auth/sign-in",
+    ]
 
     /// A sign-in transaction is its own credential (an unguessable id), before any session exists.
     static func isSignInStep(_ request: Request, path: String) -> Bool {
@@ -14,8 +16,11 @@ struct SessionMiddleware: AsyncMiddleware {
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let path = request.url.path
-        if path.hasPrefix("/v1/"), !Self.publicRoutes.contains("\(request.method) \(path)"), !Self.isSignInStep(request, path: path) {
-            request.storage[CallerKey.self] = try await sessions.authenticate(authorization: request.headers.first(name: .authorization))
+        if path.hasPrefix("/v1/"), !Self.publicRoutes.contains("\(request.method) \(path)"),
+            !Self.isSignInStep(request, path: path)
+        {
+            request.storage[CallerKey.self] = try await sessions.authenticate(
+                authorization: request.headers.first(name: .authorization))
         }
         return try await next.respond(to: request)
     }

@@ -13,7 +13,9 @@ struct AddBackupNames: AsyncMigration {
     }
 
     func revert(on database: any Database) async throws {
-        if let sql = database as? any SQLDatabase { try await sql.raw("DROP INDEX IF EXISTS blobs_owner_backup_name").run() }
+        if let sql = database as? any SQLDatabase {
+            try await sql.raw("DROP INDEX IF EXISTS blobs_owner_backup_name").run()
+        }
         try await database.schema(BlobRecord.schema).deleteField(.string(BlobRecord.Column.backupName)).update()
     }
 }

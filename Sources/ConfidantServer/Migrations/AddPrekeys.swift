@@ -20,11 +20,14 @@ struct AddPrekeys: AsyncMigration {
             .unique(on: .string(Column.userID), .string(Column.deviceID), .string(Column.kind), .string(Column.keyID))
             .create()
         // Set when a device was sent a low-water notice; cleared by its next upload.
-        try await database.schema(DeviceRecord.schema).field(.string(DeviceRecord.Column.prekeysLowNoticedAt), .datetime).update()
+        try await database.schema(DeviceRecord.schema).field(
+            .string(DeviceRecord.Column.prekeysLowNoticedAt), .datetime
+        ).update()
     }
 
     func revert(on database: any Database) async throws {
-        try await database.schema(DeviceRecord.schema).deleteField(.string(DeviceRecord.Column.prekeysLowNoticedAt)).update()
+        try await database.schema(DeviceRecord.schema).deleteField(.string(DeviceRecord.Column.prekeysLowNoticedAt))
+            .update()
         try await database.schema(PrekeyTable.name).delete()
     }
 }

@@ -13,7 +13,10 @@ struct AddSignIn: AsyncMigration {
         try await database.schema(UserRecord.schema).field(.string(User.firstName), .string).update()
         try await database.schema(UserRecord.schema).field(.string(User.lastName), .string).update()
         try await database.schema(AuthSettingsRecord.schema)
-            .field(.string(Settings.userID), .uuid, .identifier(auto: false), .references(UserRecord.schema, .id, onDelete: .cascade))
+            .field(
+                .string(Settings.userID), .uuid, .identifier(auto: false),
+                .references(UserRecord.schema, .id, onDelete: .cascade)
+            )
             .field(.string(Settings.chain), .string, .required)
             .field(.string(Settings.operands), .int, .required)
             .field(.string(Settings.codeLength), .int, .required)

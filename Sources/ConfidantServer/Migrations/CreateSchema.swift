@@ -48,18 +48,23 @@ struct CreateSchema: AsyncMigration {
             // Cursors must never be reused: a device that acknowledged everything resumes "after"
             // its last cursor. Fluent declares SQLite's key as plain INTEGER PRIMARY KEY, which
             // hands out max(rowid) + 1 again once the newest rows are deleted; AUTOINCREMENT does not.
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 CREATE TABLE \(ident: MailboxRecord.schema) (\(ident: Mailbox.cursor) INTEGER PRIMARY KEY AUTOINCREMENT,
                   \(ident: Mailbox.recipientUserID) UUID NOT NULL REFERENCES \(ident: UserRecord.schema) ("id") ON DELETE CASCADE,
                   \(ident: Mailbox.recipientDeviceID) UUID NOT NULL, \(ident: Mailbox.kind) TEXT NOT NULL,
                   \(ident: Mailbox.senderUserID) UUID NOT NULL, \(ident: Mailbox.senderDeviceID) UUID NOT NULL,
                   \(ident: Mailbox.messageID) UUID, \(ident: Mailbox.payload) BLOB NOT NULL, \(ident: Mailbox.receivedAt) REAL NOT NULL)
-                """).run()
+                """
+            ).run()
         } else {
             // PostgreSQL: an identity column, never reused.
             try await database.schema(MailboxRecord.schema)
                 .field(.string(Mailbox.cursor), .int64, .identifier(auto: true))
-                .field(.string(Mailbox.recipientUserID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
+                .field(
+                    .string(Mailbox.recipientUserID), .uuid, .required,
+                    .references(UserRecord.schema, .id, onDelete: .cascade)
+                )
                 .field(.string(Mailbox.recipientDeviceID), .uuid, .required)
                 .field(.string(Mailbox.kind), .string, .required)
                 .field(.string(Mailbox.senderUserID), .uuid, .required)
@@ -71,7 +76,9 @@ struct CreateSchema: AsyncMigration {
         }
         try await database.schema(PostedMessageRecord.schema)
             .id()
-            .field(.string(Posted.senderUserID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
+            .field(
+                .string(Posted.senderUserID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade)
+            )
             .field(.string(Posted.messageID), .uuid, .required)
             .field(.string(Posted.stored), .int, .required)
             .field(.string(Posted.receivedAt), .datetime, .required)
@@ -79,8 +86,12 @@ struct CreateSchema: AsyncMigration {
             .create()
         try await database.schema(ConversationRecord.schema)
             .id()
-            .field(.string(Conversation.ownerID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
-            .field(.string(Conversation.peerID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
+            .field(
+                .string(Conversation.ownerID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade)
+            )
+            .field(
+                .string(Conversation.peerID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade)
+            )
             .field(.string(Conversation.lastActivity), .datetime, .required)
             .unique(on: .string(Conversation.ownerID), .string(Conversation.peerID))
             .create()
@@ -94,7 +105,9 @@ struct CreateSchema: AsyncMigration {
         try await database.schema(BlobGrantRecord.schema)
             .id()
             .field(.string(Grant.blobID), .uuid, .required, .references(BlobRecord.schema, .id, onDelete: .cascade))
-            .field(.string(Grant.recipientID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade))
+            .field(
+                .string(Grant.recipientID), .uuid, .required, .references(UserRecord.schema, .id, onDelete: .cascade)
+            )
             .field(.string(Grant.capabilityHash), .data, .required)
             .field(.string(Grant.createdAt), .datetime, .required)
             .unique(on: .string(Grant.capabilityHash))
@@ -108,15 +121,24 @@ struct CreateSchema: AsyncMigration {
             try await sql.create(index: "mailbox_by_device").on(MailboxRecord.schema)
                 .column(Mailbox.recipientUserID).column(Mailbox.recipientDeviceID).column(Mailbox.cursor).run()
             try await sql.create(index: "mailbox_by_message").on(MailboxRecord.schema).column(Mailbox.messageID).run()
-            try await sql.create(index: "devices_by_user").on(DeviceRecord.schema).column(Device.userID).column(Device.deviceID).run()
-            try await sql.create(index: "sessions_by_device").on(SessionRecord.schema).column(Session.userID).column(Session.deviceID).run()
-            try await sql.create(index: "conversations_by_peer").on(ConversationRecord.schema).column(Conversation.peerID).run()
+            try await sql.create(index: "devices_by_user").on(DeviceRecord.schema).column(Device.userID).column(
+                Device.deviceID
+            ).run()
+            try await sql.create(index: "sessions_by_device").on(SessionRecord.schema).column(Session.userID).column(
+                Session.deviceID
+            ).run()
+            try await sql.create(index: "conversations_by_peer").on(ConversationRecord.schema).column(
+                Conversation.peerID
+            ).run()
         }
     }
 
     func revert(on database: any Database) async throws {
-        for schema in [ThrottleRecord.schema, BlobGrantRecord.schema, BlobRecord.schema, ConversationRecord.schema,
-                       PostedMessageRecord.schema, MailboxRecord.schema, DeviceRecord.schema, SessionRecord.schema, UserRecord.schema] {
+        for schema in [
+            ThrottleRecord.schema, BlobGrantRecord.schema, BlobRecord.schema, ConversationRecord.schema,
+            PostedMessageRecord.schema, MailboxRecord.schema, DeviceRecord.schema, SessionRecord.schema,
+            UserRecord.schema,
+        ] {
             try await database.schema(schema).delete()
         }
     }

@@ -7,7 +7,11 @@ import Foundation
 final class MailboxRecord: Model, @unchecked Sendable {
     static let schema = "mailbox"
 
-    enum Kind: String, Codable, Sendable { case envelope, keyChange = "key_change", prekeysLow = "prekeys_low" }
+    enum Kind: String, Codable, Sendable {
+        case envelope
+        case keyChange = "key_change"
+        case prekeysLow = "prekeys_low"
+    }
 
     /// Column names, for the fields below, the migrations and SQL alike.
     enum Column {

@@ -38,7 +38,8 @@ final class SignInTransactionRecord: Model, @unchecked Sendable {
 
     init() {}
 
-    init(tokenHash: Data, userID: UUID?, email: String, identity: Data, address: String, steps: String, expiresAt: Date) {
+    init(tokenHash: Data, userID: UUID?, email: String, identity: Data, address: String, steps: String, expiresAt: Date)
+    {
         id = UUID()
         self.tokenHash = tokenHash
         self.userID = userID

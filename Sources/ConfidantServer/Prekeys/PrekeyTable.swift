@@ -1,5 +1,5 @@
-import ConfidantCrypto
 import ConfidantAPI
+import ConfidantCrypto
 import Fluent
 import Foundation
 import SQLKit
@@ -21,7 +21,11 @@ enum PrekeyTable {
         static let createdAt = "created_at"
     }
 
-    enum Kind: String { case signed, kem, oneTime = "one-time" }
+    enum Kind: String {
+        case signed
+        case kem
+        case oneTime = "one-time"
+    }
 
     struct Key: Sendable {
         let id: Int64
@@ -30,23 +34,31 @@ enum PrekeyTable {
     }
 
     /// Replaces the signed prekeys and adds one-time prekeys (ids already present are kept as they are).
-    static func store(signed: Key, kem: Key, oneTime: [Key], for address: DeviceAddress, capacity: Int, now: Date,
-                      on db: any Database) async throws {
+    static func store(
+        signed: Key, kem: Key, oneTime: [Key], for address: DeviceAddress, capacity: Int, now: Date,
+        on db: any Database
+    ) async throws {
         let sql = try RelayDatabase.sql(db)
         let existing = try await oneTimeCount(of: address, on: db)
         guard existing + oneTime.count <= capacity else {
-            throw APIFailure(.tooManyPrekeys, "The device already has \(existing) one-time prekeys here; at most \(capacity) are kept. Upload fewer.")
+            throw APIFailure(
+                .tooManyPrekeys,
+                "The device already has \(existing) one-time prekeys here; at most \(capacity) are kept. Upload fewer.")
         }
         try await sql.delete(from: name)
             .where(Column.userID, .equal, address.userID).where(Column.deviceID, .equal, address.deviceID)
             .where(Column.kind, .in, [Kind.signed.rawValue, Kind.kem.rawValue])
             .run()
         var insert = sql.insert(into: name)
-            .columns(Column.userID, Column.deviceID, Column.kind, Column.keyID, Column.publicKey, Column.signature, Column.createdAt)
+            .columns(
+                Column.userID, Column.deviceID, Column.kind, Column.keyID, Column.publicKey, Column.signature,
+                Column.createdAt
+            )
             .ignoringConflicts()
         for (kind, key) in [(Kind.signed, signed), (.kem, kem)] + oneTime.map({ (Kind.oneTime, $0) }) {
-            insert = insert.values(SQLBind(address.userID), SQLBind(address.deviceID), SQLBind(kind.rawValue), SQLBind(key.id),
-                                   SQLBind(key.publicKey), SQLBind(key.signature), SQLBind(now))
+            insert = insert.values(
+                SQLBind(address.userID), SQLBind(address.deviceID), SQLBind(kind.rawValue), SQLBind(key.id),
+                SQLBind(key.publicKey), SQLBind(key.signature), SQLBind(now))
         }
         try await insert.run()
         try await sql.update(DeviceRecord.schema)
@@ -66,7 +78,8 @@ enum PrekeyTable {
         var keys: [String: Key] = [:]
         for row in rows {
             keys[try row.decode(column: Column.kind, as: String.self)] = Key(
-                id: try row.decode(column: Column.keyID, as: Int64.self), publicKey: try row.decode(column: Column.publicKey, as: Data.self),
+                id: try row.decode(column: Column.keyID, as: Int64.self),
+                publicKey: try row.decode(column: Column.publicKey, as: Data.self),
                 signature: try row.decode(column: Column.signature, as: Data?.self))
         }
         guard let signed = keys[Kind.signed.rawValue], let kem = keys[Kind.kem.rawValue] else { return nil }
@@ -78,15 +91,19 @@ enum PrekeyTable {
     /// the row another transaction has locked instead of both reading it.
     static func claimOneTime(from address: DeviceAddress, postgres: Bool, on db: any Database) async throws -> Key? {
         let lock: SQLQueryString = postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        let row = try await RelayDatabase.sql(db).raw("""
+        let row = try await RelayDatabase.sql(db).raw(
+            """
             DELETE FROM \(ident: name) WHERE \(ident: Column.id) = (SELECT \(ident: Column.id) FROM \(ident: name)
               WHERE \(ident: Column.userID) = \(bind: address.userID) AND \(ident: Column.deviceID) = \(bind: address.deviceID)
               AND \(ident: Column.kind) = \(bind: Kind.oneTime.rawValue) ORDER BY \(ident: Column.id) LIMIT 1\(lock))
             RETURNING \(ident: Column.keyID), \(ident: Column.publicKey)
-            """).first()
+            """
+        ).first()
         guard let row else { return nil }
-        return Key(id: try row.decode(column: Column.keyID, as: Int64.self), publicKey: try row.decode(column: Column.publicKey, as: Data.self),
-                   signature: nil)
+        return Key(
+            id: try row.decode(column: Column.keyID, as: Int64.self),
+            publicKey: try row.decode(column: Column.publicKey, as: Data.self),
+            signature: nil)
     }
 
     static func oneTimeCount(of address: DeviceAddress, on db: any Database) async throws -> Int {

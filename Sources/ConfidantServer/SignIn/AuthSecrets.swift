@@ -25,7 +25,8 @@ struct AuthSecrets: Sendable {
         let key = SymmetricKey(size: .bits256)
         let bytes = key.withUnsafeBytes { Data($0) }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        guard FileManager.default.createFile(atPath: url.path, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
+        guard FileManager.default.createFile(atPath: url.path, contents: bytes, attributes: [.posixPermissions: 0o600])
+        else {
             throw APIFailure(.`internal`, "Cannot create the auth key file \(url.path).")
         }
         return AuthSecrets(key: key)
@@ -36,7 +37,8 @@ struct AuthSecrets: Sendable {
     }
 
     func seal(_ plaintext: Data, user: UUID, field: String) throws -> Data {
-        guard let combined = try AES.GCM.seal(plaintext, using: key, authenticating: Self.context(user, field)).combined else {
+        guard let combined = try AES.GCM.seal(plaintext, using: key, authenticating: Self.context(user, field)).combined
+        else {
             throw APIFailure(.`internal`, "Could not seal a sign-in secret.")
         }
         return combined
@@ -44,9 +46,13 @@ struct AuthSecrets: Sendable {
 
     func open(_ sealed: Data, user: UUID, field: String) throws -> Data {
         do {
-            return try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Self.context(user, field))
+            return try AES.GCM.open(
+                AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Self.context(user, field))
         } catch {
-            throw APIFailure(.authKeyMismatch, "A stored sign-in secret does not open with this server's auth key (is --auth-key-file the same on every instance?).")
+            throw APIFailure(
+                .authKeyMismatch,
+                "A stored sign-in secret does not open with this server's auth key (is --auth-key-file the same on every instance?)."
+            )
         }
     }
 }

@@ -13,7 +13,8 @@ struct DevelopmentOutbox: CodeMailer {
     let directory: URL
 
     func send(code: String, to email: String, logger: Logger) async throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let name = "\(Int(Date().timeIntervalSince1970 * 1000))-\(UUID().uuidString.prefix(8)).eml"
         let message = """
             X-Confidant-Development-Mode: no SMTP server is configured; this message was not sent
@@ -23,10 +24,15 @@ struct DevelopmentOutbox: CodeMailer {
             Your Confidant sign-in code is \(code). It expires in 10 minutes and works once.
 
             """
-        guard FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: Data(message.utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: directory.appendingPathComponent(name).path, contents: Data(message.utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw APIFailure(.mailUnavailable, "The server cannot store the sign-in code message.")
         }
-        logger.warning("DEVELOPMENT MODE (no SMTP configured): sign-in code for \(email) is \(code); written to \(directory.path)/\(name)")
+        logger.warning(
+            "DEVELOPMENT MODE (no SMTP configured): sign-in code for \(email) is \(code); written to \(directory.path)/\(name)"
+        )
     }
 }

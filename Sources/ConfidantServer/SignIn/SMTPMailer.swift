@@ -1,5 +1,5 @@
-import ConfidantCrypto
 import ConfidantAuth
+import ConfidantCrypto
 import Foundation
 import Logging
 import NIOCore
@@ -22,7 +22,8 @@ struct SMTPMailer: CodeMailer {
         } catch {
             // The reason goes to the log (never the code); the caller gets a stable error.
             logger.error("could not send a sign-in code through \(configuration.host):\(configuration.port): \(error)")
-            throw APIFailure(.mailUnavailable, "The server could not send the e-mail code right now; try again in a minute.")
+            throw APIFailure(
+                .mailUnavailable, "The server could not send the e-mail code right now; try again in a minute.")
         }
     }
 
@@ -59,7 +60,8 @@ enum SMTPError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .unexpectedReply(let command, let code, let text): return "the SMTP server answered \(command) with \(code) \(text)"
+        case .unexpectedReply(let command, let code, let text):
+            return "the SMTP server answered \(command) with \(code) \(text)"
         case .connectionClosed(let step): return "the SMTP server closed the connection during \(step)"
         case .tlsRequired: return "the SMTP server does not offer STARTTLS, and TLS is required"
         case .invalidAddress(let address): return "\(address) cannot be used in an SMTP envelope"
@@ -72,7 +74,8 @@ struct SMTPSession {
     let configuration: SMTPConfiguration
 
     func deliver(_ message: String, from sender: String, to recipient: String) async throws {
-        for address in [sender, recipient] where address.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "<" || $0 == ">" }) {
+        for address in [sender, recipient]
+        where address.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "<" || $0 == ">" }) {
             throw SMTPError.invalidAddress(address)
         }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -104,7 +107,9 @@ struct SMTPSession {
                 if let text { try await outbound.write(ByteBuffer(string: text + "\r\n")) }
                 let answer = try await reply(to: command)
                 guard accepted.contains(answer.code) else {
-                    throw SMTPError.unexpectedReply(command: command, code: answer.code, text: answer.lines.last.map { String($0.dropFirst(4)) } ?? "")
+                    throw SMTPError.unexpectedReply(
+                        command: command, code: answer.code,
+                        text: answer.lines.last.map { String($0.dropFirst(4)) } ?? "")
                 }
                 return answer.lines
             }
@@ -122,7 +127,8 @@ struct SMTPSession {
                 let raw = channel.channel
                 // TLS goes under the line decoder, at the head of the pipeline, on the channel's loop.
                 try await raw.eventLoop.submit {
-                    try raw.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName), position: .first)
+                    try raw.pipeline.syncOperations.addHandler(
+                        NIOSSLClientHandler(context: context, serverHostname: serverName), position: .first)
                 }.get()
                 capabilities = try await expect("EHLO after STARTTLS", [250], send: "EHLO \(configuration.heloName)")
             } else if configuration.requireTLS {

@@ -25,16 +25,20 @@ struct SignInService: Sendable {
     // MARK: Password only
 
     /// `POST /v1/sessions`: the password, for a sign-in the policy lets through with it alone.
-    func signIn(email raw: String, password: String, identity: PublicIdentity, address: String) async throws -> Components.Schemas.Session {
+    func signIn(email raw: String, password: String, identity: PublicIdentity, address: String) async throws
+        -> Components.Schemas.Session
+    {
         let email = try AccountService.email(raw)
         let accountKey = "sign-in/account/\(email)"
         let keys = [accountKey, "sign-in/address/\(address)"]
-        let throttle = throttle, now = now
+        let throttle = throttle
+        let now = now
         try await throttle.check(keys, on: database.db, now: now)
 
         let user = try await accounts.user(email: email)
-        let verified = try await accounts.passwords.verify(password, against: user?.passwordHash ?? PasswordPolicy.decoyHash,
-                                                           on: accounts.threadPool)
+        let verified = try await accounts.passwords.verify(
+            password, against: user?.passwordHash ?? PasswordPolicy.decoyHash,
+            on: accounts.threadPool)
         guard verified, let user, user.id != nil else {
             try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
             throw APIFailure(.invalidCredentials, "The e-mail address or the password is wrong.")
@@ -43,16 +47,21 @@ struct SignInService: Sendable {
             // The password is right, but this sign-in needs more: the account's chain, or the
             // e-mail code for a new device or address.
             try await database.write { db in try await throttle.reset([accountKey], on: db) }
-            throw APIFailure(.stepUpRequired,
-                             "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant account login` does).")
+            throw APIFailure(
+                .stepUpRequired,
+                "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant account login` does)."
+            )
         }
-        return try await sessions.open(for: user, identity: identity, address: address, resetting: [accountKey], throttle: throttle)
+        return try await sessions.open(
+            for: user, identity: identity, address: address, resetting: [accountKey], throttle: throttle)
     }
 
     // MARK: Transactions
 
     /// Starts a sign-in transaction: its id and its first step.
-    func start(email raw: String, identity: PublicIdentity, address: String) async throws -> Components.Schemas.SignInProgress {
+    func start(email raw: String, identity: PublicIdentity, address: String) async throws
+        -> Components.Schemas.SignInProgress
+    {
         let email = try AccountService.email(raw)
         try await throttle.check(["sign-in/account/\(email)", "sign-in/address/\(address)"], on: database.db, now: now)
         let user = try await accounts.user(email: email)
@@ -60,7 +69,8 @@ struct SignInService: Sendable {
         let token = SessionToken.generate()
         let transaction = SignInTransactionRecord(
             tokenHash: token.hash, userID: user?.id, email: email, identity: identity.serialized, address: address,
-            steps: steps.map(\.rawValue).joined(separator: ","), expiresAt: now.addingTimeInterval(configuration.signInTransactionLifetime))
+            steps: steps.map(\.rawValue).joined(separator: ","),
+            expiresAt: now.addingTimeInterval(configuration.signInTransactionLifetime))
         let step = try await prepareStep(transaction)
         try await database.write { db in try await transaction.create(on: db) }
         return .init(transactionId: token.text, expiresAt: transaction.expiresAt, step: step)
@@ -70,12 +80,16 @@ struct SignInService: Sendable {
     func currentStep(of id: String, resend: Bool) async throws -> Components.Schemas.SignInProgress {
         let transaction = try await transaction(id)
         let steps = Self.chain(transaction.steps)
-        guard transaction.stepIndex < steps.count else { throw APIFailure(.transactionExpired, "This sign-in is finished; start again.") }
+        guard transaction.stepIndex < steps.count else {
+            throw APIFailure(.transactionExpired, "This sign-in is finished; start again.")
+        }
         if resend, steps[transaction.stepIndex] == .emailCode {
-            let cooldown = configuration.emailCodeResendSeconds, now = now
+            let cooldown = configuration.emailCodeResendSeconds
+            let now = now
             if let sent = transaction.codeSentAt, now.timeIntervalSince(sent) < cooldown {
                 let wait = Int((cooldown - now.timeIntervalSince(sent)).rounded(.up))
-                throw APIFailure(.rateLimited, "A code was sent moments ago; ask again in \(wait) seconds.", retryAfter: wait)
+                throw APIFailure(
+                    .rateLimited, "A code was sent moments ago; ask again in \(wait) seconds.", retryAfter: wait)
             }
             transaction.challenge = nil
         }
@@ -85,16 +99,20 @@ struct SignInService: Sendable {
     }
 
     /// Answers the current step: the next step, or the session after the last.
-    func answer(_ answer: String, method: SignInMethod, in id: String) async throws -> Components.Schemas.SignInProgress {
+    func answer(_ answer: String, method: SignInMethod, in id: String) async throws -> Components.Schemas.SignInProgress
+    {
         let transaction = try await transaction(id)
         let steps = Self.chain(transaction.steps)
-        guard transaction.stepIndex < steps.count else { throw APIFailure(.transactionExpired, "This sign-in is finished; start again.") }
+        guard transaction.stepIndex < steps.count else {
+            throw APIFailure(.transactionExpired, "This sign-in is finished; start again.")
+        }
         let expected = steps[transaction.stepIndex]
         guard method == expected else {
             throw APIFailure(.wrongStep, "Steps are answered in order; the current step is \(expected.wire.rawValue).")
         }
         let keys = ["sign-in/account/\(transaction.email)", "sign-in/address/\(transaction.address)"]
-        let throttle = throttle, now = now
+        let throttle = throttle
+        let now = now
         try await throttle.check(keys, on: database.db, now: now)
 
         let user = try await transaction.userID.asyncMap { try await accounts.user($0) } ?? nil
@@ -110,7 +128,9 @@ struct SignInService: Sendable {
                 if closed { try await transaction.delete(on: db) } else { try await transaction.update(on: db) }
             }
             if closed { throw APIFailure(.transactionExpired, "Too many wrong answers; start the sign-in again.") }
-            throw APIFailure(.invalidCredentials, "That answer is wrong. GET this sign-in for the current step (a new challenge where there was one).")
+            throw APIFailure(
+                .invalidCredentials,
+                "That answer is wrong. GET this sign-in for the current step (a new challenge where there was one).")
         }
         transaction.stepIndex += 1
         transaction.challenge = nil
@@ -122,41 +142,58 @@ struct SignInService: Sendable {
         }
         let identity = try PublicIdentity(serialized: transaction.identity)
         try await database.write { db in try await transaction.delete(on: db) }
-        let session = try await sessions.open(for: user, identity: identity, address: transaction.address, resetting: keys, throttle: throttle)
+        let session = try await sessions.open(
+            for: user, identity: identity, address: transaction.address, resetting: keys, throttle: throttle)
         return .init(session: session)
     }
 
     private func transaction(_ id: String) async throws -> SignInTransactionRecord {
         guard (20...100).contains(id.count),
-              let transaction = try await SignInTransactionRecord.query(on: database.db).filter(\.$tokenHash == SessionToken.hash(id)).first()
+            let transaction = try await SignInTransactionRecord.query(on: database.db).filter(
+                \.$tokenHash == SessionToken.hash(id)
+            ).first()
         else {
-            throw APIFailure(.transactionNotFound, "No such sign-in in progress; start again with POST /v1/auth/sign-in.")
+            throw APIFailure(
+                .transactionNotFound, "No such sign-in in progress; start again with POST /v1/auth/sign-in.")
         }
-        guard transaction.expiresAt > now else { throw APIFailure(.transactionExpired, "This sign-in expired; start again.") }
+        guard transaction.expiresAt > now else {
+            throw APIFailure(.transactionExpired, "This sign-in expired; start again.")
+        }
         return transaction
     }
 
     // MARK: Steps
 
-    static func chain(_ text: String) -> [SignInMethod] { text.split(separator: ",").compactMap { SignInMethod(rawValue: String($0)) } }
+    static func chain(_ text: String) -> [SignInMethod] {
+        text.split(separator: ",").compactMap { SignInMethod(rawValue: String($0)) }
+    }
 
     /// The steps the adaptive policy asks of this sign-in: the account's chain, plus the e-mail code
     /// from a new device or address (once the account has a device and an address to compare with).
-    private func steps(for user: UserRecord?, identity: PublicIdentity, address: String) async throws -> [SignInMethod] {
+    private func steps(for user: UserRecord?, identity: PublicIdentity, address: String) async throws -> [SignInMethod]
+    {
         // An e-mail without an account is answered as an account whose chain starts with the password.
         var chain: [SignInMethod] = [.password]
-        var knownDevice = true, knownAddress = true
+        var knownDevice = true
+        var knownAddress = true
         if let userID = user?.id {
-            if let settings = try await AuthSettingsRecord.find(userID, on: database.db) { chain = Self.chain(settings.chain) }
+            if let settings = try await AuthSettingsRecord.find(userID, on: database.db) {
+                chain = Self.chain(settings.chain)
+            }
             let devices = try await accounts.devices.current(of: userID)
-            knownDevice = devices.isEmpty || devices.contains { $0.deviceID == identity.deviceID && $0.identity == identity.serialized }
+            knownDevice =
+                devices.isEmpty
+                || devices.contains { $0.deviceID == identity.deviceID && $0.identity == identity.serialized }
             let addresses = try await SignInAddressRecord.query(on: database.db).filter(\.$userID == userID).all()
             knownAddress = addresses.isEmpty || addresses.contains { $0.address == address }
         }
-        switch configuration.signInPolicy.decide(SignInContext(configuredChain: chain, knownDevice: knownDevice, knownAddress: knownAddress)) {
+        switch configuration.signInPolicy.decide(
+            SignInContext(configuredChain: chain, knownDevice: knownDevice, knownAddress: knownAddress))
+        {
         case .proceed(let steps, _): return steps
         case .locked(let retryAfter):
-            throw APIFailure(.lockedOut, "Too many failed attempts; try again later.", retryAfter: Int(retryAfter.rounded(.up)))
+            throw APIFailure(
+                .lockedOut, "Too many failed attempts; try again later.", retryAfter: Int(retryAfter.rounded(.up)))
         }
     }
 
@@ -164,12 +201,14 @@ struct SignInService: Sendable {
     /// when it has none, and describes the step.
     private func prepareStep(_ transaction: SignInTransactionRecord) async throws -> Components.Schemas.SignInStep {
         let method = Self.chain(transaction.steps)[transaction.stepIndex]
-        let settings = try await transaction.userID.asyncMap { try await AuthSettingsRecord.find($0, on: database.db) } ?? nil
+        let settings =
+            try await transaction.userID.asyncMap { try await AuthSettingsRecord.find($0, on: database.db) } ?? nil
         switch method {
         case .arithmetic where transaction.challenge == nil:
             let operands = settings?.operands ?? 4
             // An e-mail without an account gets a challenge like anyone else's.
-            let mapping = try settings.flatMap { try storedMapping(of: $0) } ?? ArithmeticMapping(ArithmeticMapping.natural)
+            let mapping =
+                try settings.flatMap { try storedMapping(of: $0) } ?? ArithmeticMapping(ArithmeticMapping.natural)
             var generator = SystemRandomNumberGenerator()
             let challenge = try ArithmeticChallenge.generate(operands: operands, mapping: mapping, using: &generator)
             transaction.challenge = Data(challenge.description.utf8)
@@ -184,20 +223,26 @@ struct SignInService: Sendable {
         return Self.describe(method, of: transaction)
     }
 
-    private static func describe(_ method: SignInMethod, of transaction: SignInTransactionRecord) -> Components.Schemas.SignInStep {
+    private static func describe(_ method: SignInMethod, of transaction: SignInTransactionRecord)
+        -> Components.Schemas.SignInStep
+    {
         let number = transaction.stepIndex + 1
         switch method {
         case .password:
             return .init(method: .password, number: number, prompt: "Password")
         case .arithmetic:
             let challenge = transaction.challenge.map { String(decoding: $0, as: UTF8.self) }
-            return .init(method: .arithmetic, number: number, challenge: challenge,
-                         prompt: challenge.map { "Evaluate \($0) under your operator mapping, left to right" }
-                            ?? "GET this sign-in again for a new challenge")
+            return .init(
+                method: .arithmetic, number: number, challenge: challenge,
+                prompt: challenge.map { "Evaluate \($0) under your operator mapping, left to right" }
+                    ?? "GET this sign-in again for a new challenge")
         case .emailCode:
-            return .init(method: .emailCode, number: number, codeLength: nil, prompt: "The code we sent to \(masked(transaction.email))")
+            return .init(
+                method: .emailCode, number: number, codeLength: nil,
+                prompt: "The code we sent to \(masked(transaction.email))")
         case .totp:
-            return .init(method: .totp, number: number, codeLength: 6, prompt: "The 6-digit code from your authenticator app")
+            return .init(
+                method: .totp, number: number, codeLength: 6, prompt: "The 6-digit code from your authenticator app")
         case .biometric:
             return .init(method: .biometric, number: number, prompt: "Biometrics are checked on the device")
         }
@@ -205,34 +250,45 @@ struct SignInService: Sendable {
 
     func storedMapping(of settings: AuthSettingsRecord) throws -> ArithmeticMapping? {
         guard let sealed = settings.sealedMapping, let userID = settings.id else { return nil }
-        return try JSONDecoder().decode(ArithmeticMapping.self, from: secrets.open(sealed, user: userID, field: AuthSecrets.Field.arithmeticMapping))
+        return try JSONDecoder().decode(
+            ArithmeticMapping.self, from: secrets.open(sealed, user: userID, field: AuthSecrets.Field.arithmeticMapping)
+        )
     }
 
     /// Checks one answer in constant time where it compares secrets. An e-mail without an account
     /// costs the same and always fails.
-    private func check(_ answer: String, for method: SignInMethod, transaction: SignInTransactionRecord, user: UserRecord?) async throws -> Bool {
-        let settings = try await transaction.userID.asyncMap { try await AuthSettingsRecord.find($0, on: database.db) } ?? nil
+    private func check(
+        _ answer: String, for method: SignInMethod, transaction: SignInTransactionRecord, user: UserRecord?
+    ) async throws -> Bool {
+        let settings =
+            try await transaction.userID.asyncMap { try await AuthSettingsRecord.find($0, on: database.db) } ?? nil
         let trimmed = answer.trimmingCharacters(in: .whitespaces)
         switch method {
         case .password:
-            return try await accounts.passwords.verify(answer, against: user?.passwordHash ?? PasswordPolicy.decoyHash, on: accounts.threadPool)
+            return try await accounts.passwords.verify(
+                answer, against: user?.passwordHash ?? PasswordPolicy.decoyHash, on: accounts.threadPool)
                 && user != nil
         case .arithmetic:
             guard let text = transaction.challenge.map({ String(decoding: $0, as: UTF8.self) }),
-                  let challenge = try? ArithmeticChallenge(parsing: text),
-                  let mapping = try settings.flatMap({ try storedMapping(of: $0) }),
-                  let expected = challenge.answer(under: mapping) else { return false }
+                let challenge = try? ArithmeticChallenge(parsing: text),
+                let mapping = try settings.flatMap({ try storedMapping(of: $0) }),
+                let expected = challenge.answer(under: mapping)
+            else { return false }
             return ConstantTime.equal(Array(String(expected).utf8), Array(trimmed.utf8))
         case .emailCode:
             guard let stored = transaction.challenge, let sent = transaction.codeSentAt,
-                  now.timeIntervalSince(sent) < configuration.signInTransactionLifetime else { return false }
+                now.timeIntervalSince(sent) < configuration.signInTransactionLifetime
+            else { return false }
             let entered = Data(SHA256.hash(data: Data(trimmed.uppercased().utf8)))
             return ConstantTime.equal(Array(entered), Array(stored))
         case .totp:
             guard let settings, let sealed = settings.sealedTOTPSecret, let userID = settings.id else { return false }
             let secret = try secrets.open(sealed, user: userID, field: AuthSecrets.Field.totpSecret)
-            guard let step = TOTP(secret: Array(secret)).verify(trimmed, at: UInt64(now.timeIntervalSince1970),
-                                                                lastAcceptedStep: settings.totpLastStep.map(UInt64.init)) else { return false }
+            guard
+                let step = TOTP(secret: Array(secret)).verify(
+                    trimmed, at: UInt64(now.timeIntervalSince1970),
+                    lastAcceptedStep: settings.totpLastStep.map(UInt64.init))
+            else { return false }
             settings.totpLastStep = Int64(step)
             try await database.write { db in try await settings.update(on: db) }
             return true

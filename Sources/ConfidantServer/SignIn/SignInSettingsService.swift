@@ -30,10 +30,14 @@ struct SignInSettingsService: Sendable {
     func update(_ change: Change, password: String, of caller: Caller) async throws -> AuthSettingsRecord {
         _ = try await accounts.confirmPassword(password, of: caller, otherwise: "the settings were not changed")
         let chain = change.chain
-        guard Set(chain).count == chain.count else { throw APIFailure(.invalidChain, "Each method may appear once in the chain.") }
+        guard Set(chain).count == chain.count else {
+            throw APIFailure(.invalidChain, "Each method may appear once in the chain.")
+        }
         if chain.contains(.biometric) {
-            throw APIFailure(.biometricUnavailable,
-                             "Biometrics belong to a device (Face ID / Touch ID in the Apple app); the server cannot check them, so they are not part of a server chain.")
+            throw APIFailure(
+                .biometricUnavailable,
+                "Biometrics belong to a device (Face ID / Touch ID in the Apple app); the server cannot check them, so they are not part of a server chain."
+            )
         }
         let settings = try await settings(of: caller.userID)
         if let operands = change.operands {
@@ -43,27 +47,41 @@ struct SignInSettingsService: Sendable {
             settings.operands = operands
         }
         if let length = change.codeLength {
-            guard OneTimeCode.lengths.contains(length) else { throw APIFailure(.invalidCodeLength, "E-mail codes have 4 to 8 characters.") }
+            guard OneTimeCode.lengths.contains(length) else {
+                throw APIFailure(.invalidCodeLength, "E-mail codes have 4 to 8 characters.")
+            }
             settings.codeLength = length
         }
         if let text = change.mapping {
             let mapping: ArithmeticMapping
-            do { mapping = try ArithmeticMapping(parsing: text) } catch { throw APIFailure(.invalidMapping, error.description) }
-            settings.sealedMapping = try secrets.seal(JSONEncoder().encode(mapping), user: caller.userID, field: AuthSecrets.Field.arithmeticMapping)
+            do { mapping = try ArithmeticMapping(parsing: text) } catch {
+                throw APIFailure(.invalidMapping, error.description)
+            }
+            settings.sealedMapping = try secrets.seal(
+                JSONEncoder().encode(mapping), user: caller.userID, field: AuthSecrets.Field.arithmeticMapping)
         }
         if let secretText = change.totpSecret {
             let secret: [UInt8]
-            do { secret = try Base32.decode(secretText) } catch { throw APIFailure(.invalidTOTPSecret, error.description) }
-            guard secret.count >= 16 else { throw APIFailure(.invalidTOTPSecret, "A TOTP secret needs at least 128 bits.") }
-            guard let code = change.totpCode,
-                  let step = TOTP(secret: secret).verify(code, at: UInt64(now().timeIntervalSince1970), lastAcceptedStep: nil) else {
-                throw APIFailure(.invalidTOTPCode, "Confirm the new TOTP secret with a current code from the authenticator.")
+            do { secret = try Base32.decode(secretText) } catch {
+                throw APIFailure(.invalidTOTPSecret, error.description)
             }
-            settings.sealedTOTPSecret = try secrets.seal(Data(secret), user: caller.userID, field: AuthSecrets.Field.totpSecret)
+            guard secret.count >= 16 else {
+                throw APIFailure(.invalidTOTPSecret, "A TOTP secret needs at least 128 bits.")
+            }
+            guard let code = change.totpCode,
+                let step = TOTP(secret: secret).verify(
+                    code, at: UInt64(now().timeIntervalSince1970), lastAcceptedStep: nil)
+            else {
+                throw APIFailure(
+                    .invalidTOTPCode, "Confirm the new TOTP secret with a current code from the authenticator.")
+            }
+            settings.sealedTOTPSecret = try secrets.seal(
+                Data(secret), user: caller.userID, field: AuthSecrets.Field.totpSecret)
             settings.totpLastStep = Int64(step)
         }
         if chain.contains(.arithmetic), settings.sealedMapping == nil {
-            throw APIFailure(.invalidMapping, "The arithmetic method needs your operator mapping, e.g. +=*,-=/,*=+,/=-.")
+            throw APIFailure(
+                .invalidMapping, "The arithmetic method needs your operator mapping, e.g. +=*,-=/,*=+,/=-.")
         }
         if chain.contains(.totp), settings.sealedTOTPSecret == nil {
             throw APIFailure(.invalidTOTPSecret, "The TOTP method needs a secret and a current code for it.")
@@ -77,7 +95,8 @@ struct SignInSettingsService: Sendable {
 
 extension AuthSettingsRecord {
     var wire: Components.Schemas.AuthSettings {
-        .init(chain: SignInService.chain(chain).map(\.wire), operands: operands, codeLength: codeLength,
-              arithmeticConfigured: sealedMapping != nil, totpEnrolled: sealedTOTPSecret != nil)
+        .init(
+            chain: SignInService.chain(chain).map(\.wire), operands: operands, codeLength: codeLength,
+            arithmeticConfigured: sealedMapping != nil, totpEnrolled: sealedTOTPSecret != nil)
     }
 }

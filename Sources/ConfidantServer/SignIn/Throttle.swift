@@ -18,12 +18,15 @@ struct Throttle: Sendable {
             if elapsed >= policy.lockoutSeconds { continue }  // the window has passed
             let counted = record.failures - freeFailures
             guard counted > 0 else { continue }
-            let context = SignInContext(configuredChain: [.password], knownDevice: true, knownAddress: true,
-                                        accountFailures: counted, secondsSinceLastFailure: elapsed)
+            let context = SignInContext(
+                configuredChain: [.password], knownDevice: true, knownAddress: true,
+                accountFailures: counted, secondsSinceLastFailure: elapsed)
             switch policy.decide(context) {
             case .locked(let retryAfter):
-                throw APIFailure(.lockedOut, "Too many failed attempts; this is locked for \(Int(retryAfter.rounded(.up))) more seconds.",
-                                 retryAfter: Int(retryAfter.rounded(.up)))
+                throw APIFailure(
+                    .lockedOut,
+                    "Too many failed attempts; this is locked for \(Int(retryAfter.rounded(.up))) more seconds.",
+                    retryAfter: Int(retryAfter.rounded(.up)))
             case .proceed(_, let delay) where delay > 0 && delay > elapsed:
                 let wait = Int((delay - elapsed).rounded(.up))
                 throw APIFailure(.rateLimited, "Wait \(wait) seconds before trying again.", retryAfter: wait)
@@ -36,7 +39,8 @@ struct Throttle: Sendable {
     func recordFailure(_ keys: [String], on db: any Database, now: Date) async throws {
         for key in keys {
             if let record = try await ThrottleRecord.find(key, on: db) {
-                record.failures = now.timeIntervalSince(record.lastFailureAt) >= policy.lockoutSeconds ? 1 : record.failures + 1
+                record.failures =
+                    now.timeIntervalSince(record.lastFailureAt) >= policy.lockoutSeconds ? 1 : record.failures + 1
                 record.lastFailureAt = now
                 try await record.update(on: db)
             } else {

@@ -15,7 +15,8 @@ struct BackupManifest: Codable {
     func authenticated(with key: VaultKey) throws -> BackupManifest {
         var copy = self
         copy.mac = nil
-        copy.mac = Data(HMAC<SHA256>.authenticationCode(for: try copy.canonical(), using: key.derived("backup manifest")))
+        copy.mac = Data(
+            HMAC<SHA256>.authenticationCode(for: try copy.canonical(), using: key.derived("backup manifest")))
         return copy
     }
 
@@ -23,7 +24,10 @@ struct BackupManifest: Codable {
         guard let mac else { throw VaultError.corrupted("the backup manifest is not authenticated") }
         var copy = self
         copy.mac = nil
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: try copy.canonical(), using: key.derived("backup manifest")) else {
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(
+                mac, authenticating: try copy.canonical(), using: key.derived("backup manifest"))
+        else {
             throw VaultError.corrupted("the backup manifest was altered (its authentication code does not match)")
         }
     }

@@ -23,7 +23,9 @@ public struct DirectoryBackupTarget: BackupTarget {
     public var description: String { "directory \(root.path)" }
 
     func url(_ name: String) throws -> URL {
-        guard !name.contains(".."), !name.hasPrefix("/") else { throw VaultError.io("invalid backup object name \(name)") }
+        guard !name.contains(".."), !name.hasPrefix("/") else {
+            throw VaultError.io("invalid backup object name \(name)")
+        }
         return root.appendingPathComponent(name)
     }
 
@@ -31,11 +33,14 @@ public struct DirectoryBackupTarget: BackupTarget {
 
     public func upload(_ file: URL, as name: String) throws {
         let destination = try url(name)
-        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         let partial = destination.appendingPathExtension("partial-\(UUID().uuidString)")
         do {
             try FileManager.default.copyItem(at: file, to: partial)
-            if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+            if FileManager.default.fileExists(atPath: destination.path) {
+                try FileManager.default.removeItem(at: destination)
+            }
             try FileManager.default.moveItem(at: partial, to: destination)
         } catch {
             try? FileManager.default.removeItem(at: partial)
@@ -45,7 +50,9 @@ public struct DirectoryBackupTarget: BackupTarget {
 
     public func download(_ name: String, to file: URL) throws {
         let source = try url(name)
-        guard FileManager.default.fileExists(atPath: source.path) else { throw VaultError.notFound("\(name) in \(description)") }
+        guard FileManager.default.fileExists(atPath: source.path) else {
+            throw VaultError.notFound("\(name) in \(description)")
+        }
         if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
         try FileManager.default.copyItem(at: source, to: file)
     }
@@ -58,7 +65,8 @@ public struct DirectoryBackupTarget: BackupTarget {
 
     public func write(_ data: Data, as name: String) throws {
         let destination = try url(name)
-        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         try data.write(to: destination, options: .atomic)
     }
 }

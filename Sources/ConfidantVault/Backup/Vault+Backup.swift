@@ -18,7 +18,8 @@ extension Vault {
     /// - Throws: after trying every object, ``VaultError/io(_:)`` listing what did not upload; the
     ///   vault itself is never modified by a backup.
     @discardableResult
-    public func backup(to target: any BackupTarget, progress: (String) -> Void = { _ in }) async throws -> BackupReport {
+    public func backup(to target: any BackupTarget, progress: (String) -> Void = { _ in }) async throws -> BackupReport
+    {
         var report = BackupReport()
         let (chapters, items, media) = try await database.read { db in
             (try ChapterRecord.fetchAll(db), try ItemRecord.fetchAll(db), try MediaRecord.fetchAll(db))
@@ -35,14 +36,16 @@ extension Vault {
                 let url = objectURL(hash)
                 try await target.upload(url, as: name)
                 report.objectsTransferred += 1
-                report.bytesTransferred += (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+                report.bytesTransferred +=
+                    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
             } catch {
                 report.failed.append("\(hash.prefix(12))… (\(error))")
             }
         }
         guard report.failed.isEmpty else {
-            throw VaultError.io("backup incomplete, the previous backup is still the current one; not uploaded: "
-                + report.failed.joined(separator: "; "))
+            throw VaultError.io(
+                "backup incomplete, the previous backup is still the current one; not uploaded: "
+                    + report.failed.joined(separator: "; "))
         }
         // The catalogue, encrypted whole so the target learns nothing of the journal's shape.
         let encoder = JSONEncoder()
@@ -51,7 +54,9 @@ extension Vault {
         let catalog = try encoder.encode(BackupCatalog(chapters: chapters, items: items, media: media))
         // A nonce derived from the content (SIV-style): an unchanged catalogue encrypts to the same
         // object, so it is not uploaded again; equal nonces only ever come with equal plaintexts.
-        let nonce = try AES.GCM.Nonce(data: Array(HMAC<SHA256>.authenticationCode(for: catalog, using: key.derived("backup catalog nonce")).prefix(12)))
+        let nonce = try AES.GCM.Nonce(
+            data: Array(
+                HMAC<SHA256>.authenticationCode(for: catalog, using: key.derived("backup catalog nonce")).prefix(12)))
         guard let sealed = try AES.GCM.seal(catalog, using: key.derived("backup catalog"), nonce: nonce).combined else {
             throw VaultError.corrupted("could not seal the catalogue")
         }
@@ -79,7 +84,9 @@ extension Vault {
         from target: any BackupTarget, into directory: URL, passphrase: String, progress: (String) -> Void = { _ in }
     ) async throws -> (vault: Vault, report: BackupReport) {
         let manifest = try BackupManifest.decode(try await target.read("manifest"))
-        guard manifest.version == 1 else { throw VaultError.corrupted("backup manifest version \(manifest.version) is unknown") }
+        guard manifest.version == 1 else {
+            throw VaultError.corrupted("backup manifest version \(manifest.version) is unknown")
+        }
         let key = try VaultKey.unwrap(manifest.wrappedKey, passphrase: passphrase)
         try manifest.verify(with: key)
         let sealedCatalog = try await target.read("catalogs/\(manifest.catalogHash)")
@@ -88,7 +95,8 @@ extension Vault {
         }
         let catalog: BackupCatalog
         do {
-            let plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: sealedCatalog), using: key.derived("backup catalog"))
+            let plain = try AES.GCM.open(
+                try AES.GCM.SealedBox(combined: sealedCatalog), using: key.derived("backup catalog"))
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .millisecondsSince1970
             catalog = try decoder.decode(BackupCatalog.self, from: plain)
@@ -99,19 +107,23 @@ extension Vault {
             throw VaultError.alreadyInitialized(path: directory.path)
         }
         try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent(objectsName), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            at: directory.appendingPathComponent(objectsName), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         var report = BackupReport()
         let staging = Vault.unopened(directory: directory)
-        let objectIDs = Dictionary(catalog.media.map { ($0.objectHash, $0.id) }, uniquingKeysWith: { first, _ in first })
+        let objectIDs = Dictionary(
+            catalog.media.map { ($0.objectHash, $0.id) }, uniquingKeysWith: { first, _ in first })
         for (index, hash) in manifest.objectHashes.enumerated() {
             progress("object \(index + 1)/\(manifest.objectHashes.count)")
             let destination = staging.objectURL(hash)
             if FileManager.default.fileExists(atPath: destination.path),
-               objectIsIntact(at: destination, hash: hash, key: key, objectID: objectIDs[hash]) {
+                objectIsIntact(at: destination, hash: hash, key: key, objectID: objectIDs[hash])
+            {
                 report.objectsSkipped += 1
                 continue
             }
-            try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
             let partial = destination.appendingPathExtension("partial")
             try await target.download("objects/\(hash)", to: partial)
             guard objectIsIntact(at: partial, hash: hash, key: key, objectID: objectIDs[hash]) else {
@@ -119,13 +131,18 @@ extension Vault {
                 report.failed.append(hash)
                 continue
             }
-            if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+            if FileManager.default.fileExists(atPath: destination.path) {
+                try FileManager.default.removeItem(at: destination)
+            }
             try FileManager.default.moveItem(at: partial, to: destination)
             report.objectsTransferred += 1
-            report.bytesTransferred += (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
+            report.bytesTransferred +=
+                (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
         }
         guard report.failed.isEmpty else {
-            throw VaultError.corrupted("\(report.failed.count) backup object(s) are damaged in \(target.description); run restore again after repairing the backup")
+            throw VaultError.corrupted(
+                "\(report.failed.count) backup object(s) are damaged in \(target.description); run restore again after repairing the backup"
+            )
         }
         // The database comes last: a vault exists only when every object is in place.
         let databaseURL = directory.appendingPathComponent(databaseName)

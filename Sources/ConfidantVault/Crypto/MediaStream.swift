@@ -89,9 +89,13 @@ public enum MediaStream {
         guard header.count == headerCount, Array(header[0..<4]) == magic else {
             throw VaultError.corrupted("\(name): not an encrypted vault object")
         }
-        guard header[4] == 1 else { throw VaultError.corrupted("\(name): object format version \(header[4]) is unknown") }
+        guard header[4] == 1 else {
+            throw VaultError.corrupted("\(name): object format version \(header[4]) is unknown")
+        }
         let declared = header[5..<9].reduce(0) { $0 << 8 | Int($1) }
-        guard declared == segmentSize else { throw VaultError.corrupted("\(name): unsupported segment size \(declared)") }
+        guard declared == segmentSize else {
+            throw VaultError.corrupted("\(name): unsupported segment size \(declared)")
+        }
         let key = key(vaultKey, salt: Array(header[9..<25]), objectID: objectID)
         let sealedSize = segmentSize + tagCount
         var current = try read(sealedSize)
@@ -117,7 +121,9 @@ public enum MediaStream {
         }
     }
 
-    private static func openSegment(_ sealed: Data, key: SymmetricKey, index: UInt64, last: Bool, header: [UInt8]) throws -> Data {
+    private static func openSegment(_ sealed: Data, key: SymmetricKey, index: UInt64, last: Bool, header: [UInt8])
+        throws -> Data
+    {
         guard sealed.count >= tagCount else { throw VaultError.corrupted("segment shorter than its tag") }
         let box = try AES.GCM.SealedBox(
             nonce: nonce(index, last: last), ciphertext: sealed.dropLast(tagCount), tag: sealed.suffix(tagCount))
@@ -138,12 +144,14 @@ extension MediaStream {
             // Segment-sized reads straight from the file, and no staging buffers: each byte is
             // copied only by the kernel and by AES-GCM. The writes happen on a second thread.
             let writer = PipelinedFileWriter(output: output)
-            let count = try encrypt(key: key, objectID: objectID, read: { count in
-                let chunk = try input.read(upToCount: count) ?? Data()
-                done += chunk.count
-                progress(done)
-                return chunk
-            }, write: writer.write, address: { address.add($0) })
+            let count = try encrypt(
+                key: key, objectID: objectID,
+                read: { count in
+                    let chunk = try input.read(upToCount: count) ?? Data()
+                    done += chunk.count
+                    progress(done)
+                    return chunk
+                }, write: writer.write, address: { address.add($0) })
             try writer.finish()
             return count
         }
@@ -154,25 +162,32 @@ extension MediaStream {
     public static func authenticate(file url: URL, key: VaultKey, objectID: UUID, name: String) throws -> Int {
         guard let handle = try? FileHandle(forReadingFrom: url) else { throw VaultError.io("cannot read \(url.path)") }
         defer { try? handle.close() }
-        return try decrypt(key: key, objectID: objectID, name: name, read: { try handle.read(upToCount: $0) ?? Data() }, write: { _ in })
+        return try decrypt(
+            key: key, objectID: objectID, name: name, read: { try handle.read(upToCount: $0) ?? Data() },
+            write: { _ in })
     }
 
     /// Decrypts a file into another, in constant memory; nothing is left at `destination` on failure.
     @discardableResult
-    public static func decryptFile(at source: URL, to destination: URL, key: VaultKey, objectID: UUID, name: String, progress: (Int) -> Void = { _ in }) throws -> Int {
+    public static func decryptFile(
+        at source: URL, to destination: URL, key: VaultKey, objectID: UUID, name: String,
+        progress: (Int) -> Void = { _ in }
+    ) throws -> Int {
         try streamFile(from: source, to: destination) { input, output in
             var done = 0
             var reader = BufferedReader(handle: input)
             var pending = Data()
-            let count = try decrypt(key: key, objectID: objectID, name: name, read: { try reader.read($0) }, write: {
-                pending.append($0)
-                if pending.count >= ioBlock {
-                    try output.write(contentsOf: pending)
-                    pending.removeAll(keepingCapacity: true)
-                }
-                done += $0.count
-                progress(done)
-            })
+            let count = try decrypt(
+                key: key, objectID: objectID, name: name, read: { try reader.read($0) },
+                write: {
+                    pending.append($0)
+                    if pending.count >= ioBlock {
+                        try output.write(contentsOf: pending)
+                        pending.removeAll(keepingCapacity: true)
+                    }
+                    done += $0.count
+                    progress(done)
+                })
             try output.write(contentsOf: pending)
             return count
         }
@@ -189,7 +204,9 @@ extension MediaStream {
 
         mutating func read(_ count: Int) throws -> Data {
             if buffer.count - position < count {
-                buffer = buffer.subdata(in: position..<buffer.count) + (try handle.read(upToCount: max(ioBlock, count)) ?? Data())
+                buffer =
+                    buffer.subdata(in: position..<buffer.count)
+                    + (try handle.read(upToCount: max(ioBlock, count)) ?? Data())
                 position = 0
             }
             let end = min(buffer.count, position + count)
@@ -198,18 +215,27 @@ extension MediaStream {
         }
     }
 
-    private static func streamFile(from source: URL, to destination: URL, _ body: (FileHandle, FileHandle) throws -> Int) throws -> Int {
-        guard let input = try? FileHandle(forReadingFrom: source) else { throw VaultError.io("cannot read \(source.path)") }
+    private static func streamFile(
+        from source: URL, to destination: URL, _ body: (FileHandle, FileHandle) throws -> Int
+    ) throws -> Int {
+        guard let input = try? FileHandle(forReadingFrom: source) else {
+            throw VaultError.io("cannot read \(source.path)")
+        }
         defer { try? input.close() }
-        let temporary = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]),
+        let temporary = destination.deletingLastPathComponent().appendingPathComponent(
+            ".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]),
             let output = try? FileHandle(forWritingTo: temporary)
         else { throw VaultError.io("cannot write \(destination.path)") }
         do {
             let count = try body(input, output)
             try output.synchronize()
             try output.close()
-            if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+            if FileManager.default.fileExists(atPath: destination.path) {
+                try FileManager.default.removeItem(at: destination)
+            }
             try FileManager.default.moveItem(at: temporary, to: destination)
             return count
         } catch {
@@ -244,10 +270,15 @@ public struct ObjectAddress: Sendable {
         defer { try? handle.close() }
         var address = ObjectAddress()
         let header = try handle.read(upToCount: MediaStream.headerCount) ?? Data()
-        guard header.count == MediaStream.headerCount else { throw VaultError.corrupted("\(url.lastPathComponent): shorter than its header") }
+        guard header.count == MediaStream.headerCount else {
+            throw VaultError.corrupted("\(url.lastPathComponent): shorter than its header")
+        }
         address.add(header)
-        while let segment = try handle.read(upToCount: MediaStream.segmentSize + MediaStream.tagCount), !segment.isEmpty {
-            guard segment.count >= MediaStream.tagCount else { throw VaultError.corrupted("\(url.lastPathComponent): a segment is shorter than its tag") }
+        while let segment = try handle.read(upToCount: MediaStream.segmentSize + MediaStream.tagCount), !segment.isEmpty
+        {
+            guard segment.count >= MediaStream.tagCount else {
+                throw VaultError.corrupted("\(url.lastPathComponent): a segment is shorter than its tag")
+            }
             address.add(segment.suffix(MediaStream.tagCount))
         }
         return address.finalize()

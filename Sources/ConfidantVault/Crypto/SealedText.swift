@@ -14,7 +14,8 @@ public enum SealedText {
     }
 
     public static func seal(_ text: String, itemID: UUID, field: String, key: VaultKey) throws -> Data {
-        let box = try AES.GCM.seal(Array(text.utf8), using: key.derived("text"), authenticating: aad(itemID: itemID, field: field))
+        let box = try AES.GCM.seal(
+            Array(text.utf8), using: key.derived("text"), authenticating: aad(itemID: itemID, field: field))
         guard let combined = box.combined else { throw VaultError.corrupted("AES-GCM produced no combined form") }
         return combined
     }
@@ -22,7 +23,8 @@ public enum SealedText {
     public static func open(_ sealed: Data, itemID: UUID, field: String, key: VaultKey) throws -> String {
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
-            let plain = try AES.GCM.open(box, using: key.derived("text"), authenticating: aad(itemID: itemID, field: field))
+            let plain = try AES.GCM.open(
+                box, using: key.derived("text"), authenticating: aad(itemID: itemID, field: field))
             return String(decoding: plain, as: UTF8.self)
         } catch {
             throw VaultError.unreadableText("\(field) of \(itemID.canonicalString.prefix(8))")

@@ -17,9 +17,11 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .wrongPassphrase: return "wrong passphrase for this vault"
         case .corrupted(let why): return "the vault is damaged: \(why)"
-        case .tampered(let item, let segment): return "\(item): segment \(segment) failed authentication (altered, reordered or from another item)"
+        case .tampered(let item, let segment):
+            return "\(item): segment \(segment) failed authentication (altered, reordered or from another item)"
         case .unreadableText(let what): return "\(what) does not decrypt: it was altered, or belongs to another item"
-        case .truncated(let item, let segment): return "\(item): the encrypted file ends after segment \(segment) — it is truncated"
+        case .truncated(let item, let segment):
+            return "\(item): the encrypted file ends after segment \(segment) — it is truncated"
         case .trailingData(let item): return "\(item): unexpected data after the final segment"
         case .notInitialized(let path): return "no vault at \(path)"
         case .alreadyInitialized(let path): return "a vault already exists at \(path)"

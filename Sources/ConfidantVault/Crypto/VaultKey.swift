@@ -16,8 +16,6 @@ public struct VaultKey: Sendable {
     /// A fresh random vault key.
     public static func generate() -> VaultKey { VaultKey(key: SymmetricKey(size: .bits256)) }
 
-    init(key: SymmetricKey) { self.key = key }
-
     static let magic = Array("CFVK".utf8)
     static let headerCount = 4 + 1 + 1 + 4 + 4 + 16 + 12
     public static let wrappedCount = headerCount + 32 + 16
@@ -47,11 +45,15 @@ public struct VaultKey: Sendable {
         }
         guard bytes[4] == 1 else { throw VaultError.corrupted("vault key format version \(bytes[4]) is unknown") }
         let parameters = try scryptParameters(of: bytes)
-        let salt = bytes[14..<30], nonceBytes = bytes[30..<42]
+        let salt = bytes[14..<30]
+        let nonceBytes = bytes[30..<42]
         let wrappingKey = try parameters.deriveKey(passphrase: passphrase, salt: salt)
         do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonceBytes), ciphertext: bytes[42..<74], tag: bytes[74..<90])
-            return VaultKey(key: SymmetricKey(data: try AES.GCM.open(box, using: wrappingKey, authenticating: bytes[0..<headerCount])))
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: nonceBytes), ciphertext: bytes[42..<74], tag: bytes[74..<90])
+            return VaultKey(
+                key: SymmetricKey(
+                    data: try AES.GCM.open(box, using: wrappingKey, authenticating: bytes[0..<headerCount])))
         } catch {
             throw VaultError.wrongPassphrase
         }
@@ -70,6 +72,7 @@ public struct VaultKey: Sendable {
 
     /// A subkey for one purpose, so text, media and manifests never share a key.
     func derived(_ purpose: String, salt: [UInt8] = []) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: key, salt: salt, info: Array("Confidant vault \(purpose) v1".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: key, salt: salt, info: Array("Confidant vault \(purpose) v1".utf8), outputByteCount: 32)
     }
 }

@@ -6,7 +6,9 @@ extension Vault {
     /// own name. Existing files are not overwritten. Files appear only when fully verified.
     /// - Returns: the files written.
     @discardableResult
-    public func export(_ reference: String, to directory: URL, progress: (String, Int) -> Void = { _, _ in }) throws -> [URL] {
+    public func export(_ reference: String, to directory: URL, progress: (String, Int) -> Void = { _, _ in }) throws
+        -> [URL]
+    {
         try export(item(reference), to: directory, progress: progress)
     }
 
@@ -16,15 +18,21 @@ extension Vault {
         var written: [URL] = []
         if let text = item.text {
             let url = directory.appendingPathComponent("text.txt")
-            guard !FileManager.default.fileExists(atPath: url.path) else { throw VaultError.io("\(url.path) exists; export into an empty directory") }
+            guard !FileManager.default.fileExists(atPath: url.path) else {
+                throw VaultError.io("\(url.path) exists; export into an empty directory")
+            }
             try Data(text.utf8).write(to: url, options: .atomic)
             written.append(url)
         }
         for media in item.media {
             let name = Self.safeFileName(media.name)
             let url = directory.appendingPathComponent(name)
-            guard !FileManager.default.fileExists(atPath: url.path) else { throw VaultError.io("\(url.path) exists; export into an empty directory") }
-            try MediaStream.decryptFile(at: objectURL(media.objectHash), to: url, key: key, objectID: media.id, name: media.name) {
+            guard !FileManager.default.fileExists(atPath: url.path) else {
+                throw VaultError.io("\(url.path) exists; export into an empty directory")
+            }
+            try MediaStream.decryptFile(
+                at: objectURL(media.objectHash), to: url, key: key, objectID: media.id, name: media.name
+            ) {
                 progress(media.name, $0)
             }
             written.append(url)
@@ -63,31 +71,45 @@ extension Vault {
             (try ChapterRecord.fetchAll(db), try ItemRecord.fetchAll(db), try MediaRecord.fetchAll(db))
         }
         for chapter in records.0 {
-            do { _ = try SealedText.open(chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key) } catch {
-                problems.append(.init(item: "chapter \(chapter.id.canonicalString.prefix(8))", reason: "title does not decrypt"))
+            do {
+                _ = try SealedText.open(chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key)
+            } catch {
+                problems.append(
+                    .init(item: "chapter \(chapter.id.canonicalString.prefix(8))", reason: "title does not decrypt"))
             }
         }
         for item in records.1 {
             guard let sealed = item.textSealed else { continue }
             do { _ = try SealedText.open(sealed, itemID: item.id, field: "item.text", key: key) } catch {
-                problems.append(.init(item: "item \(item.id.canonicalString.prefix(8))", reason: "text does not decrypt"))
+                problems.append(
+                    .init(item: "item \(item.id.canonicalString.prefix(8))", reason: "text does not decrypt"))
             }
         }
         for media in records.2 {
-            let name = (try? SealedText.open(media.nameSealed, itemID: media.id, field: "media.name", key: key)) ?? "media \(media.id)"
+            let name =
+                (try? SealedText.open(media.nameSealed, itemID: media.id, field: "media.name", key: key))
+                ?? "media \(media.id)"
             progress(name)
             let url = objectURL(media.objectHash)
             guard FileManager.default.fileExists(atPath: url.path) else {
-                problems.append(.init(item: name, reason: "encrypted object \(media.objectHash.prefix(12))… is missing"))
+                problems.append(
+                    .init(item: name, reason: "encrypted object \(media.objectHash.prefix(12))… is missing"))
                 continue
             }
             do {
-                guard let handle = try? FileHandle(forReadingFrom: url) else { throw VaultError.io("cannot read \(url.path)") }
+                guard let handle = try? FileHandle(forReadingFrom: url) else {
+                    throw VaultError.io("cannot read \(url.path)")
+                }
                 defer { try? handle.close() }
-                let size = try MediaStream.decrypt(key: key, objectID: media.id, name: name, read: {
-                    try handle.read(upToCount: $0) ?? Data()
-                }, write: { _ in })
-                if size != media.size { problems.append(.init(item: name, reason: "decrypts to \(size) bytes, catalogue says \(media.size)")) }
+                let size = try MediaStream.decrypt(
+                    key: key, objectID: media.id, name: name,
+                    read: {
+                        try handle.read(upToCount: $0) ?? Data()
+                    }, write: { _ in })
+                if size != media.size {
+                    problems.append(
+                        .init(item: name, reason: "decrypts to \(size) bytes, catalogue says \(media.size)"))
+                }
             } catch let error as VaultError {
                 problems.append(.init(item: name, reason: error.description))
             }

@@ -20,7 +20,8 @@ public final class Vault: Sendable {
     struct ObjectPaths {
         let directory: URL
         func objectURL(_ hash: String) -> URL {
-            directory.appendingPathComponent(Vault.objectsName).appendingPathComponent(String(hash.prefix(2))).appendingPathComponent(hash)
+            directory.appendingPathComponent(Vault.objectsName).appendingPathComponent(String(hash.prefix(2)))
+                .appendingPathComponent(hash)
         }
     }
 
@@ -32,11 +33,16 @@ public final class Vault: Sendable {
 
     /// Creates a new, empty vault.
     /// - Throws: ``VaultError/alreadyInitialized(path:)`` if one exists there.
-    public static func create(at directory: URL, passphrase: String, parameters: ScryptParameters = .interactive) throws -> Vault {
+    public static func create(at directory: URL, passphrase: String, parameters: ScryptParameters = .interactive) throws
+        -> Vault
+    {
         let databaseURL = directory.appendingPathComponent(databaseName)
-        if FileManager.default.fileExists(atPath: databaseURL.path) { throw VaultError.alreadyInitialized(path: directory.path) }
+        if FileManager.default.fileExists(atPath: databaseURL.path) {
+            throw VaultError.alreadyInitialized(path: directory.path)
+        }
         try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent(objectsName), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            at: directory.appendingPathComponent(objectsName), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let key = VaultKey.generate()
         let wrapped = try key.wrapped(passphrase: passphrase, parameters: parameters)
         let database = try DatabaseQueue(path: databaseURL.path)
@@ -48,18 +54,23 @@ public final class Vault: Sendable {
     /// Opens an existing vault; a wrong passphrase is reported before anything is written.
     public static func open(at directory: URL, passphrase: String) throws -> Vault {
         let databaseURL = directory.appendingPathComponent(databaseName)
-        guard FileManager.default.fileExists(atPath: databaseURL.path) else { throw VaultError.notInitialized(path: directory.path) }
+        guard FileManager.default.fileExists(atPath: databaseURL.path) else {
+            throw VaultError.notInitialized(path: directory.path)
+        }
         let database = try DatabaseQueue(path: databaseURL.path)
         try VaultSchema.migrator.migrate(database)
         guard let meta = try database.read({ try MetaRecord.fetchOne($0) }) else {
             throw VaultError.corrupted("the vault database has no key record")
         }
-        return Vault(directory: directory, database: database, key: try VaultKey.unwrap(meta.wrappedKey, passphrase: passphrase))
+        return Vault(
+            directory: directory, database: database, key: try VaultKey.unwrap(meta.wrappedKey, passphrase: passphrase))
     }
 
     /// The wrapped key (for backups).
     func wrappedKey() throws -> Data {
-        guard let meta = try database.read({ try MetaRecord.fetchOne($0) }) else { throw VaultError.corrupted("no key record") }
+        guard let meta = try database.read({ try MetaRecord.fetchOne($0) }) else {
+            throw VaultError.corrupted("no key record")
+        }
         return meta.wrappedKey
     }
 
@@ -77,17 +88,23 @@ public final class Vault: Sendable {
     public func addChapter(title: String) throws -> Chapter {
         let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw VaultError.io("a chapter needs a title") }
-        if try chapters().contains(where: { $0.title == trimmed }) { throw VaultError.io("a chapter named \"\(trimmed)\" exists already") }
+        if try chapters().contains(where: { $0.title == trimmed }) {
+            throw VaultError.io("a chapter named \"\(trimmed)\" exists already")
+        }
         let id = UUID()
-        let record = ChapterRecord(id: id, titleSealed: try SealedText.seal(trimmed, itemID: id, field: "chapter.title", key: key), createdAt: Date())
+        let record = ChapterRecord(
+            id: id, titleSealed: try SealedText.seal(trimmed, itemID: id, field: "chapter.title", key: key),
+            createdAt: Date())
         try database.write { try record.insert($0) }
         return Chapter(id: id, title: trimmed, createdAt: record.createdAt, itemCount: 0)
     }
 
     public func chapters() throws -> [Chapter] {
         let (records, counts) = try database.read { db in
-            (try ChapterRecord.order(Column("createdAt")).fetchAll(db),
-             try Row.fetchAll(db, sql: "SELECT chapterId, COUNT(*) AS n FROM item GROUP BY chapterId"))
+            (
+                try ChapterRecord.order(Column("createdAt")).fetchAll(db),
+                try Row.fetchAll(db, sql: "SELECT chapterId, COUNT(*) AS n FROM item GROUP BY chapterId")
+            )
         }
         var countByChapter: [String: Int] = [:]
         for row in counts { countByChapter[row["chapterId"]] = row["n"] }
@@ -103,7 +120,9 @@ public final class Vault: Sendable {
         let all = try chapters()
         if let exact = all.first(where: { $0.title == reference }) { return exact }
         let matches = all.filter { $0.id.canonicalString.hasPrefix(reference.lowercased()) }
-        guard matches.count == 1, let match = matches.first else { throw VaultError.notFound("chapter \"\(reference)\"") }
+        guard matches.count == 1, let match = matches.first else {
+            throw VaultError.notFound("chapter \"\(reference)\"")
+        }
         return match
     }
 
@@ -111,7 +130,8 @@ public final class Vault: Sendable {
         let chapter = try chapter(named: reference)
         let sealed = try SealedText.seal(title, itemID: chapter.id, field: "chapter.title", key: key)
         try database.write { db in
-            try db.execute(sql: "UPDATE chapter SET titleSealed = ? WHERE id = ?", arguments: [sealed, chapter.id.canonicalString])
+            try db.execute(
+                sql: "UPDATE chapter SET titleSealed = ? WHERE id = ?", arguments: [sealed, chapter.id.canonicalString])
         }
     }
 
@@ -119,10 +139,13 @@ public final class Vault: Sendable {
     public func removeChapter(_ reference: String, force: Bool = false) throws {
         let chapter = try chapter(named: reference)
         if chapter.itemCount > 0, !force {
-            throw VaultError.io("chapter \"\(chapter.title)\" has \(chapter.itemCount) item(s); remove them first or use --force")
+            throw VaultError.io(
+                "chapter \"\(chapter.title)\" has \(chapter.itemCount) item(s); remove them first or use --force")
         }
         let hashes = try database.write { db -> [String] in
-            let hashes = try String.fetchAll(db, sql: "SELECT objectHash FROM media JOIN item ON item.id = media.itemId WHERE item.chapterId = ?", arguments: [chapter.id.canonicalString])
+            let hashes = try String.fetchAll(
+                db, sql: "SELECT objectHash FROM media JOIN item ON item.id = media.itemId WHERE item.chapterId = ?",
+                arguments: [chapter.id.canonicalString])
             try db.execute(sql: "DELETE FROM chapter WHERE id = ?", arguments: [chapter.id.canonicalString])
             return hashes
         }
@@ -134,7 +157,10 @@ public final class Vault: Sendable {
     /// Adds a memory with text and/or files. Files are encrypted first; the database rows are
     /// written in one transaction only when every file is stored, and on failure nothing stays.
     @discardableResult
-    public func addItem(chapter reference: String, text: String?, files: [URL], timestamp: Date = Date(), progress: (String, Int) -> Void = { _, _ in }) throws -> Item {
+    public func addItem(
+        chapter reference: String, text: String?, files: [URL], timestamp: Date = Date(),
+        progress: (String, Int) -> Void = { _, _ in }
+    ) throws -> Item {
         guard text != nil || !files.isEmpty else { throw VaultError.io("an item needs text or at least one file") }
         let chapter = try chapter(named: reference)
         let id = UUID()
@@ -146,11 +172,13 @@ public final class Vault: Sendable {
                 let name = file.lastPathComponent
                 let (hash, size) = try storeObject(from: file, objectID: mediaID) { progress(name, $0) }
                 written.append(hash)
-                media.append(MediaRecord(
-                    id: mediaID, itemId: id, position: position,
-                    nameSealed: try SealedText.seal(name, itemID: mediaID, field: "media.name", key: key),
-                    contentTypeSealed: try SealedText.seal(Self.contentType(of: file), itemID: mediaID, field: "media.contentType", key: key),
-                    size: size, objectHash: hash))
+                media.append(
+                    MediaRecord(
+                        id: mediaID, itemId: id, position: position,
+                        nameSealed: try SealedText.seal(name, itemID: mediaID, field: "media.name", key: key),
+                        contentTypeSealed: try SealedText.seal(
+                            Self.contentType(of: file), itemID: mediaID, field: "media.contentType", key: key),
+                        size: size, objectHash: hash))
             }
             let record = ItemRecord(
                 id: id, chapterId: chapter.id, timestamp: timestamp, kind: files.isEmpty ? "text" : "media",
@@ -175,17 +203,21 @@ public final class Vault: Sendable {
             var mediaRequest = MediaRecord.order(Column("position"))
             if let chapterFilter {
                 request = request.filter(Column("chapterId") == chapterFilter)
-                mediaRequest = mediaRequest.filter(sql: "itemId IN (SELECT id FROM item WHERE chapterId = ?)", arguments: [chapterFilter])
+                mediaRequest = mediaRequest.filter(
+                    sql: "itemId IN (SELECT id FROM item WHERE chapterId = ?)", arguments: [chapterFilter])
             }
             return (try request.fetchAll(db), try mediaRequest.fetchAll(db), try ChapterRecord.fetchAll(db))
         }
         let mediaByItem = Dictionary(grouping: media, by: \.itemId)
         var titles: [UUID: String] = [:]
         for chapter in chapters {
-            titles[chapter.id] = try SealedText.open(chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key)
+            titles[chapter.id] = try SealedText.open(
+                chapter.titleSealed, itemID: chapter.id, field: "chapter.title", key: key)
         }
         return try records.map { record in
-            guard let title = titles[record.chapterId] else { throw VaultError.corrupted("item \(record.id) has no chapter") }
+            guard let title = titles[record.chapterId] else {
+                throw VaultError.corrupted("item \(record.id) has no chapter")
+            }
             return try decrypt(record, media: mediaByItem[record.id] ?? [], chapterTitle: title)
         }
     }
@@ -193,13 +225,18 @@ public final class Vault: Sendable {
     /// Finds an item by id or id prefix and decrypts it.
     public func item(_ reference: String) throws -> Item {
         let (record, media, chapter) = try database.read { db -> (ItemRecord, [MediaRecord], ChapterRecord?) in
-            let matches = try ItemRecord.filter(sql: "lower(id) LIKE ?", arguments: [reference.lowercased() + "%"]).limit(2).fetchAll(db)
+            let matches = try ItemRecord.filter(sql: "lower(id) LIKE ?", arguments: [reference.lowercased() + "%"])
+                .limit(2).fetchAll(db)
             guard matches.count == 1, let record = matches.first else {
-                throw VaultError.notFound(matches.isEmpty ? "item \"\(reference)\"" : "a unique item for \"\(reference)\" (give more digits)")
+                throw VaultError.notFound(
+                    matches.isEmpty ? "item \"\(reference)\"" : "a unique item for \"\(reference)\" (give more digits)")
             }
-            return (record,
-                    try MediaRecord.filter(Column("itemId") == record.id.canonicalString).order(Column("position")).fetchAll(db),
-                    try ChapterRecord.fetchOne(db, key: record.chapterId.canonicalString))
+            return (
+                record,
+                try MediaRecord.filter(Column("itemId") == record.id.canonicalString).order(Column("position"))
+                    .fetchAll(db),
+                try ChapterRecord.fetchOne(db, key: record.chapterId.canonicalString)
+            )
         }
         guard let chapter else { throw VaultError.corrupted("item \(record.id) has no chapter") }
         return try decrypt(
@@ -211,11 +248,14 @@ public final class Vault: Sendable {
         Item(
             id: record.id, chapterID: record.chapterId, chapterTitle: chapterTitle,
             timestamp: record.timestamp, kind: record.kind,
-            text: try record.textSealed.map { try SealedText.open($0, itemID: record.id, field: "item.text", key: key) },
+            text: try record.textSealed.map {
+                try SealedText.open($0, itemID: record.id, field: "item.text", key: key)
+            },
             media: try media.map { m in
                 MediaFile(
                     id: m.id, name: try SealedText.open(m.nameSealed, itemID: m.id, field: "media.name", key: key),
-                    contentType: try SealedText.open(m.contentTypeSealed, itemID: m.id, field: "media.contentType", key: key),
+                    contentType: try SealedText.open(
+                        m.contentTypeSealed, itemID: m.id, field: "media.contentType", key: key),
                     size: m.size, objectHash: m.objectHash)
             })
     }
@@ -230,7 +270,8 @@ public final class Vault: Sendable {
         try database.read { db in
             let sizes = try Int.fetchAll(db, sql: "SELECT size FROM media")
             return VaultStatus(
-                chapters: try ChapterRecord.fetchCount(db), items: try ItemRecord.fetchCount(db), mediaFiles: sizes.count,
+                chapters: try ChapterRecord.fetchCount(db), items: try ItemRecord.fetchCount(db),
+                mediaFiles: sizes.count,
                 plaintextBytes: sizes.reduce(0, +),
                 objectBytes: sizes.reduce(0) { $0 + MediaStream.encryptedSize(plaintext: $1) })
         }
@@ -242,11 +283,14 @@ public final class Vault: Sendable {
 
     /// Encrypts a file into the object store, named by its ``ObjectAddress``.
     func storeObject(from file: URL, objectID: UUID, progress: (Int) -> Void) throws -> (hash: String, size: Int) {
-        let staging = directory.appendingPathComponent(Self.objectsName).appendingPathComponent("staging-\(UUID().uuidString)")
-        let (size, hash) = try MediaStream.encryptFile(at: file, to: staging, key: key, objectID: objectID, progress: progress)
+        let staging = directory.appendingPathComponent(Self.objectsName).appendingPathComponent(
+            "staging-\(UUID().uuidString)")
+        let (size, hash) = try MediaStream.encryptFile(
+            at: file, to: staging, key: key, objectID: objectID, progress: progress)
         do {
             let destination = objectURL(hash)
-            try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileManager.default.moveItem(at: staging, to: destination)
             return (hash, size)
         } catch {

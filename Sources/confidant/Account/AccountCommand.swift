@@ -4,5 +4,7 @@ import ArgumentParser
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "account", abstract: "Create an account, sign in and out, show the account and its devices.",
-        subcommands: [RegisterCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self, DevicesCommand.self])
+        subcommands: [
+            RegisterCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self, DevicesCommand.self,
+        ])
 }

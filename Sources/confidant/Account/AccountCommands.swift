@@ -30,11 +30,14 @@ struct RegisterCommand: AsyncParsableCommand {
     func run() async throws {
         let serverURL = try ServerAddress.parse(server)
         let accountPassword = try password.password()
-        let messenger = try await Messenger.register(try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
-                                                     server: serverURL, email: email, password: accountPassword, displayName: name,
-                                                     firstName: firstName, lastName: lastName)
+        let messenger = try await Messenger.register(
+            try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
+            server: serverURL, email: email, password: accountPassword, displayName: name,
+            firstName: firstName, lastName: lastName)
         let account = await messenger.account
-        print("registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))")
+        print(
+            "registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))"
+        )
     }
 }
 
@@ -60,9 +63,10 @@ struct LoginCommand: AsyncParsableCommand {
     func run() async throws {
         let serverURL = try server.map(ServerAddress.parse)
         let accountPassword = try password.password()
-        let messenger = try await Messenger.login(try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
-                                                  server: serverURL, email: email, password: accountPassword, newDeviceKey: newDeviceKey,
-                                                  answer: SignInPrompts.answerer)
+        let messenger = try await Messenger.login(
+            try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
+            server: serverURL, email: email, password: accountPassword, newDeviceKey: newDeviceKey,
+            answer: SignInPrompts.answerer)
         let account = await messenger.account
         let fingerprint = IdentityFingerprint(messenger.identity.publicIdentity)
         print("signed in as \(account.email) on \(account.serverURL.absoluteString); this device's key: \(fingerprint)")
@@ -71,7 +75,8 @@ struct LoginCommand: AsyncParsableCommand {
 
 /// `confidant account logout`.
 struct LogoutCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "logout", abstract: "Sign this profile out (the device key and history stay).")
+    static let configuration = CommandConfiguration(
+        commandName: "logout", abstract: "Sign this profile out (the device key and history stay).")
 
     @OptionGroup var options: MessengerOptions
 
@@ -84,35 +89,40 @@ struct LogoutCommand: AsyncParsableCommand {
 
 /// `confidant account whoami`.
 struct WhoAmICommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the profile's account, server and device key.")
+    static let configuration = CommandConfiguration(
+        commandName: "whoami", abstract: "Show the profile's account, server and device key.")
 
     @OptionGroup var options: MessengerOptions
     @OptionGroup var output: OutputOptions
 
     struct Report: Encodable {
-        let profile: String, email: String, name: String, server: String, userId: String, deviceId: String, fingerprint: String
+        let profile: String, email: String, name: String, server: String, userId: String, deviceId: String,
+            fingerprint: String
         let sessionExpiresAt: Date?
     }
 
     func run() async throws {
         let messenger = try options.open()
         let account = await messenger.account
-        let report = Report(profile: options.profile.profile, email: account.email, name: account.displayName,
-                            server: account.serverURL.absoluteString, userId: account.userID.canonicalString,
-                            deviceId: account.deviceID.canonicalString,
-                            fingerprint: IdentityFingerprint(messenger.identity.publicIdentity).description,
-                            sessionExpiresAt: account.tokenExpiresAt)
+        let report = Report(
+            profile: options.profile.profile, email: account.email, name: account.displayName,
+            server: account.serverURL.absoluteString, userId: account.userID.canonicalString,
+            deviceId: account.deviceID.canonicalString,
+            fingerprint: IdentityFingerprint(messenger.identity.publicIdentity).description,
+            sessionExpiresAt: account.tokenExpiresAt)
         if output.json { return try JSONOutput.print(report) }
-        print(TerminalStyle.pairs([
-            ("profile", report.profile), ("account", "\(report.name) <\(report.email)>"), ("server", report.server),
-            ("device", report.deviceId), ("key", report.fingerprint),
-        ]))
+        print(
+            TerminalStyle.pairs([
+                ("profile", report.profile), ("account", "\(report.name) <\(report.email)>"), ("server", report.server),
+                ("device", report.deviceId), ("key", report.fingerprint),
+            ]))
     }
 }
 
 /// `confidant account devices`.
 struct DevicesCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "devices", abstract: "List this account's signed-in devices and their keys.")
+    static let configuration = CommandConfiguration(
+        commandName: "devices", abstract: "List this account's signed-in devices and their keys.")
 
     @OptionGroup var options: MessengerOptions
     @OptionGroup var output: OutputOptions
@@ -122,10 +132,14 @@ struct DevicesCommand: AsyncParsableCommand {
     func run() async throws {
         let messenger = try options.open()
         let devices = try await messenger.devices().map { identity in
-            Device(deviceId: identity.deviceID.canonicalString, fingerprint: IdentityFingerprint(identity).description,
-                   thisDevice: identity.deviceID == messenger.identity.deviceID)
+            Device(
+                deviceId: identity.deviceID.canonicalString, fingerprint: IdentityFingerprint(identity).description,
+                thisDevice: identity.deviceID == messenger.identity.deviceID)
         }
         if output.json { return try JSONOutput.print(devices) }
-        print(TerminalStyle.table(["DEVICE", "KEY", ""], devices.map { [$0.deviceId, $0.fingerprint, $0.thisDevice ? "(this device)" : ""] }))
+        print(
+            TerminalStyle.table(
+                ["DEVICE", "KEY", ""],
+                devices.map { [$0.deviceId, $0.fingerprint, $0.thisDevice ? "(this device)" : ""] }))
     }
 }

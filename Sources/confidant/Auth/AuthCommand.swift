@@ -20,12 +20,16 @@ struct ArithmeticAnalysisCommand: AsyncParsableCommand {
 
     func run() async throws {
         var generator = SeededRandomNumberGenerator(seed: seed)
-        print("| operands N | pairs to pin the mapping (mean) | 90th percentile | not pinned after 40 | blind guess per attempt |")
+        print(
+            "| operands N | pairs to pin the mapping (mean) | 90th percentile | not pinned after 40 | blind guess per attempt |"
+        )
         print("|---:|---:|---:|---:|---:|")
         for operands in 2...8 {
             let r = try ArithmeticAnalysis.simulate(operands: operands, trials: trials, using: &generator)
-            print("| \(operands) | \(String(format: "%.2f", r.meanObservations)) | \(r.p90Observations) | "
-                + "\(String(format: "%.1f %%", r.unresolvedShare * 100)) | \(String(format: "%.4f (1 in %.0f)", r.blindGuessProbability, 1 / r.blindGuessProbability)) |")
+            print(
+                "| \(operands) | \(String(format: "%.2f", r.meanObservations)) | \(r.p90Observations) | "
+                    + "\(String(format: "%.1f %%", r.unresolvedShare * 100)) | \(String(format: "%.4f (1 in %.0f)", r.blindGuessProbability, 1 / r.blindGuessProbability)) |"
+            )
         }
     }
 }

@@ -18,7 +18,9 @@ struct AuthSetupCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: MessengerOptions
-    @Option(name: .long, help: "The chain, in order, e.g. password,arithmetic,totp (asked for on a terminal when missing).") var methods: String?
+    @Option(
+        name: .long, help: "The chain, in order, e.g. password,arithmetic,totp (asked for on a terminal when missing).")
+    var methods: String?
     @Option(name: .long, help: "Operands per arithmetic challenge (2…8).") var operands: Int?
     @Option(name: .long, help: "Your operator mapping, e.g. '+=*,-=/,*=+,/=-'.") var map: String?
     @Option(name: .long, help: "Length of e-mail codes (4…8).") var codeLength: Int?
@@ -28,17 +30,27 @@ struct AuthSetupCommand: AsyncParsableCommand {
 
     func run() async throws {
         let interactive = methods == nil
-        guard let methods = try methods ?? (Terminal.stdinIsTTY ? Self.ask(
-            "Sign in with which methods, in order? (password, arithmetic, email-code, totp; e.g. password,totp): ") : nil) else {
+        guard
+            let methods = try methods
+                ?? (Terminal.stdinIsTTY
+                    ? Self.ask(
+                        "Sign in with which methods, in order? (password, arithmetic, email-code, totp; e.g. password,totp): "
+                    ) : nil)
+        else {
             throw ValidationError("give --methods, e.g. --methods password,arithmetic,totp")
         }
-        var operands = self.operands, map = self.map, codeLength = self.codeLength
+        var operands = self.operands
+        var map = self.map
+        var codeLength = self.codeLength
         let chain = try methods.split(separator: ",").map { name -> SignInStep.Method in
             let trimmed = name.trimmingCharacters(in: .whitespaces)
             guard let method = SignInStep.Method(rawValue: trimmed) else {
                 throw ValidationError("unknown method \(trimmed); choose from password, arithmetic, email-code, totp")
             }
-            if method == .biometric { throw ValidationError("biometrics belong to a device (Face ID / Touch ID); they are not available in this CLI") }
+            if method == .biometric {
+                throw ValidationError(
+                    "biometrics belong to a device (Face ID / Touch ID); they are not available in this CLI")
+            }
             return method
         }
         if interactive, chain.contains(.arithmetic) {
@@ -62,7 +74,9 @@ struct AuthSetupCommand: AsyncParsableCommand {
             change.totpCode = try totpCode ?? Self.ask("Current code from the authenticator: ")
         }
         let settings = try await messenger.updateSignInSettings(change, password: accountPassword)
-        print("signing in now takes: \(settings.chain.map(\.rawValue).joined(separator: " → ")) (a new device or address adds email-code)")
+        print(
+            "signing in now takes: \(settings.chain.map(\.rawValue).joined(separator: " → ")) (a new device or address adds email-code)"
+        )
     }
 
     static func ask(_ prompt: String) throws -> String {
@@ -100,17 +114,19 @@ struct AuthShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try await options.open().signInSettings()
-        let report = Report(chain: settings.chain.map(\.rawValue), operands: settings.operands, codeLength: settings.codeLength,
-                            arithmeticConfigured: settings.arithmeticConfigured, totpEnrolled: settings.totpEnrolled)
+        let report = Report(
+            chain: settings.chain.map(\.rawValue), operands: settings.operands, codeLength: settings.codeLength,
+            arithmeticConfigured: settings.arithmeticConfigured, totpEnrolled: settings.totpEnrolled)
         if output.json { return try JSONOutput.print(report) }
-        print(TerminalStyle.pairs([
-            ("chain", report.chain.joined(separator: " → ")),
-            ("step-up", "a new device or network address adds email-code"),
-            ("arithmetic", report.arithmeticConfigured ? "\(report.operands) operands, mapping set" : "not set up"),
-            ("e-mail code", "\(report.codeLength) characters"),
-            ("totp", report.totpEnrolled ? "enrolled" : "not enrolled"),
-            ("biometrics", "not available in the CLI (a device method)"),
-        ]))
+        print(
+            TerminalStyle.pairs([
+                ("chain", report.chain.joined(separator: " → ")),
+                ("step-up", "a new device or network address adds email-code"),
+                ("arithmetic", report.arithmeticConfigured ? "\(report.operands) operands, mapping set" : "not set up"),
+                ("e-mail code", "\(report.codeLength) characters"),
+                ("totp", report.totpEnrolled ? "enrolled" : "not enrolled"),
+                ("biometrics", "not available in the CLI (a device method)"),
+            ]))
     }
 }
 
@@ -118,7 +134,8 @@ struct AuthShowCommand: AsyncParsableCommand {
 enum SignInPrompts {
     static let answerer: SignInAnswerer = { step in
         if step.method == .biometric {
-            throw CLIError.invalidArgument("this account asks for biometrics, which belong to a device; sign in from the app")
+            throw CLIError.invalidArgument(
+                "this account asks for biometrics, which belong to a device; sign in from the app")
         }
         return try AuthSetupCommand.ask("[step \(step.number)] \(step.prompt): ")
     }

@@ -4,6 +4,9 @@ import ArgumentParser
 struct ChatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat", abstract: "Chat: open a conversation (the default), send, inbox, history, users, verify.",
-        subcommands: [ChatOpenCommand.self, SendCommand.self, InboxCommand.self, HistoryCommand.self, UsersCommand.self, VerifyCommand.self],
+        subcommands: [
+            ChatOpenCommand.self, SendCommand.self, InboxCommand.self, HistoryCommand.self, UsersCommand.self,
+            VerifyCommand.self,
+        ],
         defaultSubcommand: ChatOpenCommand.self)
 }

@@ -26,14 +26,18 @@ struct ChatOpenCommand: AsyncParsableCommand {
         await model.load()
         let screen = ChatScreen(prompt: "you> ", interactive: Terminal.stdinIsTTY)
         defer { screen.restore() }
-        screen.show(TerminalStyle.dim("chat with \(contact.displayName) <\(contact.email)> — /help for commands, /quit to leave"))
+        screen.show(
+            TerminalStyle.dim(
+                "chat with \(contact.displayName) <\(contact.email)> — /help for commands, /quit to leave"))
         let renderer = ChatRenderer(screen: screen, peerName: contact.displayName)
         renderer.show(model.messages, initial: true)
         if let problem { screen.show(TerminalStyle.warning(problem)) }
         await messenger.startLive()
         screen.start()
         let live = Task { await model.run() }
-        let messages = Task { for await messages in observedValues({ model.messages }) { renderer.show(messages, initial: false) } }
+        let messages = Task {
+            for await messages in observedValues({ model.messages }) { renderer.show(messages, initial: false) }
+        }
         let connection = Task { for await state in observedValues({ model.connection }) { renderer.show(state) } }
         defer {
             live.cancel()
@@ -49,7 +53,9 @@ struct ChatOpenCommand: AsyncParsableCommand {
                 await messenger.stopLive()
                 return
             case "/help":
-                screen.show("/verify  safety numbers · /verify mark  mark verified · /retry  resend failed · /confirm  send a held message · /quit")
+                screen.show(
+                    "/verify  safety numbers · /verify mark  mark verified · /retry  resend failed · /confirm  send a held message · /quit"
+                )
             case "/verify", "/verify mark":
                 await verify(model, mark: text == "/verify mark", screen: screen)
             case "/retry":
@@ -79,7 +85,10 @@ struct ChatOpenCommand: AsyncParsableCommand {
         model.draft = text
         let sent = await model.send(confirmKeyChange: confirm)
         if model.needsKeyChangeConfirmation {
-            renderer.screen.show(TerminalStyle.warning("⚠ \(model.peer.displayName)'s security key changed after you verified it. /verify to compare, /confirm to send anyway."))
+            renderer.screen.show(
+                TerminalStyle.warning(
+                    "⚠ \(model.peer.displayName)'s security key changed after you verified it. /verify to compare, /confirm to send anyway."
+                ))
             return false
         }
         if let sent {
@@ -101,7 +110,8 @@ struct ChatOpenCommand: AsyncParsableCommand {
         }
         switch verification.state {
         case .verified: screen.show(mark ? "marked \(model.peer.displayName) verified" : "verified")
-        case .unverified: screen.show("not verified; compare the numbers with \(model.peer.displayName), then /verify mark")
+        case .unverified:
+            screen.show("not verified; compare the numbers with \(model.peer.displayName), then /verify mark")
         case .changedSinceVerification: screen.show(TerminalStyle.warning("⚠ the keys changed since you verified them"))
         }
     }
@@ -152,7 +162,9 @@ final class ChatRenderer {
     func show(_ state: ConnectionState) {
         switch state {
         case .waiting(let delay, let reason) where lastState == .live || lastState == nil:
-            screen.show(TerminalStyle.warning("disconnected (\(reason)); reconnecting in \(delay.formatted(.units(allowed: [.seconds])))…"))
+            screen.show(
+                TerminalStyle.warning(
+                    "disconnected (\(reason)); reconnecting in \(delay.formatted(.units(allowed: [.seconds])))…"))
         case .live where lastState != .live && lastState != nil && lastState != .connecting:
             screen.show(TerminalStyle.dim("connected"))
         default: break

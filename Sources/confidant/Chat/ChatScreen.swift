@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The interactive chat's terminal: a one-line editor at the bottom and messages printed above
@@ -95,7 +95,8 @@ final class ChatScreen: @unchecked Sendable {
         while read(STDIN_FILENO, &byte, 1) == 1 {
             if escape > 0 {
                 // Skip the rest of an escape sequence (arrow keys and the like): ESC [ ... final byte.
-                escape = (escape == 1 && byte == UInt8(ascii: "[")) || (escape == 2 && !(0x40...0x7E).contains(byte)) ? 2 : 0
+                escape =
+                    (escape == 1 && byte == UInt8(ascii: "[")) || (escape == 2 && !(0x40...0x7E).contains(byte)) ? 2 : 0
                 continue
             }
             switch byte {

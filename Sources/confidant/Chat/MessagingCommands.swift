@@ -1,11 +1,12 @@
-import ConfidantCrypto
 import ArgumentParser
+import ConfidantCrypto
 import ConfidantKit
 import Foundation
 
 /// `confidant chat users`.
 struct UsersCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "users", abstract: "List the server's users (everyone but you).")
+    static let configuration = CommandConfiguration(
+        commandName: "users", abstract: "List the server's users (everyone but you).")
 
     @OptionGroup var options: MessengerOptions
     @Option(name: .long, help: "Only users whose e-mail or name starts with this.") var search: String?
@@ -35,7 +36,9 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Send even if a verified contact's key changed.") var yes = false
 
     func validate() throws {
-        if eachLine, let text, text != "-" { throw ValidationError("--each-line reads standard input; leave out the text") }
+        if eachLine, let text, text != "-" {
+            throw ValidationError("--each-line reads standard input; leave out the text")
+        }
     }
 
     func run() async throws {
@@ -51,7 +54,8 @@ struct SendCommand: AsyncParsableCommand {
         let messenger = try options.open()
         let contact = try await messenger.contact(email: email)
         var confirmed = yes
-        var sent = 0, queued = 0
+        var sent = 0
+        var queued = 0
         for body in bodies {
             let message: ChatMessage
             do {
@@ -73,24 +77,31 @@ struct SendCommand: AsyncParsableCommand {
             }
         }
         if queued > 0 {
-            print(bodies.count == 1 ? "queued: the server is unreachable; it goes with your next command once the server is back"
-                  : "\(sent) sent, \(queued) queued: the server is unreachable; they go with your next command once it is back")
+            print(
+                bodies.count == 1
+                    ? "queued: the server is unreachable; it goes with your next command once the server is back"
+                    : "\(sent) sent, \(queued) queued: the server is unreachable; they go with your next command once it is back"
+            )
             if let reason = await messenger.lastUnreachable { Terminal.printError(reason) }
         } else {
-            print(bodies.count == 1 ? "sent to \(contact.displayName)" : "sent \(sent) messages to \(contact.displayName)")
+            print(
+                bodies.count == 1 ? "sent to \(contact.displayName)" : "sent \(sent) messages to \(contact.displayName)"
+            )
         }
     }
 }
 
 /// `confidant chat inbox` (also `confidant inbox`).
 struct InboxCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "inbox", abstract: "Recent conversations with unread counts.")
+    static let configuration = CommandConfiguration(
+        commandName: "inbox", abstract: "Recent conversations with unread counts.")
 
     @OptionGroup var options: MessengerOptions
     @OptionGroup var output: OutputOptions
 
     struct Row: Encodable {
-        let email: String, name: String, lastActivity: Date, timeAgo: String, unread: Int, preview: String, keyChangeWarning: String?
+        let email: String, name: String, lastActivity: Date, timeAgo: String, unread: Int, preview: String,
+            keyChangeWarning: String?
     }
 
     /// A terminal rendering of `ConversationsViewModel`.
@@ -99,17 +110,25 @@ struct InboxCommand: AsyncParsableCommand {
         let model = ConversationsViewModel(messenger: try options.open())
         await model.refresh()
         let rows = model.rows.map { row in
-            Row(email: row.summary.peer.email, name: row.summary.peer.displayName, lastActivity: row.summary.lastActivity,
-                timeAgo: row.timeAgo, unread: row.summary.unread, preview: row.summary.preview, keyChangeWarning: row.summary.keyChangeWarning)
+            Row(
+                email: row.summary.peer.email, name: row.summary.peer.displayName,
+                lastActivity: row.summary.lastActivity,
+                timeAgo: row.timeAgo, unread: row.summary.unread, preview: row.summary.preview,
+                keyChangeWarning: row.summary.keyChangeWarning)
         }
         if let error = model.error {
             Terminal.printError(model.isOffline ? "offline: \(error); showing what this device has" : error)
         }
         if output.json { return try JSONOutput.print(rows) }
         if rows.isEmpty { return print("no conversations yet; `confidant send EMAIL TEXT` starts one") }
-        let table = TerminalStyle.table(["NAME", "E-MAIL", "LAST", "UNREAD", "MESSAGE"], rows.map { row in
-            [row.name, row.email, row.timeAgo, row.unread == 0 ? "" : String(row.unread), String(row.preview.prefix(50))]
-        })
+        let table = TerminalStyle.table(
+            ["NAME", "E-MAIL", "LAST", "UNREAD", "MESSAGE"],
+            rows.map { row in
+                [
+                    row.name, row.email, row.timeAgo, row.unread == 0 ? "" : String(row.unread),
+                    String(row.preview.prefix(50)),
+                ]
+            })
         print(table)
         for row in rows {
             if let warning = row.keyChangeWarning { print(TerminalStyle.warning("⚠ \(warning)")) }
@@ -140,10 +159,14 @@ struct HistoryCommand: AsyncParsableCommand {
         try await messenger.markRead(contact.id)
         if let problem { Terminal.printError(problem) }
         if output.json {
-            return try JSONOutput.print(messages.map { message in
-                Line(id: message.id.canonicalString, direction: "\(message.direction)", sentAt: message.sentAt, text: message.text,
-                     unreadableReason: message.unreadableReason, status: message.status.label, envelope: message.envelopeVersion)
-            })
+            return try JSONOutput.print(
+                messages.map { message in
+                    Line(
+                        id: message.id.canonicalString, direction: "\(message.direction)", sentAt: message.sentAt,
+                        text: message.text,
+                        unreadableReason: message.unreadableReason, status: message.status.label,
+                        envelope: message.envelopeVersion)
+                })
         }
         for message in messages { print(TerminalStyle.line(message, peerName: contact.displayName)) }
     }
@@ -153,7 +176,8 @@ struct HistoryCommand: AsyncParsableCommand {
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify", abstract: "Show the safety number with a contact; mark them verified.",
-        discussion: "Compare the numbers with your contact in person or on a call; if they match, run again with --mark.")
+        discussion:
+            "Compare the numbers with your contact in person or on a call; if they match, run again with --mark.")
 
     @OptionGroup var options: MessengerOptions
     @Argument(help: "The contact's e-mail.") var email: String

@@ -8,17 +8,21 @@ struct MessengerOptions: ParsableArguments {
     @OptionGroup var profile: ProfileOptions
     @OptionGroup var passphrase: PassphraseOptions
 
-    @Option(name: .long, help: "scrypt cost (log2 N, 10…22) for a new device key file; default 17, about half a second.")
+    @Option(
+        name: .long, help: "scrypt cost (log2 N, 10…22) for a new device key file; default 17, about half a second.")
     var scryptLog2n: UInt8 = ScryptParameters.interactive.log2N
 
     func storage() throws -> ProfileStorage {
-        try ProfileStorage(directory: profile.directory, keyParameters: ScryptParameters(log2N: scryptLog2n, r: 8, p: 1))
+        try ProfileStorage(
+            directory: profile.directory, keyParameters: ScryptParameters(log2N: scryptLog2n, r: 8, p: 1))
     }
 
     func profilePassphrase(confirmIfNew: Bool = false) throws -> String {
-        let isNew = try !FileManager.default.fileExists(atPath: profile.directory.appendingPathComponent("identity.key").path)
-        return try passphrase.passphrase(prompt: isNew && confirmIfNew ? "New profile passphrase: " : "Profile passphrase: ",
-                                         confirm: isNew && confirmIfNew)
+        let isNew = try !FileManager.default.fileExists(
+            atPath: profile.directory.appendingPathComponent("identity.key").path)
+        return try passphrase.passphrase(
+            prompt: isNew && confirmIfNew ? "New profile passphrase: " : "Profile passphrase: ",
+            confirm: isNew && confirmIfNew)
     }
 
     /// Opens the signed-in profile.

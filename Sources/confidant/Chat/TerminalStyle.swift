@@ -27,7 +27,9 @@ enum TerminalStyle {
 
     private static func aligned(_ all: [[String]], boldFirstRow: Bool) -> String {
         guard let header = all.first else { return "" }
-        let widths = (0..<header.count).map { column in all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
+        let widths = (0..<header.count).map { column in
+            all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
+        }
         return all.enumerated().map { index, row in
             let line = row.enumerated().map { column, cell in
                 column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)

@@ -4,7 +4,8 @@ import ConfidantCrypto
 struct FingerprintCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fingerprint",
-        abstract: "The safety number of two public identities (the same digits on both sides), or one key's fingerprint.")
+        abstract:
+            "The safety number of two public identities (the same digits on both sides), or one key's fingerprint.")
 
     @Argument(help: "A public identity PEM file.") var publicKeyA: String
     @Argument(help: "The other party's public identity PEM file.") var publicKeyB: String?

@@ -12,6 +12,8 @@ enum IdentityFiles {
     }
 }
 
+// The CLI takes ids as arguments; UUID and ArgumentParser are both not ours.
+// swift-format-ignore: AvoidRetroactiveConformances
 extension UUID: @retroactive ExpressibleByArgument {
     public init?(argument: String) { self.init(uuidString: argument) }
 }

@@ -6,9 +6,13 @@ import Foundation
 /// formats other tools and the seed app use, seal and open envelopes, compare fingerprints.
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Device keys and envelopes by hand: generate, public, seal, open, inspect, fingerprint.",
-        subcommands: [KeygenCommand.self, Public.self, SeedConversation.self, SealCommand.self, OpenCommand.self, InspectCommand.self,
-                      FingerprintCommand.self])
+        commandName: "keys",
+        abstract: "Device keys and envelopes by hand: generate, public, seal, open, inspect, fingerprint.",
+        subcommands: [
+            KeygenCommand.self, Public.self, SeedConversation.self, SealCommand.self, OpenCommand.self,
+            InspectCommand.self,
+            FingerprintCommand.self,
+        ])
 
     struct Public: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -24,7 +28,9 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         @Argument(help: "The private key file.") var keyFile: String
-        @Option(name: .long, help: "pem (the public identity, default), spki (standard P-256 PEM) or seed (the seed app's key string).")
+        @Option(
+            name: .long,
+            help: "pem (the public identity, default), spki (standard P-256 PEM) or seed (the seed app's key string).")
         var format: Format = .pem
         @OptionGroup var passphrase: PassphraseOptions
 
@@ -42,10 +48,12 @@ struct KeysCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "seed-conversation",
             abstract: "The seed app's conversation key string from its stored key strings.",
-            discussion: "As the seed's deriveSymmetricKey: base64(HKDF-SHA256(ECDH-P256, salt \"salt for key\", 32 bytes)).")
+            discussion:
+                "As the seed's deriveSymmetricKey: base64(HKDF-SHA256(ECDH-P256, salt \"salt for key\", 32 bytes)).")
 
         @Option(name: .long, help: "Your private key string, as the seed app stored it.") var privateKey: String
-        @Option(name: .long, help: "The peer's public key string, as published in their profile.") var peerPublicKey: String
+        @Option(name: .long, help: "The peer's public key string, as published in their profile.") var peerPublicKey:
+            String
 
         func run() async throws {
             print(try SeedChat.keyString(privateKey: privateKey, peerPublicKey: peerPublicKey))

@@ -15,9 +15,11 @@ struct OpenCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Your private key file.") var with: String?
     @Option(name: .long, help: "The sender's public identity (PEM).") var from: String?
-    @Option(name: .long, help: "Only seed-legacy: read raw seed-app ciphertext with key strings.") var suite: EnvelopeSuite?
+    @Option(name: .long, help: "Only seed-legacy: read raw seed-app ciphertext with key strings.") var suite:
+        EnvelopeSuite?
     @Option(name: .long, help: "seed-legacy: your private key string in the seed format.") var withPrivateKey: String?
-    @Option(name: .long, help: "seed-legacy: the sender's public key string in the seed format.") var fromPublicKey: String?
+    @Option(name: .long, help: "seed-legacy: the sender's public key string in the seed format.") var fromPublicKey:
+        String?
     @Option(name: .long, help: "Your user id (default: the nil UUID).") var user: UUID?
     @Option(name: .long, help: "Envelope file (default: stdin).") var `in`: String?
     @Option(name: .long, help: "Plaintext file, created 0600 (default: stdout).") var out: String?
@@ -26,7 +28,8 @@ struct OpenCommand: AsyncParsableCommand {
     func validate() throws {
         if withPrivateKey != nil || fromPublicKey != nil {
             guard suite == .seedLegacy, withPrivateKey != nil, fromPublicKey != nil, with == nil, from == nil else {
-                throw ValidationError("key strings go with --suite seed-legacy and need both --with-private-key and --from-public-key")
+                throw ValidationError(
+                    "key strings go with --suite seed-legacy and need both --with-private-key and --from-public-key")
             }
         } else {
             guard with != nil, from != nil else { throw ValidationError("give --with KEYFILE and --from PUBLICKEY") }
@@ -38,7 +41,8 @@ struct OpenCommand: AsyncParsableCommand {
         if let withPrivateKey, let fromPublicKey {
             if let warning = EnvelopeSuite.seedLegacy.warning { Terminal.printError(warning) }
             let keyString = try SeedChat.keyString(privateKey: withPrivateKey, peerPublicKey: fromPublicKey)
-            try FileIO.write(Data(try SeedChat.crypt(input, keyString: keyString)), to: out, binary: false, secret: true)
+            try FileIO.write(
+                Data(try SeedChat.crypt(input, keyString: keyString)), to: out, binary: false, secret: true)
             return
         }
         let envelope = try SealedEnvelope(serialized: input)

@@ -19,7 +19,8 @@ struct SealCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The recipient's public identity (PEM).") var to: String?
     @Option(name: .long, help: "Cipher suite.") var suite: EnvelopeSuite = .default
     @Option(name: .long, help: "seed-legacy: your private key string in the seed format.") var fromPrivateKey: String?
-    @Option(name: .long, help: "seed-legacy: the recipient's public key string in the seed format.") var toPublicKey: String?
+    @Option(name: .long, help: "seed-legacy: the recipient's public key string in the seed format.") var toPublicKey:
+        String?
     @Flag(name: .long, help: "Add an Ed25519 sender signature.") var sign = false
     @Option(name: .long, help: "Your user id (default: the nil UUID, for use without a server).") var fromUser: UUID?
     @Option(name: .long, help: "The recipient's user id (default: the nil UUID).") var toUser: UUID?
@@ -31,7 +32,8 @@ struct SealCommand: AsyncParsableCommand {
         let keyStrings = fromPrivateKey != nil || toPublicKey != nil
         if keyStrings {
             guard suite == .seedLegacy, fromPrivateKey != nil, toPublicKey != nil, from == nil, to == nil else {
-                throw ValidationError("key strings go with --suite seed-legacy and need both --from-private-key and --to-public-key")
+                throw ValidationError(
+                    "key strings go with --suite seed-legacy and need both --from-private-key and --to-public-key")
             }
         } else {
             guard from != nil, to != nil else { throw ValidationError("give --from KEYFILE and --to PUBLICKEY") }

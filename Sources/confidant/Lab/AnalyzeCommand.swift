@@ -64,8 +64,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         for analysis in analyses {
             let verdicts = NISTTest.allCases.compactMap { analysis.battery.verdict(for: $0) }
             let passing = verdicts.filter(\.passes).count
-            print("\(analysis.algorithm.displayName.padding(toLength: 20, withPad: " ", startingAt: 0)) "
-                + "\(passing)/\(verdicts.count) NIST tests pass, \(String(format: "%.1f", analysis.seconds)) s")
+            print(
+                "\(analysis.algorithm.displayName.padding(toLength: 20, withPad: " ", startingAt: 0)) "
+                    + "\(passing)/\(verdicts.count) NIST tests pass, \(String(format: "%.1f", analysis.seconds)) s")
         }
     }
 }

@@ -27,12 +27,14 @@ struct ReuseAttackCommand: AsyncParsableCommand {
     var crib: [String] = []
 
     func run() async throws {
-        let c1 = try ciphertext(first), c2 = try ciphertext(second)
+        let c1 = try ciphertext(first)
+        let c2 = try ciphertext(second)
         if let known {
             let recovered = KeystreamReuse.recover(known: Array(try FileIO.read(known)), ciphertext: c1, other: c2)
             FileHandle.standardOutput.write(Data(recovered))
             if recovered.count < c2.count {
-                Terminal.printError("note: recovered \(recovered.count) of \(c2.count) bytes (the known plaintext is shorter)")
+                Terminal.printError(
+                    "note: recovered \(recovered.count) of \(c2.count) bytes (the known plaintext is shorter)")
             }
             return
         }
@@ -41,8 +43,9 @@ struct ReuseAttackCommand: AsyncParsableCommand {
             print("no readable fragments found; try --crib with words likely in the messages")
         }
         for fragment in fragments {
-            print("offset \(String(fragment.offset).padding(toLength: 5, withPad: " ", startingAt: 0)) "
-                + "crib \"\(fragment.crib)\" → other message reads \"\(fragment.revealed)\"")
+            print(
+                "offset \(String(fragment.offset).padding(toLength: 5, withPad: " ", startingAt: 0)) "
+                    + "crib \"\(fragment.crib)\" → other message reads \"\(fragment.revealed)\"")
         }
     }
 

@@ -13,39 +13,50 @@ enum RawAlgorithm: String, ExpressibleByArgument, CaseIterable {
 /// Options shared by `cipher encrypt` and `cipher decrypt`.
 struct RawCipherOptions: ParsableArguments {
     @Option(name: .long, help: "sblock (the seed's cipher), aes-gcm or chacha20-poly1305.") var algorithm: RawAlgorithm
-    @Option(name: .long, help: "sblock only: the key as UTF-8 text (as the seed app used its key string).") var key: String?
+    @Option(name: .long, help: "sblock only: the key as UTF-8 text (as the seed app used its key string).") var key:
+        String?
     @Option(name: .long, help: "The key as hex (32 bytes for aes-gcm and chacha20-poly1305).") var keyHex: String?
     @Option(name: .long, help: "Input file (default: stdin).") var `in`: String?
     @Option(name: .long, help: "Output file (default: stdout).") var out: String?
 
     func validate() throws {
         guard (key == nil) != (keyHex == nil) else { throw ValidationError("give exactly one of --key or --key-hex") }
-        if algorithm != .sblock, key != nil { throw ValidationError("\(algorithm.rawValue) takes --key-hex with 32 bytes") }
+        if algorithm != .sblock, key != nil {
+            throw ValidationError("\(algorithm.rawValue) takes --key-hex with 32 bytes")
+        }
     }
 
     func keyBytes() throws -> [UInt8] {
         guard let keyHex else { return Array((key ?? "").utf8) }
-        guard let bytes = Hex.decode(keyHex) else { throw CLIError.invalidArgument("--key-hex is not an even number of hex digits") }
+        guard let bytes = Hex.decode(keyHex) else {
+            throw CLIError.invalidArgument("--key-hex is not an even number of hex digits")
+        }
         if algorithm != .sblock, bytes.count != 32 {
-            throw CLIError.invalidArgument("\(algorithm.rawValue) needs a 32-byte key (64 hex digits), got \(bytes.count) bytes")
+            throw CLIError.invalidArgument(
+                "\(algorithm.rawValue) needs a 32-byte key (64 hex digits), got \(bytes.count) bytes")
         }
         return bytes
     }
 
     /// Runs the S-block over the input in 64 KiB chunks: the same operation both ways.
     func streamSBlock() throws {
-        Terminal.printError("warning: the S-block cipher has no integrity protection; use it only for study or seed compatibility")
+        Terminal.printError(
+            "warning: the S-block cipher has no integrity protection; use it only for study or seed compatibility")
         var cipher = try SBlockCipher(key: keyBytes())
         let input: FileHandle
         if let path = self.in, path != "-" {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError.unreadable(path: path, reason: "no such file or no permission") }
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw CLIError.unreadable(path: path, reason: "no such file or no permission")
+            }
             input = handle
         } else {
             input = .standardInput
         }
         let output: FileHandle
         if let path = out, path != "-" {
-            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                let handle = FileHandle(forWritingAtPath: path)
+            else {
                 throw CLIError.unwritable(path: path, reason: "cannot create the file")
             }
             output = handle
@@ -94,7 +105,9 @@ struct CipherDecryptCommand: AsyncParsableCommand {
         if options.algorithm == .sblock { return try options.streamSBlock() }
         let key = SymmetricKey(data: try options.keyBytes())
         let input = try FileIO.read(options.in)
-        guard input.count >= 28 else { throw CLIError.invalidArgument("input is \(input.count) bytes: too short to hold a nonce and a tag") }
+        guard input.count >= 28 else {
+            throw CLIError.invalidArgument("input is \(input.count) bytes: too short to hold a nonce and a tag")
+        }
         let plain: Data
         do {
             switch options.algorithm {
@@ -116,7 +129,9 @@ enum Hex {
         var out: [UInt8] = []
         out.reserveCapacity(digits.count / 2)
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             out.append(byte)
         }
         return out

@@ -10,7 +10,8 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the relay server (SQLite in ./.confidant-server by default).",
-        discussion: "Binds 127.0.0.1 unless --host says otherwise. Migrations run at start; SIGINT/SIGTERM stop it gracefully."
+        discussion:
+            "Binds 127.0.0.1 unless --host says otherwise. Migrations run at start; SIGINT/SIGTERM stop it gracefully."
     )
 
     @Option(help: "Address to bind.") var host = "127.0.0.1"
@@ -21,13 +22,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
     @Option(help: "SQLite durability: normal (survives a server crash) or full (also a power cut; slower).")
     var sqliteSync = "normal"
-    @Option(help: "SMTP server for e-mail sign-in codes (without it, codes go to <data-dir>/outbox and the log: development only).")
+    @Option(
+        help:
+            "SMTP server for e-mail sign-in codes (without it, codes go to <data-dir>/outbox and the log: development only)."
+    )
     var smtpHost: String?
     @Option(help: "SMTP port.") var smtpPort = 25
     @Option(help: "From address of sign-in messages.") var smtpFrom: String?
     @Flag(help: "Refuse to send codes unless the SMTP server offers STARTTLS.") var smtpRequireTls = false
     @Option(help: "PEM certificates to trust for the SMTP server instead of the system's.") var smtpCaFile: String?
-    @Option(help: "The 32-byte key file that encrypts sign-in secrets (default: auth.key in the data directory, created if missing). Every instance sharing a database needs the same one.")
+    @Option(
+        help:
+            "The 32-byte key file that encrypts sign-in secrets (default: auth.key in the data directory, created if missing). Every instance sharing a database needs the same one."
+    )
     var authKeyFile: String?
 
     func run() async throws {
@@ -40,7 +47,9 @@ struct ServeCommand: AsyncParsableCommand {
         let dataDirectory = URL(fileURLWithPath: dataDir)
         var configuration = ServerConfiguration.embedded(dataDirectory: dataDirectory)
         if let database {
-            do { configuration.database = try DatabaseLocation(parsing: database) } catch { throw ValidationError(error.description) }
+            do { configuration.database = try DatabaseLocation(parsing: database) } catch {
+                throw ValidationError(error.description)
+            }
         }
         guard let synchronous = SQLiteSynchronous(rawValue: sqliteSync.uppercased()) else {
             throw ValidationError("--sqlite-sync must be normal or full.")
@@ -51,7 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
         if let smtpHost {
             guard let smtpFrom, (try? EmailAddress(smtpFrom)) != nil else {
-                throw ValidationError("--smtp-host needs --smtp-from with a valid sender address, e.g. no-reply@example.com")
+                throw ValidationError(
+                    "--smtp-host needs --smtp-from with a valid sender address, e.g. no-reply@example.com")
             }
             var smtp = SMTPConfiguration(host: smtpHost, port: smtpPort, sender: smtpFrom)
             smtp.requireTLS = smtpRequireTls
@@ -68,9 +78,13 @@ struct ServeCommand: AsyncParsableCommand {
         let server = try await RelayServer(configuration: configuration)
         let bound = try await server.start()
         // The port line is how scripts and tests learn a port chosen with --port 0.
-        FileHandle.standardOutput.write(Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8))
+        FileHandle.standardOutput.write(
+            Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8))
         if configuration.smtp == nil {
-            FileHandle.standardError.write(Data("DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n"
+                        .utf8))
         }
         let signal = await signals.next()
         FileHandle.standardError.write(Data("received \(signal), shutting down\n".utf8))

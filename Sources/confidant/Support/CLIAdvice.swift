@@ -23,7 +23,8 @@ enum CLIAdvice {
         case .sessionExpired: "run `confidant account login`"
         case .stepUpRequired: "run `confidant account login` to answer them"
         case .unknownUser: "`confidant chat users --search` lists who is there"
-        case .keyChangedSinceVerification: "compare safety numbers with `confidant chat verify`, or confirm the send (--yes)"
+        case .keyChangedSinceVerification:
+            "compare safety numbers with `confidant chat verify`, or confirm the send (--yes)"
         case .serverUnreachable: "check the server address and that the server runs"
         default: nil
         }

@@ -16,7 +16,9 @@ enum FileIO {
 
     /// Writes to a file, or to stdout when `path` is nil or "-".
     /// - Parameter secret: the bytes are plaintext; the file is created 0600.
-    static func write(_ data: Data, to path: String?, binary: Bool, secret: Bool = false, overwrite: Bool = false) throws {
+    static func write(_ data: Data, to path: String?, binary: Bool, secret: Bool = false, overwrite: Bool = false)
+        throws
+    {
         guard let path, path != "-" else {
             if binary, Terminal.stdoutIsTTY { throw CLIError.binaryToTerminal }
             FileHandle.standardOutput.write(data)

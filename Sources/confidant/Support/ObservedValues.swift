@@ -12,8 +12,12 @@ func observedValues<Value: Sendable>(_ read: @escaping @MainActor @Sendable () -
 
 @MainActor
 private enum ObservationLoop {
-    static func track<Value: Sendable>(_ read: @escaping @MainActor @Sendable () -> Value, _ continuation: AsyncStream<Value>.Continuation) {
-        let value = withObservationTracking { read() } onChange: {
+    static func track<Value: Sendable>(
+        _ read: @escaping @MainActor @Sendable () -> Value, _ continuation: AsyncStream<Value>.Continuation
+    ) {
+        let value = withObservationTracking {
+            read()
+        } onChange: {
             // Called before the change is made; read the new value once it is.
             Task { @MainActor in track(read, continuation) }
         }

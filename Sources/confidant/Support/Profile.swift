@@ -12,7 +12,8 @@ struct ProfileOptions: ParsableArguments {
             guard !profile.isEmpty, !profile.contains("/"), profile != ".", profile != ".." else {
                 throw ValidationError("a profile name is a plain name such as 'default' or 'alice'")
             }
-            let home = ProcessInfo.processInfo.environment["CONFIDANT_HOME"].map { URL(fileURLWithPath: $0) }
+            let home =
+                ProcessInfo.processInfo.environment["CONFIDANT_HOME"].map { URL(fileURLWithPath: $0) }
                 ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".confidant")
             return home.appendingPathComponent(profile)
         }

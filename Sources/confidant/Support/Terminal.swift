@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Standard streams and terminal helpers for the CLI.
@@ -52,7 +52,8 @@ enum CLIError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .noTerminal: return "no terminal to ask for a passphrase; use --passphrase-file or CONFIDANT_PASSPHRASE"
-        case .noPassphrase: return "a passphrase is needed: give --passphrase-file, set CONFIDANT_PASSPHRASE, or run on a terminal"
+        case .noPassphrase:
+            return "a passphrase is needed: give --passphrase-file, set CONFIDANT_PASSPHRASE, or run on a terminal"
         case .passphraseMismatch: return "the two passphrases differ; nothing was written"
         case .emptyPassphrase: return "the passphrase is empty; choose one of at least 8 characters"
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"

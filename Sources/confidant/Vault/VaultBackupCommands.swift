@@ -9,7 +9,8 @@ enum BackupTargets {
     static func target(_ argument: String, options: VaultOptions) async throws -> any BackupTarget {
         guard argument == "server" else { return DirectoryBackupTarget(root: URL(fileURLWithPath: argument)) }
         let profile = ProfileStorage(directory: try options.profile.directory)
-        let messenger = try Messenger.open(profile, passphrase: options.passphrase.passphrase(prompt: "Profile passphrase: "))
+        let messenger = try Messenger.open(
+            profile, passphrase: options.passphrase.passphrase(prompt: "Profile passphrase: "))
         return try await RelayBackupTarget(messenger: messenger)
     }
 }
@@ -21,7 +22,9 @@ struct VaultBackupCommand: AsyncParsableCommand {
         discussion: "Only objects the target lacks are sent; an interrupted backup resumes on the next run.")
 
     @OptionGroup var options: VaultOptions
-    @Option(name: .long, help: "'server' (the profile's Confidant server) or a directory (a USB disk, a mounted share).") var to: String
+    @Option(
+        name: .long, help: "'server' (the profile's Confidant server) or a directory (a USB disk, a mounted share).")
+    var to: String
 
     func run() async throws {
         let target = try await BackupTargets.target(to, options: options)
@@ -29,7 +32,9 @@ struct VaultBackupCommand: AsyncParsableCommand {
         let progress = ProgressLine()
         let report = try await vault.backup(to: target) { progress.update("backing up: \($0)") }
         progress.finish()
-        print("backed up to \(target.description): \(report.objectsTransferred) object(s) sent (\(byteCount(report.bytesTransferred))), \(report.objectsSkipped) already there")
+        print(
+            "backed up to \(target.description): \(report.objectsTransferred) object(s) sent (\(byteCount(report.bytesTransferred))), \(report.objectsSkipped) already there"
+        )
     }
 }
 
@@ -39,15 +44,20 @@ struct VaultRestoreCommand: AsyncParsableCommand {
         abstract: "Rebuild the vault from a backup with its passphrase (into a profile without a vault).")
 
     @OptionGroup var options: VaultOptions
-    @Option(name: .long, help: "'server' (the profile's Confidant server; sign in first) or the backup directory.") var from: String
+    @Option(name: .long, help: "'server' (the profile's Confidant server; sign in first) or the backup directory.")
+    var from: String
 
     func run() async throws {
         let target = try await BackupTargets.target(from, options: options)
         let secret = try options.passphrase.passphrase(prompt: "Passphrase of the backed-up vault: ")
         let progress = ProgressLine()
-        let (vault, report) = try await Vault.restore(from: target, into: options.directory, passphrase: secret) { progress.update("restoring: \($0)") }
+        let (vault, report) = try await Vault.restore(from: target, into: options.directory, passphrase: secret) {
+            progress.update("restoring: \($0)")
+        }
         progress.finish()
         let status = try vault.status()
-        print("restored \(status.items) item(s) in \(status.chapters) chapter(s) to \(vault.directory.path): \(report.objectsTransferred) object(s) fetched, \(report.objectsSkipped) already present")
+        print(
+            "restored \(status.items) item(s) in \(status.chapters) chapter(s) to \(vault.directory.path): \(report.objectsTransferred) object(s) fetched, \(report.objectsSkipped) already present"
+        )
     }
 }

@@ -24,7 +24,9 @@ struct VaultChapterCommand: AsyncParsableCommand {
             if chapters.isEmpty { print("no chapters yet; add one with `confidant vault chapter add TITLE`") }
             let width = max(5, chapters.map(\.title.count).max() ?? 0)
             for chapter in chapters {
-                print(chapter.title.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(chapter.itemCount) item(s)")
+                print(
+                    chapter.title.padding(toLength: width, withPad: " ", startingAt: 0)
+                        + "  \(chapter.itemCount) item(s)")
             }
         }
     }

@@ -25,7 +25,9 @@ struct VaultOptions: ParsableArguments {
     @OptionGroup var passphrase: PassphraseOptions
 
     var directory: URL {
-        get throws { try vaultDir.map { URL(fileURLWithPath: $0) } ?? profile.directory.appendingPathComponent("vault") }
+        get throws {
+            try vaultDir.map { URL(fileURLWithPath: $0) } ?? profile.directory.appendingPathComponent("vault")
+        }
     }
 
     func open() throws -> Vault {

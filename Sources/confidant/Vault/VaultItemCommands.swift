@@ -1,5 +1,5 @@
-import ConfidantCrypto
 import ArgumentParser
+import ConfidantCrypto
 import ConfidantVault
 import Foundation
 
@@ -24,13 +24,18 @@ struct VaultAddCommand: AsyncParsableCommand {
         }
         var bars: [String: ProgressBar] = [:]
         let item = try vault.addItem(chapter: chapter, text: text, files: urls) { name, done in
-            let size = urls.first { $0.lastPathComponent == name }.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int } ?? 0
+            let size =
+                urls.first { $0.lastPathComponent == name }.flatMap {
+                    try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int
+                } ?? 0
             let bar = bars[name] ?? ProgressBar(label: "encrypting \(name)", total: size)
             bars[name] = bar
             bar.update(done)
         }
-        bars.values.forEach { $0.finish() }
-        print("added \(item.shortID) to \"\(item.chapterTitle)\"" + (item.media.isEmpty ? "" : " with \(item.media.count) file(s)"))
+        for bar in bars.values { bar.finish() }
+        print(
+            "added \(item.shortID) to \"\(item.chapterTitle)\""
+                + (item.media.isEmpty ? "" : " with \(item.media.count) file(s)"))
     }
 }
 
@@ -45,8 +50,12 @@ struct VaultListCommand: AsyncParsableCommand {
         let items = try options.open().items(chapter: chapter)
         if json {
             let rows = items.map { item -> [String: Any] in
-                ["id": item.id.canonicalString, "chapter": item.chapterTitle, "timestamp": ISO8601DateFormatter().string(from: item.timestamp),
-                 "text": item.text ?? NSNull(), "files": item.media.map { ["name": $0.name, "contentType": $0.contentType, "size": $0.size] }]
+                [
+                    "id": item.id.canonicalString, "chapter": item.chapterTitle,
+                    "timestamp": ISO8601DateFormatter().string(from: item.timestamp),
+                    "text": item.text ?? NSNull(),
+                    "files": item.media.map { ["name": $0.name, "contentType": $0.contentType, "size": $0.size] },
+                ]
             }
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -86,7 +95,9 @@ struct VaultExportCommand: AsyncParsableCommand {
     @Argument(help: "ITEM DIR, or DIR with --all.") var arguments: [String]
 
     func validate() throws {
-        guard arguments.count == (all ? 1 : 2) else { throw ValidationError(all ? "usage: export --all DIR" : "usage: export ITEM DIR") }
+        guard arguments.count == (all ? 1 : 2) else {
+            throw ValidationError(all ? "usage: export --all DIR" : "usage: export ITEM DIR")
+        }
     }
 
     func run() async throws {
@@ -102,7 +113,10 @@ struct VaultExportCommand: AsyncParsableCommand {
             }
             bar?.update(done)
         }
-        let files = all ? try vault.exportAll(to: destination, progress: progress) : try vault.export(arguments[0], to: destination, progress: progress)
+        let files =
+            all
+            ? try vault.exportAll(to: destination, progress: progress)
+            : try vault.export(arguments[0], to: destination, progress: progress)
         bar?.finish()
         print("exported \(files.count) file(s) to \(destination.path)")
     }

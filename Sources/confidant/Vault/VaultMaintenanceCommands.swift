@@ -37,14 +37,18 @@ struct VaultChangePassphraseCommand: AsyncParsableCommand {
         var newOptions = PassphraseOptions()
         newOptions.passphraseFile = newPassphraseFile
         let new: String
-        if newPassphraseFile == nil, let fromEnvironment = ProcessInfo.processInfo.environment["CONFIDANT_NEW_PASSPHRASE"] {
+        if newPassphraseFile == nil,
+            let fromEnvironment = ProcessInfo.processInfo.environment["CONFIDANT_NEW_PASSPHRASE"]
+        {
             guard !fromEnvironment.isEmpty else { throw CLIError.emptyPassphrase }
             new = fromEnvironment
         } else if newPassphraseFile != nil {
             new = try newOptions.passphrase()
         } else {
             new = try Terminal.readSecret(prompt: "New vault passphrase: ")
-            guard try Terminal.readSecret(prompt: "Repeat new passphrase: ") == new else { throw CLIError.passphraseMismatch }
+            guard try Terminal.readSecret(prompt: "Repeat new passphrase: ") == new else {
+                throw CLIError.passphraseMismatch
+            }
             guard !new.isEmpty else { throw CLIError.emptyPassphrase }
         }
         try vault.changePassphrase(to: new)
@@ -82,6 +86,8 @@ struct VaultStatusCommand: AsyncParsableCommand {
         print("vault:     \(vault.directory.path)")
         print("chapters:  \(status.chapters)")
         print("items:     \(status.items)")
-        print("files:     \(status.mediaFiles) (\(byteCount(status.plaintextBytes)), \(byteCount(status.objectBytes)) encrypted)")
+        print(
+            "files:     \(status.mediaFiles) (\(byteCount(status.plaintextBytes)), \(byteCount(status.objectBytes)) encrypted)"
+        )
     }
 }
