@@ -10,8 +10,11 @@ import Foundation
 /// Open one with ``open(_:passphrase:)``, or sign in with ``register(_:passphrase:server:email:password:displayName:firstName:lastName:)``
 /// or ``login(_:passphrase:server:email:password:newDeviceKey:answer:)``.
 public actor Messenger {
+    /// This device's identity.
     public nonisolated let identity: PrivateIdentity
+    /// The account as stored (the token is nil after `logout`).
     public private(set) var account: AccountState
+    /// Where the live connection stands.
     public private(set) var connection: ConnectionState = .stopped
     let store: LocalStore
     let relay: RelayClient
@@ -42,6 +45,7 @@ public actor Messenger {
             relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub)
     }
 
+    /// The account's user id.
     public var me: UUID { account.userID }
 
     /// Why the last delivery attempt could not reach the server, for "queued" messages.
@@ -90,7 +94,11 @@ public actor Messenger {
     /// Stores the message and delivers the outbox up to it. When the server is unreachable the
     /// message stays `pending` and goes, in order, with the next delivery (`sync`, the live
     /// stream's reconnect, or the next send), exactly once: the server deduplicates on its id.
-    /// - Parameter confirmKeyChange: send even though a verified peer's keys changed since.
+    /// - Parameters:
+    ///   - text: the message, at most ``ChatPayload/maximumTextBytes`` bytes of UTF-8.
+    ///   - contact: who it goes to (and this account's other devices get a copy).
+    ///   - confirmKeyChange: send even though a verified peer's keys changed since.
+    /// - Returns: the message as stored: `sent`, `pending` when it waits for the server, or `failed`.
     public func send(_ text: String, to contact: Contact, confirmKeyChange: Bool = false) async throws -> ChatMessage {
         try await sender.send(text, to: contact, confirmKeyChange: confirmKeyChange)
     }
@@ -121,6 +129,7 @@ public actor Messenger {
         try store.history(with: peer, limit: limit)
     }
 
+    /// Marks every message from `peer` read.
     public func markRead(_ peer: UUID) throws { try store.markRead(peer: peer) }
 
     // MARK: Live
@@ -145,6 +154,7 @@ public actor Messenger {
         }
     }
 
+    /// Closes the live connection.
     public func stopLive() {
         liveTask?.cancel()
         liveTask = nil

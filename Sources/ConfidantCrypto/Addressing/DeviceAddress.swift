@@ -5,9 +5,12 @@ import Foundation
 /// The one name for "a user's device" across Confidant: envelope headers carry two of them, the
 /// relay files mailbox entries under one, and the client keeps sessions per peer `DeviceAddress`.
 public struct DeviceAddress: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The user the device belongs to.
     public let userID: UUID
+    /// The device, as its identity names it (`PublicIdentity.deviceID`).
     public let deviceID: UUID
 
+    /// The device `deviceID` of the user `userID`.
     public init(userID: UUID, deviceID: UUID) {
         self.userID = userID
         self.deviceID = deviceID

@@ -5,18 +5,26 @@ import Foundation
 /// 91 bytes: `u8 version | u8 suite | u8 flags | 16 sender user | 16 sender device |
 /// 16 recipient user | 16 recipient device | 16 message id | u64 timestamp (ms since 1970, UTC)`.
 public struct EnvelopeHeader: Sendable, Hashable {
+    /// The format version a v1 header starts with.
     public static let version: UInt8 = 1
+    /// The header's size in bytes.
     public static let byteCount = 91
     static let signedFlag: UInt8 = 0x01
 
+    /// The cipher suite the envelope is sealed with.
     public let suite: EnvelopeSuite
+    /// Whether an Ed25519 sender signature follows the ciphertext.
     public let isSigned: Bool
+    /// The sending device.
     public let sender: DeviceAddress
+    /// The device the envelope is sealed for.
     public let recipient: DeviceAddress
+    /// The message this envelope is one copy of (the same in every recipient's copy).
     public let messageID: UUID
     /// Milliseconds since 1970-01-01T00:00:00Z, as chosen by the sender.
     public let timestampMilliseconds: UInt64
 
+    /// A header with every field given; sealing builds one from its arguments.
     public init(
         suite: EnvelopeSuite, isSigned: Bool, sender: DeviceAddress, recipient: DeviceAddress,
         messageID: UUID, timestampMilliseconds: UInt64

@@ -12,18 +12,28 @@ import Foundation
 /// The AEAD's associated data is the session's 32-byte identity binding followed by every byte
 /// before the ciphertext length. See docs/PROTOCOL.md §9.
 public struct RatchetEnvelope: Sendable, Hashable {
+    /// The format version byte of a v2 envelope.
     public static let version: UInt8 = 2
     static let startFlag: UInt8 = 0x01
     static let addressingCount = 90
 
+    /// The sending device.
     public let sender: DeviceAddress
+    /// The device the envelope is sealed for.
     public let recipient: DeviceAddress
+    /// The message this envelope is one copy of.
     public let messageID: UUID
+    /// The sender's timestamp, milliseconds since 1970-01-01T00:00:00Z.
     public let timestampMilliseconds: UInt64
+    /// The session start, carried until the initiator hears back from the responder.
     public let start: SessionStart?
+    /// The sender's current ratchet public key (X25519, 32 bytes).
     public let ratchetKey: Data
+    /// How many messages the sender sent in its previous sending chain.
     public let previousChainLength: UInt32
+    /// This message's number in the sender's current sending chain.
     public let messageNumber: UInt32
+    /// AES-256-GCM ciphertext of the Padmé-padded message, the 16-byte tag at its end.
     public let ciphertext: Data
 
     init(

@@ -18,9 +18,13 @@ public struct SealedEnvelope: Sendable, Hashable {
     /// The largest message `seal` accepts (the relay's envelope limit is 64 KiB).
     public static let maximumMessageCount = 1 << 24
 
+    /// The cleartext header, authenticated as associated data.
     public let header: EnvelopeHeader
+    /// The HPKE encapsulated key.
     public let encapsulatedKey: Data
+    /// The HPKE ciphertext of the padded message, tag included.
     public let ciphertext: Data
+    /// The sender's Ed25519 signature over header, key and ciphertext, when the header says it is signed.
     public let signature: Data?
 
     /// Seals a message from one device to another.

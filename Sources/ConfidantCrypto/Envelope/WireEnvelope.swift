@@ -15,6 +15,7 @@ public enum WireEnvelope: Sendable, Hashable {
         }
     }
 
+    /// The sending device, from the header.
     public var sender: DeviceAddress {
         switch self {
         case .sealed(let envelope): return envelope.header.sender
@@ -22,6 +23,7 @@ public enum WireEnvelope: Sendable, Hashable {
         }
     }
 
+    /// The device the envelope is sealed for, from the header.
     public var recipient: DeviceAddress {
         switch self {
         case .sealed(let envelope): return envelope.header.recipient
@@ -29,6 +31,7 @@ public enum WireEnvelope: Sendable, Hashable {
         }
     }
 
+    /// The message id, from the header.
     public var messageID: UUID {
         switch self {
         case .sealed(let envelope): return envelope.header.messageID
@@ -36,6 +39,7 @@ public enum WireEnvelope: Sendable, Hashable {
         }
     }
 
+    /// The sender's timestamp, from the header.
     public var timestamp: Date {
         switch self {
         case .sealed(let envelope): return envelope.header.timestamp

@@ -56,8 +56,10 @@ public struct SafetyNumber: Sendable, Hashable, CustomStringConvertible {
 /// A short fingerprint of one identity: the first 16 bytes of SHA-256 over the serialized
 /// identity, as eight groups of four hex digits ("3f2a 9b1c …").
 public struct IdentityFingerprint: Sendable, Hashable, CustomStringConvertible {
+    /// The 16 bytes of the fingerprint.
     public let bytes: [UInt8]
 
+    /// The fingerprint of `identity`.
     public init(_ identity: PublicIdentity) {
         bytes = Array(SHA256.hash(data: identity.serialized).prefix(16))
     }

@@ -72,6 +72,10 @@ public enum IdentityKeyFile {
 
     /// Writes a sealed key file with mode 0600, atomically (temporary file, then rename).
     /// - Parameters:
+    ///   - identity: the private identity to seal.
+    ///   - url: where the file goes.
+    ///   - passphrase: what the key file's key is derived from with scrypt.
+    ///   - parameters: the scrypt cost, stored in the file.
     ///   - overwrite: replace an existing file; by default an existing file is an error, so keys are never lost.
     public static func write(
         _ identity: PrivateIdentity, to url: URL, passphrase: String,

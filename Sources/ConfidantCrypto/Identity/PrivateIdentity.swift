@@ -5,10 +5,15 @@ import Foundation
 ///
 /// Private keys never leave the device unencrypted: persist them with ``IdentityKeyFile``.
 public struct PrivateIdentity: Sendable {
+    /// The device this identity belongs to; kept when the keys are replaced.
     public let deviceID: UUID
+    /// The Ed25519 key that signs the public identity, prekeys and envelopes.
     public let signingKey: Curve25519.Signing.PrivateKey
+    /// The P-256 agreement key: the seed's key and the default envelope suite's.
     public let agreementKey: P256.KeyAgreement.PrivateKey
+    /// The X25519 agreement key (suite `x25519-chachapoly`, session starts).
     public let x25519Key: Curve25519.KeyAgreement.PrivateKey
+    /// The X-Wing (ML-KEM-768 + X25519, draft-06) key of the post-quantum suite.
     public let xwingKey: XWingMLKEM768X25519.PrivateKey
     /// The signed public half, computed once.
     public let publicIdentity: PublicIdentity

@@ -19,12 +19,17 @@ public struct PublicIdentity: Sendable, Hashable {
     public static let pemLabel = "CONFIDANT PUBLIC IDENTITY"
     static let signatureContext = Array("Confidant identity v1\u{0}".utf8)
 
+    /// The device this identity belongs to.
     public let deviceID: UUID
+    /// The Ed25519 key that signed this identity; it verifies the device's prekeys and envelopes.
     public let signingKey: Curve25519.Signing.PublicKey
     /// The P-256 agreement key: the seed's key and the default envelope suite's.
     public let agreementKey: P256.KeyAgreement.PublicKey
+    /// The X25519 agreement key.
     public let x25519Key: Curve25519.KeyAgreement.PublicKey
+    /// The X-Wing (ML-KEM-768 + X25519, draft-06) agreement key.
     public let xwingKey: XWingMLKEM768X25519.PublicKey
+    /// The Ed25519 self-signature over every field before it.
     public let signature: Data
 
     init(
@@ -110,6 +115,7 @@ public struct PublicIdentity: Sendable, Hashable {
     /// The P-256 agreement key in the seed app's key-string format.
     public var seedKeyString: String { SeedKeyString.encode(agreementKey.rawRepresentation) }
 
+    /// Two identities are equal when their serialized bytes are.
     public static func == (lhs: PublicIdentity, rhs: PublicIdentity) -> Bool { lhs.serialized == rhs.serialized }
     public func hash(into hasher: inout Hasher) { hasher.combine(serialized) }
 }

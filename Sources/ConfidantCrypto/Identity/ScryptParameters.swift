@@ -18,7 +18,9 @@ public struct ScryptParameters: Sendable, Hashable {
 
     /// Accepted ranges, so a hostile file cannot ask for terabytes of memory.
     public static let log2NRange: ClosedRange<UInt8> = 10...22
+    /// Accepted block sizes r.
     public static let rRange: ClosedRange<UInt32> = 1...32
+    /// Accepted parallelism p.
     public static let pRange: ClosedRange<UInt32> = 1...16
 
     private init(uncheckedLog2N: UInt8, r: UInt32, p: UInt32) {
@@ -27,7 +29,7 @@ public struct ScryptParameters: Sendable, Hashable {
         self.p = p
     }
 
-    /// - Throws: ``ScryptParametersError/outOfRange`` if a parameter is outside the accepted ranges.
+    /// - Throws: ``ScryptParametersError/outOfRange(log2N:r:p:)`` if a parameter is outside the accepted ranges.
     public init(log2N: UInt8, r: UInt32, p: UInt32) throws {
         guard Self.log2NRange.contains(log2N), Self.rRange.contains(r), Self.pRange.contains(p) else {
             throw ScryptParametersError.outOfRange(log2N: log2N, r: r, p: p)

@@ -18,7 +18,7 @@
 /// Encrypting and decrypting are the same operation.
 ///
 /// The value is a running keystream: feeding a message in any number of chunks through
-/// ``apply(to:)`` gives the same output as one call over the whole message.
+/// ``apply(to:)-([UInt8])`` gives the same output as one call over the whole message.
 public struct SBlockCipher: Sendable {
     /// `256 mod (j + 1)` for every `j` in `0...255`, so the per-byte step has no division.
     private static let modulusTable: [UInt8] = (0..<256).map { UInt8(256 % ($0 + 1)) }

@@ -158,6 +158,7 @@ public struct DevicePrekeys: Sendable {
         return Data(out)
     }
 
+    /// Reads the stored form (``serialized``); refuses unknown flags and repeated keys.
     public init(serialized bytes: some DataProtocol) throws(SessionError) {
         var reader = ByteReader(bytes)
         do {

@@ -6,6 +6,7 @@ import Foundation
 ///
 /// Signed bytes: `"Confidant prekey v1\0" ‖ u8 kind ‖ 16 device id ‖ u32 id ‖ public key`.
 public struct SignedPrekey: Sendable, Hashable {
+    /// What kind of key a signed prekey is.
     public enum Kind: UInt8, Sendable {
         case x25519 = 1
         case xwing = 2
@@ -17,9 +18,12 @@ public struct SignedPrekey: Sendable, Hashable {
 
     static let signatureContext = Array("Confidant prekey v1\u{0}".utf8)
 
+    /// An X25519 or an X-Wing key.
     public let kind: Kind
     public let id: UInt32
+    /// The public key (32 bytes for X25519, 1,216 for X-Wing).
     public let publicKey: Data
+    /// The device identity's Ed25519 signature over the signed bytes.
     public let signature: Data
 
     /// Wraps received fields; call ``verify(for:)`` before using the key.
@@ -57,8 +61,10 @@ public struct SignedPrekey: Sendable, Hashable {
 /// A one-time X25519 prekey: used by at most one session start, then erased on both sides.
 public struct OneTimePrekey: Sendable, Hashable {
     public let id: UInt32
+    /// The X25519 public key (32 bytes).
     public let publicKey: Data
 
+    /// A one-time prekey as published.
     public init(id: UInt32, publicKey: Data) {
         self.id = id
         self.publicKey = publicKey
@@ -67,12 +73,16 @@ public struct OneTimePrekey: Sendable, Hashable {
 
 /// What an initiator fetches from the relay to start a session with one device.
 public struct PrekeyBundle: Sendable, Hashable {
+    /// The device the prekeys belong to.
     public let deviceID: UUID
+    /// The device's current signed X25519 prekey.
     public let signedPrekey: SignedPrekey
+    /// The device's current signed X-Wing prekey.
     public let kemPrekey: SignedPrekey
     /// Absent when the device has run out; the start is then one DH weaker, as in Signal.
     public let oneTimePrekey: OneTimePrekey?
 
+    /// A bundle as the relay hands it out; call ``verify(for:)`` before starting a session with it.
     public init(deviceID: UUID, signedPrekey: SignedPrekey, kemPrekey: SignedPrekey, oneTimePrekey: OneTimePrekey?) {
         self.deviceID = deviceID
         self.signedPrekey = signedPrekey
@@ -96,7 +106,10 @@ public struct PrekeyBundle: Sendable, Hashable {
 
 /// What a device publishes: its current signed prekeys and new one-time prekeys.
 public struct PrekeyUpload: Sendable, Hashable {
+    /// The current signed X25519 prekey.
     public let signedPrekey: SignedPrekey
+    /// The current signed X-Wing prekey.
     public let kemPrekey: SignedPrekey
+    /// One-time prekeys to add to those the relay holds.
     public let oneTimePrekeys: [OneTimePrekey]
 }

@@ -4,7 +4,7 @@ import Foundation
 /// One Double Ratchet session with one peer device (Signal's specification, revision 4), started
 /// by a PQXDH-style handshake that mixes three or four X25519 outputs with an X-Wing shared secret.
 ///
-/// A session is a value: ``open(_:entropy:)`` works on a copy and keeps it only when the message
+/// A session is a value: opening a message works on a copy and keeps it only when the message
 /// authenticates, so a forged or replayed envelope never changes the state (as the specification asks).
 /// Persist ``serialized`` only encrypted, and erase the old bytes: they can open messages the
 /// new state no longer can.
@@ -350,6 +350,7 @@ public struct RatchetSession: Sendable {
         return Data(out)
     }
 
+    /// Reads the stored form (``serialized``) of one session.
     public init(serialized bytes: some DataProtocol) throws(SessionError) {
         var reader = ByteReader(bytes)
         do {

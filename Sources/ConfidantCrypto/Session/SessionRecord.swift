@@ -4,13 +4,17 @@ import Foundation
 /// ones that may still receive messages (both sides started at once, or a message was in flight
 /// when a new session began). A session that opens a message becomes current, as in libsignal.
 public struct SessionRecord: Sendable {
+    /// How many earlier sessions are kept besides the current one.
     public static let archiveLimit = 5
 
+    /// The current session first, then earlier ones, most recent first.
     public private(set) var sessions: [RatchetSession]
 
+    /// No session yet.
     public init() { sessions = [] }
 
-    /// True when no session exists yet: seal needs ``start(from:to:bundle:entropy:)`` first.
+    /// Whether the current session can seal. False when there is none yet: then
+    /// ``start(from:to:bundle:entropy:)`` comes first.
     public var canSeal: Bool { sessions.first?.canSeal ?? false }
 
     /// Starts a new session as initiator; it becomes current.
@@ -99,6 +103,7 @@ public struct SessionRecord: Sendable {
         return Data(out)
     }
 
+    /// Reads the stored form (``serialized``).
     public init(serialized bytes: some DataProtocol) throws(SessionError) {
         var reader = ByteReader(bytes)
         var sessions: [RatchetSession] = []

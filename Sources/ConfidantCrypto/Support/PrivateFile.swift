@@ -9,6 +9,8 @@ import Foundation
 /// Writes secret-bearing files: created with mode 0600 from the first byte (never briefly
 /// world-readable), flushed, then renamed into place so a crash leaves the old file or the new one.
 public enum PrivateFile {
+    /// Writes `bytes` to `url` as a file only its owner can read (0600), created with that mode and
+    /// renamed into place atomically; refuses to replace an existing file unless `overwrite`.
     public static func write<Bytes: DataProtocol>(_ bytes: Bytes, to url: URL, overwrite: Bool) throws {
         let path = url.path
         if !overwrite, FileManager.default.fileExists(atPath: path) {

@@ -113,8 +113,14 @@ extension Messenger {
 
     /// Creates an account on `server` and signs this profile in to it.
     /// - Parameters:
-    ///   - firstName, lastName: as the seed's sign-up form asks; the display name defaults to both.
-    ///   - displayName: what others see.
+    ///   - profile: where this device's key and local store live; an empty profile gets a new key.
+    ///   - passphrase: protects the device key.
+    ///   - server: the relay, e.g. `http://127.0.0.1:8080`.
+    ///   - email: the account's e-mail address.
+    ///   - password: the account password (at least 10 characters).
+    ///   - displayName: what others see; "first last" when nil.
+    ///   - firstName: as the seed's sign-up form asks.
+    ///   - lastName: as the seed's sign-up form asks.
     public static func register(
         _ profile: ProfileStorage, passphrase: String, server: URL, email: String, password: String,
         displayName: String? = nil, firstName: String? = nil, lastName: String? = nil
@@ -128,8 +134,15 @@ extension Messenger {
     /// Signs the profile in, registering this device's key. The first sign-in creates the device
     /// key; `newDeviceKey` replaces it under the same device id (as reinstalling the app does), after
     /// which messages sealed for the old key cannot be read here.
-    /// - Parameter answer: answers the steps beyond the password when the account has a chain
-    ///   (arithmetic, e-mail code, TOTP); without it such an account reports `stepUpRequired`.
+    /// - Parameters:
+    ///   - profile: where this device's key and local store live.
+    ///   - passphrase: protects the device key.
+    ///   - server: the relay; the profile's own server when nil.
+    ///   - email: the account's e-mail address.
+    ///   - password: the account password.
+    ///   - newDeviceKey: replace this device's key.
+    ///   - answer: answers the steps beyond the password when the account has a chain
+    ///     (arithmetic, e-mail code, TOTP); without it such an account reports `stepUpRequired`.
     public static func login(
         _ profile: ProfileStorage, passphrase: String, server: URL? = nil, email: String, password: String,
         newDeviceKey: Bool = false, answer: SignInAnswerer? = nil

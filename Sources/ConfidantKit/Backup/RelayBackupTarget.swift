@@ -29,6 +29,7 @@ public struct RelayBackupTarget: BackupTarget {
         return name.replacingOccurrences(of: "/", with: ".")
     }
 
+    /// Whether the account has an object of that name on the server.
     public func exists(_ name: String) async throws -> Bool {
         let path = Operations.BackupObjectExists.Input.Path(name: try Self.objectName(name))
         switch try await relay.call({ try await $0.backupObjectExists(path: path) }) {
@@ -41,12 +42,14 @@ public struct RelayBackupTarget: BackupTarget {
         }
     }
 
+    /// Streams the file to the server under `name`.
     public func upload(_ file: URL, as name: String) async throws {
         let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64 ?? 0
         let handle = try FileHandle(forReadingFrom: file)
         try await put(.streaming(handle, length: size, chunkSize: 256 * 1024), name: name)
     }
 
+    /// Stores small data (a manifest) under `name`.
     public func write(_ data: Data, as name: String) async throws {
         try await put(HTTPBody(data), name: name)
     }
@@ -68,6 +71,7 @@ public struct RelayBackupTarget: BackupTarget {
         }
     }
 
+    /// Streams the object to `file`.
     public func download(_ name: String, to file: URL) async throws {
         let body = try await get(name)
         guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
@@ -79,6 +83,7 @@ public struct RelayBackupTarget: BackupTarget {
         try handle.synchronize()
     }
 
+    /// Reads a small object (at most 256 MiB) into memory.
     public func read(_ name: String) async throws -> Data {
         // Manifests and catalogues: small, but cap what is held in memory.
         try await Data(collecting: get(name), upTo: 256 * 1024 * 1024)

@@ -6,10 +6,14 @@ import Foundation
 
 /// Whether a peer's current keys are the ones the user verified, and the safety numbers to compare.
 public struct PeerVerification: Sendable {
+    /// Whether the keys were verified, and still are.
     public enum State: Sendable, Equatable { case unverified, verified, changedSinceVerification }
 
+    /// The peer.
     public let contact: Contact
+    /// The 60-digit safety number with each of the peer's current devices.
     public let safetyNumbers: [(deviceID: UUID, number: SafetyNumber)]
+    /// Whether these keys are the ones you verified.
     public let state: State
 }
 

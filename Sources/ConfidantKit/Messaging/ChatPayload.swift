@@ -9,19 +9,25 @@ import Foundation
 /// The conversation id is the user the message was written to, so the sender's own other
 /// devices, which see only "from me to this device", know which conversation it belongs to.
 public struct ChatPayload: Sendable, Hashable {
+    /// The payload format version.
     public static let version: UInt8 = 1
+    /// The kind byte of a text message.
     public static let textKind: UInt8 = 1
     /// The largest text that still fits one 64 KiB envelope after padding and overhead.
     public static let maximumTextBytes = 61_440
 
+    /// The user the message was written to: the peer, as the sender's own devices see it too.
     public let conversation: UUID
+    /// The message text.
     public let text: String
 
+    /// A text message to `conversation`.
     public init(conversation: UUID, text: String) {
         self.conversation = conversation
         self.text = text
     }
 
+    /// The bytes that are sealed.
     public var serialized: Data {
         var bytes = Data([Self.version, Self.textKind])
         bytes += withUnsafeBytes(of: conversation.uuid) { Data($0) }
@@ -29,6 +35,7 @@ public struct ChatPayload: Sendable, Hashable {
         return bytes
     }
 
+    /// Reads an opened envelope's plaintext.
     public init(serialized data: Data) throws(ChatPayloadError) {
         let bytes = [UInt8](data)
         guard bytes.count >= 18 else { throw .truncated }
@@ -41,6 +48,7 @@ public struct ChatPayload: Sendable, Hashable {
     }
 }
 
+/// Why a payload could not be read.
 public enum ChatPayloadError: Error, Equatable, CustomStringConvertible {
     case truncated
     case unsupportedVersion(UInt8)

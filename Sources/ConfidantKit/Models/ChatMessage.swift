@@ -2,12 +2,14 @@ import Foundation
 
 /// One line of a conversation: a message either way, or a notice such as a key change.
 public struct ChatMessage: Sendable, Hashable, Identifiable {
+    /// Who wrote a line: the peer, this account (from any of its devices), or the app (a notice).
     public enum Direction: Int, Sendable, Codable {
         case incoming = 0
         case outgoing = 1
         case notice = 2
     }
 
+    /// Where a line stands.
     public enum Status: Sendable, Hashable {
         /// Received (incoming) or a notice.
         case received
@@ -23,14 +25,19 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     public let id: UUID
     /// Local order of arrival.
     public let sequence: Int64
+    /// The user the conversation is with.
     public let peer: UUID
+    /// Who wrote it.
     public let direction: Direction
+    /// When the sender wrote it (its own clock).
     public let sentAt: Date
     /// The text, or nil when the message could not be read.
     public let text: String?
     /// Why the message could not be read.
     public let unreadableReason: String?
+    /// Delivery state.
     public let status: Status
+    /// Whether the user has seen it (own lines and notices always are).
     public let isRead: Bool
     /// The envelope version that carried a received message: 2 for a forward-secret session
     /// (docs/PROTOCOL.md §9), 1 for a one-shot v1 envelope; nil for notices and own sends.

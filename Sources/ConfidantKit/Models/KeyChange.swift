@@ -4,12 +4,18 @@ import Foundation
 
 /// A change in a user's device keys, as the server announced it or as a key refresh found it.
 public struct KeyChange: Sendable, Hashable {
+    /// What happened to the device's key.
     public enum Kind: String, Sendable { case added, replaced, removed }
+    /// The user whose device changed.
     public let user: UUID
+    /// The device.
     public let deviceID: UUID
+    /// Added, replaced or removed.
     public let kind: Kind
+    /// The fingerprint of the new key (of the retired one for a removal).
     public let fingerprint: String
 
+    /// A change as found.
     public init(user: UUID, deviceID: UUID, kind: Kind, fingerprint: String) {
         self.user = user
         self.deviceID = deviceID

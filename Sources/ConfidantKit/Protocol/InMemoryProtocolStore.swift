@@ -13,22 +13,28 @@ public final class InMemoryProtocolStore: SessionStore, PrekeyStore, IdentitySto
 
     private let state = Mutex(State())
 
+    /// Empty stores; this device's prekeys when given.
     public init(prekeys: DevicePrekeys? = nil) {
         state.withLock { $0.prekeys = prekeys }
     }
 
+    /// The sessions with `device`, if started with the identity `fingerprint`.
     public func session(with device: DeviceAddress, fingerprint: String) -> SessionRecord? {
         state.withLock { state in state.sessions[device].flatMap { $0.fingerprint == fingerprint ? $0.record : nil } }
     }
 
+    /// Replaces the sessions with `device`.
     public func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) {
         state.withLock { $0.sessions[device] = (fingerprint, record) }
     }
 
+    /// This device's prekeys.
     public func devicePrekeys() -> DevicePrekeys? { state.withLock { $0.prekeys } }
 
+    /// Replaces this device's prekeys.
     public func storeDevicePrekeys(_ prekeys: DevicePrekeys) { state.withLock { $0.prekeys = prekeys } }
 
+    /// The keys `device` has had, current first.
     public func knownKeys(of device: DeviceAddress) -> [PublicIdentity] { state.withLock { $0.keys[device] ?? [] } }
 
     /// Records `identity` as the device's current key (the previous ones stay as retired).

@@ -8,14 +8,18 @@ import Foundation
 public struct SessionCipher: Sendable {
     /// One device a message is sealed for.
     public struct Recipient: Sendable, Hashable {
+        /// The user the device belongs to.
         public let user: UUID
+        /// The device's current identity.
         public let identity: PublicIdentity
 
+        /// The device of `user` with `identity`.
         public init(user: UUID, identity: PublicIdentity) {
             self.user = user
             self.identity = identity
         }
 
+        /// The device's address.
         public var address: DeviceAddress { DeviceAddress(userID: user, deviceID: identity.deviceID) }
         var fingerprint: String { IdentityFingerprint(identity).description }
     }
@@ -38,9 +42,12 @@ public struct SessionCipher: Sendable {
         case envelope(String)
     }
 
+    /// This device's identity.
     public let identity: PrivateIdentity
+    /// This device's user.
     public let userID: UUID
 
+    /// The cipher of this device.
     public init(identity: PrivateIdentity, userID: UUID) {
         self.identity = identity
         self.userID = userID
@@ -106,6 +113,7 @@ public struct SessionCipher: Sendable {
 
     /// Why an envelope could not be opened, in words for an `[unreadable message: …]` placeholder.
     public struct OpenFailure: Error, Equatable, CustomStringConvertible {
+        /// Why, in words for a placeholder.
         public let reason: String
         public var description: String { reason }
     }

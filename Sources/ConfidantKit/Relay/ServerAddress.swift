@@ -2,6 +2,8 @@ import Foundation
 
 /// A server address as a user types it: `http://host:port` or `https://host`, nothing after the host.
 public enum ServerAddress {
+    /// The server's base URL, without a path.
+    /// - Throws: `ConfidantKitError.invalidServerURL` for anything else.
     public static func parse(_ text: String) throws -> URL {
         guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", components.host?.isEmpty == false,

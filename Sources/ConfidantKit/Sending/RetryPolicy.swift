@@ -13,6 +13,7 @@ public struct RetryPolicy: Sendable {
     /// Draws the jitter factor; tests fix it.
     public var random: @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
 
+    /// The defaults: 2 s, doubling, at most 5 min, ±20 %.
     public init() {}
 
     /// The delay before attempt `attempt + 1`, after `attempt` failures (1, 2, …).

@@ -4,8 +4,10 @@ import Foundation
 
 /// One step of a multi-step sign-in, as the server asks it.
 public struct SignInStep: Sendable, Equatable {
+    /// A sign-in method.
     public typealias Method = SignInMethod
 
+    /// What the step asks for.
     public let method: Method
     /// 1-based position in the chain (the total is not disclosed before the password passes).
     public let number: Int
@@ -28,10 +30,15 @@ public typealias SignInAnswerer = @Sendable (SignInStep) async throws -> String
 
 /// How an account signs in, as the server reports it (never the secrets).
 public struct SignInSettings: Sendable, Equatable {
+    /// The methods every sign-in walks, in order.
     public let chain: [SignInStep.Method]
+    /// How many operands an arithmetic challenge has (2–8).
     public let operands: Int
+    /// How many characters an e-mail code has (4–8).
     public let codeLength: Int
+    /// Whether an operator mapping is stored.
     public let arithmeticConfigured: Bool
+    /// Whether a TOTP secret is enrolled.
     public let totpEnrolled: Bool
 
     init(_ settings: Components.Schemas.AuthSettings) {
@@ -45,15 +52,20 @@ public struct SignInSettings: Sendable, Equatable {
 
 /// A change to how an account signs in.
 public struct SignInSettingsChange: Sendable {
+    /// The methods, in order.
     public var chain: [SignInStep.Method]
+    /// Operands of an arithmetic challenge (2–8); unchanged when nil.
     public var operands: Int?
     /// `+=*,-=/,*=+,/=-`: which operation each sign stands for.
     public var mapping: String?
+    /// Characters of an e-mail code (4–8); unchanged when nil.
     public var codeLength: Int?
     /// A new TOTP secret (base32) and a current code for it.
     public var totpSecret: String?
+    /// A current code for `totpSecret`, which the server checks before it stores the secret.
     public var totpCode: String?
 
+    /// A change; leave out what stays as it is.
     public init(
         chain: [SignInStep.Method], operands: Int? = nil, mapping: String? = nil, codeLength: Int? = nil,
         totpSecret: String? = nil, totpCode: String? = nil

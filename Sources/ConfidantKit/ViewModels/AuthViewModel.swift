@@ -6,23 +6,36 @@ import Observation
 /// signed-in ``Messenger`` when it worked.
 @MainActor @Observable
 public final class AuthViewModel {
+    /// Signing in to an account, or creating one.
     public enum Mode: Sendable { case signIn, signUp }
+    /// The form's fields, for per-field errors.
     public enum Field: Hashable, Sendable { case server, email, password, firstName, lastName, displayName }
 
+    /// Sign in or sign up.
     public var mode: Mode = .signIn
+    /// The server, as typed (`http://127.0.0.1:8080`).
     public var serverAddress = ""
+    /// The e-mail, as typed.
     public var email = ""
+    /// The password; cleared after a successful submit.
     public var password = ""
+    /// First name (sign-up).
     public var firstName = ""
+    /// Last name (sign-up).
     public var lastName = ""
     /// Optional on sign-up: "first last" when empty.
     public var displayName = ""
+    /// What is wrong with each field, from local checks or the server.
     public private(set) var fieldErrors: [Field: String] = [:]
+    /// A problem that belongs to no field (wrong credentials, the server down).
     public private(set) var generalError: String?
+    /// A submit is under way.
     public private(set) var isWorking = false
+    /// The signed-in profile, once it worked.
     public private(set) var messenger: Messenger?
     /// A sign-in step waiting for the user (arithmetic, e-mail code, TOTP); answer it with `answerStep`.
     public private(set) var pendingStep: SignInStep?
+    /// The answer to the pending step, as typed.
     public var stepAnswer = ""
     private var stepContinuation: CheckedContinuation<String, any Error>?
 
@@ -61,6 +74,7 @@ public final class AuthViewModel {
         return errors.isEmpty
     }
 
+    /// Checks the fields, then signs up or in; steps beyond the password come as `pendingStep`.
     public func submit() async {
         generalError = nil
         guard validate(), let server = try? ServerAddress.parse(serverAddress) else { return }

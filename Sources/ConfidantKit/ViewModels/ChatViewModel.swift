@@ -7,19 +7,27 @@ import Observation
 /// connection shows as an offline banner.
 @MainActor @Observable
 public final class ChatViewModel {
+    /// Who the chat is with.
     public let peer: Contact
+    /// The latest lines, oldest first.
     public private(set) var messages: [ChatMessage] = []
+    /// What is typed and not sent yet.
     public var draft = ""
     /// Shown when the peer's security key changed since your last message to them.
     public private(set) var keyChangeBanner: String?
     /// The last send was held because a verified peer's key changed; `send(confirmKeyChange: true)` sends anyway.
     public private(set) var needsKeyChangeConfirmation = false
+    /// The last thing that went wrong, in words.
     public private(set) var error: String?
+    /// Where the live connection stands; anything but `.live` while running means "offline".
     public private(set) var connection: ConnectionState = .stopped
     private let messenger: Messenger
     private let limit: Int
 
-    /// - Parameter limit: how many of the latest lines the chat holds.
+    /// - Parameters:
+    ///   - messenger: the signed-in profile.
+    ///   - peer: who the chat is with.
+    ///   - limit: how many of the latest lines the chat holds.
     public init(messenger: Messenger, peer: Contact, limit: Int = 200) {
         self.messenger = messenger
         self.peer = peer

@@ -6,16 +6,21 @@ import Observation
 /// relative times move on, and the connection shows as an offline banner.
 @MainActor @Observable
 public final class ConversationsViewModel {
+    /// One conversation as the list shows it.
     public struct Row: Identifiable, Sendable, Hashable {
         public var id: UUID { summary.id }
+        /// The conversation.
         public let summary: ConversationSummary
+        /// "5 min ago", against the view model's clock.
         public let timeAgo: String
     }
 
+    /// The conversations, most recent first.
     public private(set) var rows: [Row] = []
     /// Set when something failed (the server could not be reached on `refresh`, the store could
     /// not be read); the rows are then what the device has.
     public private(set) var error: String?
+    /// Set once `signOut` worked.
     public private(set) var isSignedOut = false
     /// The last `refresh` could not reach the server: the rows are what this device has.
     public private(set) var isOffline = false
@@ -25,7 +30,9 @@ public final class ConversationsViewModel {
     private let messenger: Messenger
     private let now: @Sendable () -> Date
 
-    /// - Parameter now: the clock relative times are computed against; tests pin it.
+    /// - Parameters:
+    ///   - messenger: the signed-in profile.
+    ///   - now: the clock relative times are computed against; tests pin it.
     public init(messenger: Messenger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.messenger = messenger
         self.now = now
@@ -90,6 +97,7 @@ public final class ConversationsViewModel {
         }
     }
 
+    /// Signs the profile out on the server and here.
     public func signOut() async {
         do {
             try await messenger.logout()

@@ -3,6 +3,7 @@ import Foundation
 /// "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", then the date — the seed's
 /// "time ago" on the conversation list.
 public enum RelativeTime {
+    /// How long before `now` `date` was, in the seed's words.
     public static func describe(_ date: Date, now: Date = Date()) -> String {
         let seconds = now.timeIntervalSince(date)
         switch seconds {

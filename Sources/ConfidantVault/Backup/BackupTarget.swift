@@ -16,8 +16,10 @@ public protocol BackupTarget: Sendable {
 
 /// A plain directory (a USB disk, a mounted share) as a backup target.
 public struct DirectoryBackupTarget: BackupTarget {
+    /// The directory holding the backup.
     public let root: URL
 
+    /// A backup in `root` (created on the first backup).
     public init(root: URL) { self.root = root }
 
     public var description: String { "directory \(root.path)" }
@@ -29,8 +31,10 @@ public struct DirectoryBackupTarget: BackupTarget {
         return root.appendingPathComponent(name)
     }
 
+    /// Whether an object of that name is there.
     public func exists(_ name: String) throws -> Bool { FileManager.default.fileExists(atPath: try url(name).path) }
 
+    /// Copies the file in under `name`, atomically.
     public func upload(_ file: URL, as name: String) throws {
         let destination = try url(name)
         try FileManager.default.createDirectory(
@@ -48,6 +52,7 @@ public struct DirectoryBackupTarget: BackupTarget {
         }
     }
 
+    /// Copies the object out to `file`.
     public func download(_ name: String, to file: URL) throws {
         let source = try url(name)
         guard FileManager.default.fileExists(atPath: source.path) else {
@@ -57,12 +62,14 @@ public struct DirectoryBackupTarget: BackupTarget {
         try FileManager.default.copyItem(at: source, to: file)
     }
 
+    /// Reads a small object (a manifest or catalogue).
     public func read(_ name: String) throws -> Data {
         do { return try Data(contentsOf: try url(name)) } catch let error as VaultError { throw error } catch {
             throw VaultError.notFound("\(name) in \(description)")
         }
     }
 
+    /// Writes a small object, atomically.
     public func write(_ data: Data, as name: String) throws {
         let destination = try url(name)
         try FileManager.default.createDirectory(

@@ -5,9 +5,13 @@ import GRDB
 
 /// What a backup or restore did.
 public struct BackupReport: Sendable {
+    /// Objects sent this time.
     public var objectsTransferred = 0
+    /// Bytes sent this time.
     public var bytesTransferred = 0
+    /// Objects the target already had.
     public var objectsSkipped = 0
+    /// Objects that could not be sent, with the reason.
     public var failed: [String] = []
 }
 

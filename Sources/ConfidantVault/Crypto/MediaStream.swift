@@ -15,9 +15,12 @@ import Foundation
 /// truncation at a segment boundary is detected; the counter in the nonce detects reordering;
 /// the object id in the key means a file cannot be swapped for another item's.
 public enum MediaStream {
+    /// Plaintext bytes per segment.
     public static let segmentSize = 65_536
     static let magic = Array("CFVM".utf8)
+    /// The stream header's size in bytes.
     public static let headerCount = 25
+    /// The AES-GCM tag's size after each segment.
     public static let tagCount = 16
 
     /// Ciphertext size for a plaintext size.
@@ -41,6 +44,8 @@ public enum MediaStream {
 
     /// Encrypts everything `read` yields until it returns an empty chunk.
     /// - Parameters:
+    ///   - vaultKey: the vault's key; the stream's key is derived from it, a salt and the object id.
+    ///   - objectID: the media file's id, bound into the key.
     ///   - read: returns up to the requested number of bytes; empty at the end.
     ///   - write: receives the header, then each sealed segment.
     ///   - address: receives the header and each segment's tag, for the ``ObjectAddress``.
@@ -79,7 +84,13 @@ public enum MediaStream {
     ///
     /// A failure is reported with the 1-based segment number; segments before it have already
     /// been written, so callers writing files must write to a temporary file and discard it on error.
-    /// - Parameter name: the item's name, used in error messages.
+    /// - Parameters:
+    ///   - vaultKey: the vault's key.
+    ///   - objectID: the media file's id it was encrypted for.
+    ///   - name: the item's name, used in error messages.
+    ///   - read: returns up to the requested number of bytes; empty at the end.
+    ///   - write: receives each verified segment's plaintext, in order.
+    /// - Returns: the number of plaintext bytes.
     @discardableResult
     public static func decrypt(
         key vaultKey: VaultKey, objectID: UUID, name: String,
@@ -258,10 +269,13 @@ public struct ObjectAddress: Sendable {
     private static let domain = Data("Confidant vault object v1\0".utf8)
     private var hasher = SHA256()
 
+    /// An empty address computation.
     public init() { hasher.update(data: Self.domain) }
 
+    /// Adds the next bytes of the ciphertext.
     public mutating func add(_ bytes: Data) { hasher.update(data: bytes) }
 
+    /// The address: lowercase hex of the SHA-256.
     public func finalize() -> String { hasher.finalize().hexString }
 
     /// The address of a stored object, read from its header and tags.

@@ -13,6 +13,7 @@ public enum SealedText {
         return out + Array(field.utf8)
     }
 
+    /// Seals `text` as field `field` of item `itemID`.
     public static func seal(_ text: String, itemID: UUID, field: String, key: VaultKey) throws -> Data {
         let box = try AES.GCM.seal(
             Array(text.utf8), using: key.derived("text"), authenticating: aad(itemID: itemID, field: field))
@@ -20,6 +21,7 @@ public enum SealedText {
         return combined
     }
 
+    /// Opens a sealed field; fails when the bytes were altered or belong to another item or field.
     public static func open(_ sealed: Data, itemID: UUID, field: String, key: VaultKey) throws -> String {
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)

@@ -18,6 +18,7 @@ public struct VaultKey: Sendable {
 
     static let magic = Array("CFVK".utf8)
     static let headerCount = 4 + 1 + 1 + 4 + 4 + 16 + 12
+    /// The size of a wrapped key in bytes.
     public static let wrappedCount = headerCount + 32 + 16
 
     /// Wraps the key under a passphrase. Changing the passphrase is wrapping again: the data is untouched.

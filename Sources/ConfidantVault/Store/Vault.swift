@@ -7,6 +7,7 @@ import GRDB
 /// objects under `objects/`. Everything secret is sealed under the vault key, which is stored
 /// only wrapped by the passphrase.
 public final class Vault: Sendable {
+    /// The vault's directory.
     public let directory: URL
     let database: DatabaseQueue
     let key: VaultKey
@@ -84,6 +85,7 @@ public final class Vault: Sendable {
 
     // MARK: Chapters
 
+    /// Adds a chapter; titles are unique.
     @discardableResult
     public func addChapter(title: String) throws -> Chapter {
         let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -99,6 +101,7 @@ public final class Vault: Sendable {
         return Chapter(id: id, title: trimmed, createdAt: record.createdAt, itemCount: 0)
     }
 
+    /// Every chapter, oldest first, with its item count.
     public func chapters() throws -> [Chapter] {
         let (records, counts) = try database.read { db in
             (
@@ -126,6 +129,7 @@ public final class Vault: Sendable {
         return match
     }
 
+    /// Renames a chapter (named by title or short id).
     public func renameChapter(_ reference: String, to title: String) throws {
         let chapter = try chapter(named: reference)
         let sealed = try SealedText.seal(title, itemID: chapter.id, field: "chapter.title", key: key)
@@ -260,12 +264,14 @@ public final class Vault: Sendable {
             })
     }
 
+    /// Removes a memory and the files no other memory uses.
     public func removeItem(_ reference: String) throws {
         let item = try item(reference)
         try database.write { db in _ = try ItemRecord.deleteOne(db, key: item.id.canonicalString) }
         try removeUnreferencedObjects(item.media.map(\.objectHash))
     }
 
+    /// Counts and sizes.
     public func status() throws -> VaultStatus {
         try database.read { db in
             let sizes = try Int.fetchAll(db, sql: "SELECT size FROM media")
