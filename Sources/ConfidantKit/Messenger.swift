@@ -20,7 +20,7 @@ public actor Messenger {
     let relay: RelayClient
     let directory: KeyDirectory
     let prekeys: PrekeyMaintenance
-    private let sender: MessageSender
+    let sender: MessageSender
     private let receiver: MessageReceiver
     private let stream = StreamSender()
     private let eventHub = MessengerEvents()
@@ -56,7 +56,7 @@ public actor Messenger {
 
     /// Signs out on the server (best effort when it is unreachable) and forgets the token.
     public func logout() async throws {
-        stopLive()
+        await stopLive()
         _ = try? await relay.call { try await $0.signOut() }
         account.token = nil
         try store.saveAccount(account)
@@ -155,9 +155,11 @@ public actor Messenger {
     }
 
     /// Closes the live connection.
-    public func stopLive() {
+    public func stopLive() async {
         liveTask?.cancel()
         liveTask = nil
+        // Sends from now on go over HTTP, even before the closing socket is noticed.
+        await stream.detach()
     }
 
     private func connectionChanged(_ state: ConnectionState) async {

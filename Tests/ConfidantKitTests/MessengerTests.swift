@@ -153,6 +153,32 @@ struct MessengerTests {
         }
     }
 
+    @Test("while connected, sends go over the stream; without the stream, over HTTP; both arrive once, in order")
+    func sendsOverTheStream() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            let events = await alice.messenger.events()
+            await alice.messenger.startLive()
+            #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+            for index in 1...5 {
+                #expect(try await alice.messenger.send("streamed \(index)", to: toBob).status == .sent)
+            }
+            #expect(await alice.messenger.sender.transports == Array(repeating: .stream, count: 5))
+            await alice.messenger.stopLive()
+            #expect(try await alice.messenger.send("posted", to: toBob).status == .sent)
+            #expect(await alice.messenger.sender.transports.last == .http)
+            #expect(try await bob.messenger.sync().map(\.text) == (1...5).map { "streamed \($0)" } + ["posted"])
+        }
+    }
+
     @Test("a send to someone with no device fails with the reason and goes on retry once they sign in")
     func failedAndRetry() async throws {
         try await TestRelay.run { relay in

@@ -28,6 +28,11 @@ actor MessageSender {
     /// Why the last delivery attempt did not get through, for "queued" messages.
     private(set) var lastUnreachable: String?
 
+    /// How a batch reached the relay.
+    enum Transport: Equatable { case stream, http }
+    /// How each message delivered by this instance went, for tests and diagnostics.
+    private(set) var transports: [Transport] = []
+
     init(
         relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher, stream: StreamSender,
         events: MessengerEvents, retry: RetryPolicy, now: @escaping @Sendable () -> Date
@@ -224,12 +229,13 @@ actor MessageSender {
     private func transmit(_ batch: Components.Schemas.MessageBatch) async throws {
         do {
             _ = try await stream.send(batch)
+            transports.append(.stream)
             return
         } catch is StreamSender.Unavailable {
             // Not connected, or the connection dropped: HTTP, which is idempotent on the message id.
         }
         switch try await relay.call({ try await $0.sendMessage(body: .json(batch)) }) {
-        case .ok: return
+        case .ok: transports.append(.http)
         case .default(let status, let response): throw problem(status, response)
         }
     }
