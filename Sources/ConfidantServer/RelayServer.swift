@@ -78,6 +78,9 @@ public final class RelayServer: Sendable {
         app.http.server.configuration.hostname = configuration.host
         app.http.server.configuration.port = configuration.port
         app.http.server.configuration.serverName = "confidant"
+        // Silent connections (HTTP and, after the upgrade, WebSocket) are closed; a live stream
+        // is pinged well within this, so only a peer that stopped answering goes.
+        app.http.server.configuration.idleTimeout = .seconds(Int64(configuration.idleTimeoutSeconds))
 
         let document = try APIDocument.yaml()
         app.get("openapi.yaml") { _ in

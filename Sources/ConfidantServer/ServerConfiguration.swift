@@ -113,6 +113,11 @@ public struct ServerConfiguration: Sendable {
     public var smtp: SMTPConfiguration?
     /// Seconds before an e-mail code can be sent again.
     public var emailCodeResendSeconds: TimeInterval = 60
+    /// How often a stream is pinged; a peer that has not answered the last ping by the next one
+    /// is closed (a silent connection is not held forever).
+    public var streamPingSeconds = 30
+    /// HTTP (and WebSocket) connections with no byte read or written for this long are closed.
+    public var idleTimeoutSeconds = 120
     /// The wall clock every time-based rule reads (sessions, throttles, codes, transactions);
     /// tests substitute one they move by hand.
     public var now: @Sendable () -> Date = { Date() }

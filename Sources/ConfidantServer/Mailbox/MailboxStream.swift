@@ -19,6 +19,11 @@ struct MailboxStream: Sendable {
     static let maximumInFlight = 512
     /// Frames a connection may have waiting to be read; a client that outruns that is closed.
     static let maximumQueuedFrames = 4096
+    /// Bytes of frames a connection may have waiting to be read (1008 past it).
+    static let maximumQueuedBytes = 16 << 20
+    /// Bytes of answers (receipts, refusals, problems) a connection may have waiting to be
+    /// written to a client that does not read them (1008 past it).
+    static let maximumUnwrittenAnswerBytes = 1 << 20
 
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
@@ -27,10 +32,15 @@ struct MailboxStream: Sendable {
             guard let after = Int64(text), after >= 0 else {
                 throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).")
             }
-            return request.webSocket(maxFrameSize: .init(integerLiteral: Self.maximumFrameBytes(configuration))) {
-                request, socket in
-                await run(socket, caller: caller, after: after, logger: request.logger)
+            let response = Response(status: .switchingProtocols)
+            let logger = request.logger
+            response.upgrader = BoundedWebSocketUpgrader(
+                maximumMessageBytes: Self.maximumFrameBytes(configuration),
+                pingInterval: .seconds(Int64(configuration.streamPingSeconds))
+            ) { socket in
+                Task { await run(socket, caller: caller, after: after, logger: logger) }
             }
+            return response
         }
     }
 
@@ -47,18 +57,20 @@ struct MailboxStream: Sendable {
         // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
         let (frames, frameInput) = AsyncStream<String>.makeStream(
             bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
+        let unread = ByteBudget(limit: Self.maximumQueuedBytes)
         socket.onClose.whenComplete { _ in
             frameInput.finish()
             hub.unsubscribe(inbox)
         }
         socket.eventLoop.execute {  // the callback may only be set on the socket's event loop
             socket.onText { socket, text in
-                if case .dropped = frameInput.yield(text) {
+                guard unread.take(text.utf8.count), case .enqueued = frameInput.yield(text) else {
                     _ = socket.close(code: .policyViolation)
+                    return
                 }
             }
         }
-        let requests = Task { await handle(frames, from: socket, caller: caller, logger: logger) }
+        let requests = Task { await handle(frames, unread: unread, from: socket, caller: caller, logger: logger) }
         let encoder = StreamCoding.encoder()
         var lastSent = after
         var caughtUp = false
@@ -112,39 +124,55 @@ struct MailboxStream: Sendable {
 
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without
     /// waiting for the previous one to commit; its answer is sent when its group has.
-    private func handle(_ frames: AsyncStream<String>, from socket: WebSocket, caller: Caller, logger: Logger) async {
+    private func handle(
+        _ frames: AsyncStream<String>, unread: ByteBudget, from socket: WebSocket, caller: Caller,
+        logger: Logger
+    ) async {
         let decoder = StreamCoding.decoder()
         let encoder = StreamCoding.encoder()
         let mailbox = mailbox
         let maximumEnvelopeBytes = configuration.maximumEnvelopeBytes
         let inFlight = InFlightCount()
+        let unwritten = ByteBudget(limit: Self.maximumUnwrittenAnswerBytes)
+        /// Sends an answer without waiting for it to be written; a client that leaves more than
+        /// the budget unread is closed instead of queued for.
+        @Sendable func reply(_ text: String) {
+            let bytes = text.utf8.count
+            guard unwritten.take(bytes) else {
+                _ = socket.close(code: .policyViolation)
+                return
+            }
+            let written = socket.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenComplete { _ in unwritten.give(bytes) }
+            socket.send(text, promise: written)
+        }
         @Sendable func answer(_ frame: Components.Schemas.StreamFrame) {
             if let receipt = frame.receipt, let text = try? StreamFrameText.receipt(receipt) {
-                socket.send(text, promise: nil)
+                reply(text)
             } else if let data = try? encoder.encode(frame) {
-                socket.send(String(decoding: data, as: UTF8.self), promise: nil)
+                reply(String(decoding: data, as: UTF8.self))
             }
         }
         @Sendable func refuse(_ messageID: String, _ failure: APIFailure) {
             answer(.init(refused: .init(messageId: messageID, error: failure.code.rawValue, message: failure.message)))
         }
         for await text in frames {
+            unread.give(text.utf8.count)
             guard let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8)) else {
-                socket.send(
+                reply(
                     Self.problem(
                         .malformedRequest,
-                        "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."),
-                    promise: nil)
+                        "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."))
                 continue
             }
             if let cursors = request.cursors {
                 do {
                     try await mailbox.enqueueAcknowledgement(cursors, for: caller.address) { error in
                         let failure = Self.failure(error)
-                        socket.send(Self.problem(failure.code, failure.message), promise: nil)
+                        reply(Self.problem(failure.code, failure.message))
                     }
                 } catch {
-                    socket.send(Self.problem(error.code, error.message), promise: nil)
+                    reply(Self.problem(error.code, error.message))
                 }
             }
             if let batch = request.send {

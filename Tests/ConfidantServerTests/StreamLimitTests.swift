@@ -1,0 +1,50 @@
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+/// Misbehaving clients on raw sockets (`Tests/Interop/stream_abuse.py`): the relay bounds what one
+/// connection can make it hold, and closes connections that went silent.
+@Suite("Stream and connection limits")
+struct StreamLimitTests {
+    @Test("a message that never ends is cut off at the frame limit with 1009, and the server goes on")
+    func unboundedMessage() async throws {
+        try await TestRelay.run(adjust: { $0.maximumJSONBodyBytes = 1 << 20 }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let result = try await PythonScript.run(
+                "stream_abuse.py", ["huge-message", "\(relay.port)", alice.token, "64"])
+            #expect(result.hasPrefix("closed 1009"), "\(result)")
+            // Cut off near the limit, not after the client's 64 MiB.
+            let sent = Int(result.split(separator: " ")[3]) ?? .max
+            #expect(sent < 16, "\(result)")
+            _ = try await alice.client.currentAccount().ok
+        }
+    }
+
+    @Test("a client that sends and never reads its answers is closed instead of queued for")
+    func clientThatDoesNotRead() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let result = try await PythonScript.run(
+                "stream_abuse.py", ["no-read", "\(relay.port)", alice.token, "60000"])
+            #expect(result.hasPrefix("closed"), "\(result)")
+            _ = try await alice.client.currentAccount().ok
+        }
+    }
+
+    @Test("a stream that never answers a ping is closed")
+    func silentStream() async throws {
+        try await TestRelay.run(adjust: { $0.streamPingSeconds = 1 }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let result = try await PythonScript.run("stream_abuse.py", ["no-pong", "\(relay.port)", alice.token, "30"])
+            #expect(result.hasPrefix("closed"), "\(result)")
+        }
+    }
+
+    @Test("an HTTP connection that sends nothing is closed after the idle timeout")
+    func silentConnection() async throws {
+        try await TestRelay.run(adjust: { $0.idleTimeoutSeconds = 1 }) { relay in
+            let result = try await PythonScript.run("stream_abuse.py", ["silent", "\(relay.port)", "30"])
+            #expect(result.hasPrefix("closed"), "\(result)")
+        }
+    }
+}
