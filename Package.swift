@@ -150,6 +150,17 @@ let package = Package(
             ],
             path: "Benchmarks/RelayLoad"
         ),
+        // The relay in a process of its own for the tests, with cheap password hashing: a switch
+        // that exists only here, never in the `confidant` binary.
+        .executableTarget(
+            name: "confidant-test-relay",
+            dependencies: [
+                "ConfidantServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TestRelayServer"
+        ),
         .testTarget(
             name: "ConfidantCryptoTests",
             dependencies: [
@@ -192,6 +203,7 @@ let package = Package(
             dependencies: [
                 "ConfidantTestSupport",
                 "confidant",
+                "confidant-test-relay",
                 "ConfidantServer",
                 "ConfidantAPI",
                 "ConfidantCrypto",
@@ -203,7 +215,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConfidantCLITests",
-            dependencies: ["confidant", "ConfidantTestSupport", "ConfidantAuth"]
+            dependencies: ["confidant", "confidant-test-relay", "ConfidantTestSupport", "ConfidantAuth"]
         ),
     ]
 )

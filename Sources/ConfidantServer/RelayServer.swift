@@ -66,7 +66,9 @@ public final class RelayServer: Sendable {
     }
 
     /// The schema's versions, in order (`Migrations/`).
-    static let migrations: [any Migration] = [CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys()]
+    static let migrations: [any Migration] = [
+        CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(),
+    ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
     private func routes(_ app: Application, services: RelayServices) throws {

@@ -113,6 +113,9 @@ public struct ServerConfiguration: Sendable {
     public var smtp: SMTPConfiguration?
     /// Seconds before an e-mail code can be sent again.
     public var emailCodeResendSeconds: TimeInterval = 60
+    /// Sign-ins started (each stores a transaction and may send an e-mail code), per account and
+    /// per network address.
+    public var signInStarts = SignInStartLimits()
     /// How often a stream is pinged; a peer that has not answered the last ping by the next one
     /// is closed (a silent connection is not held forever).
     public var streamPingSeconds = 30
@@ -144,5 +147,27 @@ public struct ServerConfiguration: Sendable {
 
     func validate() throws(ServerConfigurationError) {
         if passwordCost < 12 && !allowWeakPasswordHashing { throw .weakPasswordHashing(passwordCost) }
+    }
+}
+
+/// How many sign-ins may start in a window: per account (an e-mail address cannot be flooded with
+/// codes) and per network address.
+public struct SignInStartLimits: Sendable {
+    /// Per account: 10 in 10 minutes.
+    public var perAccount = RateLimitSetting(limit: 10, window: 600)
+    /// Per network address: 30 in 10 minutes.
+    public var perAddress = RateLimitSetting(limit: 30, window: 600)
+
+    public init() {}
+}
+
+/// At most `limit` events in each `window` seconds.
+public struct RateLimitSetting: Sendable {
+    public var limit: Int
+    public var window: TimeInterval
+
+    public init(limit: Int, window: TimeInterval) {
+        self.limit = limit
+        self.window = window
     }
 }

@@ -106,3 +106,29 @@ private final class AcknowledgedCount: Sendable {
     var value: Int { count.withLock { $0 } }
     func set(_ value: Int) { count.withLock { $0 = value } }
 }
+
+@Suite("The production server")
+struct ProductionServeTests {
+    @Test("confidant serve hashes passwords at bcrypt cost 12 whatever its environment says")
+    func noWeakHashingSwitch() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-serve-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The switch earlier versions honoured, set as a test harness would.
+        setenv("CONFIDANT_TESTING_FAST_HASHES", "1", 1)
+        let served = try ServeProcess(dataDirectory: directory, confidantServe: true)
+        unsetenv("CONFIDANT_TESTING_FAST_HASHES")
+        defer {
+            served.kill(SIGTERM)
+            _ = served.waitForExit()
+        }
+        let relay = try await served.relay()
+        _ = try await relay.client().signUp(
+            body: .json(.init(email: "cost@example.com", password: "a long enough password", displayName: "Cost"))
+        ).created
+        let database =
+            try Data(contentsOf: directory.appendingPathComponent("relay.sqlite"))
+            + ((try? Data(contentsOf: directory.appendingPathComponent("relay.sqlite-wal"))) ?? Data())
+        #expect(database.range(of: Data("$2b$12$".utf8)) != nil, "the stored hash has cost 12")
+        #expect(database.range(of: Data("$2b$04$".utf8)) == nil)
+    }
+}

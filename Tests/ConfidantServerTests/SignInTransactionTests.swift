@@ -242,7 +242,7 @@ struct SignInTransactionTests {
             var transaction = try await Transaction.start(relay, email: judy.email, identity: judy.identity)
             _ = try await transaction.pass(.password, judy.password)
             for _ in 0..<3 {
-                #expect(try await transaction.answer(.arithmetic, "-1").problem == "invalid_credentials 401")
+                #expect(try await transaction.answer(.arithmetic, "not a number").problem == "invalid_credentials 401")
                 transaction.step = try await transaction.current()
             }
             // Locked: even the right answer, and a new transaction, are refused.

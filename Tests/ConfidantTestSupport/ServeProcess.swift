@@ -1,21 +1,27 @@
 import Foundation
 
-/// `confidant serve --port 0` as a child process.
+/// The relay as a child process: `confidant-test-relay` (the same server as `confidant serve`,
+/// with cheap password hashing), or the production `confidant serve` when asked.
 package struct ServeProcess {
     package let process = Process()
     let output = Pipe()
     package let dataDirectory: URL
 
-    /// - Parameter port: 0 for a free port; a fixed one to restart a relay where its clients expect it.
-    package init(dataDirectory: URL, database: String? = nil, port: Int = 0) throws {
+    /// - Parameters:
+    ///   - port: 0 for a free port; a fixed one to restart a relay where its clients expect it.
+    ///   - confidantServe: run the production `confidant serve` (bcrypt cost 12: slow to sign up in).
+    package init(dataDirectory: URL, database: String? = nil, port: Int = 0, confidantServe: Bool = false) throws {
         self.dataDirectory = dataDirectory
-        process.executableURL = try CLIExecutable.url
-        process.arguments =
-            ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--log-level", "error"]
+        let options =
+            ["--port", String(port), "--data-dir", dataDirectory.path, "--log-level", "error"]
             + (database.map { ["--database", $0] } ?? [])
-        var environment = ProcessInfo.processInfo.environment
-        environment["CONFIDANT_TESTING_FAST_HASHES"] = "1"
-        process.environment = environment
+        if confidantServe {
+            process.executableURL = try CLIExecutable.url
+            process.arguments = ["serve"] + options
+        } else {
+            process.executableURL = try CLIExecutable.url(named: "confidant-test-relay")
+            process.arguments = options
+        }
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -55,16 +61,20 @@ package struct ServedRelay: RelayEndpoint {
 
 /// The built `confidant` executable, which sits beside the test bundle in the build directory.
 package enum CLIExecutable {
+    /// The `confidant` binary of this build.
     package static var url: URL {
-        get throws {
-            let candidates =
-                [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-                + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-            for directory in candidates {
-                let url = directory.appendingPathComponent("confidant")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            }
-            throw CocoaError(.fileNoSuchFile)
+        get throws { try url(named: "confidant") }
+    }
+
+    /// A binary of this build, by product name.
+    package static func url(named name: String) throws -> URL {
+        let candidates =
+            [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+            + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        for directory in candidates {
+            let url = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
+        throw CocoaError(.fileNoSuchFile)
     }
 }

@@ -61,6 +61,7 @@ package struct TestRelay: RelayEndpoint {
         configuration.port = 0
         configuration.useTestingSecurityParameters()
         configuration.freeSignUpsPerAddress = 1_000_000
+        configuration.signInStarts.perAddress.limit = 1_000_000
         adjust(&configuration)
         let server = try await RelayServer(configuration: configuration)
         let port = try await server.start()

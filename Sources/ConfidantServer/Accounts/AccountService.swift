@@ -44,9 +44,8 @@ struct AccountService: Sendable {
         // Per address (bulk account creation) and per e-mail address (probing which are taken).
         let keys = ["sign-up/address/\(form.address)", "sign-up/account/\(email)"]
         let now = now
-        try await throttle.check(keys, on: database.db, now: now)
         // Every attempt counts, successful or not.
-        try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
+        _ = try await throttle.reserve(keys, on: database, now: now)
 
         try passwords.check(form.password, email: email)
         let avatar = try form.avatar.map {
@@ -81,14 +80,11 @@ struct AccountService: Sendable {
     /// throttle as sign-in. `otherwise` says what did not happen.
     func confirmPassword(_ password: String, of caller: Caller, otherwise: String) async throws -> UserRecord {
         guard let user = try await user(caller.userID) else { throw APIFailure.unauthenticated }
-        let keys = ["sign-in/account/\(user.email)"]
-        let now = now
-        let throttle = throttle
-        try await throttle.check(keys, on: database.db, now: now)
+        let reservation = try await throttle.reserve(["sign-in/account/\(user.email)"], on: database, now: now)
         guard try await passwords.verify(password, against: user.passwordHash, on: threadPool) else {
-            try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
             throw APIFailure(.invalidCredentials, "The password is wrong; \(otherwise).")
         }
+        try await reservation.release()
         return user
     }
 

@@ -32,21 +32,20 @@ struct SignInService: Sendable {
         let accountKey = "sign-in/account/\(email)"
         let keys = [accountKey, "sign-in/address/\(address)"]
         let throttle = throttle
-        let now = now
-        try await throttle.check(keys, on: database.db, now: now)
+        let reservation = try await throttle.reserve(keys, on: database, now: now)
 
         let user = try await accounts.user(email: email)
         let verified = try await accounts.passwords.verify(
             password, against: user?.passwordHash ?? PasswordPolicy.decoyHash,
             on: accounts.threadPool)
         guard verified, let user, user.id != nil else {
-            try await database.write { db in try await throttle.recordFailure(keys, on: db, now: now) }
             throw APIFailure(.invalidCredentials, "The e-mail address or the password is wrong.")
         }
+        // Not a failure; but only a completed sign-in resets the account's count.
+        try await reservation.release()
         if try await steps(for: user, identity: identity, address: address) != [.password] {
             // The password is right, but this sign-in needs more: the account's chain, or the
             // e-mail code for a new device or address.
-            try await database.write { db in try await throttle.reset([accountKey], on: db) }
             throw APIFailure(
                 .stepUpRequired,
                 "This sign-in needs more than the password (a chain, or a new device or address); use POST /v1/auth/sign-in (`confidant account login` does)."
@@ -63,7 +62,17 @@ struct SignInService: Sendable {
         -> Components.Schemas.SignInProgress
     {
         let email = try AccountService.email(raw)
+        let now = now
         try await throttle.check(["sign-in/account/\(email)", "sign-in/address/\(address)"], on: database.db, now: now)
+        // A start stores a transaction and may send an e-mail code: bounded per account (no
+        // mail-bombing an address) and per network address, whatever the answers.
+        try await configuration.signInStarts.perAccount.take(["sign-in-start/account/\(email)"], on: database, now: now)
+        try await configuration.signInStarts.perAddress.take(
+            ["sign-in-start/address/\(address)"], on: database, now: now)
+        try await database.write { db in
+            try await SignInTransactionRecord.query(on: db).filter(\.$expiresAt < now).delete()
+            try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
+        }
         let user = try await accounts.user(email: email)
         let steps = try await steps(for: user, identity: identity, address: address)
         let token = SessionToken.generate()
@@ -112,25 +121,25 @@ struct SignInService: Sendable {
         }
         let keys = ["sign-in/account/\(transaction.email)", "sign-in/address/\(transaction.address)"]
         let throttle = throttle
-        let now = now
-        try await throttle.check(keys, on: database.db, now: now)
+        let reservation = try await throttle.reserve(keys, on: database, now: now)
 
         let user = try await transaction.userID.asyncMap { try await accounts.user($0) } ?? nil
         let passed = try await check(answer, for: expected, transaction: transaction, user: user)
         guard passed, let user else {
-            transaction.attempts += 1
-            let closed = transaction.attempts >= configuration.signInAttemptsPerTransaction
             // An arithmetic challenge is single use: a wrong answer gets a new one. An e-mail code
             // stays until it expires, is resent, or the attempts run out.
-            if expected == .arithmetic { transaction.challenge = nil }
-            try await database.write { db in
-                try await throttle.recordFailure(keys, on: db, now: now)
-                if closed { try await transaction.delete(on: db) } else { try await transaction.update(on: db) }
-            }
-            if closed { throw APIFailure(.transactionExpired, "Too many wrong answers; start the sign-in again.") }
+            try await SignInTransactionTable.recordWrongAnswer(
+                transaction, freshChallenge: expected == .arithmetic,
+                closingAt: configuration.signInAttemptsPerTransaction,
+                on: database)
             throw APIFailure(
                 .invalidCredentials,
                 "That answer is wrong. GET this sign-in for the current step (a new challenge where there was one).")
+        }
+        try await reservation.release()
+        // One answer moves the sign-in on: of two right answers sent at once, the second is late.
+        guard try await SignInTransactionTable.advance(transaction, from: transaction.stepIndex, on: database) else {
+            throw APIFailure(.wrongStep, "This step was answered already; GET this sign-in for the current step.")
         }
         transaction.stepIndex += 1
         transaction.challenge = nil
@@ -142,8 +151,10 @@ struct SignInService: Sendable {
         }
         let identity = try PublicIdentity(serialized: transaction.identity)
         try await database.write { db in try await transaction.delete(on: db) }
+        // A completed sign-in resets its account's count (not the address's: one account's
+        // success must not clear what guessing at other accounts from there has counted).
         let session = try await sessions.open(
-            for: user, identity: identity, address: transaction.address, resetting: keys, throttle: throttle)
+            for: user, identity: identity, address: transaction.address, resetting: [keys[0]], throttle: throttle)
         return .init(session: session)
     }
 

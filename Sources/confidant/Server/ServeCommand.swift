@@ -68,49 +68,19 @@ struct ServeCommand: AsyncParsableCommand {
             smtp.trustRootsFile = smtpCaFile
             configuration.smtp = smtp
         }
-        if ProcessInfo.processInfo.environment["CONFIDANT_TESTING_FAST_HASHES"] == "1" {
-            // Only the test suite sets this: bcrypt cost 4 instead of 12.
-            configuration.useTestingSecurityParameters()
-            configuration.freeSignUpsPerAddress = 1_000_000
-        }
-
-        let signals = SignalWaiter()
         let server = try await RelayServer(configuration: configuration)
-        let bound = try await server.start()
-        // The port line is how scripts and tests learn a port chosen with --port 0.
-        FileHandle.standardOutput.write(
-            Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8))
-        if configuration.smtp == nil {
-            FileHandle.standardError.write(
-                Data(
-                    "DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n"
-                        .utf8))
+        let signal = try await server.runUntilSignalled { bound in
+            // The port line is how scripts and tests learn a port chosen with --port 0.
+            FileHandle.standardOutput.write(
+                Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8)
+            )
+            if configuration.smtp == nil {
+                FileHandle.standardError.write(
+                    Data(
+                        "DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n"
+                            .utf8))
+            }
         }
-        let signal = await signals.next()
-        FileHandle.standardError.write(Data("received \(signal), shutting down\n".utf8))
-        await server.shutdown()
-    }
-}
-
-/// Waits for SIGINT or SIGTERM without letting them kill the process.
-private final class SignalWaiter {
-    private let sources: [any DispatchSourceSignal]
-    private let stream: AsyncStream<String>
-
-    init() {
-        let (stream, continuation) = AsyncStream<String>.makeStream()
-        self.stream = stream
-        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(name) }
-            source.resume()
-            return source
-        }
-    }
-
-    func next() async -> String {
-        for await name in stream { return name }
-        return "end"
+        FileHandle.standardError.write(Data("received \(signal), shut down\n".utf8))
     }
 }

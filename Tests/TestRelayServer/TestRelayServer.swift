@@ -1,0 +1,44 @@
+import ArgumentParser
+import ConfidantServer
+import Foundation
+import Logging
+
+/// `confidant-test-relay`: the relay as the tests run it in a process of its own — the same
+/// `RelayServer` as `confidant serve`, with cheap password hashing (bcrypt cost 4) and sign-up and
+/// sign-in start limits raised, so that a test can create many accounts quickly. It exists only in
+/// the test build: the `confidant` binary has no switch that weakens its hashing.
+@main
+struct TestRelayServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "confidant-test-relay")
+
+    @Option var port = 0
+    @Option var dataDir: String
+    @Option var database: String?
+    @Option var logLevel = "error"
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .error
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var configuration = ServerConfiguration.embedded(dataDirectory: URL(fileURLWithPath: dataDir))
+        if let database {
+            do { configuration.database = try DatabaseLocation(parsing: database) } catch {
+                throw ValidationError(error.description)
+            }
+        }
+        configuration.port = port
+        configuration.useTestingSecurityParameters()
+        configuration.freeSignUpsPerAddress = 1_000_000
+        configuration.signInStarts.perAddress.limit = 1_000_000
+        let server = try await RelayServer(configuration: configuration)
+        try await server.runUntilSignalled { bound in
+            FileHandle.standardOutput.write(
+                Data(
+                    "confidant relay listening on http://127.0.0.1:\(bound) (database \(configuration.database))\n".utf8
+                ))
+        }
+    }
+}
