@@ -44,7 +44,7 @@ struct RelayServices: Sendable {
             accounts: accounts, sessions: sessions, secrets: secrets, mailer: mailer, configuration: configuration,
             logger: logger)
         signInSettings = SignInSettingsService(accounts: accounts, secrets: secrets, now: now)
-        prekeys = PrekeyService(mailbox: mailbox, now: now)
+        prekeys = PrekeyService(mailbox: mailbox, claims: configuration.prekeyClaims, now: now)
         blobs = BlobService(database: database, files: files, maximumBytes: configuration.maximumBlobBytes, now: now)
         backups = BackupObjectService(
             database: database, files: files, maximumBytes: configuration.maximumBackupObjectBytes, now: now)

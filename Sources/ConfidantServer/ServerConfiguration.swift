@@ -116,6 +116,9 @@ public struct ServerConfiguration: Sendable {
     /// Sign-ins started (each stores a transaction and may send an e-mail code), per account and
     /// per network address.
     public var signInStarts = SignInStartLimits()
+    /// Prekey bundles one user may claim (each may use up a one-time prekey of someone else's
+    /// device): 200 claims an hour, so that nobody drains other devices' one-time prekeys.
+    public var prekeyClaims = RateLimitSetting(limit: 200, window: 3600)
     /// How often a stream is pinged; a peer that has not answered the last ping by the next one
     /// is closed (a silent connection is not held forever).
     public var streamPingSeconds = 30

@@ -65,7 +65,10 @@ import Testing
                         id: 2, created: created,
                         key: try .init(seedRepresentation: hex(SessionVectorTests.xwingSeed), publicKey: nil))
                 ],
-                oneTime: [3: try .init(rawRepresentation: [UInt8](repeating: 0x23, count: 32))], nextID: 4)
+                oneTime: [
+                    3: .init(created: created, key: try .init(rawRepresentation: [UInt8](repeating: 0x23, count: 32)))
+                ],
+                nextID: 4)
             aliceEntropy = .fixed(
                 seed: [UInt8](repeating: 0x31, count: 32),
                 encapsulation: (

@@ -91,4 +91,27 @@ struct PrekeyRouteTests {
             #expect(try await renewed.client.prekeyStatus().ok.body.json.oneTimePrekeys == 0)
         }
     }
+
+    @Test(
+        "one requester cannot drain a device's one-time prekeys: claims are limited per requester",
+        arguments: TestDatabaseKind.available)
+    func claimsAreRateLimited(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind, adjust: { $0.prekeyClaims = .init(limit: 5, window: 3600) }) { relay in
+            let mallory = try await TestUser.make(relay, name: "mallory")
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let prekeys = try DevicePrekeys.generate()
+            _ = try await bob.client.uploadPrekeys(
+                body: .json(
+                    Self.upload(prekeys, oneTime: Array(prekeys.allOneTimePrekeys.prefix(50)), by: bob.identity))
+            ).ok
+            for _ in 0..<5 { #expect(try await Self.claim(mallory.client, bob).first?.oneTimePrekey != nil) }
+            let refused = try await mallory.client.claimPrekeyBundles(
+                path: .init(userId: bob.id.canonicalString), query: .init())
+            #expect(try refused.problem == "rate_limited 429")
+            // Bob still has one-time prekeys for everyone else.
+            #expect(try await Self.claim(alice.client, bob).first?.oneTimePrekey != nil)
+            #expect(try await bob.client.prekeyStatus().ok.body.json.oneTimePrekeys == 44)
+        }
+    }
 }

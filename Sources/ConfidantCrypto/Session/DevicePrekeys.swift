@@ -5,7 +5,9 @@ import Foundation
 ///
 /// The current signed X25519 prekey and X-Wing prekey are replaced every ``rotationInterval``;
 /// replaced ones are kept for ``retentionAfterReplacement`` so that starts already on their way
-/// still open. One-time prekeys are erased when a start uses them.
+/// still open. One-time prekeys are erased when a start uses them; those a start never used are
+/// forgotten after ``oneTimeRetention``, and at most ``maximumOneTime`` are kept (the oldest go
+/// first), so a peer that keeps claiming bundles without using them cannot make the store grow.
 public struct DevicePrekeys: Sendable {
     /// How often the signed prekeys are replaced (Signal: about weekly).
     public static let rotationInterval: TimeInterval = 7 * 24 * 3600
@@ -13,6 +15,17 @@ public struct DevicePrekeys: Sendable {
     public static let retentionAfterReplacement: TimeInterval = 30 * 24 * 3600
     /// How many one-time prekeys a device publishes at a time.
     public static let batchSize = 100
+    /// The most one-time private keys kept: the relay keeps at most 500 unused ones, and a few
+    /// batches more cover starts still on their way.
+    public static let maximumOneTime = 1_000
+    /// How long an unused one-time prekey is kept after it was made: a start that arrives later
+    /// than that (the relay keeps undelivered mail no longer) cannot be waited for.
+    public static let oneTimeRetention: TimeInterval = 60 * 24 * 3600
+
+    struct OneTime: Sendable {
+        let created: Date
+        let key: Curve25519.KeyAgreement.PrivateKey
+    }
 
     struct Signed<Key: Sendable>: Sendable {
         let id: UInt32
@@ -22,7 +35,7 @@ public struct DevicePrekeys: Sendable {
 
     private(set) var signed: [Signed<Curve25519.KeyAgreement.PrivateKey>]
     private(set) var kem: [Signed<XWingMLKEM768X25519.PrivateKey>]
-    private(set) var oneTime: [UInt32: Curve25519.KeyAgreement.PrivateKey]
+    private(set) var oneTime: [UInt32: OneTime]
     private var nextID: UInt32
 
     /// New prekeys for a new device: one signed, one X-Wing and ``batchSize`` one-time prekeys.
@@ -31,13 +44,13 @@ public struct DevicePrekeys: Sendable {
         // old prekeys, so a start made for those reads as "no longer held", not as tampering.
         var prekeys = DevicePrekeys(signed: [], kem: [], oneTime: [:], nextID: UInt32.random(in: 1...(UInt32.max / 2)))
         try prekeys.rotate(now: now)
-        _ = prekeys.addOneTimePrekeys(batchSize)
+        _ = prekeys.addOneTimePrekeys(batchSize, now: now)
         return prekeys
     }
 
     init(
         signed: [Signed<Curve25519.KeyAgreement.PrivateKey>], kem: [Signed<XWingMLKEM768X25519.PrivateKey>],
-        oneTime: [UInt32: Curve25519.KeyAgreement.PrivateKey], nextID: UInt32
+        oneTime: [UInt32: OneTime], nextID: UInt32
     ) {
         self.signed = signed
         self.kem = kem
@@ -78,14 +91,29 @@ public struct DevicePrekeys: Sendable {
         kem = prune(kem) + [Signed(id: takeID(), created: now, key: try XWingMLKEM768X25519.PrivateKey.generate())]
     }
 
-    /// Creates `count` one-time prekeys and returns their public halves for upload.
-    public mutating func addOneTimePrekeys(_ count: Int) -> [OneTimePrekey] {
-        (0..<max(0, count)).map { _ in
+    /// Creates `count` one-time prekeys (at most ``maximumOneTime``) and returns their public
+    /// halves for upload; then forgets unused ones past ``oneTimeRetention`` and, beyond
+    /// ``maximumOneTime``, the oldest.
+    public mutating func addOneTimePrekeys(_ count: Int, now: Date = Date()) -> [OneTimePrekey] {
+        let fresh = (0..<min(max(0, count), Self.maximumOneTime)).map { _ in
             let id = takeID()
             let key = Curve25519.KeyAgreement.PrivateKey()
-            oneTime[id] = key
+            oneTime[id] = OneTime(created: now, key: key)
             return OneTimePrekey(id: id, publicKey: key.publicKey.rawRepresentation)
         }
+        pruneOneTime(now: now)
+        return fresh
+    }
+
+    /// Forgets unused one-time prekeys older than ``oneTimeRetention`` and, beyond
+    /// ``maximumOneTime``, the oldest.
+    public mutating func pruneOneTime(now: Date = Date()) {
+        let cutoff = now.addingTimeInterval(-Self.oneTimeRetention)
+        oneTime = oneTime.filter { $0.value.created >= cutoff }
+        guard oneTime.count > Self.maximumOneTime else { return }
+        let newest = oneTime.sorted { ($0.value.created, $0.key) > ($1.value.created, $1.key) }.prefix(
+            Self.maximumOneTime)
+        oneTime = Dictionary(uniqueKeysWithValues: newest.map { ($0.key, $0.value) })
     }
 
     /// The current signed prekeys, signed by `identity`, and the given one-time prekeys.
@@ -104,7 +132,7 @@ public struct DevicePrekeys: Sendable {
     /// Every unused one-time prekey's public half (to publish them all again, e.g. after a server reset).
     public var allOneTimePrekeys: [OneTimePrekey] {
         oneTime.sorted { $0.key < $1.key }.map {
-            OneTimePrekey(id: $0.key, publicKey: $0.value.publicKey.rawRepresentation)
+            OneTimePrekey(id: $0.key, publicKey: $0.value.key.publicKey.rawRepresentation)
         }
     }
 
@@ -123,7 +151,7 @@ public struct DevicePrekeys: Sendable {
     }
 
     func oneTimePrekey(_ id: UInt32) throws(SessionError) -> Curve25519.KeyAgreement.PrivateKey {
-        guard let key = oneTime[id] else { throw SessionError.unknownPrekey("one-time prekey \(id)") }
+        guard let key = oneTime[id]?.key else { throw SessionError.unknownPrekey("one-time prekey \(id)") }
         return key
     }
 
@@ -131,11 +159,17 @@ public struct DevicePrekeys: Sendable {
 
     // MARK: Serialization
 
-    static let formatVersion: UInt8 = 1
+    static let formatVersion: UInt8 = 2
 
-    /// Secret bytes: store them only encrypted.
-    /// `u8 version=1 | u32 next id | u8 n | n × (u32 id | u64 created | 32 X25519) | u8 m | m × (u32 id | u64 created | 32 X-Wing seed) | u16 k | k × (u32 id | 32 X25519)`
+    /// Secret bytes: store them only encrypted. Version 2 (docs/PROTOCOL.md §9.5):
+    /// `u8 version=2 | u32 next id | u8 n | n × (u32 id | u64 created | 32 X25519) | u8 m | m × (u32 id | u64 created |
+    /// 32 X-Wing seed) | u16 k | k × (u32 id | u64 created | 32 X25519)`. Version 1 lacks the one-time keys' times.
     public var serialized: Data {
+        // Counts fit their fields by construction (rotation and pruning bound them); the newest
+        // are kept should one not, rather than trapping.
+        let signed = signed.suffix(Int(UInt8.max))
+        let kem = kem.suffix(Int(UInt8.max))
+        let oneTime = oneTime.sorted { $0.key < $1.key }.suffix(Int(UInt16.max))
         var out: [UInt8] = [Self.formatVersion]
         out.appendBigEndian(nextID)
         out.append(UInt8(signed.count))
@@ -151,18 +185,21 @@ public struct DevicePrekeys: Sendable {
             out += key.key.seedRepresentation
         }
         out.appendBigEndian(UInt16(oneTime.count))
-        for (id, key) in oneTime.sorted(by: { $0.key < $1.key }) {
+        for (id, key) in oneTime {
             out.appendBigEndian(id)
-            out += key.rawRepresentation
+            out.appendBigEndian(UInt64(max(0, key.created.timeIntervalSince1970)))
+            out += key.key.rawRepresentation
         }
         return Data(out)
     }
 
-    /// Reads the stored form (``serialized``); refuses unknown flags and repeated keys.
-    public init(serialized bytes: some DataProtocol) throws(SessionError) {
+    /// Reads the stored form (``serialized``), version 2 or 1; refuses repeated one-time ids.
+    /// - Parameter now: the creation time given to one-time prekeys of a version 1 store.
+    public init(serialized bytes: some DataProtocol, now: Date = Date()) throws(SessionError) {
         var reader = ByteReader(bytes)
         do {
-            guard try reader.readUInt8() == Self.formatVersion else {
+            let version = try reader.readUInt8()
+            guard version == 1 || version == Self.formatVersion else {
                 throw SessionError.malformed("unknown prekey store version")
             }
             nextID = try reader.readUInt32()
@@ -176,10 +213,13 @@ public struct DevicePrekeys: Sendable {
                     id: try reader.readUInt32(), created: Date(timeIntervalSince1970: Double(try reader.readUInt64())),
                     key: try XWingMLKEM768X25519.PrivateKey(seedRepresentation: reader.read(32), publicKey: nil))
             }
-            var oneTime: [UInt32: Curve25519.KeyAgreement.PrivateKey] = [:]
+            var oneTime: [UInt32: OneTime] = [:]
             for _ in 0..<Int(try reader.readUInt16()) {
-                oneTime[try reader.readUInt32()] = try Curve25519.KeyAgreement.PrivateKey(
-                    rawRepresentation: reader.read(32))
+                let id = try reader.readUInt32()
+                let created = version == 1 ? now : Date(timeIntervalSince1970: Double(try reader.readUInt64()))
+                guard oneTime[id] == nil else { throw SessionError.malformed("one-time prekey \(id) is stored twice") }
+                oneTime[id] = OneTime(
+                    created: created, key: try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: reader.read(32)))
             }
             self.oneTime = oneTime
         } catch let error as SessionError {

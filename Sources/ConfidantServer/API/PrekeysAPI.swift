@@ -16,9 +16,10 @@ extension RelayAPI {
     func claimPrekeyBundles(_ input: Operations.ClaimPrekeyBundles.Input) async throws
         -> Operations.ClaimPrekeyBundles.Output
     {
-        _ = try caller()
+        let caller = try caller()
         let userID = try Self.uuid(input.path.userId, "userId")
         let device = try input.query.deviceId.map { text throws(APIFailure) in try Self.uuid(text, "deviceId") }
-        return .ok(.init(body: .json(try await services.prekeys.claimBundles(of: userID, device: device))))
+        return .ok(
+            .init(body: .json(try await services.prekeys.claimBundles(of: userID, device: device, by: caller.userID))))
     }
 }

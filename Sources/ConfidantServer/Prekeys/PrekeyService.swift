@@ -12,6 +12,7 @@ struct PrekeyService: Sendable {
     static let capacity = 500
 
     let mailbox: MailboxService
+    let claims: RateLimitSetting
     let now: @Sendable () -> Date
 
     private var database: RelayDatabase { mailbox.publisher.database }
@@ -58,8 +59,12 @@ struct PrekeyService: Sendable {
 
     /// One bundle per current device of the user (or only `device`) that published prekeys, each
     /// with one one-time prekey while any remain. A device that runs low gets one notice.
-    func claimBundles(of userID: UUID, device only: UUID?) async throws -> [Components.Schemas.PrekeyBundle] {
+    func claimBundles(of userID: UUID, device only: UUID?, by requester: UUID) async throws -> [Components.Schemas
+        .PrekeyBundle]
+    {
         guard try await UserRecord.find(userID, on: database.db) != nil else { throw APIFailure.notFound("That user") }
+        try await claims.take(
+            ["prekey-claims/\(requester.canonicalString)"], on: database, now: now(), what: "prekey bundle claims")
         let now = now()
         let mailbox = mailbox
         let postgres = database.isPostgres
