@@ -10,6 +10,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     case methodNotAllowed = "method_not_allowed"
     case unsupportedMediaType = "unsupported_media_type"
     case tooLarge = "too_large"
+    /// The account's storage, or the recipient's mailbox, is full.
+    case quotaExceeded = "quota_exceeded"
     case conflict
 
     // Sessions and authorization
@@ -80,7 +82,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
         case .methodNotAllowed: 405
         case .conflict, .emailTaken, .deviceMismatch, .wrongStep: 409
         case .transactionExpired: 410
-        case .tooLarge: 413
+        case .tooLarge, .quotaExceeded: 413
         case .unsupportedMediaType, .unsupportedImage: 415
         case .rateLimited, .lockedOut, .tooManyInFlight: 429
         case .internal, .authKeyMismatch, .unrecognized: 500

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import OpenAPIRuntime
 import OpenAPIVapor
+import Synchronization
 import Vapor
 
 /// The Confidant relay: one Vapor application with its database, mailbox hub and routes.
@@ -21,6 +22,8 @@ public final class RelayServer: Sendable {
     let application: Application
     let hub = MailboxHub()
     private let listener: PostgresMailboxListener?
+    let services: RelayServices
+    private let maintenance = Mutex<Task<Void, Never>?>(nil)
 
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "confidant.relay")) async throws {
         try configuration.validate()
@@ -58,6 +61,7 @@ public final class RelayServer: Sendable {
             let services = try RelayServices(
                 configuration: configuration, database: database, hub: hub, threadPool: app.threadPool,
                 logger: logger)
+            self.services = services
             try routes(app, services: services)
         } catch {
             try? await app.asyncShutdown()
@@ -100,11 +104,37 @@ public final class RelayServer: Sendable {
         try await application.asyncBoot()
         try await application.server.start(address: .hostname(configuration.host, port: configuration.port))
         listener?.start()
+        let interval = configuration.maintenanceInterval
+        let logger = application.logger
+        maintenance.withLock { task in
+            task = Task { [weak self] in
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: interval) } catch { return }
+                    do {
+                        try await self?.runMaintenance()
+                    } catch {
+                        logger.warning("maintenance failed; the next run catches up", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        }
         return application.http.server.shared.localAddress?.port ?? configuration.port
+    }
+
+    /// What runs every `maintenanceInterval`: deletes mailbox entries past their retention,
+    /// expired sign-in transactions and old rate-limit windows.
+    public func runMaintenance() async throws {
+        let now = configuration.now()
+        try await services.mailbox.purgeExpired()
+        try await services.database.write { db in
+            try await SignInTransactionRecord.query(on: db).filter(\.$expiresAt < now).delete()
+            try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
+        }
     }
 
     /// Stops accepting, lets requests in flight finish, closes streams and the database.
     public func shutdown() async {
+        maintenance.withLock { $0?.cancel() }
         listener?.stop()
         hub.finishAll()
         await application.server.shutdown()

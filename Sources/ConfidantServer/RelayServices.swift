@@ -32,7 +32,12 @@ struct RelayServices: Sendable {
         let cache = SessionCache()
         self.configuration = configuration
         self.database = database
-        mailbox = MailboxService(database: database, hub: hub, now: now)
+        mailbox = MailboxService(
+            database: database, hub: hub,
+            limits: .init(
+                mailboxLimit: configuration.mailboxLimit, sendRate: configuration.sendRate,
+                retention: configuration.mailboxRetention),
+            now: now)
         devices = DeviceService(mailbox: mailbox, sessions: cache, now: now)
         sessions = SessionService(
             database: database, devices: devices, cache: cache, lifetime: configuration.sessionLifetime, now: now)
@@ -45,8 +50,11 @@ struct RelayServices: Sendable {
             logger: logger)
         signInSettings = SignInSettingsService(accounts: accounts, secrets: secrets, now: now)
         prekeys = PrekeyService(mailbox: mailbox, claims: configuration.prekeyClaims, now: now)
-        blobs = BlobService(database: database, files: files, maximumBytes: configuration.maximumBlobBytes, now: now)
+        let quota = StorageQuota(bytes: configuration.storageQuotaBytes)
+        blobs = BlobService(
+            database: database, files: files, maximumBytes: configuration.maximumBlobBytes, quota: quota, now: now)
         backups = BackupObjectService(
-            database: database, files: files, maximumBytes: configuration.maximumBackupObjectBytes, now: now)
+            database: database, files: files, maximumBytes: configuration.maximumBackupObjectBytes, quota: quota,
+            now: now)
     }
 }

@@ -116,6 +116,18 @@ public struct ServerConfiguration: Sendable {
     /// Sign-ins started (each stores a transaction and may send an e-mail code), per account and
     /// per network address.
     public var signInStarts = SignInStartLimits()
+    /// Bytes of blobs and backup objects one account may store.
+    public var storageQuotaBytes: Int64 = 5 << 30
+    /// Entries one device's mailbox may hold unacknowledged; more sends to it are refused until
+    /// it reads some (`quota_exceeded`).
+    public var mailboxLimit = 100_000
+    /// Unacknowledged mailbox entries older than this are deleted (a device away for longer
+    /// misses them, as with Signal's 30 days).
+    public var mailboxRetention: TimeInterval = 30 * 86_400
+    /// How often the server purges expired mailbox entries, sign-in transactions and limits.
+    public var maintenanceInterval: Duration = .seconds(3600)
+    /// Messages one account may send: a burst, then a steady rate (per server instance).
+    public var sendRate = TokenBucketSetting(burst: 3_000, perSecond: 60)
     /// Prekey bundles one user may claim (each may use up a one-time prekey of someone else's
     /// device): 200 claims an hour, so that nobody drains other devices' one-time prekeys.
     public var prekeyClaims = RateLimitSetting(limit: 200, window: 3600)
@@ -172,5 +184,16 @@ public struct RateLimitSetting: Sendable {
     public init(limit: Int, window: TimeInterval) {
         self.limit = limit
         self.window = window
+    }
+}
+
+/// A token bucket: `burst` events at once, refilled at `perSecond`.
+public struct TokenBucketSetting: Sendable {
+    public var burst: Double
+    public var perSecond: Double
+
+    public init(burst: Double, perSecond: Double) {
+        self.burst = burst
+        self.perSecond = perSecond
     }
 }

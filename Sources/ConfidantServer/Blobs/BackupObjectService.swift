@@ -9,6 +9,7 @@ struct BackupObjectService: Sendable {
     let database: RelayDatabase
     let files: BlobFiles
     let maximumBytes: Int64
+    let quota: StorageQuota
     let now: @Sendable () -> Date
 
     static func name(_ text: String) throws(APIFailure) -> String {
@@ -26,7 +27,16 @@ struct BackupObjectService: Sendable {
 
     /// Stores (or atomically replaces) the owner's object called `name`.
     func put(_ body: HTTPBody, name: String, owner: UUID) async throws -> BlobFiles.Stored {
-        let stored = try await files.store(body, limit: maximumBytes, what: "The backup object")
+        // The object it replaces counts as free: a new manifest over an old one needs no room.
+        let replacing = try await Self.object(named: name, owner: owner, on: database.db)?.size ?? 0
+        let remaining = try await quota.remaining(for: owner, cap: maximumBytes, on: database.db) + replacing
+        let stored: BlobFiles.Stored
+        do {
+            stored = try await files.store(body, limit: min(maximumBytes, remaining), what: "The backup object")
+        } catch let failure as APIFailure where failure.code == .tooLarge && remaining < maximumBytes {
+            throw StorageQuota.exceeded(quota.bytes)
+        }
+        let quota = quota
         let record = BlobRecord(
             id: stored.id, ownerID: owner, size: stored.size, sha256: stored.sha256, createdAt: now(), backupName: name)
         let replaced: UUID?
@@ -34,6 +44,7 @@ struct BackupObjectService: Sendable {
             // The new object replaces the old one in one transaction: a reader sees one or the other.
             replaced = try await database.write { db -> UUID? in
                 let old = try await Self.object(named: name, owner: owner, on: db)
+                try await quota.check(adding: stored.size, freeing: old?.size ?? 0, for: owner, on: db)
                 if let old { try await old.delete(on: db) }
                 try await record.create(on: db)
                 return old?.id

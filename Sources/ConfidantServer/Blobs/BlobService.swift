@@ -9,14 +9,25 @@ struct BlobService: Sendable {
     let database: RelayDatabase
     let files: BlobFiles
     let maximumBytes: Int
+    let quota: StorageQuota
     let now: @Sendable () -> Date
 
     func upload(_ body: HTTPBody, by owner: UUID) async throws -> BlobFiles.Stored {
-        let stored = try await files.store(body, limit: Int64(maximumBytes), what: "The blob")
+        let remaining = try await quota.remaining(for: owner, cap: Int64(maximumBytes), on: database.db)
+        let stored: BlobFiles.Stored
+        do {
+            stored = try await files.store(body, limit: remaining, what: "The blob")
+        } catch let failure as APIFailure where failure.code == .tooLarge && remaining < Int64(maximumBytes) {
+            throw StorageQuota.exceeded(quota.bytes)
+        }
         let record = BlobRecord(
             id: stored.id, ownerID: owner, size: stored.size, sha256: stored.sha256, createdAt: now())
+        let quota = quota
         do {
-            try await database.write { db in try await record.create(on: db) }
+            try await database.write { db in
+                try await quota.check(adding: stored.size, for: owner, on: db)
+                try await record.create(on: db)
+            }
         } catch {
             files.remove(stored.id)
             throw error

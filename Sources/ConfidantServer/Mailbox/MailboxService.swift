@@ -14,12 +14,26 @@ final class MailboxService: Sendable {
 
     let publisher: MailboxPublisher
     private let writer: MailboxWriter
+    private let sendRate: TokenBuckets
+    private let retention: TimeInterval
     private let now: @Sendable () -> Date
 
-    init(database: RelayDatabase, hub: MailboxHub, now: @escaping @Sendable () -> Date) {
+    init(database: RelayDatabase, hub: MailboxHub, limits: Limits, now: @escaping @Sendable () -> Date) {
         publisher = MailboxPublisher(database: database, hub: hub)
-        writer = MailboxWriter(publisher: publisher, now: now)
+        writer = MailboxWriter(publisher: publisher, mailboxLimit: limits.mailboxLimit, now: now)
+        sendRate = TokenBuckets(setting: limits.sendRate, now: now)
+        retention = limits.retention
         self.now = now
+    }
+
+    /// What bounds the mailboxes.
+    struct Limits: Sendable {
+        /// Unacknowledged entries per device.
+        var mailboxLimit: Int
+        /// Messages per sending account.
+        var sendRate: TokenBucketSetting
+        /// How long an unacknowledged entry is kept.
+        var retention: TimeInterval
     }
 
     var hub: MailboxHub { publisher.hub }
@@ -27,9 +41,15 @@ final class MailboxService: Sendable {
 
     // MARK: Writing
 
+    /// Counts a message against its sender's rate; `rate_limited` when it is over.
+    func admit(_ submission: MailboxSubmission) throws(APIFailure) {
+        try sendRate.take(for: submission.sender.userID, what: "messages")
+    }
+
     /// Stores a message (or answers it as a duplicate) once its group has committed.
     func send(_ submission: MailboxSubmission) async throws -> MailboxReceipt {
-        try await withCheckedThrowingContinuation { continuation in
+        try admit(submission)
+        return try await withCheckedThrowingContinuation { continuation in
             Task { await writer.enqueue(.send(submission, reply: { continuation.resume(with: $0) })) }
         }
     }
@@ -82,6 +102,15 @@ final class MailboxService: Sendable {
         async throws
     {
         try await publisher.store(entries, in: db, publishing: publication)
+    }
+
+    /// Deletes unacknowledged entries older than the retention; returns how many.
+    @discardableResult
+    func purgeExpired() async throws -> Int {
+        let cutoff = now().addingTimeInterval(-retention)
+        return try await publisher.database.write { db in
+            try await MailboxTable.deleteReceived(before: cutoff, on: db)
+        }
     }
 
     // MARK: Reading

@@ -184,6 +184,12 @@ struct MailboxStream: Sendable {
                     refuse(batch.messageId, error)
                     continue
                 }
+                do {
+                    try mailbox.admit(submission)
+                } catch {
+                    refuse(batch.messageId, error)
+                    continue
+                }
                 guard inFlight.begin(limit: Self.maximumInFlight) else {
                     refuse(
                         batch.messageId,

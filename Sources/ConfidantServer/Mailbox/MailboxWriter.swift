@@ -19,12 +19,14 @@ actor MailboxWriter {
     static let maximumGroup = 1024
 
     private let publisher: MailboxPublisher
+    private let mailboxLimit: Int
     private let now: @Sendable () -> Date
     private var queue: [Request] = []
     private var draining = false
 
-    init(publisher: MailboxPublisher, now: @escaping @Sendable () -> Date) {
+    init(publisher: MailboxPublisher, mailboxLimit: Int, now: @escaping @Sendable () -> Date) {
         self.publisher = publisher
+        self.mailboxLimit = mailboxLimit
         self.now = now
     }
 
@@ -44,9 +46,10 @@ actor MailboxWriter {
             queue.removeFirst(group.count)
             let results: GroupResults
             do {
-                results = try await publisher.write { [publisher, now] db, publication in
+                results = try await publisher.write { [publisher, now, mailboxLimit] db, publication in
                     try await Self.apply(
-                        group, at: now().wholeMilliseconds, publisher: publisher, publishing: publication, on: db)
+                        group, at: now().wholeMilliseconds, mailboxLimit: mailboxLimit, publisher: publisher,
+                        publishing: publication, on: db)
                 }
             } catch {
                 results = GroupResults(failure: error)
@@ -85,7 +88,8 @@ actor MailboxWriter {
 
     /// The group's sends, then its acknowledgements, in one transaction.
     private static func apply(
-        _ group: [Request], at now: Date, publisher: MailboxPublisher, publishing publication: MailboxPublication,
+        _ group: [Request], at now: Date, mailboxLimit: Int, publisher: MailboxPublisher,
+        publishing publication: MailboxPublication,
         on db: any Database
     ) async throws -> GroupResults {
         var results = GroupResults()
@@ -99,7 +103,8 @@ actor MailboxWriter {
         }
         if !sends.isEmpty {
             let receipts = try await store(
-                sends.map(\.submission), at: now, publisher: publisher, publishing: publication, on: db)
+                sends.map(\.submission), at: now, mailboxLimit: mailboxLimit, publisher: publisher,
+                publishing: publication, on: db)
             for (send, receipt) in zip(sends, receipts) { results.receipts[send.index] = receipt }
         }
         if !acknowledgements.isEmpty {
@@ -114,13 +119,16 @@ actor MailboxWriter {
     /// Inside one transaction: answers duplicates from the sent message ids, checks each message's
     /// devices, then writes every accepted message with a few multi-row statements.
     private static func store(
-        _ submissions: [MailboxSubmission], at now: Date, publisher: MailboxPublisher,
+        _ submissions: [MailboxSubmission], at now: Date, mailboxLimit: Int, publisher: MailboxPublisher,
         publishing publication: MailboxPublication, on db: any Database
     ) async throws -> [Result<MailboxReceipt, any Error>] {
         var posted = try await PostedMessageTable.receipts(
             for: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
         let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
         let directory = try await RecipientDirectory.load(users, on: db)
+        // How full each recipient's mailbox is, counting what this group adds.
+        var pending = try await MailboxTable.pendingCounts(
+            of: Set(submissions.flatMap { $0.envelopes.map(\.recipient) }), on: db)
 
         var results: [Result<MailboxReceipt, any Error>] = []
         var entries: [NewMailboxEntry] = []
@@ -136,10 +144,19 @@ actor MailboxWriter {
             let recipients = submission.envelopes.map(\.recipient)
             do {
                 try directory.check(recipients, sender: submission.sender)
+                if let full = recipients.first(where: { pending[$0, default: 0] >= mailboxLimit }) {
+                    throw APIFailure(
+                        .quotaExceeded,
+                        """
+                        The mailbox of device \(full) is full (\(mailboxLimit) messages wait unread); \
+                        try again once it has read some.
+                        """, retryAfter: 60)
+                }
             } catch {
                 results.append(.failure(error))
                 continue
             }
+            for recipient in recipients { pending[recipient, default: 0] += 1 }
             entries += submission.envelopes.map {
                 NewMailboxEntry(
                     recipient: $0.recipient, kind: .envelope, sender: submission.sender,

@@ -1,0 +1,116 @@
+import ConfidantAPI
+import ConfidantCrypto
+import ConfidantServer
+import ConfidantTestSupport
+import Foundation
+import OpenAPIRuntime
+import Testing
+
+extension Operations.PutBackupObject.Output: ProblemOutput {}
+
+/// What one account can make the relay store or carry: storage, mailboxes, the rate of sends.
+@Suite("Quotas and rates")
+struct QuotaTests {
+    @Test(
+        "blobs and backup objects share the account's storage quota; deleting frees it",
+        arguments: TestDatabaseKind.available)
+    func storageQuota(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind, adjust: { $0.storageQuotaBytes = 100_000 }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let sixty = HTTPBody([UInt8](repeating: 7, count: 60_000))
+            let first = try await alice.client.uploadBlob(body: .binary(sixty)).created.body.json
+            #expect(
+                try await alice.client.uploadBlob(body: .binary(HTTPBody([UInt8](repeating: 7, count: 60_000)))).problem
+                    == "quota_exceeded 413")
+            #expect(
+                try await alice.client.putBackupObject(
+                    path: .init(name: "manifest"),
+                    body: .binary(HTTPBody([UInt8](repeating: 1, count: 50_000)))
+                ).problem
+                    == "quota_exceeded 413")
+            // Another account is not affected; replacing an object needs only the difference.
+            _ = try await bob.client.uploadBlob(body: .binary(HTTPBody([UInt8](repeating: 7, count: 60_000)))).created
+            _ = try await alice.client.putBackupObject(
+                path: .init(name: "manifest"), body: .binary(HTTPBody([1, 2, 3]))
+            ).ok
+            _ = try await alice.client.putBackupObject(
+                path: .init(name: "manifest"),
+                body: .binary(HTTPBody([UInt8](repeating: 1, count: 30_000)))
+            ).ok
+            _ = try await alice.client.deleteBlob(path: .init(blobId: first.blobId)).noContent
+            _ = try await alice.client.uploadBlob(body: .binary(HTTPBody([UInt8](repeating: 7, count: 60_000)))).created
+            #expect(
+                try FileManager.default.contentsOfDirectory(
+                    atPath: relay.directory.appendingPathComponent("blobs").path
+                )
+                .filter { $0.hasSuffix(".partial") }.isEmpty, "refused uploads leave nothing behind")
+        }
+    }
+
+    @Test(
+        "a device's mailbox holds a bounded number of unread messages; reading makes room",
+        arguments: TestDatabaseKind.available)
+    func mailboxLimit(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind, adjust: { $0.mailboxLimit = 3 }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            for index in 0..<3 { _ = try await alice.send("fills \(index)", to: toBob) }
+            let refused = try await alice.client.sendMessage(body: .json(alice.batch("one too many", to: toBob)))
+            #expect(try refused.problem == "quota_exceeded 413")
+            let page = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 10)).ok.body.json
+            _ = try await bob.client.acknowledge(body: .json(.init(cursors: page.entries.map(\.cursor)))).ok
+            _ = try await alice.send("room again", to: toBob)
+        }
+    }
+
+    @Test("unread mailbox entries past the retention are deleted by maintenance")
+    func mailboxRetention() async throws {
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: {
+            $0.now = clock.now
+            $0.mailboxRetention = 30 * 86_400
+            $0.sessionLifetime = 90 * 86_400
+        }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            _ = try await alice.send("old", to: [(bob.address, bob.identity.publicIdentity)])
+            clock.advance(by: 29 * 86_400)
+            _ = try await alice.send("recent", to: [(bob.address, bob.identity.publicIdentity)])
+            clock.advance(by: 2 * 86_400)
+            try await relay.server.runMaintenance()
+            let entries = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 10)).ok.body.json.entries
+            #expect(entries.count == 1)
+        }
+    }
+
+    @Test("sends are rate-limited per account, over HTTP and the stream alike; the bucket refills")
+    func sendRate() async throws {
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: {
+            $0.now = clock.now
+            $0.sendRate = .init(burst: 3, perSecond: 1)
+        }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            for index in 0..<3 { _ = try await alice.send("burst \(index)", to: toBob) }
+            let refused = try await alice.client.sendMessage(body: .json(alice.batch("fourth", to: toBob)))
+            #expect(try refused.problem == "rate_limited 429")
+            // Over the stream too.
+            let stream = try await StreamClient.connect(port: relay.port, token: alice.token)
+            #expect(await stream.frames.next(1).first?.caughtUp == true)
+            let batch = try alice.batch("streamed", to: toBob)
+            try await stream.send(batch)
+            let answer = try #require(await stream.frames.next(1).first)
+            #expect(answer.refused?.error == "rate_limited")
+            await stream.close()
+            // A second later there is one more token.
+            clock.advance(by: 1)
+            _ = try await alice.send("after a second", to: toBob)
+            // Bob is not limited by Alice's sending.
+            _ = try await bob.send("bob's own", to: [(alice.address, alice.identity.publicIdentity)])
+        }
+    }
+}
