@@ -100,8 +100,9 @@ public struct ServerConfiguration: Sendable {
     /// SQLite durability: `normal` (default) survives a crash of the server process; `full`
     /// also survives a power cut, at one fsync per message.
     public var sqliteSynchronous = SQLiteSynchronous.normal
-    /// Take the client address from `X-Forwarded-For` (only behind a trusted proxy).
-    public var trustForwardedFor = false
+    /// Reverse proxies whose `X-Forwarded-For` is believed: the client is the rightmost address
+    /// in it that is not one of these. Empty (the default): the socket's peer is the client.
+    public var trustedProxies: [IPNetwork] = []
     /// The 32-byte key that encrypts sign-in secrets (arithmetic mappings, TOTP secrets); created
     /// on first start when missing. Every instance sharing a database needs the same file.
     public var authKeyFile: URL?

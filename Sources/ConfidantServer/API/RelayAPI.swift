@@ -27,7 +27,7 @@ extension RelayAPI {
 
     /// The caller's network address, for per-address limits.
     func clientAddress() throws -> String {
-        try request().clientAddress(trustingForwardedFor: services.configuration.trustForwardedFor)
+        try request().clientAddress(trustedProxies: services.configuration.trustedProxies)
     }
 
     static func uuid(_ text: String, _ name: String) throws(APIFailure) -> UUID {
