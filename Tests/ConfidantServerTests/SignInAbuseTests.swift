@@ -2,6 +2,7 @@ import ConfidantAPI
 import ConfidantAuth
 import ConfidantCrypto
 import ConfidantServer
+import Crypto
 import ConfidantTestSupport
 import Foundation
 import Testing
@@ -150,6 +151,22 @@ struct SignInAbuseTests {
             clock.advance(by: 700)
             #expect(try await start() == nil)
             #expect(try await relay.transactionCount() == 1)
+        }
+    }
+
+    @Test("an e-mail code is stored keyed: a copy of the database does not give it away")
+    func emailCodesAreKeyed() async throws {
+        try await TestRelay.run { relay in
+            let erin = try await TestUser.make(relay, name: "erin")
+            _ = try await erin.client.updateAuthSettings(body: .json(.init(password: erin.password, chain: [.emailCode, .password]))).ok
+            _ = try await Transaction.start(relay, email: erin.email, identity: erin.identity)
+            let code = try SignInOutbox.latestCode(dataDirectory: relay.directory)
+            let database = try Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite"))
+                + ((try? Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite-wal"))) ?? Data())
+            // What an unkeyed hash would have stored, and so what an attacker would search for.
+            for candidate in [code.uppercased(), code.lowercased(), code] {
+                #expect(database.range(of: Data(SHA256.hash(data: Data(candidate.utf8)))) == nil)
+            }
         }
     }
 }

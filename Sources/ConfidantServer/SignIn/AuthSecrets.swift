@@ -36,6 +36,16 @@ struct AuthSecrets: Sendable {
         Data("Confidant auth secret v1\0\(user.canonicalString)\0\(field)".utf8)
     }
 
+    /// What is stored of an e-mail code: HMAC-SHA256 under a key derived from the server's auth
+    /// key, bound to the transaction, so a copy of the database alone cannot recover the code
+    /// (6 characters from 25 symbols: an unkeyed hash is reversed in a moment).
+    func codeDigest(_ code: String, transaction tokenHash: Data) -> Data {
+        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: self.key, info: Data("Confidant e-mail code v1".utf8), outputByteCount: 32)
+        var message = tokenHash
+        message.append(contentsOf: code.uppercased().utf8)
+        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))
+    }
+
     func seal(_ plaintext: Data, user: UUID, field: String) throws -> Data {
         guard let combined = try AES.GCM.seal(plaintext, using: key, authenticating: Self.context(user, field)).combined
         else {

@@ -225,7 +225,7 @@ struct SignInService: Sendable {
             transaction.challenge = Data(challenge.description.utf8)
         case .emailCode where transaction.challenge == nil:
             let code = try OneTimeCode.generate(length: settings?.codeLength ?? 6)
-            transaction.challenge = Data(SHA256.hash(data: Data(code.uppercased().utf8)))
+            transaction.challenge = secrets.codeDigest(code, transaction: transaction.tokenHash)
             transaction.codeSentAt = now
             if transaction.userID != nil { try await mailer.send(code: code, to: transaction.email, logger: logger) }
         default:
@@ -290,7 +290,7 @@ struct SignInService: Sendable {
             guard let stored = transaction.challenge, let sent = transaction.codeSentAt,
                 now.timeIntervalSince(sent) < configuration.signInTransactionLifetime
             else { return false }
-            let entered = Data(SHA256.hash(data: Data(trimmed.uppercased().utf8)))
+            let entered = secrets.codeDigest(trimmed, transaction: transaction.tokenHash)
             return ConstantTime.equal(Array(entered), Array(stored))
         case .totp:
             guard let settings, let sealed = settings.sealedTOTPSecret, let userID = settings.id else { return false }
