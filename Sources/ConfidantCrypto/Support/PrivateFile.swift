@@ -10,10 +10,13 @@ import Foundation
 /// world-readable), flushed, then renamed into place so a crash leaves the old file or the new one.
 public enum PrivateFile {
     /// Writes `bytes` to `url` as a file only its owner can read (0600), created with that mode and
-    /// renamed into place atomically; refuses to replace an existing file unless `overwrite`.
+    /// moved into place atomically. Unless `overwrite`, an existing file — or anything else at that
+    /// path, a dangling link included — is never replaced, even by a writer racing this one (the
+    /// file is linked into place, which fails when the name is taken, rather than renamed).
     public static func write<Bytes: DataProtocol>(_ bytes: Bytes, to url: URL, overwrite: Bool) throws {
         let path = url.path
-        if !overwrite, FileManager.default.fileExists(atPath: path) {
+        var status = stat()
+        if !overwrite, lstat(path, &status) == 0 {
             throw PrivateFileError.exists(path: path)
         }
         let temporary = path + ".tmp-\(UInt32.random(in: .min ... .max))"
@@ -38,7 +41,14 @@ public enum PrivateFile {
             written += n
         }
         guard fsync(fd) == 0, close(fd) == 0 else { throw PrivateFileError.io(path: temporary, errno: errno) }
-        guard rename(temporary, path) == 0 else { throw PrivateFileError.io(path: path, errno: errno) }
+        if overwrite {
+            guard rename(temporary, path) == 0 else { throw PrivateFileError.io(path: path, errno: errno) }
+        } else {
+            guard link(temporary, path) == 0 else {
+                throw errno == EEXIST ? PrivateFileError.exists(path: path) : PrivateFileError.io(path: path, errno: errno)
+            }
+            unlink(temporary)
+        }
         ok = true
     }
 }

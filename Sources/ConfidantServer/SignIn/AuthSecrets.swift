@@ -2,6 +2,12 @@ import ConfidantCrypto
 import Crypto
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Encrypts sign-in secrets at rest (an account's arithmetic mapping and TOTP secret) with the
 /// server's key, AES-256-GCM with the account and field as associated data, so a copy of the
 /// database alone does not reveal them and a value cannot be moved to another account.
@@ -14,20 +20,29 @@ struct AuthSecrets: Sendable {
         static let totpSecret = "totp-secret"
     }
 
-    /// Reads the key file, or creates it (32 random bytes, mode 0600) when missing.
+    /// Reads the key file, or creates it (32 random bytes, mode 0600 from the first byte) when
+    /// nothing is at its path. A key file that is there but cannot be read, or is not 32 bytes,
+    /// stops the server: a new key would make every stored TOTP secret and mapping unreadable.
     static func load(from url: URL) throws -> AuthSecrets {
-        if let data = try? Data(contentsOf: url) {
-            guard data.count == 32 else {
-                throw APIFailure(.`internal`, "The auth key file \(url.path) must hold exactly 32 bytes.")
+        var status = stat()
+        guard lstat(url.path, &status) != 0 else {
+            let data: Data
+            do {
+                data = try Data(contentsOf: url)
+            } catch {
+                throw AuthKeyFileError.unreadable(path: url.path, reason: (error as NSError).localizedDescription)
             }
+            guard data.count == 32 else { throw AuthKeyFileError.wrongSize(path: url.path, bytes: data.count) }
             return AuthSecrets(key: SymmetricKey(data: data))
         }
         let key = SymmetricKey(size: .bits256)
-        let bytes = key.withUnsafeBytes { Data($0) }
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        guard FileManager.default.createFile(atPath: url.path, contents: bytes, attributes: [.posixPermissions: 0o600])
-        else {
-            throw APIFailure(.`internal`, "Cannot create the auth key file \(url.path).")
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do {
+            try PrivateFile.write(key.withUnsafeBytes { Data($0) }, to: url, overwrite: false)
+        } catch PrivateFileError.exists {
+            // Another instance created it at the same moment: use that one.
+            return try load(from: url)
         }
         return AuthSecrets(key: key)
     }
@@ -63,6 +78,21 @@ struct AuthSecrets: Sendable {
                 .authKeyMismatch,
                 "A stored sign-in secret does not open with this server's auth key (is --auth-key-file the same on every instance?)."
             )
+        }
+    }
+}
+
+/// Why the server's auth key file cannot be used; the server does not start.
+public enum AuthKeyFileError: Error, CustomStringConvertible, Equatable {
+    case unreadable(path: String, reason: String)
+    case wrongSize(path: String, bytes: Int)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            "cannot read the auth key file \(path) (\(reason)); it is not replaced, since a new key would make every stored TOTP secret and arithmetic mapping unreadable"
+        case .wrongSize(let path, let bytes):
+            "the auth key file \(path) holds \(bytes) bytes, not 32; restore it from a backup (a new key would make every stored TOTP secret and arithmetic mapping unreadable)"
         }
     }
 }
