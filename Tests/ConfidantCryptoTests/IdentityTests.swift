@@ -71,11 +71,37 @@ import Testing
 @Suite struct KeyFileTests {
     @Test func scryptRFC7914Vector() throws {
         // RFC 7914 §12, second vector; PBKDF2 output blocks are independent, so our 32-byte key is its prefix.
-        let parameters = try ScryptParameters(log2N: 10, r: 8, p: 16)
+        // p = 16 is past what readers accept; the vector is checked through the unchecked initializer.
+        let parameters = ScryptParameters(uncheckedLog2N: 10, r: 8, p: 16)
         let key = try parameters.deriveKey(passphrase: "password", salt: Array("NaCl".utf8))
         #expect(
             key.withUnsafeBytes { Array($0) } == hex("fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162")
         )
+    }
+
+    @Test("a key file asking for more than 1 GiB of scrypt work is refused before any is done")
+    func hostileScryptParameters() throws {
+        let file = Array(
+            try IdentityKeyFile.seal(try PrivateIdentity.generate(), passphrase: "pw", parameters: .testing))
+        // log2 N = 22 (4 GiB at r = 8), r = 32, p = 16: each alone is refused.
+        for (offset, bytes) in [(9, [UInt8(22)]), (10, [0, 0, 0, 32]), (14, [0, 0, 0, 16])] {
+            var hostile = file
+            hostile.replaceSubrange(offset..<offset + bytes.count, with: bytes)
+            #expect(throws: (any Error).self) { try IdentityKeyFile.open(Data(hostile), passphrase: "pw") }
+            do {
+                _ = try IdentityKeyFile.open(Data(hostile), passphrase: "pw")
+            } catch let error as IdentityKeyFileError {
+                #expect("\(error)".contains("scrypt") || "\(error)".contains("parameters"), "\(error)")
+            } catch {
+                #expect(error is ScryptParametersError, "\(error)")
+            }
+        }
+        for log2N: UInt8 in [21, 22] {
+            #expect(throws: ScryptParametersError.self) { try ScryptParameters(log2N: log2N, r: 8, p: 1) }
+        }
+        #expect(throws: ScryptParametersError.self) { try ScryptParameters(log2N: 17, r: 9, p: 1) }
+        #expect(throws: ScryptParametersError.self) { try ScryptParameters(log2N: 17, r: 8, p: 5) }
+        #expect(try ScryptParameters(log2N: 20, r: 8, p: 4).log2N == 20)
     }
 
     @Test func sealOpenRoundTrip() throws {

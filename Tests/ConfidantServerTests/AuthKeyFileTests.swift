@@ -35,7 +35,9 @@ struct AuthKeyFileTests {
         let link = directory.appendingPathComponent("linked.key")
         let target = directory.appendingPathComponent("unmounted/auth.key")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
-        await #expect(throws: AuthKeyFileError.self) { try await TestRelay.run(adjust: { $0.authKeyFile = link }) { _ in } }
+        await #expect(throws: AuthKeyFileError.self) {
+            try await TestRelay.run(adjust: { $0.authKeyFile = link }) { _ in }
+        }
         #expect(!FileManager.default.fileExists(atPath: target.path), "no new key was written behind the link")
         // A truncated key file.
         let short = directory.appendingPathComponent("short.key")

@@ -22,14 +22,20 @@ struct ClientAddressTests {
     }
 
     /// Signs in wrongly as `email`, saying the request was forwarded for `forwardedFor`.
-    static func wrongSignIn(_ relay: TestRelay, email: String, identity: Data, forwardedFor: String?) async throws -> String? {
+    static func wrongSignIn(_ relay: TestRelay, email: String, identity: Data, forwardedFor: String?) async throws
+        -> String?
+    {
         let client = Client(
             serverURL: relay.baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
             transport: AsyncHTTPClientTransport(), middlewares: [ForwardedFor(value: forwardedFor)])
-        return try await client.signIn(body: .json(.init(email: email, password: "wrong password!", identity: .init(identity)))).problem
+        return try await client.signIn(
+            body: .json(.init(email: email, password: "wrong password!", identity: .init(identity)))
+        ).problem
     }
 
-    @Test("behind a trusted proxy the rightmost untrusted address counts; a client cannot choose it by writing to the left")
+    @Test(
+        "behind a trusted proxy the rightmost untrusted address counts; a client cannot choose it by writing to the left"
+    )
     func trustedProxy() async throws {
         try await TestRelay.run(adjust: {
             $0.trustedProxies = [IPNetwork("127.0.0.1/32")!, IPNetwork("10.0.0.0/8")!]
@@ -40,19 +46,29 @@ struct ClientAddressTests {
             let identity = users[0].identity.publicIdentity.serialized
             // Two failures from 203.0.113.7 (behind an inner proxy 10.1.1.1), for two accounts:
             // the address is locked, whatever the client wrote at the left.
-            #expect(try await Self.wrongSignIn(relay, email: users[0].email, identity: identity,
-                                               forwardedFor: "198.51.100.1, 203.0.113.7, 10.1.1.1") == "invalid_credentials 401")
-            #expect(try await Self.wrongSignIn(relay, email: users[1].email, identity: identity,
-                                               forwardedFor: "198.51.100.2, 203.0.113.7") == "invalid_credentials 401")
-            #expect(try await Self.wrongSignIn(relay, email: users[2].email, identity: identity,
-                                               forwardedFor: "203.0.113.7") == "locked_out 429")
+            #expect(
+                try await Self.wrongSignIn(
+                    relay, email: users[0].email, identity: identity,
+                    forwardedFor: "198.51.100.1, 203.0.113.7, 10.1.1.1") == "invalid_credentials 401")
+            #expect(
+                try await Self.wrongSignIn(
+                    relay, email: users[1].email, identity: identity,
+                    forwardedFor: "198.51.100.2, 203.0.113.7") == "invalid_credentials 401")
+            #expect(
+                try await Self.wrongSignIn(
+                    relay, email: users[2].email, identity: identity,
+                    forwardedFor: "203.0.113.7") == "locked_out 429")
             // Another client behind the same proxy is not locked out with it.
-            #expect(try await Self.wrongSignIn(relay, email: users[3].email, identity: identity,
-                                               forwardedFor: "203.0.113.7, 192.0.2.55") == "invalid_credentials 401")
+            #expect(
+                try await Self.wrongSignIn(
+                    relay, email: users[3].email, identity: identity,
+                    forwardedFor: "203.0.113.7, 192.0.2.55") == "invalid_credentials 401")
         }
     }
 
-    @Test("without trusted proxies X-Forwarded-For is ignored: one client cannot escape its own limits by inventing addresses")
+    @Test(
+        "without trusted proxies X-Forwarded-For is ignored: one client cannot escape its own limits by inventing addresses"
+    )
     func untrustedHeader() async throws {
         try await TestRelay.run(adjust: {
             $0.signInPolicy.baseDelay = 0
@@ -60,9 +76,15 @@ struct ClientAddressTests {
         }) { relay in
             let users = try await (0..<3).asyncMap { try await TestUser.make(relay, name: "user\($0)") }
             let identity = users[0].identity.publicIdentity.serialized
-            #expect(try await Self.wrongSignIn(relay, email: users[0].email, identity: identity, forwardedFor: "192.0.2.1") == "invalid_credentials 401")
-            #expect(try await Self.wrongSignIn(relay, email: users[1].email, identity: identity, forwardedFor: "192.0.2.2") == "invalid_credentials 401")
-            #expect(try await Self.wrongSignIn(relay, email: users[2].email, identity: identity, forwardedFor: "192.0.2.3") == "locked_out 429")
+            #expect(
+                try await Self.wrongSignIn(relay, email: users[0].email, identity: identity, forwardedFor: "192.0.2.1")
+                    == "invalid_credentials 401")
+            #expect(
+                try await Self.wrongSignIn(relay, email: users[1].email, identity: identity, forwardedFor: "192.0.2.2")
+                    == "invalid_credentials 401")
+            #expect(
+                try await Self.wrongSignIn(relay, email: users[2].email, identity: identity, forwardedFor: "192.0.2.3")
+                    == "locked_out 429")
         }
     }
 }

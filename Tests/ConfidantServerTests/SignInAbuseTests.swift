@@ -2,8 +2,8 @@ import ConfidantAPI
 import ConfidantAuth
 import ConfidantCrypto
 import ConfidantServer
-import Crypto
 import ConfidantTestSupport
+import Crypto
 import Foundation
 import Testing
 
@@ -158,10 +158,13 @@ struct SignInAbuseTests {
     func emailCodesAreKeyed() async throws {
         try await TestRelay.run { relay in
             let erin = try await TestUser.make(relay, name: "erin")
-            _ = try await erin.client.updateAuthSettings(body: .json(.init(password: erin.password, chain: [.emailCode, .password]))).ok
+            _ = try await erin.client.updateAuthSettings(
+                body: .json(.init(password: erin.password, chain: [.emailCode, .password]))
+            ).ok
             _ = try await Transaction.start(relay, email: erin.email, identity: erin.identity)
             let code = try SignInOutbox.latestCode(dataDirectory: relay.directory)
-            let database = try Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite"))
+            let database =
+                try Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite"))
                 + ((try? Data(contentsOf: relay.directory.appendingPathComponent("relay.sqlite-wal"))) ?? Data())
             // What an unkeyed hash would have stored, and so what an attacker would search for.
             for candidate in [code.uppercased(), code.lowercased(), code] {

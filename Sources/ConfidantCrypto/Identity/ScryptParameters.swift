@@ -16,14 +16,17 @@ public struct ScryptParameters: Sendable, Hashable {
     /// Cheap parameters for tests only: N = 2^10.
     public static let testing = ScryptParameters(uncheckedLog2N: 10, r: 8, p: 1)
 
-    /// Accepted ranges, so a hostile file cannot ask for terabytes of memory.
-    public static let log2NRange: ClosedRange<UInt8> = 10...22
+    /// Accepted ranges — what writers produce (at most N = 2^20, r = 8, p = 1) with headroom for
+    /// p — so that a hostile key file, vault or backup cannot make opening it cost more than about
+    /// 1 GiB of memory (128 · r · N bytes) and a few seconds.
+    public static let log2NRange: ClosedRange<UInt8> = 10...20
     /// Accepted block sizes r.
-    public static let rRange: ClosedRange<UInt32> = 1...32
+    public static let rRange: ClosedRange<UInt32> = 1...8
     /// Accepted parallelism p.
-    public static let pRange: ClosedRange<UInt32> = 1...16
+    public static let pRange: ClosedRange<UInt32> = 1...4
 
-    private init(uncheckedLog2N: UInt8, r: UInt32, p: UInt32) {
+    /// Without the range check: for fixed constants and standard test vectors only.
+    init(uncheckedLog2N: UInt8, r: UInt32, p: UInt32) {
         self.log2N = uncheckedLog2N
         self.r = r
         self.p = p

@@ -45,7 +45,8 @@ public enum PrivateFile {
             guard rename(temporary, path) == 0 else { throw PrivateFileError.io(path: path, errno: errno) }
         } else {
             guard link(temporary, path) == 0 else {
-                throw errno == EEXIST ? PrivateFileError.exists(path: path) : PrivateFileError.io(path: path, errno: errno)
+                throw errno == EEXIST
+                    ? PrivateFileError.exists(path: path) : PrivateFileError.io(path: path, errno: errno)
             }
             unlink(temporary)
         }

@@ -37,7 +37,8 @@ struct AuthSecrets: Sendable {
         }
         let key = SymmetricKey(size: .bits256)
         try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         do {
             try PrivateFile.write(key.withUnsafeBytes { Data($0) }, to: url, overwrite: false)
         } catch PrivateFileError.exists {
@@ -55,7 +56,8 @@ struct AuthSecrets: Sendable {
     /// key, bound to the transaction, so a copy of the database alone cannot recover the code
     /// (6 characters from 25 symbols: an unkeyed hash is reversed in a moment).
     func codeDigest(_ code: String, transaction tokenHash: Data) -> Data {
-        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: self.key, info: Data("Confidant e-mail code v1".utf8), outputByteCount: 32)
+        let key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: self.key, info: Data("Confidant e-mail code v1".utf8), outputByteCount: 32)
         var message = tokenHash
         message.append(contentsOf: code.uppercased().utf8)
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))

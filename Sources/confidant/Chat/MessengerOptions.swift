@@ -9,7 +9,7 @@ struct MessengerOptions: ParsableArguments {
     @OptionGroup var passphrase: PassphraseOptions
 
     @Option(
-        name: .long, help: "scrypt cost (log2 N, 10…22) for a new device key file; default 17, about half a second.")
+        name: .long, help: "scrypt cost (log2 N, 10…20) for a new device key file; default 17, about half a second.")
     var scryptLog2n: UInt8 = ScryptParameters.interactive.log2N
 
     func storage() throws -> ProfileStorage {

@@ -20,7 +20,7 @@ struct KeygenCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Where to write the public identity (PEM); default: OUT.pub.")
     var publicOut: String?
 
-    @Option(name: .long, help: "scrypt cost as log2 N (10…22).")
+    @Option(name: .long, help: "scrypt cost as log2 N (10…20).")
     var scryptLog2n: UInt8 = ScryptParameters.interactive.log2N
 
     @OptionGroup var passphrase: PassphraseOptions

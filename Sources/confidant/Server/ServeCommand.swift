@@ -17,7 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to bind.") var host = "127.0.0.1"
     @Option(
         name: .customLong("trusted-proxy"),
-        help: "A reverse proxy (CIDR, repeatable) whose X-Forwarded-For is believed: the client is the rightmost address in it that is not a trusted proxy.")
+        help:
+            "A reverse proxy (CIDR, repeatable) whose X-Forwarded-For is believed: the client is the rightmost address in it that is not a trusted proxy."
+    )
     var trustedProxies: [String] = []
     @Option(help: "Port (0 picks a free one and prints it).") var port = 8080
     @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (default: sqlite in the data directory).")
@@ -61,7 +63,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.sqliteSynchronous = synchronous
         configuration.host = host
         configuration.trustedProxies = try trustedProxies.map { text in
-            guard let network = IPNetwork(text) else { throw ValidationError("--trusted-proxy \(text) is not an address or CIDR network") }
+            guard let network = IPNetwork(text) else {
+                throw ValidationError("--trusted-proxy \(text) is not an address or CIDR network")
+            }
             return network
         }
         configuration.port = port

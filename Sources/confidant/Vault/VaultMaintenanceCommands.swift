@@ -9,7 +9,7 @@ struct VaultInitCommand: AsyncParsableCommand {
 
     @OptionGroup var options: VaultOptions
 
-    @Option(name: .long, help: "scrypt cost as log2 N (10…22; default 17, about half a second).")
+    @Option(name: .long, help: "scrypt cost as log2 N (10…20; default 17, about half a second).")
     var scryptLog2n: UInt8 = ScryptParameters.interactive.log2N
 
     func run() async throws {
