@@ -31,6 +31,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case notRetryable(UUID)
     /// The account signs in with several steps and nothing was given to answer them.
     case stepUpRequired
+    /// `removeDevice` was asked to remove the device it runs on; that is `logout`.
+    case cannotRemoveThisDevice
     /// The server handed out prekeys the peer's device did not sign: no session is started with them.
     case untrustedPrekeys(name: String, reason: String)
 
@@ -49,6 +51,7 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .emptyMessage: "the message is empty"
         case .invalidServerURL(let url): "\(url) is not a server address; use http://host:port or https://host"
         case .storeDamaged(let why): "the local store is damaged: \(why)"
+        case .cannotRemoveThisDevice: "this is the device you are using; sign it out instead of removing it"
         case .stepUpRequired:
             "this account signs in with several steps (arithmetic, e-mail code, TOTP) and nothing was given to answer them"
         case .untrustedPrekeys(let name, let reason):

@@ -81,6 +81,18 @@ public actor Messenger {
     /// This account's devices as the server lists them.
     public func devices() async throws -> [PublicIdentity] { try await directory.refreshKeys(of: me) }
 
+    /// Signs one of this account's other devices out for good (a lost or sold phone): its
+    /// sessions end, its open stream closes, its mailbox is emptied, and peers are told its key
+    /// is retired. To sign this device out, use `logout`.
+    public func removeDevice(_ deviceID: UUID) async throws {
+        guard deviceID != identity.deviceID else { throw ConfidantKitError.cannotRemoveThisDevice }
+        switch try await relay.call({ try await $0.removeDevice(path: .init(deviceId: deviceID.canonicalString)) }) {
+        case .noContent: break
+        case .default(let status, let response): throw problem(status, response)
+        }
+        _ = try await directory.refreshKeys(of: me)
+    }
+
     /// The safety numbers with the peer's devices, and whether they are the keys you verified.
     public func verification(of contact: Contact) async throws -> PeerVerification {
         try await directory.verification(of: contact)
@@ -148,6 +160,8 @@ public actor Messenger {
                     cursor: { try store.cursor() },
                     receive: { entries in try await receiver.receive(entries).cursors },
                     state: { [weak self] state in await self?.connectionChanged(state) })
+            } catch ConfidantKitError.sessionExpired {
+                // `run` reported `signedOut` already.
             } catch {
                 await self?.connectionChanged(.stopped)
             }

@@ -21,6 +21,7 @@ public final class RelayServer: Sendable {
     public let configuration: ServerConfiguration
     let application: Application
     let hub = MailboxHub()
+    private let sessionCache = SessionCache()
     private let listener: PostgresMailboxListener?
     let services: RelayServices
     private let maintenance = Mutex<Task<Void, Never>?>(nil)
@@ -47,7 +48,8 @@ public final class RelayServer: Sendable {
             case .postgres(let url):
                 let postgres = try SQLPostgresConfiguration(url: url)
                 app.databases.use(.postgres(configuration: postgres, sqlLogLevel: .trace), as: .psql)
-                listener = PostgresMailboxListener(configuration: postgres.coreConfiguration, hub: hub, logger: logger)
+                listener = PostgresMailboxListener(
+                    configuration: postgres.coreConfiguration, hub: hub, sessions: sessionCache, logger: logger)
             }
             for migration in Self.migrations { app.migrations.add(migration) }
             if case .sqlite = configuration.database, let sql = app.db as? any SQLDatabase {
@@ -59,7 +61,8 @@ public final class RelayServer: Sendable {
                 db: app.db, engine: listener == nil ? .sqlite : .postgresql,
                 synchronous: configuration.sqliteSynchronous)
             let services = try RelayServices(
-                configuration: configuration, database: database, hub: hub, threadPool: app.threadPool,
+                configuration: configuration, database: database, hub: hub, cache: sessionCache,
+                threadPool: app.threadPool,
                 logger: logger)
             self.services = services
             try routes(app, services: services)

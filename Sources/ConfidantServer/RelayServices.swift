@@ -20,8 +20,8 @@ struct RelayServices: Sendable {
     let backups: BackupObjectService
 
     init(
-        configuration: ServerConfiguration, database: RelayDatabase, hub: MailboxHub, threadPool: NIOThreadPool,
-        logger: Logger
+        configuration: ServerConfiguration, database: RelayDatabase, hub: MailboxHub, cache: SessionCache,
+        threadPool: NIOThreadPool, logger: Logger
     ) throws {
         let now = configuration.now
         let secrets = try AuthSecrets.load(from: configuration.resolvedAuthKeyFile)
@@ -29,7 +29,7 @@ struct RelayServices: Sendable {
             configuration.smtp.map { SMTPMailer(configuration: $0) }
             ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox"))
         let files = BlobFiles(directory: configuration.dataDirectory.appendingPathComponent("blobs"))
-        let cache = SessionCache()
+        let revoker = SessionRevoker(cache: cache, hub: hub, database: database)
         self.configuration = configuration
         self.database = database
         mailbox = MailboxService(
@@ -38,11 +38,12 @@ struct RelayServices: Sendable {
                 mailboxLimit: configuration.mailboxLimit, sendRate: configuration.sendRate,
                 retention: configuration.mailboxRetention),
             now: now)
-        devices = DeviceService(mailbox: mailbox, sessions: cache, now: now)
+        devices = DeviceService(mailbox: mailbox, revoker: revoker, now: now)
         sessions = SessionService(
-            database: database, devices: devices, cache: cache, lifetime: configuration.sessionLifetime, now: now)
+            database: database, devices: devices, cache: cache, revoker: revoker,
+            lifetime: configuration.sessionLifetime, now: now)
         accounts = AccountService(
-            devices: devices, sessions: cache, passwords: PasswordPolicy(cost: configuration.passwordCost),
+            devices: devices, revoker: revoker, passwords: PasswordPolicy(cost: configuration.passwordCost),
             blobFiles: files, configuration: configuration, threadPool: threadPool)
         directory = DirectoryService(database: database)
         signIn = SignInService(

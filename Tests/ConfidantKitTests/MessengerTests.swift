@@ -153,6 +153,34 @@ struct MessengerTests {
         }
     }
 
+    @Test("removing a device from another signs it out: its live connection ends as signedOut and stays down")
+    func removedDeviceSignedOut() async throws {
+        try await TestRelay.run { relay in
+            let laptop = try await KitUser.register(relay, name: "Alice")
+            let phone = try await laptop.secondDevice(relay)
+            defer {
+                Task {
+                    await laptop.remove()
+                    await phone.remove()
+                }
+            }
+            let events = await phone.messenger.events()
+            await phone.messenger.startLive()
+            #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+            await #expect(throws: ConfidantKitError.cannotRemoveThisDevice) {
+                try await laptop.messenger.removeDevice(laptop.messenger.identity.deviceID)
+            }
+            #expect(try await laptop.messenger.devices().count == 2)
+            try await laptop.messenger.removeDevice(phone.messenger.identity.deviceID)
+            #expect(await events.first { if case .connection(.signedOut) = $0 { true } else { false } } != nil)
+            #expect(await phone.messenger.connection == .signedOut)
+            #expect(try await laptop.messenger.devices().map(\.deviceID) == [laptop.messenger.identity.deviceID])
+            // The phone's retired key is kept for what it sent before, marked retired.
+            let keys = try await laptop.messenger.knownKeys(of: laptop.messenger.me)
+            #expect(keys.contains { $0.deviceID == phone.messenger.identity.deviceID && $0.retiredAt != nil })
+        }
+    }
+
     @Test("while connected, sends go over the stream; without the stream, over HTTP; both arrive once, in order")
     func sendsOverTheStream() async throws {
         try await TestRelay.run { relay in

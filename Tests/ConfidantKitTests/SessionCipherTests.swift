@@ -43,8 +43,12 @@ struct SessionCipherTests {
             return try WireEnvelope(serialized: sealed[0])
         }
 
-        func open(_ wire: WireEnvelope, from sender: Device) throws -> Result<String, SessionCipher.OpenFailure> {
-            try cipher.open(wire, from: sender.user, identities: store, sessions: store, prekeys: store).map {
+        func open(_ wire: WireEnvelope, from sender: Device, storedAt: Date = Date()) throws -> Result<
+            String, SessionCipher.OpenFailure
+        > {
+            try cipher.open(
+                wire, from: sender.user, storedAt: storedAt, identities: store, sessions: store, prekeys: store
+            ).map {
                 String(decoding: $0, as: UTF8.self)
             }
         }
@@ -126,6 +130,39 @@ struct SessionCipherTests {
             return
         }
         #expect(try bob.open(sealed, from: alice) == .success("for Bob"))
+    }
+
+    @Test(
+        "a retired key opens only what the relay stored before it was retired, in sessions and v1 envelopes alike")
+    func retiredKeys() throws {
+        let alice = try Device()
+        let bob = try Device()
+        let carol = try Device(prekeys: false)
+        alice.knows(bob)
+        alice.knows(carol)
+        bob.knows(alice)
+        carol.knows(alice)
+        let retiredAt = Date(timeIntervalSince1970: 2_000_000_000)
+        let before = retiredAt.addingTimeInterval(-1)
+        let after = retiredAt.addingTimeInterval(1)
+        let first = try alice.seal("before removal", to: bob, bundle: try bob.bundle())
+        let second = try alice.seal("after removal", to: bob)
+        let oneShot = try alice.seal("v1 after removal", to: carol, bundle: .noPrekeys)
+        let aliceDevice = DeviceAddress(userID: alice.user, deviceID: alice.identity.deviceID)
+        bob.store.retire(aliceDevice, at: retiredAt)
+        carol.store.retire(aliceDevice, at: retiredAt)
+        #expect(try bob.open(first, from: alice, storedAt: before) == .success("before removal"))
+        guard case .failure(let refused) = try bob.open(second, from: alice, storedAt: after) else {
+            Issue.record("a retired key's new envelope opened")
+            return
+        }
+        #expect(refused.reason.contains("retired"))
+        guard case .failure(let refusedV1) = try carol.open(oneShot, from: alice, storedAt: after) else {
+            Issue.record("a retired key's v1 envelope opened")
+            return
+        }
+        #expect(refusedV1.reason.contains("retired"))
+        #expect(try carol.open(oneShot, from: alice, storedAt: before) == .success("v1 after removal"))
     }
 
     @Test(

@@ -295,7 +295,15 @@ struct SignInTransactionTests {
             #expect(
                 try await update(.init(password: dave.password, chain: [.password, .biometric]))
                     == "biometric_unavailable 400")
-            #expect(try await update(.init(password: dave.password, chain: [.arithmetic])) == "invalid_mapping 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.password, .arithmetic]))
+                    == "invalid_mapping 400")
+            // A chain without the password is refused, whatever else it has (docs/SECURITY.md).
+            #expect(try await update(.init(password: dave.password, chain: [])) == "invalid_chain 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.arithmetic], mapping: Self.mappingText))
+                    == "invalid_chain 400")
+            #expect(try await update(.init(password: dave.password, chain: [.emailCode])) == "invalid_chain 400")
             #expect(
                 try await update(.init(password: dave.password, chain: [.password, .password])) == "invalid_chain 400")
             #expect(
@@ -305,13 +313,16 @@ struct SignInTransactionTests {
                 try await update(.init(password: dave.password, chain: [.password], codeLength: 3))
                     == "invalid_code_length 400")
             #expect(
-                try await update(.init(password: dave.password, chain: [.arithmetic], mapping: "+=*"))
+                try await update(.init(password: dave.password, chain: [.password, .arithmetic], mapping: "+=*"))
                     == "invalid_mapping 400")
             let secret = Base32.encode(TOTP.generateSecret())
             #expect(
-                try await update(.init(password: dave.password, chain: [.totp], totpSecret: secret, totpCode: "123456"))
+                try await update(
+                    .init(password: dave.password, chain: [.password, .totp], totpSecret: secret, totpCode: "123456"))
                     == "invalid_totp_code 400")
-            #expect(try await update(.init(password: dave.password, chain: [.totp])) == "invalid_totp_secret 400")
+            #expect(
+                try await update(.init(password: dave.password, chain: [.password, .totp])) == "invalid_totp_secret 400"
+            )
             #expect(
                 try await update(.init(password: "not the password", chain: [.password])) == "invalid_credentials 401")
             clock.advance(by: 60)  // past the delay after one wrong password

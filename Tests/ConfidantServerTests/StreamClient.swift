@@ -56,6 +56,24 @@ final class StreamClient: Sendable {
 }
 
 extension AsyncStream {
+    /// The first element that satisfies `predicate`, or nil if the stream ends or `seconds` pass.
+    func first(within seconds: Double = 10, where predicate: @escaping @Sendable (Element) -> Bool) async -> Element?
+    where Element: Sendable {
+        await withTaskGroup(of: Element?.self) { group in
+            group.addTask {
+                for await element in self where predicate(element) { return element }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     /// The next `count` elements, or fewer if the stream ends or `seconds` pass.
     func next(_ count: Int, within seconds: Double = 10) async -> [Element] where Element: Sendable {
         await withTaskGroup(of: [Element].self) { group in

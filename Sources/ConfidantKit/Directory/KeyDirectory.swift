@@ -84,10 +84,12 @@ struct KeyDirectory: Sendable {
             }
         }
         let record = user == me ? nil : try store.contactRecord(contact)
+        let retiredAt = await retirementTimes(of: user, current: identities)
         let now = now()
         let notices = try store.transaction { transaction in
             if let record { try LocalStore.save(record, transaction.db) }
-            let changes = try LocalStore.applyCurrentKeys(of: user, identities, now: now, in: transaction)
+            let changes = try LocalStore.applyCurrentKeys(
+                of: user, identities, now: now, retiredAt: retiredAt, in: transaction)
             guard user != me else { return [ChatMessage]() }
             return try store.insert(
                 changes.map { change in
@@ -98,6 +100,28 @@ struct KeyDirectory: Sendable {
         }
         for notice in notices { events.emit(.message(notice)) }
         return identities
+    }
+
+    /// When the relay retired the keys this profile still has as current but the relay no
+    /// longer lists, by fingerprint: envelopes the relay stored after that are refused (see
+    /// `SessionCipher.open`), and the relay's clock is the one their times are stamped with.
+    /// Empty when nothing was retired or the history cannot be read (the local time is used).
+    private func retirementTimes(of user: UUID, current: [PublicIdentity]) async -> [String: Date] {
+        let listed = Set(current.map { IdentityFingerprint($0).description })
+        guard let known = try? store.keys(of: user, includingRetired: false),
+            known.contains(where: { !listed.contains($0.fingerprint) }),
+            case .ok(let ok)? = try? await relay.call({
+                try await $0.keyHistory(path: .init(userId: user.canonicalString))
+            }),
+            let history = try? ok.body.json
+        else { return [:] }
+        var times: [String: Date] = [:]
+        for key in history {
+            guard let retiredAt = key.retiredAt, let identity = try? PublicIdentity(serialized: key.identity.data)
+            else { continue }
+            times[IdentityFingerprint(identity).description] = retiredAt
+        }
+        return times
     }
 
     // MARK: Verification

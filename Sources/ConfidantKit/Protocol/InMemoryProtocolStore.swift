@@ -8,7 +8,7 @@ public final class InMemoryProtocolStore: SessionStore, PrekeyStore, IdentitySto
     private struct State {
         var sessions: [DeviceAddress: (fingerprint: String, record: SessionRecord)] = [:]
         var prekeys: DevicePrekeys?
-        var keys: [DeviceAddress: [PublicIdentity]] = [:]
+        var keys: [DeviceAddress: [KnownKey]] = [:]
     }
 
     private let state = Mutex(State())
@@ -35,13 +35,25 @@ public final class InMemoryProtocolStore: SessionStore, PrekeyStore, IdentitySto
     public func storeDevicePrekeys(_ prekeys: DevicePrekeys) { state.withLock { $0.prekeys = prekeys } }
 
     /// The keys `device` has had, current first.
-    public func knownKeys(of device: DeviceAddress) -> [PublicIdentity] { state.withLock { $0.keys[device] ?? [] } }
+    public func knownKeys(of device: DeviceAddress) -> [KnownKey] { state.withLock { $0.keys[device] ?? [] } }
 
-    /// Records `identity` as the device's current key (the previous ones stay as retired).
-    public func learn(_ identity: PublicIdentity, of user: UUID) {
+    /// Records `identity` as the device's current key at `date`; the previous one is retired then.
+    public func learn(_ identity: PublicIdentity, of user: UUID, at date: Date = Date()) {
         let device = DeviceAddress(userID: user, deviceID: identity.deviceID)
         state.withLock { state in
-            state.keys[device] = [identity] + (state.keys[device] ?? []).filter { $0 != identity }
+            let others = (state.keys[device] ?? []).filter { $0.identity != identity }.map {
+                KnownKey(identity: $0.identity, firstSeen: $0.firstSeen, retiredAt: $0.retiredAt ?? date)
+            }
+            state.keys[device] = [KnownKey(identity: identity, firstSeen: date, retiredAt: nil)] + others
+        }
+    }
+
+    /// Retires the device's current key at `date` (the device was removed).
+    public func retire(_ device: DeviceAddress, at date: Date) {
+        state.withLock { state in
+            state.keys[device] = state.keys[device]?.map {
+                KnownKey(identity: $0.identity, firstSeen: $0.firstSeen, retiredAt: $0.retiredAt ?? date)
+            }
         }
     }
 }

@@ -22,6 +22,7 @@ public protocol PrekeyStore {
 
 /// The device keys this profile knows: peers' and its own other devices'.
 public protocol IdentityStore {
-    /// The keys one device has had, current first, then retired ones newest first.
-    func knownKeys(of device: DeviceAddress) throws -> [PublicIdentity]
+    /// The keys one device has had, current first, then retired ones newest first, each with
+    /// when it was retired (by the relay's clock when known).
+    func knownKeys(of device: DeviceAddress) throws -> [KnownKey]
 }

@@ -118,18 +118,28 @@ public struct SessionCipher: Sendable {
         public var description: String { reason }
     }
 
-    /// Opens an envelope from `sender` (the user the relay reports) with the keys `identities`
-    /// knows for the sending device, current first. A v2 envelope moves its session in
+    /// Opens an envelope from `sender` (the user the relay reports), stored by the relay at
+    /// `storedAt`, with the keys `identities` knows for the sending device: the current one, and
+    /// a retired one only for what the relay stored before the key was retired — a removed
+    /// device, or a replaced key, cannot send anything new. A v2 envelope moves its session in
     /// `sessions` (and may use up a one-time prekey in `prekeys`); nothing changes on failure.
     public func open(
-        _ wire: WireEnvelope, from sender: UUID, identities: some IdentityStore, sessions: some SessionStore,
-        prekeys: some PrekeyStore
+        _ wire: WireEnvelope, from sender: UUID, storedAt: Date, identities: some IdentityStore,
+        sessions: some SessionStore, prekeys: some PrekeyStore
     ) throws -> Result<Data, OpenFailure> {
         guard wire.sender.userID == sender else {
             return .failure(OpenFailure(reason: "the envelope names another sender than the server reports"))
         }
-        let candidates = try identities.knownKeys(of: wire.sender)
-        guard !candidates.isEmpty else { return .failure(OpenFailure(reason: "the sending device's key is unknown")) }
+        let known = try identities.knownKeys(of: wire.sender)
+        guard !known.isEmpty else { return .failure(OpenFailure(reason: "the sending device's key is unknown")) }
+        let candidates = known.filter { key in key.retiredAt.map { storedAt < $0 } ?? true }.map(\.identity)
+        guard !candidates.isEmpty else {
+            return .failure(
+                OpenFailure(
+                    reason:
+                        "it came from a device key that was retired (the device was removed or got a new key) before the server received it"
+                ))
+        }
         switch wire {
         case .ratchet(let envelope):
             return try openSession(envelope, candidates: candidates, sessions: sessions, prekeys: prekeys)

@@ -136,7 +136,9 @@ actor MessageReceiver {
         } catch {
             return unreadable("the envelope is malformed (\(error))")
         }
-        switch try cipher.open(wire, from: sender, identities: transaction, sessions: transaction, prekeys: transaction)
+        switch try cipher.open(
+            wire, from: sender, storedAt: entry.receivedAt, identities: transaction, sessions: transaction,
+            prekeys: transaction)
         {
         case .failure(let failure):
             return unreadable(failure.reason, sentAt: wire.timestamp)

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOWebSocket
 import Synchronization
 import WebSocketKit
 
@@ -15,6 +16,9 @@ public enum ConnectionState: Sendable, Equatable {
     /// Disconnected; the next attempt is after this delay.
     case waiting(retryIn: Duration, reason: String)
     case stopped
+    /// The session ended (signed out, this device removed from another, the account deleted):
+    /// nothing reconnects until the user logs in again.
+    case signedOut
 }
 
 /// Keeps `/v1/stream` open: hands entries to `receive` (whatever arrived together, in order),
@@ -29,8 +33,10 @@ struct MailboxStreamClient: Sendable {
     var maximumDelay: Duration = .seconds(15)
     /// The most entries opened and stored in one transaction.
     static let batchLimit = 200
+    /// The relay's close code for a stream whose session ended (docs/PROTOCOL.md §8).
+    static let revokedCloseCode = WebSocketErrorCode.unknown(4401)
 
-    /// Runs until the task is cancelled; throws only `sessionExpired`.
+    /// Runs until the task is cancelled; throws only `sessionExpired` (after reporting `signedOut`).
     func run(
         cursor: @Sendable () async throws -> Int64,
         receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
@@ -45,7 +51,7 @@ struct MailboxStreamClient: Sendable {
                 reason = "the server closed the connection"
             } catch ConfidantKitError.sessionExpired {
                 await sender.detach()
-                await state(.stopped)
+                await state(.signedOut)
                 throw ConfidantKitError.sessionExpired
             } catch {
                 reason = RelayClient.describe(error)
@@ -80,6 +86,9 @@ struct MailboxStreamClient: Sendable {
                     switch event {
                     case .closed:
                         try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                        // The relay closes with 4401 when this session ended (signed out, the
+                        // device removed, the account deleted): reconnecting would be refused.
+                        if socket.closeCode == Self.revokedCloseCode { throw ConfidantKitError.sessionExpired }
                         return
                     case .frame(let frame):
                         if let entry = frame.entry {

@@ -65,9 +65,11 @@ extension LocalStore {
     }
 
     /// Records the user's current device keys as the server lists them (see `KeyUpdate`) and
-    /// returns what changed since the last time.
+    /// returns what changed since the last time. Keys no longer listed are retired at the time
+    /// `retiredAt` gives for their fingerprint (the relay's), or `now`.
     static func applyCurrentKeys(
-        of user: UUID, _ current: [PublicIdentity], now: Date, in transaction: StoreTransaction
+        of user: UUID, _ current: [PublicIdentity], now: Date, retiredAt: [String: Date] = [:],
+        in transaction: StoreTransaction
     ) throws -> [KeyChange] {
         let db = transaction.db
         let rows = try ContactKeyRecord.filter(ContactKeyRecord.Columns.userID == user.canonicalString).fetchAll(db)
@@ -81,7 +83,8 @@ extension LocalStore {
             try db.execute(
                 sql: "UPDATE contact_key SET retired_at = ? WHERE user_id = ? AND device_id = ? AND fingerprint = ?",
                 arguments: [
-                    now.timeIntervalSince1970, user.canonicalString, key.deviceID.canonicalString, key.fingerprint,
+                    (retiredAt[key.fingerprint] ?? now).timeIntervalSince1970, user.canonicalString,
+                    key.deviceID.canonicalString, key.fingerprint,
                 ])
         }
         try transaction.endSessions(of: user, devices: update.endSessions)

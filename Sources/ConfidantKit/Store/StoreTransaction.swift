@@ -83,7 +83,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     // MARK: IdentityStore
 
-    func knownKeys(of device: DeviceAddress) throws -> [PublicIdentity] {
+    func knownKeys(of device: DeviceAddress) throws -> [KnownKey] {
         try ContactKeyRecord
             .filter(
                 ContactKeyRecord.Columns.userID == device.userID.canonicalString
@@ -92,6 +92,10 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
             .fetchAll(db)
             // Current first, then retired ones, newest first.
             .sorted { ($0.retiredAt ?? .distantFuture) > ($1.retiredAt ?? .distantFuture) }
-            .map { try PublicIdentity(serialized: $0.identity) }
+            .map {
+                KnownKey(
+                    identity: try PublicIdentity(serialized: $0.identity), firstSeen: $0.firstSeen,
+                    retiredAt: $0.retiredAt)
+            }
     }
 }

@@ -20,7 +20,7 @@ struct AccountService: Sendable {
     }
 
     let devices: DeviceService
-    let sessions: SessionCache
+    let revoker: SessionRevoker
     let passwords: PasswordPolicy
     let blobFiles: BlobFiles
     let configuration: ServerConfiguration
@@ -118,7 +118,7 @@ struct AccountService: Sendable {
             try await UserRecord.query(on: db).filter(\.$id == userID).delete()
             return blobs
         }
-        sessions.evict(userID: userID)
+        await revoker.revoked(.account(userID))
         for blob in blobs { blobFiles.remove(blob) }
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// history, and the key-change notices their peers and own other devices get.
 struct DeviceService: Sendable {
     let mailbox: MailboxService
-    let sessions: SessionCache
+    let revoker: SessionRevoker
     let now: @Sendable () -> Date
 
     private var db: any Database { mailbox.publisher.database.db }
@@ -58,7 +58,7 @@ struct DeviceService: Sendable {
                 .removed, of: DeviceAddress(userID: userID, deviceID: deviceID), identity: nil, at: now, in: db,
                 publishing: publication)
         }
-        sessions.evict(userID: userID, deviceID: deviceID)
+        await revoker.revoked(.device(DeviceAddress(userID: userID, deviceID: deviceID)))
     }
 
     /// The user's current devices, oldest first.

@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 
 /// Sessions checked in the last few seconds, so that a busy client does not cost a database
-/// lookup per request. Sign-out, device removal and account deletion on this instance evict at
-/// once; on another instance sharing the database, a revoked token keeps working for at most
-/// `lifetime` (docs/SECURITY.md).
+/// lookup per request. Sign-out, device removal and account deletion evict at once, here and
+/// (through `SessionRevoker`'s notification) on other instances sharing a PostgreSQL database;
+/// if a notification is lost, a revoked token keeps working there for at most `lifetime`.
 final class SessionCache: Sendable {
     static let lifetime: TimeInterval = 5
     static let capacity = 100_000
@@ -32,12 +32,8 @@ final class SessionCache: Sendable {
         }
     }
 
-    /// Forgets every cached session of `userID` (or only of one of its devices).
-    func evict(userID: UUID, deviceID: UUID? = nil) {
-        entries.withLock { entries in
-            entries = entries.filter {
-                $0.value.caller.userID != userID || (deviceID != nil && $0.value.caller.deviceID != deviceID)
-            }
-        }
+    /// Forgets the cached sessions that `revocation` ended.
+    func evict(_ revocation: Revocation) {
+        entries.withLock { entries in entries = entries.filter { !revocation.covers($0.value.caller) } }
     }
 }

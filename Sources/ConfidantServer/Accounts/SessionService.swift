@@ -10,6 +10,7 @@ struct SessionService: Sendable {
     let database: RelayDatabase
     let devices: DeviceService
     let cache: SessionCache
+    let revoker: SessionRevoker
     let lifetime: TimeInterval
     let now: @Sendable () -> Date
 
@@ -81,7 +82,7 @@ struct SessionService: Sendable {
         try await database.write { db in
             try await SessionRecord.query(on: db).filter(\.$id == caller.sessionID).set(\.$revokedAt, to: now).update()
         }
-        cache.evict(userID: caller.userID, deviceID: caller.deviceID)
+        await revoker.revoked(.session(caller.sessionID))
     }
 
     /// When the caller's session expires.

@@ -12,11 +12,29 @@ import Synchronization
 final class MailboxHub: Sendable {
     private let inboxes = Mutex<[DeviceAddress: [ObjectIdentifier: MailboxInbox]]>([:])
 
-    /// An inbox that asks its stream to read what is stored at once, then fills as entries arrive.
-    func subscribe(_ address: DeviceAddress) -> MailboxInbox {
-        let inbox = MailboxInbox(address: address)
-        inboxes.withLock { $0[address, default: [:]][ObjectIdentifier(inbox)] = inbox }
+    /// An inbox for `caller`'s device that asks its stream to read what is stored at once, then
+    /// fills as entries arrive.
+    func subscribe(_ caller: Caller) -> MailboxInbox {
+        let inbox = MailboxInbox(caller: caller)
+        inboxes.withLock { $0[caller.address, default: [:]][ObjectIdentifier(inbox)] = inbox }
         return inbox
+    }
+
+    /// Ends the streams of the sessions `revocation` ended: their inboxes say `isRevoked`, so the
+    /// streams stop taking requests and close.
+    func revoke(_ revocation: Revocation) {
+        let ended = inboxes.withLock { inboxes in
+            var ended: [MailboxInbox] = []
+            for (address, byInbox) in inboxes {
+                let matching = byInbox.values.filter { revocation.covers($0.caller) }
+                guard !matching.isEmpty else { continue }
+                ended += matching
+                for inbox in matching { inboxes[address]?.removeValue(forKey: ObjectIdentifier(inbox)) }
+                if inboxes[address]?.isEmpty == true { inboxes[address] = nil }
+            }
+            return ended
+        }
+        for inbox in ended { inbox.revoke() }
     }
 
     func unsubscribe(_ inbox: MailboxInbox) {
@@ -65,14 +83,16 @@ final class MailboxInbox: Sendable {
     /// Rows an inbox holds before it falls back to reading (a stream far behind its mailbox).
     static let capacity = 1000
 
-    let address: DeviceAddress
+    let caller: Caller
+    var address: DeviceAddress { caller.address }
     /// Yields when there is something to take with `next()`; coalesces.
     let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
     private let state = Mutex<(rows: [MailboxEntry], mustRead: Bool)>(([], true))
+    private let revoked = Atomic<Bool>(false)
 
-    fileprivate init(address: DeviceAddress) {
-        self.address = address
+    fileprivate init(caller: Caller) {
+        self.caller = caller
         (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         signal.yield()
     }
@@ -95,6 +115,15 @@ final class MailboxInbox: Sendable {
     }
 
     fileprivate func finish() { signal.finish() }
+
+    fileprivate func revoke() {
+        revoked.store(true, ordering: .releasing)
+        signal.finish()
+    }
+
+    /// Whether the stream's session ended (signed out, device removed, account deleted): it must
+    /// take no more requests and close.
+    var isRevoked: Bool { revoked.load(ordering: .acquiring) }
 
     /// Takes what there is. After `.read` the stream reads everything after its last cursor;
     /// rows pushed meanwhile come with the next call and are skipped if the read had them.

@@ -2,6 +2,7 @@ import ConfidantAPI
 import Fluent
 import Foundation
 import NIOCore
+import NIOWebSocket
 import Synchronization
 import Vapor
 
@@ -24,6 +25,9 @@ struct MailboxStream: Sendable {
     /// Bytes of answers (receipts, refusals, problems) a connection may have waiting to be
     /// written to a client that does not read them (1008 past it).
     static let maximumUnwrittenAnswerBytes = 1 << 20
+    /// The close code of a stream whose session ended (signed out, device removed, account
+    /// deleted); 4000–4999 are the application's (RFC 6455 §7.4.2).
+    static let revokedCloseCode = WebSocketErrorCode.unknown(4401)
 
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
@@ -52,7 +56,7 @@ struct MailboxStream: Sendable {
 
     private func run(_ socket: WebSocket, caller: Caller, after: Int64, logger: Logger) async {
         let hub = mailbox.hub
-        let inbox = hub.subscribe(caller.address)
+        let inbox = hub.subscribe(caller)
         // Frames are handled one at a time in the order they arrive (WebSocketKit's async
         // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
         let (frames, frameInput) = AsyncStream<String>.makeStream(
@@ -70,7 +74,9 @@ struct MailboxStream: Sendable {
                 }
             }
         }
-        let requests = Task { await handle(frames, unread: unread, from: socket, caller: caller, logger: logger) }
+        let requests = Task {
+            await handle(frames, unread: unread, from: socket, inbox: inbox, logger: logger)
+        }
         let encoder = StreamCoding.encoder()
         var lastSent = after
         var caughtUp = false
@@ -101,7 +107,8 @@ struct MailboxStream: Sendable {
             logger.debug("stream ended", metadata: ["error": "\(String(reflecting: type(of: error)))"])
         }
         hub.unsubscribe(inbox)
-        try? await socket.close()
+        // A revoked session's stream closes with 4401, so that its client stops reconnecting with it.
+        try? await socket.close(code: inbox.isRevoked ? Self.revokedCloseCode : .normalClosure)
         frameInput.finish()
         await requests.value
     }
@@ -125,9 +132,10 @@ struct MailboxStream: Sendable {
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without
     /// waiting for the previous one to commit; its answer is sent when its group has.
     private func handle(
-        _ frames: AsyncStream<String>, unread: ByteBudget, from socket: WebSocket, caller: Caller,
+        _ frames: AsyncStream<String>, unread: ByteBudget, from socket: WebSocket, inbox: MailboxInbox,
         logger: Logger
     ) async {
+        let caller = inbox.caller
         let decoder = StreamCoding.decoder()
         let encoder = StreamCoding.encoder()
         let mailbox = mailbox
@@ -158,6 +166,8 @@ struct MailboxStream: Sendable {
         }
         for await text in frames {
             unread.give(text.utf8.count)
+            // Nothing more is taken from a session that ended, not even what it sent just before.
+            if inbox.isRevoked { break }
             guard let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8)) else {
                 reply(
                     Self.problem(

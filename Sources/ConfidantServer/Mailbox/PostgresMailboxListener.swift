@@ -9,24 +9,28 @@ import Synchronization
 /// Fan-out across server instances without a broker: every instance LISTENs on one PostgreSQL
 /// channel; a write NOTIFYs the device addresses it touched; each instance wakes its own streams.
 /// After a lost connection it reconnects with backoff and wakes every local stream, since
-/// notifications sent meanwhile are gone.
+/// notifications sent meanwhile are gone. Revoked sessions (`Revocation`) come on the same
+/// channel, so that every instance forgets them and closes their streams.
 final class PostgresMailboxListener: Sendable {
     static let channel = "confidant_mailbox"
 
     private let configuration: PostgresConnection.Configuration
     private let hub: MailboxHub
+    private let sessions: SessionCache
     private let logger: Logger
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(configuration: PostgresConnection.Configuration, hub: MailboxHub, logger: Logger) {
+    init(configuration: PostgresConnection.Configuration, hub: MailboxHub, sessions: SessionCache, logger: Logger) {
         self.configuration = configuration
         self.hub = hub
+        self.sessions = sessions
         self.logger = logger
     }
 
     func start() {
         let configuration = configuration
         let hub = hub
+        let sessions = sessions
         let logger = logger
         let listening = Task {
             var attempt = 0
@@ -42,6 +46,10 @@ final class PostgresMailboxListener: Sendable {
                     try await connection.listen(on: Self.channel) { notifications in
                         if reconnected { hub.wakeEveryone() }
                         for try await notification in notifications {
+                            if let revocation = Revocation(notification: notification.payload) {
+                                SessionRevoker.apply(revocation, cache: sessions, hub: hub)
+                                continue
+                            }
                             let addresses = notification.payload.split(separator: ",").compactMap(
                                 DeviceAddress.init(parsing:))
                             hub.wake(addresses)

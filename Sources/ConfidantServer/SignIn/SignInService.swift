@@ -190,6 +190,8 @@ struct SignInService: Sendable {
         if let userID = user?.id {
             if let settings = try await AuthSettingsRecord.find(userID, on: database.db) {
                 chain = Self.chain(settings.chain)
+                // Settings stored before the chain had to include the password still get it first.
+                if !chain.contains(.password) { chain.insert(.password, at: 0) }
             }
             let devices = try await accounts.devices.current(of: userID)
             knownDevice =

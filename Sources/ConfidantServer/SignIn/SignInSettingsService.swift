@@ -33,6 +33,13 @@ struct SignInSettingsService: Sendable {
         guard Set(chain).count == chain.count else {
             throw APIFailure(.invalidChain, "Each method may appear once in the chain.")
         }
+        // The password is the one factor every sign-in has (as in Keycloak's browser flow): the
+        // other methods add to it and never replace it, since an arithmetic mapping or an e-mail
+        // code alone is much weaker than the password the account was created with.
+        guard chain.contains(.password) else {
+            throw APIFailure(
+                .invalidChain, "The chain must include the password; the other methods add to it, e.g. password,totp.")
+        }
         if chain.contains(.biometric) {
             throw APIFailure(
                 .biometricUnavailable,

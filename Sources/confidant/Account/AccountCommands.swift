@@ -122,15 +122,28 @@ struct WhoAmICommand: AsyncParsableCommand {
 /// `confidant account devices`.
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "devices", abstract: "List this account's signed-in devices and their keys.")
+        commandName: "devices", abstract: "List this account's signed-in devices and their keys; remove a lost one.",
+        discussion: """
+            --remove DEVICE signs that device out for good: its sessions end, a chat it has open is \
+            disconnected, its undelivered messages are dropped, and your contacts see its key retired. \
+            Messages it sends afterwards are refused by the server and by your contacts' devices.
+            """)
 
     @OptionGroup var options: MessengerOptions
     @OptionGroup var output: OutputOptions
+    @Option(name: .long, help: "Remove this device (its id, from the list).") var remove: String?
 
     struct Device: Encodable { let deviceId: String, fingerprint: String, thisDevice: Bool }
 
     func run() async throws {
         let messenger = try options.open()
+        if let remove {
+            guard let deviceID = UUID(uuidString: remove) else {
+                throw ValidationError("\(remove) is not a device id; `confidant account devices` lists them.")
+            }
+            try await messenger.removeDevice(deviceID)
+            if !output.json { print("removed device \(deviceID.canonicalString)") }
+        }
         let devices = try await messenger.devices().map { identity in
             Device(
                 deviceId: identity.deviceID.canonicalString, fingerprint: IdentityFingerprint(identity).description,

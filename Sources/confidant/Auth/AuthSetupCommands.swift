@@ -19,7 +19,10 @@ struct AuthSetupCommand: AsyncParsableCommand {
 
     @OptionGroup var options: MessengerOptions
     @Option(
-        name: .long, help: "The chain, in order, e.g. password,arithmetic,totp (asked for on a terminal when missing).")
+        name: .long,
+        help:
+            "The chain, in order, including password, e.g. password,arithmetic,totp (asked for on a terminal when missing)."
+    )
     var methods: String?
     @Option(name: .long, help: "Operands per arithmetic challenge (2…8).") var operands: Int?
     @Option(name: .long, help: "Your operator mapping, e.g. '+=*,-=/,*=+,/=-'.") var map: String?

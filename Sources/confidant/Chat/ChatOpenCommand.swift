@@ -165,6 +165,11 @@ final class ChatRenderer {
             screen.show(
                 TerminalStyle.warning(
                     "disconnected (\(reason)); reconnecting in \(delay.formatted(.units(allowed: [.seconds])))…"))
+        case .signedOut where lastState != .signedOut:
+            screen.show(
+                TerminalStyle.warning(
+                    "this device's session ended (signed out, or removed from another device); run `confidant account login`"
+                ))
         case .live where lastState != .live && lastState != nil && lastState != .connecting:
             screen.show(TerminalStyle.dim("connected"))
         default: break

@@ -22,6 +22,7 @@ enum CLIAdvice {
         case .profileBelongsToOther: "use another --profile for a second account"
         case .sessionExpired: "run `confidant account login`"
         case .stepUpRequired: "run `confidant account login` to answer them"
+        case .cannotRemoveThisDevice: "run `confidant account logout`"
         case .unknownUser: "`confidant chat users --search` lists who is there"
         case .keyChangedSinceVerification:
             "compare safety numbers with `confidant chat verify`, or confirm the send (--yes)"
