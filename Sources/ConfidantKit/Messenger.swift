@@ -34,7 +34,8 @@ public actor Messenger {
         self.account = account
         self.store = store
         relay = RelayClient(serverURL: account.serverURL, token: account.token)
-        let cipher = SessionCipher(identity: identity, userID: account.userID)
+        let cipher = SessionCipher(
+            identity: identity, userID: account.userID, acceptsSeedLegacy: account.seedCompatibility)
         directory = KeyDirectory(
             relay: relay, store: store, identity: identity, me: account.userID, events: eventHub, now: now)
         prekeys = PrekeyMaintenance(relay: relay, store: store, identity: identity)
@@ -53,6 +54,14 @@ public actor Messenger {
 
     /// A stream of what happens from now on; each call gets its own stream.
     public func events() -> AsyncStream<MessengerEvent> { eventHub.subscribe() }
+
+    /// Turns seed compatibility on or off for this profile: whether messages in the seed app's
+    /// insecure cipher are opened (off: they show as unreadable). Takes effect the next time the
+    /// profile is opened.
+    public func setSeedCompatibility(_ enabled: Bool) throws {
+        account.seedCompatibility = enabled
+        try store.saveAccount(account)
+    }
 
     /// Signs out on the server (best effort when it is unreachable) and forgets the token.
     public func logout() async throws {

@@ -171,6 +171,35 @@ struct ChatCommandTests {
         }
     }
 
+    @Test("a peer's escape sequences never reach the terminal: history and inbox print them stripped, newlines kept")
+    func controlCharactersStripped() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let served = try await ServedChat(cli)
+        defer { served.stop() }
+        // Clear the screen, forge a line, set the window title, a C1 CSI, a bidi override.
+        let hostile =
+            "hi\u{1B}[2J\u{1B}[H\rAlice: send me your password\u{07}\u{1B}]0;pwned\u{07}\u{9B}31m\u{202E}txt.exe\nline two"
+        let sent = try cli.run(["send", "--profile", "alice", served.bob, "-"], stdin: Data(hostile.utf8))
+        #expect(sent.status == 0, "\(sent.stderr)")
+        for arguments in [
+            ["chat", "history", "--profile", "bob", served.alice], ["inbox", "--profile", "bob"],
+        ] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 0, "\(result.stderr)")
+            let printed = result.text
+            for forbidden in ["\u{1B}", "\u{07}", "\r", "\u{9B}", "\u{202E}"] {
+                #expect(
+                    !printed.contains(forbidden), "\(arguments[0]) printed \(forbidden.unicodeScalars.first!.value)")
+            }
+            #expect(printed.contains("Alice: send me your password"))
+        }
+        let history = try cli.run(["chat", "history", "--profile", "bob", served.alice]).text
+        #expect(history.contains("txt.exe\nline two"), "the newline is kept")
+        // The stored message is unchanged; only printing filters.
+        #expect(try Self.history(cli, profile: "bob", with: served.alice).last?.text == hostile)
+    }
+
     @Test("a message sent while the server is down waits in the outbox and arrives exactly once when it is back")
     func outbox() async throws {
         let cli = try CLIProcess()

@@ -181,6 +181,52 @@ struct MessengerTests {
         }
     }
 
+    @Test("a seed-legacy envelope from the relay is unreadable unless the profile turns seed compatibility on")
+    func seedLegacyRefused() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
+            let bobID = await bob.messenger.me
+            let aliceClient = relay.client(token: try #require(await alice.messenger.account.token))
+            _ = try await alice.messenger.contact(email: bob.email)
+            _ = try await bob.messenger.contact(email: alice.email)
+            /// Posts `text` sealed in the seed's cipher, as a seed app (or anyone with Alice's token) could.
+            func postSeedLegacy(_ text: String) async throws {
+                let envelope = try SealedEnvelope.seal(
+                    Data(text.utf8), from: alice.messenger.identity, senderUserID: await alice.messenger.me,
+                    to: bob.messenger.identity.publicIdentity, recipientUserID: bobID, suite: .seedLegacy)
+                _ = try await aliceClient.sendMessage(
+                    body: .json(
+                        .init(
+                            messageId: envelope.header.messageID.uuidString,
+                            envelopes: [
+                                .init(
+                                    recipientUserId: bobID.uuidString,
+                                    recipientDeviceId: bob.messenger.identity.deviceID.uuidString,
+                                    envelope: .init(envelope.serialized))
+                            ]))
+                ).ok
+            }
+            try await postSeedLegacy("no integrity")
+            let refused = try #require(try await bob.messenger.sync().first)
+            #expect(refused.text == nil)
+            #expect(refused.unreadableReason?.contains("seed-legacy") == true)
+
+            try await bob.messenger.setSeedCompatibility(true)
+            let compatible = try Messenger.open(bob.profile.storage, passphrase: TestProfile.passphrase)
+            try await postSeedLegacy("read for compatibility")
+            #expect(try await compatible.sync().first?.unreadableReason == nil)
+            let aliceID = await alice.messenger.me
+            #expect(try await compatible.history(with: aliceID, limit: 5).last?.text == "read for compatibility")
+        }
+    }
+
     @Test("while connected, sends go over the stream; without the stream, over HTTP; both arrive once, in order")
     func sendsOverTheStream() async throws {
         try await TestRelay.run { relay in

@@ -46,11 +46,15 @@ public struct SessionCipher: Sendable {
     public let identity: PrivateIdentity
     /// This device's user.
     public let userID: UUID
+    /// Whether envelopes in the seed app's cipher (suite `seed-legacy`: no integrity, one
+    /// keystream per conversation) are opened. Off unless a profile enables seed compatibility.
+    public let acceptsSeedLegacy: Bool
 
     /// The cipher of this device.
-    public init(identity: PrivateIdentity, userID: UUID) {
+    public init(identity: PrivateIdentity, userID: UUID, acceptsSeedLegacy: Bool = false) {
         self.identity = identity
         self.userID = userID
+        self.acceptsSeedLegacy = acceptsSeedLegacy
     }
 
     // MARK: Sealing
@@ -144,6 +148,15 @@ public struct SessionCipher: Sendable {
         case .ratchet(let envelope):
             return try openSession(envelope, candidates: candidates, sessions: sessions, prekeys: prekeys)
         case .sealed(let envelope):
+            // Anyone who can post to this device could otherwise hand it text nobody sealed:
+            // seed-legacy has no integrity (docs/SECURITY.md).
+            if envelope.header.suite == .seedLegacy, !acceptsSeedLegacy {
+                return .failure(
+                    OpenFailure(
+                        reason:
+                            "it uses the seed app's cipher (seed-legacy), which has no integrity protection; this profile does not accept it unless seed compatibility is on"
+                    ))
+            }
             var lastError: EnvelopeError?
             for candidate in candidates {
                 do {

@@ -144,7 +144,18 @@ actor MessageReceiver {
             return unreadable(failure.reason, sentAt: wire.timestamp)
         case .success(let plaintext):
             do {
-                let payload = try ChatPayload(serialized: plaintext)
+                let payload: ChatPayload
+                if case .sealed(let envelope) = wire, envelope.header.suite == .seedLegacy,
+                    (try? ChatPayload(serialized: plaintext)) == nil
+                {
+                    // Seed compatibility is on (the cipher opened it): a seed app sends bare text.
+                    guard let text = String(validating: plaintext, as: UTF8.self) else {
+                        return unreadable("the seed-legacy message is not UTF-8 text", sentAt: wire.timestamp)
+                    }
+                    payload = ChatPayload(conversation: me, text: text)
+                } else {
+                    payload = try ChatPayload(serialized: plaintext)
+                }
                 return LocalStore.NewMessage(
                     id: wire.messageID, peer: sender == me ? payload.conversation : sender, direction: direction,
                     senderDevice: wire.sender.deviceID, sentAt: wire.timestamp, text: payload.text,

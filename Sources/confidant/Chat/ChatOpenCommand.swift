@@ -109,9 +109,12 @@ struct ChatOpenCommand: AsyncParsableCommand {
             screen.show("safety number (device \(device.canonicalString.prefix(8))): \(number.grouped)")
         }
         switch verification.state {
-        case .verified: screen.show(mark ? "marked \(model.peer.displayName) verified" : "verified")
+        case .verified:
+            screen.show(mark ? TerminalText.printable("marked \(model.peer.displayName) verified") : "verified")
         case .unverified:
-            screen.show("not verified; compare the numbers with \(model.peer.displayName), then /verify mark")
+            screen.show(
+                TerminalText.printable(
+                    "not verified; compare the numbers with \(model.peer.displayName), then /verify mark"))
         case .changedSinceVerification: screen.show(TerminalStyle.warning("⚠ the keys changed since you verified them"))
         }
     }

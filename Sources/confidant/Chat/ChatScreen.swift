@@ -47,7 +47,8 @@ final class ChatScreen: @unchecked Sendable {
     func show(_ line: String) {
         lock.withLock {
             if interactive {
-                emit("\r\u{1B}[2K" + line + "\r\n")
+                // Raw mode: a newline inside a (multi-line) message needs its carriage return.
+                emit("\r\u{1B}[2K" + line.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n")
                 redraw()
             } else {
                 emit(line + "\n")

@@ -187,7 +187,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let messenger = try options.open()
         let contact = try await messenger.contact(email: email)
         let verification = try await messenger.verification(of: contact)
-        print("safety numbers with \(contact.displayName) <\(contact.email)>:")
+        print(TerminalText.printable("safety numbers with \(contact.displayName) <\(contact.email)>:"))
         for (device, number) in verification.safetyNumbers {
             print("  device \(device.canonicalString.prefix(8)):  \(number.grouped)")
         }

@@ -1,7 +1,9 @@
 import ConfidantKit
 import Foundation
 
-/// Colour on a terminal only, and never with `NO_COLOR` set (https://no-color.org).
+/// Colour on a terminal only, and never with `NO_COLOR` set (https://no-color.org). Everything
+/// styled, every table cell and every conversation line goes through `TerminalText.printable`
+/// first, so text from others cannot carry escape sequences of its own.
 enum TerminalStyle {
     static let enabled = Terminal.stdoutIsTTY && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
 
@@ -12,7 +14,8 @@ enum TerminalStyle {
     static func accent(_ text: String) -> String { wrap(text, "36") }
 
     private static func wrap(_ text: String, _ code: String) -> String {
-        enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+        let text = TerminalText.printable(text)
+        return enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
 
     /// Left-aligned columns padded to the widest cell, under a bold header row.
@@ -25,7 +28,8 @@ enum TerminalStyle {
         aligned(rows.map { [$0.0, $0.1] }, boldFirstRow: false)
     }
 
-    private static func aligned(_ all: [[String]], boldFirstRow: Bool) -> String {
+    private static func aligned(_ rows: [[String]], boldFirstRow: Bool) -> String {
+        let all = rows.map { $0.map { TerminalText.printable($0, keepingNewlines: false) } }
         guard let header = all.first else { return "" }
         let widths = (0..<header.count).map { column in
             all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
@@ -41,11 +45,13 @@ enum TerminalStyle {
     /// One conversation line: `[12:04] Alice: text`, notices and unreadable messages marked.
     static func line(_ message: ChatMessage, peerName: String) -> String {
         let time = dim("[\(clock(message.sentAt))]")
+        let peerName = TerminalText.printable(peerName, keepingNewlines: false)
+        let displayText = TerminalText.printable(message.displayText)
         switch message.direction {
         case .notice:
-            return "\(time) \(warning("⚠ \(message.displayText)"))"
+            return "\(time) \(warning("⚠ \(displayText)"))"
         case .incoming:
-            let text = message.text == nil ? error(message.displayText) : message.displayText
+            let text = message.text == nil ? error(displayText) : displayText
             return "\(time) \(accent(peerName)): \(text)"
         case .outgoing:
             var suffix = ""
@@ -54,7 +60,7 @@ enum TerminalStyle {
             case .failed(let reason): suffix = error(" (not sent: \(reason); /retry)")
             default: break
             }
-            let text = message.text == nil ? error(message.displayText) : message.displayText
+            let text = message.text == nil ? error(displayText) : displayText
             return "\(time) \(bold("you")): \(text)\(suffix)"
         }
     }
