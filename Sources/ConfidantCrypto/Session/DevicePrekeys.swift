@@ -194,7 +194,9 @@ public struct DevicePrekeys: Sendable {
     }
 
     /// Reads the stored form (``serialized``), version 2 or 1; refuses repeated one-time ids.
-    /// - Parameter now: the creation time given to one-time prekeys of a version 1 store.
+    /// - Parameters:
+    ///   - bytes: the stored form.
+    ///   - now: the creation time given to one-time prekeys of a version 1 store.
     public init(serialized bytes: some DataProtocol, now: Date = Date()) throws(SessionError) {
         var reader = ByteReader(bytes)
         do {
