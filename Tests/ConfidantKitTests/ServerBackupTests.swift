@@ -77,8 +77,9 @@ struct ServerBackupTests {
 
             // Bob's account has no backup, and cannot reach Alice's.
             let bobs = try await RelayBackupTarget(messenger: bob.messenger)
-            #expect(try await bobs.exists("manifest") == false)
-            await #expect(throws: VaultError.notFound("manifest in \(bobs.description)")) {
+            #expect(try await bobs.list(prefix: "manifests/").isEmpty)
+            #expect(try await target.list(prefix: "manifests/") == ["manifests/\(vault.backupID)"])
+            await #expect(throws: VaultError.notFound("a backup in \(bobs.description)")) {
                 try await Vault.restore(
                     from: bobs, into: scratch.appendingPathComponent("bob"), passphrase: "vault passphrase")
             }
@@ -158,6 +159,31 @@ struct ServerBackupTests {
                     path: .init(name: "manifest"))
             else { return }
             #expect(anonymous == 401)
+
+            // Listing: by prefix (case-sensitive, `_` is no wildcard), in pages, one's own only.
+            for name in ["manifests.b", "manifests.a", "manifests_x", "MANIFESTS.c", "objects.1"] {
+                _ = try await client.putBackupObject(path: .init(name: name), body: .binary(HTTPBody("x"))).ok
+            }
+            func list(_ client: Client, prefix: String?, after: String? = nil, limit: Int? = nil) async throws -> (
+                names: [String], hasMore: Bool, status: Int
+            ) {
+                switch try await client.listBackupObjects(query: .init(prefix: prefix, after: after, limit: limit)) {
+                case .ok(let ok):
+                    let page = try ok.body.json
+                    return (page.objects.map(\.name), page.hasMore, 200)
+                case .default(let status, _): return ([], false, status)
+                }
+            }
+            #expect(try await list(client, prefix: "manifests.").names == ["manifests.a", "manifests.b"])
+            let first = try await list(client, prefix: "manifests", limit: 2)
+            #expect(first.names == ["manifests.a", "manifests.b"] && first.hasMore)
+            let rest = try await list(client, prefix: "manifests", after: "manifests.b", limit: 2)
+            #expect(rest.names == ["manifests_x"] && !rest.hasMore)
+            #expect(try await list(relay.client(token: bobToken), prefix: "manifests.").names.isEmpty)
+            #expect(try await list(client, prefix: "manifests.", limit: 1001).status == 400)
+            #expect(try await list(client, prefix: "manifests.", limit: 0).status == 400)
+            #expect(try await list(client, prefix: "a'b").status == 400)
+            #expect(try await list(relay.client(), prefix: nil).status == 401)
         }
     }
 }

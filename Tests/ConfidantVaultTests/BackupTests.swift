@@ -14,6 +14,7 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
     }
     var description: String { "flaky " + inner.description }
     func exists(_ name: String) async throws -> Bool { try inner.exists(name) }
+    func list(prefix: String) async throws -> [String] { try inner.list(prefix: prefix) }
     func spend() throws {
         budget -= 1
         if budget < 0 { throw VaultError.io("connection lost") }
@@ -108,13 +109,15 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let root = scratch.url.appendingPathComponent("backup")
-        try await makeVault(scratch).backup(to: DirectoryBackupTarget(root: root))
-        var manifest = try String(contentsOf: root.appendingPathComponent("manifest"), encoding: .utf8)
+        let vault = try makeVault(scratch)
+        try await vault.backup(to: DirectoryBackupTarget(root: root))
+        let manifestURL = root.appendingPathComponent("manifests/\(vault.backupID)")
+        var manifest = try String(contentsOf: manifestURL, encoding: .utf8)
         manifest = manifest.replacingOccurrences(of: "\"version\":1", with: "\"version\":1 ")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(manifest.utf8)) as? [String: Any])
         var edited = json
         edited["objectHashes"] = Array((json["objectHashes"] as? [String] ?? []).dropLast())
-        try JSONSerialization.data(withJSONObject: edited).write(to: root.appendingPathComponent("manifest"))
+        try JSONSerialization.data(withJSONObject: edited).write(to: manifestURL)
         await #expect(
             throws: VaultError.corrupted("the backup manifest was altered (its authentication code does not match)")
         ) {
@@ -122,6 +125,93 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
                 from: DirectoryBackupTarget(root: root), into: scratch.url.appendingPathComponent("fresh"),
                 passphrase: "pw")
         }
+    }
+
+    /// A second vault (another device's) with its own key and content.
+    func makeOtherVault(_ scratch: Scratch, passphrase: String) throws -> Vault {
+        let vault = try Vault.create(
+            at: scratch.url.appendingPathComponent("other-vault"), passphrase: passphrase, parameters: .testing)
+        try vault.addChapter(title: "Garden")
+        let file = try scratch.file("tulip.jpg", Array(repeating: 7, count: 70_000))
+        try vault.addItem(chapter: "Garden", text: "the tulips", files: [file])
+        return vault
+    }
+
+    func texts(_ vault: Vault) throws -> [String] {
+        try vault.items().compactMap(\.text).sorted()
+    }
+
+    @Test("two vaults backing up to one target each keep their own backup, restored by passphrase or backup id")
+    func twoVaultsShareATarget() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let target = DirectoryBackupTarget(root: scratch.url.appendingPathComponent("backup"))
+        let laptop = try makeVault(scratch)
+        let phone = try makeOtherVault(scratch, passphrase: "phone pw")
+        #expect(laptop.backupID != phone.backupID)
+        try await laptop.backup(to: target)
+        try await phone.backup(to: target)
+        try await laptop.backup(to: target)  // the laptop's next backup leaves the phone's alone
+        #expect(
+            try target.list(prefix: "manifests/").sorted()
+                == ["manifests/\(laptop.backupID)", "manifests/\(phone.backupID)"].sorted())
+
+        let (restoredLaptop, _) = try await Vault.restore(
+            from: target, into: scratch.url.appendingPathComponent("restored-laptop"), passphrase: "pw")
+        #expect(try texts(restoredLaptop) == texts(laptop))
+        #expect(restoredLaptop.backupID == laptop.backupID, "a restored vault goes on under the same name")
+        let (restoredPhone, _) = try await Vault.restore(
+            from: target, into: scratch.url.appendingPathComponent("restored-phone"), passphrase: "phone pw")
+        #expect(try texts(restoredPhone) == ["the tulips"])
+
+        // The same passphrase on both: restore asks which, and takes the id.
+        try phone.changePassphrase(to: "pw", parameters: .testing)
+        try await phone.backup(to: target)
+        await #expect(throws: VaultError.self) {
+            try await Vault.restore(from: target, into: scratch.url.appendingPathComponent("which"), passphrase: "pw")
+        }
+        do {
+            _ = try await Vault.restore(
+                from: target, into: scratch.url.appendingPathComponent("which"), passphrase: "pw")
+        } catch let VaultError.ambiguousBackup(ids) {
+            #expect(ids.sorted() == [laptop.backupID, phone.backupID].sorted())
+        }
+        let (chosen, _) = try await Vault.restore(
+            from: target, into: scratch.url.appendingPathComponent("chosen"), passphrase: "pw", backupID: phone.backupID
+        )
+        #expect(try texts(chosen) == ["the tulips"])
+    }
+
+    @Test(
+        "a manifest under this vault's name that it did not write is never replaced; a legacy manifest still restores")
+    func anotherVaultsManifestIsLeftAlone() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let root = scratch.url.appendingPathComponent("backup")
+        let target = DirectoryBackupTarget(root: root)
+        let laptop = try makeVault(scratch)
+        let phone = try makeOtherVault(scratch, passphrase: "phone pw")
+        try await laptop.backup(to: target)
+        // The laptop's manifest put where the phone's would go (a collision, or a target playing games).
+        let laptopManifest = try Data(contentsOf: root.appendingPathComponent("manifests/\(laptop.backupID)"))
+        try laptopManifest.write(to: root.appendingPathComponent("manifests/\(phone.backupID)"))
+        await #expect(throws: VaultError.backupBelongsToAnotherVault(target: target.description)) {
+            try await phone.backup(to: target)
+        }
+        #expect(try Data(contentsOf: root.appendingPathComponent("manifests/\(phone.backupID)")) == laptopManifest)
+        // Restoring from the moved copy by its name is refused too: it names another backup.
+        await #expect(throws: VaultError.self) {
+            try await Vault.restore(
+                from: target, into: scratch.url.appendingPathComponent("moved"), passphrase: "pw",
+                backupID: phone.backupID)
+        }
+
+        // A backup from before per-vault names (one `manifest`) is found and restored.
+        try FileManager.default.removeItem(at: root.appendingPathComponent("manifests"))
+        try laptopManifest.write(to: root.appendingPathComponent("manifest"))
+        let (restored, _) = try await Vault.restore(
+            from: target, into: scratch.url.appendingPathComponent("legacy"), passphrase: "pw")
+        #expect(try texts(restored) == texts(laptop))
     }
 
     @Test func interruptedBackupAndRestoreResume() async throws {

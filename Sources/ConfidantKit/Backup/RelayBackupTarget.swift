@@ -20,8 +20,9 @@ public struct RelayBackupTarget: BackupTarget {
 
     public var description: String { "the Confidant server at \(relay.serverURL.absoluteString) (\(account))" }
 
-    /// The vault names its objects `objects/<hash>`, `catalogs/<hash>` and `manifest`; the
-    /// server's names are flat, so `/` becomes `.` (the vault's names have no dots).
+    /// The vault names its objects `objects/<hash>`, `catalogs/<hash>` and `manifests/<id>`
+    /// (`manifest` before); the server's names are flat, so `/` becomes `.` (the vault's names
+    /// have no dots).
     static func objectName(_ name: String) throws -> String {
         guard !name.contains("."), !name.isEmpty else {
             throw VaultError.io("backup object name \(name) cannot be stored on the server")
@@ -39,6 +40,24 @@ public struct RelayBackupTarget: BackupTarget {
             throw status == 401
                 ? ConfidantKitError.sessionExpired
                 : ConfidantKitError.badResponse("HTTP \(status) when checking whether \(name) exists")
+        }
+    }
+
+    /// The account's objects whose vault names start with `prefix`, a page at a time.
+    public func list(prefix: String) async throws -> [String] {
+        let serverPrefix = prefix.isEmpty ? "" : try Self.objectName(prefix)
+        var names: [String] = []
+        var after: String?
+        while true {
+            let query = Operations.ListBackupObjects.Input.Query(prefix: serverPrefix, after: after, limit: 1000)
+            let page: Components.Schemas.BackupObjectPage
+            switch try await relay.call({ try await $0.listBackupObjects(query: query) }) {
+            case .ok(let ok): page = try ok.body.json
+            case .default(let status, let response): throw problem(status, response)
+            }
+            names += page.objects.map { $0.name.replacingOccurrences(of: ".", with: "/") }
+            guard page.hasMore, let last = page.objects.last?.name else { return names }
+            after = last
         }
     }
 

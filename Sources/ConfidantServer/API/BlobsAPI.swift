@@ -43,6 +43,25 @@ extension RelayAPI {
         return .ok(.init(body: .json(.init(name: name, size: stored.size, sha256: stored.sha256))))
     }
 
+    func listBackupObjects(_ input: Operations.ListBackupObjects.Input) async throws
+        -> Operations.ListBackupObjects.Output
+    {
+        let caller = try caller()
+        let query = input.query
+        let prefix = try query.prefix.map { $0.isEmpty ? "" : try BackupObjectService.name($0) } ?? ""
+        let after = try query.after.map { try BackupObjectService.name($0) }
+        let limit = try Self.limit(query.limit, default: 100, maximum: 1000)
+        let page = try await services.backups.list(prefix: prefix, after: after, limit: limit, owner: caller.userID)
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        objects: page.objects.map {
+                            .init(name: $0.backupName ?? "", size: $0.size, sha256: $0.sha256)
+                        },
+                        hasMore: page.hasMore))))
+    }
+
     func getBackupObject(_ input: Operations.GetBackupObject.Input) async throws -> Operations.GetBackupObject.Output {
         let caller = try caller()
         return .ok(

@@ -6,7 +6,7 @@ extension RelayAPI {
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
         let page = try await services.directory.users(
             except: try caller().userID, prefix: input.query.query, after: input.query.after,
-            limit: input.query.limit ?? 50)
+            limit: try Self.limit(input.query.limit, default: 50, maximum: DirectoryService.maximumPage))
         return .ok(.init(body: .json(.init(users: try page.users.map { try $0.wire }, next: page.next))))
     }
 

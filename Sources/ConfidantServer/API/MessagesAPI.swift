@@ -15,8 +15,11 @@ extension RelayAPI {
 
     func fetchMailbox(_ input: Operations.FetchMailbox.Input) async throws -> Operations.FetchMailbox.Output {
         let caller = try caller()
+        let after = input.query.after ?? 0
+        guard after >= 0 else { throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).") }
         let page = try await services.mailbox.page(
-            of: caller.address, after: input.query.after ?? 0, limit: input.query.limit ?? 100)
+            of: caller.address, after: after,
+            limit: try Self.limit(input.query.limit, default: 100, maximum: MailboxService.maximumPage))
         return .ok(.init(body: .json(.init(entries: try page.entries.map { try $0.wire }, hasMore: page.hasMore))))
     }
 

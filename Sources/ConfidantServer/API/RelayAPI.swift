@@ -30,6 +30,16 @@ extension RelayAPI {
         try request().clientAddress(trustedProxies: services.configuration.trustedProxies)
     }
 
+    /// A page size as asked (`default` when absent), refused outside 1…`maximum` rather than
+    /// quietly changed, as the API document states.
+    static func limit(_ value: Int?, default defaultValue: Int, maximum: Int) throws(APIFailure) -> Int {
+        guard let value else { return defaultValue }
+        guard (1...maximum).contains(value) else {
+            throw APIFailure.malformed("`limit` must be between 1 and \(maximum).")
+        }
+        return value
+    }
+
     static func uuid(_ text: String, _ name: String) throws(APIFailure) -> UUID {
         guard let value = UUID(uuidString: text) else { throw APIFailure.malformed("`\(name)` is not a UUID.") }
         return value

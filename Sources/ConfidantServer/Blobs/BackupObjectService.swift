@@ -1,7 +1,9 @@
 import ConfidantAPI
 import Fluent
+import FluentSQL
 import Foundation
 import OpenAPIRuntime
+import SQLKit
 
 /// Named backup objects: blobs with a per-owner name, readable only by their owner, so a vault
 /// backup can find its manifest, catalogue and objects again by name.
@@ -65,6 +67,30 @@ struct BackupObjectService: Sendable {
             throw APIFailure.notFound("That backup object")
         }
         return try files.body(of: blob)
+    }
+
+    /// The owner's objects whose names start with `prefix`, by name, after `after`; at most
+    /// `limit`, and whether there are more.
+    func list(prefix: String, after: String?, limit: Int, owner: UUID) async throws -> (
+        objects: [BlobRecord], hasMore: Bool
+    ) {
+        let column = BlobRecord.Column.backupName
+        // A prefix comparison by substring: exact and case-sensitive on SQLite and PostgreSQL
+        // alike (LIKE is case-insensitive on SQLite and would need its wildcards escaped).
+        var query = BlobRecord.query(on: database.db).filter(\.$ownerID == owner).filter(\.$backupName != nil)
+        if !prefix.isEmpty {
+            // (The length is an integer we computed, written in; a bound one would be a bigint,
+            // which PostgreSQL's substr does not take.)
+            query = query.filter(
+                .sql(embed: "substr(\(ident: column), 1, \(unsafeRaw: String(prefix.utf8.count))) = \(bind: prefix)"))
+        }
+        // Byte order on both engines (PostgreSQL's default collation would follow the locale),
+        // so that pages after a name neither skip nor repeat.
+        let ordered: SQLQueryString =
+            database.isPostgres ? "\(ident: column) COLLATE \"C\"" : "\(ident: column)"
+        if let after { query = query.filter(.sql(embed: "\(ordered) > \(bind: after)")) }
+        let rows = try await query.sort(.sql(embed: ordered)).limit(limit + 1).all()
+        return (Array(rows.prefix(limit)), rows.count > limit)
     }
 
     func exists(_ name: String, owner: UUID) async throws -> Bool {

@@ -10,6 +10,9 @@ struct BackupManifest: Codable {
     var wrappedKey: Data
     var catalogHash: String
     var objectHashes: [String]
+    /// The vault's backup id (`Vault.backupID`), so a manifest names the vault it belongs to;
+    /// nil in manifests written before backups were named per vault (as `manifest`).
+    var backupID: String?
     var mac: Data?
 
     func authenticated(with key: VaultKey) throws -> BackupManifest {

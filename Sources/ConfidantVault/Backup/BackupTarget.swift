@@ -1,11 +1,15 @@
 import Foundation
 
 /// Where backups go. A target stores opaque, named blobs; it sees only ciphertext and sizes.
-/// Names are content addresses (`objects/<sha256>`, `catalogs/<sha256>`) plus one `manifest`.
+/// Names are content addresses (`objects/<sha256>`, `catalogs/<sha256>`) plus one manifest per
+/// vault (`manifests/<backup id>`; older backups have a single `manifest`). Several vaults may
+/// share a target: objects are content-addressed, and each vault's manifest has its own name.
 public protocol BackupTarget: Sendable {
     /// A human-readable description ("directory /mnt/usb/backup").
     var description: String { get }
     func exists(_ name: String) async throws -> Bool
+    /// The names of the objects that start with `prefix` (such as `manifests/`), in name order.
+    func list(prefix: String) async throws -> [String]
     /// Stores a local file under `name`; the blob must appear atomically (all or nothing).
     func upload(_ file: URL, as name: String) async throws
     /// Fetches `name` into a local file.
@@ -33,6 +37,26 @@ public struct DirectoryBackupTarget: BackupTarget {
 
     /// Whether an object of that name is there.
     public func exists(_ name: String) throws -> Bool { FileManager.default.fileExists(atPath: try url(name).path) }
+
+    /// The names under `prefix`, which ends at a directory (`manifests/`) or inside a name.
+    public func list(prefix: String) throws -> [String] {
+        let slash = prefix.lastIndex(of: "/")
+        let directoryPart = slash.map { String(prefix[...$0]) } ?? ""
+        let namePrefix = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
+        let directory = directoryPart.isEmpty ? root : try url(directoryPart)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return
+            names
+            .filter { $0.hasPrefix(namePrefix) && !$0.contains(".partial-") && !$0.hasPrefix(".") }
+            .filter { !isDirectory(directory.appendingPathComponent($0)) }
+            .map { directoryPart + $0 }
+            .sorted()
+    }
+
+    private func isDirectory(_ url: URL) -> Bool {
+        var directory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &directory) && directory.boolValue
+    }
 
     /// Copies the file in under `name`, atomically.
     public func upload(_ file: URL, as name: String) throws {

@@ -16,15 +16,40 @@ public struct BackupReport: Sendable {
 }
 
 extension Vault {
+    /// Where the manifests of vaults' backups are, one per vault.
+    static let manifestDirectory = "manifests/"
+    /// The single manifest name of backups made before manifests were named per vault.
+    static let legacyManifestName = "manifest"
+    /// The backup id that names that single older manifest in `restore`.
+    public static let legacyBackupID = "legacy"
+
+    /// The name this vault's backups have on a target (32 hex digits): derived from the vault
+    /// key, so that two vaults never share one, a vault restored from a backup goes on under the
+    /// same name, and the name says nothing about the vault to the target.
+    public var backupID: String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data("backup id".utf8), using: key.derived("backup id")))
+            .prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Backs the vault up, incrementally: only objects the target lacks travel; the catalogue and
     /// the manifest are written last, so an interrupted backup leaves the previous one intact and
-    /// the next run resumes where this one stopped.
-    /// - Throws: after trying every object, ``VaultError/io(_:)`` listing what did not upload; the
-    ///   vault itself is never modified by a backup.
+    /// the next run resumes where this one stopped. The manifest goes under this vault's own name
+    /// (`manifests/<backupID>`), so several vaults can back up to one target.
+    /// - Throws: ``VaultError/backupBelongsToAnotherVault(target:)`` when a manifest this vault
+    ///   did not write is under its name (it is never replaced); after trying every object,
+    ///   ``VaultError/io(_:)`` listing what did not upload. The vault itself is never modified.
     @discardableResult
     public func backup(to target: any BackupTarget, progress: (String) -> Void = { _ in }) async throws -> BackupReport
     {
         var report = BackupReport()
+        let manifestName = Self.manifestDirectory + backupID
+        // Refuse before sending anything: what is under this vault's name must be its own.
+        if try await target.exists(manifestName) {
+            let existing = try? BackupManifest.decode(try await target.read(manifestName))
+            guard let existing, (try? existing.verify(with: key)) != nil, existing.backupID == backupID else {
+                throw VaultError.backupBelongsToAnotherVault(target: target.description)
+            }
+        }
         let (chapters, items, media) = try await database.read { db in
             (try ChapterRecord.fetchAll(db), try ItemRecord.fetchAll(db), try MediaRecord.fetchAll(db))
         }
@@ -73,26 +98,25 @@ extension Vault {
             report.objectsSkipped += 1
         }
         let manifest = try BackupManifest(
-            createdAt: Date(), wrappedKey: wrappedKey(), catalogHash: catalogHash, objectHashes: hashes
+            createdAt: Date(), wrappedKey: wrappedKey(), catalogHash: catalogHash, objectHashes: hashes,
+            backupID: backupID
         ).authenticated(with: key)
         let manifestData = try manifest.canonical()
-        try await target.write(manifestData, as: "manifest")
+        try await target.write(manifestData, as: manifestName)
         report.bytesTransferred += manifestData.count
         return report
     }
 
-    /// Restores a backup into `directory`, which must hold no vault yet. The passphrase is checked
-    /// against the backup before anything is written. Objects are verified by hash as they arrive;
-    /// an interrupted restore resumes, skipping objects already present and correct.
+    /// Restores a backup into `directory`, which must hold no vault yet. Without `backupID` the
+    /// backup is the one on the target that the passphrase opens (an error names the ids when
+    /// several do). The passphrase is checked against the backup before anything is written.
+    /// Objects are verified by hash as they arrive; an interrupted restore resumes, skipping
+    /// objects already present and correct.
     public static func restore(
-        from target: any BackupTarget, into directory: URL, passphrase: String, progress: (String) -> Void = { _ in }
+        from target: any BackupTarget, into directory: URL, passphrase: String, backupID: String? = nil,
+        progress: (String) -> Void = { _ in }
     ) async throws -> (vault: Vault, report: BackupReport) {
-        let manifest = try BackupManifest.decode(try await target.read("manifest"))
-        guard manifest.version == 1 else {
-            throw VaultError.corrupted("backup manifest version \(manifest.version) is unknown")
-        }
-        let key = try VaultKey.unwrap(manifest.wrappedKey, passphrase: passphrase)
-        try manifest.verify(with: key)
+        let (manifest, key) = try await findManifest(on: target, passphrase: passphrase, backupID: backupID)
         let sealedCatalog = try await target.read("catalogs/\(manifest.catalogHash)")
         guard SHA256.hash(data: sealedCatalog).hexString == manifest.catalogHash else {
             throw VaultError.corrupted("the backup catalogue does not match its hash")
@@ -163,5 +187,50 @@ extension Vault {
         try database.close()
         try FileManager.default.moveItem(at: temporary, to: databaseURL)
         return (try Vault.open(at: directory, passphrase: passphrase), report)
+    }
+
+    /// The manifest on `target` that `passphrase` opens and that authenticates under the key it
+    /// unwraps: the one named `backupID`, or the only one among all the target's manifests.
+    private static func findManifest(on target: any BackupTarget, passphrase: String, backupID: String?)
+        async throws -> (BackupManifest, VaultKey)
+    {
+        var names: [String]
+        if let backupID {
+            names = [backupID == legacyBackupID ? legacyManifestName : manifestDirectory + backupID]
+        } else {
+            names = try await target.list(prefix: manifestDirectory)
+            if try await target.exists(legacyManifestName) { names.append(legacyManifestName) }
+        }
+        guard !names.isEmpty else { throw VaultError.notFound("a backup in \(target.description)") }
+        var opened: [(name: String, manifest: BackupManifest, key: VaultKey)] = []
+        var lastError: any Error = VaultError.wrongPassphrase
+        for name in names {
+            do {
+                let manifest = try BackupManifest.decode(try await target.read(name))
+                guard manifest.version == 1 else {
+                    throw VaultError.corrupted("backup manifest version \(manifest.version) is unknown")
+                }
+                let key = try VaultKey.unwrap(manifest.wrappedKey, passphrase: passphrase)
+                try manifest.verify(with: key)
+                // A manifest moved under another vault's name is not that vault's backup.
+                if name != legacyManifestName, manifest.backupID != String(name.dropFirst(manifestDirectory.count)) {
+                    throw VaultError.corrupted("the backup manifest \(name) names another backup")
+                }
+                opened.append((name, manifest, key))
+            } catch {
+                // With one name asked for, its own error; otherwise the passphrase opens another.
+                if backupID != nil { throw error }
+                lastError = error
+            }
+        }
+        switch opened.count {
+        case 0: throw lastError
+        case 1: return (opened[0].manifest, opened[0].key)
+        default:
+            throw VaultError.ambiguousBackup(
+                ids: opened.map {
+                    $0.name == legacyManifestName ? legacyBackupID : String($0.name.dropFirst(manifestDirectory.count))
+                })
+        }
     }
 }

@@ -12,6 +12,11 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
     case alreadyInitialized(path: String)
     case notFound(String)
     case io(String)
+    /// The target holds a backup under this vault's name that this vault's key does not
+    /// authenticate: another vault's (or an altered) manifest, which a backup will not replace.
+    case backupBelongsToAnotherVault(target: String)
+    /// Several backups on the target open with the passphrase; restore needs one of these ids.
+    case ambiguousBackup(ids: [String])
 
     public var description: String {
         switch self {
@@ -27,6 +32,12 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
         case .alreadyInitialized(let path): return "a vault already exists at \(path)"
         case .notFound(let what): return "\(what) not found"
         case .io(let why): return why
+        case .backupBelongsToAnotherVault(let target):
+            return
+                "\(target) holds a backup under this vault's name that this vault did not write; it was left alone and nothing was backed up"
+        case .ambiguousBackup(let ids):
+            return
+                "several backups open with this passphrase (\(ids.joined(separator: ", "))); choose one by its backup id"
         }
     }
 }

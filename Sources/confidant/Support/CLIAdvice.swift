@@ -10,8 +10,14 @@ enum CLIAdvice {
         if let error = error as? ConfidantKitError, let advice = advice(for: error) {
             return CLIError.invalidArgument("\(error.description); \(advice)")
         }
-        if let error = error as? VaultError, case .notInitialized = error {
-            return CLIError.invalidArgument("\(error.description); run `confidant vault init` first")
+        if let error = error as? VaultError {
+            switch error {
+            case .notInitialized:
+                return CLIError.invalidArgument("\(error.description); run `confidant vault init` first")
+            case .ambiguousBackup:
+                return CLIError.invalidArgument("\(error.description); pass it as --backup-id")
+            default: break
+            }
         }
         return error
     }

@@ -19,7 +19,11 @@ struct VaultBackupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
         abstract: "Back the vault up, incrementally; the target sees only ciphertext and sizes.",
-        discussion: "Only objects the target lacks are sent; an interrupted backup resumes on the next run.")
+        discussion: """
+            Only objects the target lacks are sent; an interrupted backup resumes on the next run. Each vault \
+            backs up under its own backup id (shown), so several vaults — several devices — can share a target; \
+            a backup under this vault's id that this vault did not write is never replaced.
+            """)
 
     @OptionGroup var options: VaultOptions
     @Option(
@@ -33,7 +37,7 @@ struct VaultBackupCommand: AsyncParsableCommand {
         let report = try await vault.backup(to: target) { progress.update("backing up: \($0)") }
         progress.finish()
         print(
-            "backed up to \(target.description): \(report.objectsTransferred) object(s) sent (\(byteCount(report.bytesTransferred))), \(report.objectsSkipped) already there"
+            "backed up to \(target.description) as backup \(vault.backupID): \(report.objectsTransferred) object(s) sent (\(byteCount(report.bytesTransferred))), \(report.objectsSkipped) already there"
         )
     }
 }
@@ -46,12 +50,20 @@ struct VaultRestoreCommand: AsyncParsableCommand {
     @OptionGroup var options: VaultOptions
     @Option(name: .long, help: "'server' (the profile's Confidant server; sign in first) or the backup directory.")
     var from: String
+    @Option(
+        name: .long,
+        help:
+            "Which backup, when the passphrase opens several on the target (as `vault backup` printed it; 'legacy' for one made before backup ids)."
+    )
+    var backupID: String?
 
     func run() async throws {
         let target = try await BackupTargets.target(from, options: options)
         let secret = try options.passphrase.passphrase(prompt: "Passphrase of the backed-up vault: ")
         let progress = ProgressLine()
-        let (vault, report) = try await Vault.restore(from: target, into: options.directory, passphrase: secret) {
+        let (vault, report) = try await Vault.restore(
+            from: target, into: options.directory, passphrase: secret, backupID: backupID
+        ) {
             progress.update("restoring: \($0)")
         }
         progress.finish()
