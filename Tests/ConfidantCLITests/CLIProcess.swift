@@ -32,9 +32,9 @@ struct CLIProcess {
     }
 
     /// Creates `NAME.key` and `NAME.key.pub` for each name, with cheap scrypt parameters.
-    func makeIdentities(_ names: String...) throws {
+    func makeIdentities(_ names: String...) async throws {
         for name in names {
-            let result = try run(["keys", "generate", "--out", "\(name).key", "--scrypt-log2n", "10"])
+            let result = try await run(["keys", "generate", "--out", "\(name).key", "--scrypt-log2n", "10"])
             guard result.status == 0 else {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr])
             }
@@ -42,29 +42,9 @@ struct CLIProcess {
     }
 
     @discardableResult
-    func run(_ arguments: [String], stdin: Data = Data(), executable: URL? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = try executable ?? Self.executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
-        nonisolated(unsafe) var errorData = Data()
-        let errorReader = Thread { errorData = error.fileHandleForReading.readDataToEndOfFile() }
-        errorReader.start()
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while errorReader.isExecuting || !errorReader.isFinished { usleep(1_000) }
-        return Result(
-            status: process.terminationStatus, stdout: outputData, stderr: String(decoding: errorData, as: UTF8.self))
+    func run(_ arguments: [String], stdin: Data = Data(), executable: URL? = nil) async throws -> Result {
+        let output = try await ChildProcess.run(
+            try executable ?? Self.executable, arguments, stdin: stdin, environment: environment, directory: directory)
+        return Result(status: output.status, stdout: output.stdout, stderr: output.errorText)
     }
 }

@@ -26,12 +26,12 @@ struct ChatCommandTests {
     }
 
     /// Registers alice and bob in two profiles of one CONFIDANT_HOME.
-    static func register(_ cli: CLIProcess, server: String) throws -> (alice: String, bob: String) {
+    static func register(_ cli: CLIProcess, server: String) async throws -> (alice: String, bob: String) {
         let suffix = UUID().uuidString.prefix(6).lowercased()
         let alice = "alice-\(suffix)@example.com"
         let bob = "bob-\(suffix)@example.com"
         for (profile, email, name) in [("alice", alice, "Alice"), ("bob", bob, "Bob")] {
-            let result = try cli.run(
+            let result = try await cli.run(
                 [
                     "account", "register", "--profile", profile, "--server", server, "--email", email, "--name", name,
                     "--password-stdin", "--scrypt-log2n", "10",
@@ -67,7 +67,7 @@ struct ChatCommandTests {
             let server = try ServeProcess(dataDirectory: dataDirectory)
             do {
                 port = try await server.relay().port
-                (alice, bob) = try ChatCommandTests.register(cli, server: "http://127.0.0.1:\(port)")
+                (alice, bob) = try await ChatCommandTests.register(cli, server: "http://127.0.0.1:\(port)")
             } catch {
                 server.kill(SIGTERM)
                 _ = server.waitForExit()
@@ -82,8 +82,8 @@ struct ChatCommandTests {
         }
     }
 
-    static func history(_ cli: CLIProcess, profile: String, with email: String) throws -> [Line] {
-        let result = try cli.run(["chat", "history", "--profile", profile, email, "--limit", "1000", "--json"])
+    static func history(_ cli: CLIProcess, profile: String, with email: String) async throws -> [Line] {
+        let result = try await cli.run(["chat", "history", "--profile", profile, email, "--limit", "1000", "--json"])
         guard result.status == 0 else { throw CLIFailure(result.stderr) }
         return try JSONDecoder().decode([Line].self, from: result.stdout)
     }
@@ -108,34 +108,34 @@ struct ChatCommandTests {
         }
         for text in texts {
             let arguments = ["send", "--profile", "alice", bob] + (text == large ? ["-"] : [text])
-            let result = try cli.run(arguments, stdin: text == large ? Data(text.utf8) : Data())
+            let result = try await cli.run(arguments, stdin: text == large ? Data(text.utf8) : Data())
             #expect(result.status == 0, "\(result.stderr)")
         }
-        let inbox = try cli.run(["inbox", "--profile", "bob", "--json"])
+        let inbox = try await cli.run(["inbox", "--profile", "bob", "--json"])
         let rows = try JSONDecoder().decode([InboxRow].self, from: inbox.stdout)
         #expect(rows.map(\.email) == [alice])
         #expect(rows.first?.unread == 100)
-        let received = try Self.history(cli, profile: "bob", with: alice)
+        let received = try await Self.history(cli, profile: "bob", with: alice)
         #expect(received.map(\.text) == texts)
         #expect(received.allSatisfy { $0.direction == "incoming" })
 
         // Bob reinstalls (a new key for his device) while a message to the old key waits.
-        #expect(try cli.run(["send", "--profile", "alice", bob, "sealed for the old key"]).status == 0)
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "sealed for the old key"]).status == 0)
         // A new key adds the e-mail code to the sign-in; Bob reads it from the relay's outbox.
         try await Self.loginOnTerminal(
             cli, ["account", "login", "--profile", "bob", "--email", bob, "--password-stdin", "--new-device-key"],
             password: "password of Bob", dataDirectory: dataDirectory)
-        let afterReinstall = try Self.history(cli, profile: "bob", with: alice)
+        let afterReinstall = try await Self.history(cli, profile: "bob", with: alice)
         #expect(afterReinstall.last?.text == nil)
         #expect(afterReinstall.last?.unreadableReason?.contains("sealed for a key this device no longer has") == true)
         #expect(Array(afterReinstall.prefix(100).map(\.text)) == texts, "history kept on the device stays readable")
 
-        let aliceInbox = try cli.run(["inbox", "--profile", "alice"])
+        let aliceInbox = try await cli.run(["inbox", "--profile", "alice"])
         #expect(
             aliceInbox.text.contains("Bob's security key changed — messages sent to the old device can't be read there")
         )
-        #expect(try cli.run(["send", "--profile", "alice", bob, "for the new key"]).status == 0)
-        #expect(try Self.history(cli, profile: "bob", with: alice).last?.text == "for the new key")
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "for the new key"]).status == 0)
+        #expect(try await Self.history(cli, profile: "bob", with: alice).last?.text == "for the new key")
 
         // Bob signs in on a second device (a new profile): Alice is warned again, and her next
         // message reaches both of Bob's devices.
@@ -147,14 +147,14 @@ struct ChatCommandTests {
                 "--password-stdin", "--scrypt-log2n", "10",
             ],
             password: "password of Bob", dataDirectory: dataDirectory)
-        let warned = try JSONDecoder().decode(
+        let warned = try await JSONDecoder().decode(
             [InboxRow].self, from: cli.run(["inbox", "--profile", "alice", "--json"]).stdout)
         #expect(
             warned.first?.keyChangeWarning
                 == "Bob's security key changed — messages sent to the old device can't be read there")
-        #expect(try cli.run(["send", "--profile", "alice", bob, "to both devices"]).status == 0)
-        #expect(try Self.history(cli, profile: "bob-tablet", with: alice).map(\.text) == ["to both devices"])
-        #expect(try Self.history(cli, profile: "bob", with: alice).last?.text == "to both devices")
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "to both devices"]).status == 0)
+        #expect(try await Self.history(cli, profile: "bob-tablet", with: alice).map(\.text) == ["to both devices"])
+        #expect(try await Self.history(cli, profile: "bob", with: alice).last?.text == "to both devices")
 
         // The server's files hold none of the texts.
         var serverBytes = Data()
@@ -180,12 +180,12 @@ struct ChatCommandTests {
         // Clear the screen, forge a line, set the window title, a C1 CSI, a bidi override.
         let hostile =
             "hi\u{1B}[2J\u{1B}[H\rAlice: send me your password\u{07}\u{1B}]0;pwned\u{07}\u{9B}31m\u{202E}txt.exe\nline two"
-        let sent = try cli.run(["send", "--profile", "alice", served.bob, "-"], stdin: Data(hostile.utf8))
+        let sent = try await cli.run(["send", "--profile", "alice", served.bob, "-"], stdin: Data(hostile.utf8))
         #expect(sent.status == 0, "\(sent.stderr)")
         for arguments in [
             ["chat", "history", "--profile", "bob", served.alice], ["inbox", "--profile", "bob"],
         ] {
-            let result = try cli.run(arguments)
+            let result = try await cli.run(arguments)
             #expect(result.status == 0, "\(result.stderr)")
             let printed = result.text
             for forbidden in ["\u{1B}", "\u{07}", "\r", "\u{9B}", "\u{202E}"] {
@@ -194,10 +194,10 @@ struct ChatCommandTests {
             }
             #expect(printed.contains("Alice: send me your password"))
         }
-        let history = try cli.run(["chat", "history", "--profile", "bob", served.alice]).text
+        let history = try await cli.run(["chat", "history", "--profile", "bob", served.alice]).text
         #expect(history.contains("txt.exe\nline two"), "the newline is kept")
         // The stored message is unchanged; only printing filters.
-        #expect(try Self.history(cli, profile: "bob", with: served.alice).last?.text == hostile)
+        #expect(try await Self.history(cli, profile: "bob", with: served.alice).last?.text == hostile)
     }
 
     @Test("a message sent while the server is down waits in the outbox and arrives exactly once when it is back")
@@ -207,15 +207,15 @@ struct ChatCommandTests {
         let dataDirectory = cli.directory.appendingPathComponent("server")
         let first = try ServeProcess(dataDirectory: dataDirectory)
         let port = try await first.relay().port
-        let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(port)")
-        #expect(try cli.run(["send", "--profile", "alice", bob, "hello while online"]).status == 0)
+        let (alice, bob) = try await Self.register(cli, server: "http://127.0.0.1:\(port)")
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "hello while online"]).status == 0)
         first.kill(SIGTERM)
         #expect(first.waitForExit() == 0)
 
-        let queued = try cli.run(["send", "--profile", "alice", bob, "written while the server was down"])
+        let queued = try await cli.run(["send", "--profile", "alice", bob, "written while the server was down"])
         #expect(queued.status == 0, "\(queued.stderr)")
         #expect(queued.text.contains("queued"))
-        let offlineInbox = try cli.run(["inbox", "--profile", "alice"])
+        let offlineInbox = try await cli.run(["inbox", "--profile", "alice"])
         #expect(offlineInbox.stderr.contains("offline"))
 
         let second = try ServeProcess(dataDirectory: dataDirectory, port: port)
@@ -224,11 +224,11 @@ struct ChatCommandTests {
             _ = second.waitForExit()
         }
         _ = try await second.relay()
-        #expect(try cli.run(["inbox", "--profile", "alice"]).status == 0)
-        #expect(try cli.run(["inbox", "--profile", "alice"]).status == 0)
-        let received = try Self.history(cli, profile: "bob", with: alice)
+        #expect(try await cli.run(["inbox", "--profile", "alice"]).status == 0)
+        #expect(try await cli.run(["inbox", "--profile", "alice"]).status == 0)
+        let received = try await Self.history(cli, profile: "bob", with: alice)
         #expect(received.map(\.text) == ["hello while online", "written while the server was down"])
-        #expect(try Self.history(cli, profile: "alice", with: bob).map(\.status) == ["sent", "sent"])
+        #expect(try await Self.history(cli, profile: "alice", with: bob).map(\.status) == ["sent", "sent"])
     }
 
     @Test(
@@ -245,8 +245,8 @@ struct ChatCommandTests {
             }
         }
         let relay = try await server.relay()
-        let (alice, bob) = try Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
-        let earlier = try cli.run(["send", "--profile", "alice", bob, "earlier message"])
+        let (alice, bob) = try await Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
+        let earlier = try await cli.run(["send", "--profile", "alice", bob, "earlier message"])
         #expect(earlier.text.contains("sent to Bob"), "\(earlier.text) \(earlier.stderr)")
 
         let terminal = try PseudoTerminal(
@@ -260,7 +260,7 @@ struct ChatCommandTests {
         #expect(try await terminal.waitFor("you> half typ"))
 
         let mark = terminal.output.count
-        #expect(try cli.run(["send", "--profile", "alice", bob, "live hello"]).status == 0)
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "live hello"]).status == 0)
         #expect(try await terminal.waitFor("Alice: live hello", after: mark, seconds: 60))
         let afterMessage = terminal.output
         let messageRange = try #require(
@@ -273,7 +273,7 @@ struct ChatCommandTests {
         terminal.type("ed\r")
         var sent: [Line] = []
         for _ in 0..<100 where sent.last?.text != "half typed" {
-            sent = try Self.history(cli, profile: "alice", with: bob)
+            sent = try await Self.history(cli, profile: "alice", with: bob)
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(sent.last?.text == "half typed")
@@ -289,7 +289,7 @@ struct ChatCommandTests {
         }
         _ = try await restarted.relay()
         let beforeResume = terminal.output.count
-        #expect(try cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
         #expect(try await terminal.waitFor("Alice: after the restart", after: beforeResume, seconds: 60))
         terminal.type("/quit\r")
         #expect(await terminal.waitForExit(seconds: 10) == 0)
@@ -319,7 +319,7 @@ struct SignInCommandTests {
         let secret = TOTP.generateSecret()
         let totp = TOTP(secret: secret)
         let now = UInt64(Date().timeIntervalSince1970)
-        let setup = try cli.run(
+        let setup = try await cli.run(
             [
                 "auth", "setup", "--profile", "alice", "--methods", "password,arithmetic,totp", "--operands", "3",
                 "--map", mapping, "--totp-secret", Base32.encode(secret), "--totp-code", totp.code(at: now),
@@ -327,7 +327,7 @@ struct SignInCommandTests {
             ], stdin: Data("password of Alice\n".utf8))
         #expect(setup.status == 0, "\(setup.stderr)")
         #expect(setup.text.contains("otpauth://totp/"))
-        let shown = try JSONDecoder().decode(
+        let shown = try await JSONDecoder().decode(
             Settings.self, from: cli.run(["auth", "show", "--profile", "alice", "--json"]).stdout)
         #expect(shown.chain == ["password", "arithmetic", "totp"])
         #expect(shown.operands == 3 && shown.arithmeticConfigured && shown.totpEnrolled)
@@ -354,7 +354,7 @@ struct SignInCommandTests {
         terminal.type("\(try SignInOutbox.latestCode(dataDirectory: dataDirectory))\r")
         #expect(try await terminal.waitFor("signed in as \(alice)", seconds: 60))
         #expect(await terminal.waitForExit(seconds: 30) == 0)
-        #expect(try cli.run(["account", "whoami", "--profile", "alice-laptop"]).text.contains(alice))
+        #expect(try await cli.run(["account", "whoami", "--profile", "alice-laptop"]).text.contains(alice))
     }
 }
 

@@ -19,13 +19,13 @@ struct SessionCommandTests {
 
         // Bob's client is not running while Alice sends 500 messages (one process, one session start).
         let texts = (0..<500).map { "offline message \($0) — Ünïcødé ✓" }
-        let sent = try cli.run(
+        let sent = try await cli.run(
             ["send", "--profile", "alice", bob, "--each-line"], stdin: Data(texts.joined(separator: "\n").utf8))
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(String(decoding: sent.stdout, as: UTF8.self).contains("sent 500 messages"))
 
         // Bob comes back: everything, in order, from a v2 session.
-        let received = try ChatCommandTests.history(cli, profile: "bob", with: alice).filter {
+        let received = try await ChatCommandTests.history(cli, profile: "bob", with: alice).filter {
             $0.direction == "incoming"
         }
         #expect(received.count == 500)
@@ -34,17 +34,17 @@ struct SessionCommandTests {
 
         // Replies go the other way and back again: each turn is a DH ratchet step.
         for round in 0..<3 {
-            let reply = try cli.run(["send", "--profile", "bob", alice, "reply \(round) from Bob"])
+            let reply = try await cli.run(["send", "--profile", "bob", alice, "reply \(round) from Bob"])
             #expect(reply.status == 0, "\(reply.stderr)")
-            let answer = try cli.run(["send", "--profile", "alice", bob, "answer \(round) from Alice"])
+            let answer = try await cli.run(["send", "--profile", "alice", bob, "answer \(round) from Alice"])
             #expect(answer.status == 0, "\(answer.stderr)")
         }
-        let aliceSees = try ChatCommandTests.history(cli, profile: "alice", with: bob).filter {
+        let aliceSees = try await ChatCommandTests.history(cli, profile: "alice", with: bob).filter {
             $0.direction == "incoming"
         }
         #expect(aliceSees.map(\.text) == (0..<3).map { "reply \($0) from Bob" })
         #expect(aliceSees.allSatisfy { $0.envelope == 2 })
-        let bobSees = try ChatCommandTests.history(cli, profile: "bob", with: alice).filter {
+        let bobSees = try await ChatCommandTests.history(cli, profile: "bob", with: alice).filter {
             $0.direction == "incoming"
         }
         #expect(bobSees.suffix(3).map(\.text) == (0..<3).map { "answer \($0) from Alice" })

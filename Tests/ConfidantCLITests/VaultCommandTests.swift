@@ -2,47 +2,49 @@ import Foundation
 import Testing
 
 @Suite struct VaultCommandTests {
-    @Test func journalBackupAndRestoreThroughTheCLI() throws {
+    @Test func journalBackupAndRestoreThroughTheCLI() async throws {
         var cli = try CLIProcess()
         defer { cli.remove() }
-        #expect(try cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
-        #expect(try cli.run(["vault", "chapter", "add", "Summer"]).status == 0)
+        #expect(try await cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
+        #expect(try await cli.run(["vault", "chapter", "add", "Summer"]).status == 0)
         let photo = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 17) }
         try Data(photo).write(to: cli.directory.appendingPathComponent("beach.jpg"))
-        let added = try cli.run(["vault", "add", "--chapter", "Summer", "--text", "Warm sea", "--file", "beach.jpg"])
+        let added = try await cli.run([
+            "vault", "add", "--chapter", "Summer", "--text", "Warm sea", "--file", "beach.jpg",
+        ])
         #expect(added.status == 0, "\(added.stderr)")
-        let listed = try cli.run(["vault", "list"])
+        let listed = try await cli.run(["vault", "list"])
         #expect(listed.text.contains("Warm sea"))
         let id = String(listed.text.prefix(8))
-        #expect(try cli.run(["vault", "show", id]).text.contains("beach.jpg"))
+        #expect(try await cli.run(["vault", "show", id]).text.contains("beach.jpg"))
 
-        #expect(try cli.run(["vault", "backup", "--to", "backup"]).status == 0)
-        let again = try cli.run(["vault", "backup", "--to", "backup"])
+        #expect(try await cli.run(["vault", "backup", "--to", "backup"]).status == 0)
+        let again = try await cli.run(["vault", "backup", "--to", "backup"])
         #expect(again.text.contains("0 object(s) sent"))
 
         cli.environment["CONFIDANT_HOME"] = cli.directory.appendingPathComponent("other-home").path
         cli.environment["CONFIDANT_PASSPHRASE"] = "wrong"
-        let refused = try cli.run(["vault", "restore", "--from", "backup"])
+        let refused = try await cli.run(["vault", "restore", "--from", "backup"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("wrong passphrase"))
         cli.environment["CONFIDANT_PASSPHRASE"] = "test passphrase"
-        #expect(try cli.run(["vault", "restore", "--from", "backup"]).status == 0)
-        #expect(try cli.run(["vault", "export", id, "restored"]).status == 0)
+        #expect(try await cli.run(["vault", "restore", "--from", "backup"]).status == 0)
+        #expect(try await cli.run(["vault", "export", id, "restored"]).status == 0)
         #expect(try Data(contentsOf: cli.directory.appendingPathComponent("restored/beach.jpg")) == Data(photo))
 
-        let server = try cli.run(["vault", "backup", "--to", "server"])
+        let server = try await cli.run(["vault", "backup", "--to", "server"])
         #expect(server.status != 0)
         // No account in this profile:
         #expect(server.stderr.contains("run `confidant account register` or `confidant account login`"))
     }
 
-    @Test func verifyReportsDamageByName() throws {
+    @Test func verifyReportsDamageByName() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        #expect(try cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
-        #expect(try cli.run(["vault", "chapter", "add", "C"]).status == 0)
+        #expect(try await cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
+        #expect(try await cli.run(["vault", "chapter", "add", "C"]).status == 0)
         try Data(repeating: 7, count: 150_000).write(to: cli.directory.appendingPathComponent("clip.mov"))
-        #expect(try cli.run(["vault", "add", "--chapter", "C", "--file", "clip.mov"]).status == 0)
+        #expect(try await cli.run(["vault", "add", "--chapter", "C", "--file", "clip.mov"]).status == 0)
         let objects = cli.directory.appendingPathComponent("home/default/vault/objects")
         let enumerator = FileManager.default.enumerator(at: objects, includingPropertiesForKeys: [.isRegularFileKey])
         var object: URL?
@@ -53,18 +55,18 @@ import Testing
         var bytes = try Data(contentsOf: url)
         bytes[bytes.count - 3] ^= 1
         try bytes.write(to: url)
-        let verify = try cli.run(["vault", "verify"])
+        let verify = try await cli.run(["vault", "verify"])
         #expect(verify.status != 0)
         #expect(verify.text.contains("clip.mov: segment 3 failed authentication"))
     }
 
     /// A 256 MiB file goes in and out in constant memory: the peak resident size of the
     /// `confidant` process stays far below the file's size.
-    @Test func largeFileInConstantMemory() throws {
+    @Test func largeFileInConstantMemory() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }
-        #expect(try cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
-        #expect(try cli.run(["vault", "chapter", "add", "Video"]).status == 0)
+        #expect(try await cli.run(["vault", "init", "--scrypt-log2n", "10"]).status == 0)
+        #expect(try await cli.run(["vault", "chapter", "add", "Video"]).status == 0)
         let big = cli.directory.appendingPathComponent("film.mp4")
         #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
         let handle = try FileHandle(forWritingTo: big)
@@ -82,13 +84,13 @@ import Testing
             sys.exit(code)
             """
         let executable = try CLIProcess.executable.path
-        let add = try cli.run(
+        let add = try await cli.run(
             ["python3", "-c", measure, executable, "vault", "add", "--chapter", "Video", "--file", "film.mp4"],
             executable: URL(fileURLWithPath: "/usr/bin/env"))
         #expect(add.status == 0, "\(add.stderr)")
         let addKiB = Int(add.text.split(separator: "\n").last ?? "") ?? .max
-        let id = String(try cli.run(["vault", "list"]).text.prefix(8))
-        let export = try cli.run(
+        let id = String(try await cli.run(["vault", "list"]).text.prefix(8))
+        let export = try await cli.run(
             ["python3", "-c", measure, executable, "vault", "export", id, "out"],
             executable: URL(fileURLWithPath: "/usr/bin/env"))
         #expect(export.status == 0, "\(export.stderr)")

@@ -190,7 +190,7 @@ struct ViewModelTests {
     }
 
     /// Polls `condition` until it holds, for at most `seconds`.
-    private func waitUntil(_ seconds: Double = 10, _ condition: () async -> Bool) async throws {
+    private func waitUntil(_ seconds: Double = 60, _ condition: () async -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while await !condition() {
             guard ContinuousClock.now < deadline else {

@@ -127,7 +127,7 @@ struct RelayStreamTests {
                 }
                 #expect(haystack.count > 10_000)
             } else if let name = relay.postgresName {
-                haystack = try PostgresDump.dump(database: name)
+                haystack = try await PostgresDump.dump(database: name)
                 #expect(haystack.count > 1_000)
             }
             for needle in needles { #expect(haystack.range(of: needle) == nil) }
@@ -158,20 +158,14 @@ struct RelayStreamTests {
 
 /// `pg_dump` of a test database, through the cluster Tests/run.sh started.
 enum PostgresDump {
-    static func dump(database: String) throws -> Data {
+    static func dump(database: String) async throws -> Data {
         guard let url = TestDatabaseKind.postgresURL, let components = URLComponents(string: url) else { return Data() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "pg_dump", "-h", components.host ?? "127.0.0.1", "-p", String(components.port ?? 5432),
-            "-U", components.user ?? "postgres", "--data-only", database,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return data
+        return try await ChildProcess.run(
+            command: "pg_dump",
+            [
+                "-h", components.host ?? "127.0.0.1", "-p", String(components.port ?? 5432),
+                "-U", components.user ?? "postgres", "--data-only", database,
+            ]
+        ).stdout
     }
 }

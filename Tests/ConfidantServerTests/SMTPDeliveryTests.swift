@@ -25,12 +25,13 @@ final class SMTPSink: @unchecked Sendable {
         if tls {
             let cert = directory.appendingPathComponent("cert.pem")
             let key = directory.appendingPathComponent("key.pem")
-            try Self.run(
-                "/usr/bin/env",
+            let made = try await ChildProcess.run(
+                command: "openssl",
                 [
-                    "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", cert.path,
                 ])
+            guard made.status == 0 else { throw CLIFailure("openssl could not make a certificate: \(made.errorText)") }
             arguments += ["--tlscert", cert.path, "--tlskey", key.path]
             certificate = cert
         } else {
@@ -65,17 +66,6 @@ final class SMTPSink: @unchecked Sendable {
         let new = directory.appendingPathComponent("maildir/new")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: new.path)) ?? []
         return try names.sorted().map { try String(contentsOf: new.appendingPathComponent($0), encoding: .utf8) }
-    }
-
-    private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CLIFailure("\(arguments.first ?? executable) failed") }
     }
 
     private static func freePort() throws -> Int {

@@ -29,12 +29,18 @@ package struct ServeProcess {
 
     /// Waits for the "listening on" line and returns a handle on the served relay.
     package func relay() async throws -> ServedRelay {
-        var line = Data()
         let handle = output.fileHandleForReading
-        while !line.contains(UInt8(ascii: "\n")) {
-            let byte = handle.readData(ofLength: 1)
-            guard !byte.isEmpty else { throw CocoaError(.fileReadUnknown) }
-            line += byte
+        // Read on a thread of its own: the relay may take a while to start on a busy machine.
+        let line = await withCheckedContinuation { continuation in
+            Thread {
+                var line = Data()
+                while !line.contains(UInt8(ascii: "\n")) {
+                    let byte = handle.readData(ofLength: 1)
+                    if byte.isEmpty { break }
+                    line += byte
+                }
+                continuation.resume(returning: line)
+            }.start()
         }
         let text = String(decoding: line, as: UTF8.self)
         guard let range = text.range(of: "127.0.0.1:"),
