@@ -58,6 +58,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     // The server itself
     case mailUnavailable = "mail_unavailable"
     case storageUnavailable = "storage_unavailable"
+    /// The database is down, restarting or overloaded; retry after `Retry-After`.
+    case databaseUnavailable = "database_unavailable"
     case authKeyMismatch = "auth_key_mismatch"
     case `internal`
 
@@ -86,14 +88,16 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
         case .unsupportedMediaType, .unsupportedImage: 415
         case .rateLimited, .lockedOut, .tooManyInFlight: 429
         case .internal, .authKeyMismatch, .unrecognized: 500
-        case .mailUnavailable, .storageUnavailable: 503
+        case .mailUnavailable, .storageUnavailable, .databaseUnavailable: 503
         }
     }
 
     /// Whether the same request may succeed later without any change (the client retries these).
     public var isTransient: Bool {
         switch self {
-        case .rateLimited, .lockedOut, .tooManyInFlight, .mailUnavailable, .storageUnavailable, .internal: true
+        case .rateLimited, .lockedOut, .tooManyInFlight, .mailUnavailable, .storageUnavailable, .databaseUnavailable,
+            .internal:
+            true
         default: false
         }
     }

@@ -43,11 +43,23 @@ public final class RelayServer: Sendable {
                 try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
                 // Several connections per event loop: a write transaction must not hold up the reads
                 // (sessions, mailbox pages, streams) that share its event loop.
-                app.databases.use(.sqlite(.file(path), maxConnectionsPerEventLoop: 4, sqlLogLevel: .trace), as: .sqlite)
+                app.databases.use(
+                    .sqlite(
+                        .file(path), maxConnectionsPerEventLoop: 4,
+                        connectionPoolTimeout: .seconds(Int64(configuration.databaseWaitSeconds)), sqlLogLevel: .trace),
+                    as: .sqlite)
                 listener = nil
             case .postgres(let url):
                 let postgres = try SQLPostgresConfiguration(url: url)
-                app.databases.use(.postgres(configuration: postgres, sqlLogLevel: .trace), as: .psql)
+                // The driver's default is one connection per event loop: a request waiting on a
+                // row lock would hold up every other request on its loop.
+                app.databases.use(
+                    .postgres(
+                        configuration: postgres,
+                        maxConnectionsPerEventLoop: configuration.postgresConnectionsPerEventLoop,
+                        connectionPoolTimeout: .seconds(Int64(configuration.databaseWaitSeconds)),
+                        encodingContext: .default, decodingContext: .default, sqlLogLevel: .trace),
+                    as: .psql)
                 listener = PostgresMailboxListener(
                     configuration: postgres.coreConfiguration, hub: hub, sessions: sessionCache, logger: logger)
             }
@@ -59,7 +71,8 @@ public final class RelayServer: Sendable {
             try await app.autoMigrate()
             let database = RelayDatabase(
                 db: app.db, engine: listener == nil ? .sqlite : .postgresql,
-                synchronous: configuration.sqliteSynchronous)
+                synchronous: configuration.sqliteSynchronous,
+                busyTimeoutMilliseconds: configuration.sqliteBusyTimeoutMilliseconds)
             let services = try RelayServices(
                 configuration: configuration, database: database, hub: hub, cache: sessionCache,
                 threadPool: app.threadPool,
@@ -80,7 +93,7 @@ public final class RelayServer: Sendable {
     /// The map: middleware, the OpenAPI handlers, the stream.
     private func routes(_ app: Application, services: RelayServices) throws {
         app.middleware = Middlewares()
-        app.middleware.use(ProblemMiddleware())
+        app.middleware.use(ProblemMiddleware(outages: services.outages))
         app.middleware.use(RequestContextMiddleware())
         app.middleware.use(SessionMiddleware(sessions: services.sessions))
         app.middleware.use(BodyLimitMiddleware(configuration: configuration))
@@ -98,7 +111,8 @@ public final class RelayServer: Sendable {
         let transport = VaporTransport(routesBuilder: app)
         try RelayAPI(services: services).registerHandlers(
             on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
-        MailboxStream(mailbox: services.mailbox, configuration: configuration).register(on: app)
+        MailboxStream(mailbox: services.mailbox, configuration: configuration, outages: services.outages).register(
+            on: app)
     }
 
     /// Starts listening; returns the bound port (useful with port 0).

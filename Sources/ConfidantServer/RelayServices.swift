@@ -18,6 +18,8 @@ struct RelayServices: Sendable {
     let prekeys: PrekeyService
     let blobs: BlobService
     let backups: BackupObjectService
+    /// Outages of the database or disk, logged without flooding.
+    let outages = OutageLog()
 
     init(
         configuration: ServerConfiguration, database: RelayDatabase, hub: MailboxHub, cache: SessionCache,

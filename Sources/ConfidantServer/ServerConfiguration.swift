@@ -100,6 +100,16 @@ public struct ServerConfiguration: Sendable {
     /// SQLite durability: `normal` (default) survives a crash of the server process; `full`
     /// also survives a power cut, at one fsync per message.
     public var sqliteSynchronous = SQLiteSynchronous.normal
+    /// How long an SQLite write waits for a lock another process holds (a backup, a `sqlite3`
+    /// shell) before the request is answered `503 database_unavailable`.
+    public var sqliteBusyTimeoutMilliseconds = 5_000
+    /// PostgreSQL connections per event loop (one loop per core): a request that waits on a row
+    /// lock holds its connection, so several per loop keep the others going. Each instance opens
+    /// up to this times its cores, plus one for notifications.
+    public var postgresConnectionsPerEventLoop = 8
+    /// How long a request waits for a database connection before it is answered
+    /// `503 database_unavailable` (the database is down, or overloaded).
+    public var databaseWaitSeconds = 10
     /// Reverse proxies whose `X-Forwarded-For` is believed: the client is the rightmost address
     /// in it that is not one of these. Empty (the default): the socket's peer is the client.
     public var trustedProxies: [IPNetwork] = []

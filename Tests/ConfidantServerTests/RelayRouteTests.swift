@@ -361,7 +361,9 @@ struct RelayRouteTests {
 
     @Test("sign-ups from one address are throttled after the free allowance")
     func signUpThrottle() async throws {
+        let clock = ManualClock()
         try await TestRelay.run(adjust: {
+            $0.now = clock.now
             $0.freeSignUpsPerAddress = 3
             $0.signInPolicy.baseDelay = 5
         }) { relay in

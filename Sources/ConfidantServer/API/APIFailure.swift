@@ -41,3 +41,22 @@ public struct APIFailure: Error, CustomStringConvertible, Sendable, Equatable {
         .init(.tooLarge, "\(what) is larger than the limit of \(limit) bytes.")
     }
 }
+
+extension APIFailure {
+    /// What a client is told about `error`: our own failures as they are; an outage of the
+    /// database or its disk as a `503` with its code (logged once per cause, see `OutageLog`);
+    /// anything else as `internal`, logged with its type and never described to the client.
+    static func reported(
+        _ error: any Error, outages: OutageLog, logger: Logger, metadata: @autoclosure () -> Logger.Metadata = [:]
+    ) -> APIFailure {
+        if let failure = error as? APIFailure { return failure }
+        if let outage = DatabaseOutage.classify(error) {
+            outages.record(outage, logger: logger)
+            return outage.failure
+        }
+        var metadata = metadata()
+        metadata["type"] = "\(String(reflecting: type(of: error)))"
+        logger.error("unexpected error", metadata: metadata)
+        return .internalError
+    }
+}

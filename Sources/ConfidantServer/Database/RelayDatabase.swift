@@ -10,13 +10,17 @@ struct RelayDatabase: Sendable {
     let db: any Database
     let engine: Engine
     private let synchronous: SQLiteSynchronous
+    /// How long a write waits for a lock another process holds on the SQLite file (a backup, a
+    /// `sqlite3` shell) before it fails with `database_unavailable`.
+    private let busyTimeoutMilliseconds: Int
     private let gate = WriteGate()
     private let checkpoints = WALCheckpoints()
 
-    init(db: any Database, engine: Engine, synchronous: SQLiteSynchronous) {
+    init(db: any Database, engine: Engine, synchronous: SQLiteSynchronous, busyTimeoutMilliseconds: Int = 5_000) {
         self.db = db
         self.engine = engine
         self.synchronous = synchronous
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
     }
 
     var isPostgres: Bool { engine == .postgresql }
@@ -47,6 +51,7 @@ struct RelayDatabase: Sendable {
         }
         await gate.acquire()
         let synchronous = synchronous.rawValue
+        let busyTimeout = busyTimeoutMilliseconds
         do {
             // `synchronous` is per connection and the pool hands out any of several, so each write
             // sets it on the connection it runs on (a no-op statement without I/O). NORMAL: a commit
@@ -55,6 +60,7 @@ struct RelayDatabase: Sendable {
                 if let sql = connection as? any SQLDatabase {
                     try await sql.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: synchronous)")).run()
                     try await sql.raw("PRAGMA wal_autocheckpoint=0").run()
+                    try await sql.raw(SQLQueryString("PRAGMA busy_timeout=\(unsafeRaw: String(busyTimeout))")).run()
                 }
                 return try await connection.transaction { try await body($0) }
             }

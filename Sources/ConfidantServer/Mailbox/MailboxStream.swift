@@ -14,6 +14,7 @@ import Vapor
 struct MailboxStream: Sendable {
     let mailbox: MailboxService
     let configuration: ServerConfiguration
+    let outages: OutageLog
     static let pageSize = 200
     /// Sends a connection may have waiting for their group commit; more are refused
     /// (`too_many_in_flight`), so that one client cannot queue without bound.
@@ -178,7 +179,7 @@ struct MailboxStream: Sendable {
             if let cursors = request.cursors {
                 do {
                     try await mailbox.enqueueAcknowledgement(cursors, for: caller.address) { error in
-                        let failure = Self.failure(error)
+                        let failure = APIFailure.reported(error, outages: outages, logger: logger)
                         reply(Self.problem(failure.code, failure.message))
                     }
                 } catch {
@@ -213,17 +214,12 @@ struct MailboxStream: Sendable {
                     inFlight.end()
                     switch result {
                     case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: batch.messageId)))
-                    case .failure(let error): refuse(batch.messageId, Self.failure(error))
+                    case .failure(let error):
+                        refuse(batch.messageId, APIFailure.reported(error, outages: outages, logger: logger))
                     }
                 }
             }
         }
-    }
-
-    /// What the client is told about a failed request: our own failures as they are, anything
-    /// else without detail (the HTTP API's `ProblemMiddleware` does the same).
-    private static func failure(_ error: any Error) -> APIFailure {
-        (error as? APIFailure) ?? .internalError
     }
 
     private static func problem(_ code: APIErrorCode, _ message: String) -> String {

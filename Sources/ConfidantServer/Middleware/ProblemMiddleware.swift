@@ -4,13 +4,16 @@ import Vapor
 
 /// Turns every error into a JSON `Problem` (`{"error": code, "message": text}`), never a stack
 /// trace: our own `APIFailure`s keep their status and code; the OpenAPI runtime's decoding errors
-/// become `malformed_request`; anything unexpected is logged and answered with a bare `internal`.
+/// become `malformed_request`; an outage of the database or its disk is a `503` with its code;
+/// anything unexpected is logged and answered with a bare `internal`.
 struct ProblemMiddleware: AsyncMiddleware {
+    let outages: OutageLog
+
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         do {
             return try await next.respond(to: request)
         } catch {
-            let failure = Self.failure(for: error, request: request)
+            let failure = failure(for: error, request: request)
             let response = Response(status: failure.status)
             try response.content.encode(Body(error: failure.code.rawValue, message: failure.message), as: .json)
             if let retryAfter = failure.retryAfter {
@@ -25,7 +28,7 @@ struct ProblemMiddleware: AsyncMiddleware {
         let message: String
     }
 
-    static func failure(for error: any Error, request: Request) -> APIFailure {
+    func failure(for error: any Error, request: Request) -> APIFailure {
         switch error {
         case let failure as APIFailure:
             return failure
@@ -54,9 +57,7 @@ struct ProblemMiddleware: AsyncMiddleware {
         case is DecodingError:
             return .malformed("The request body is not valid JSON for this endpoint.")
         default:
-            request.logger.error(
-                "unexpected error", metadata: ["type": "\(type(of: error))", "path": "\(request.url.path)"])
-            return .internalError
+            return .reported(error, outages: outages, logger: request.logger, metadata: ["path": "\(request.url.path)"])
         }
     }
 }

@@ -28,6 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
     @Option(help: "SQLite durability: normal (survives a server crash) or full (also a power cut; slower).")
     var sqliteSync = "normal"
+    @Option(help: "PostgreSQL connections per core (each instance opens up to this times its cores, plus one).")
+    var postgresConnections = 8
     @Option(
         help:
             "SMTP server for e-mail sign-in codes (without it, codes go to <data-dir>/outbox and the log: development only)."
@@ -61,6 +63,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--sqlite-sync must be normal or full.")
         }
         configuration.sqliteSynchronous = synchronous
+        guard (1...64).contains(postgresConnections) else {
+            throw ValidationError("--postgres-connections must be between 1 and 64.")
+        }
+        configuration.postgresConnectionsPerEventLoop = postgresConnections
         configuration.host = host
         configuration.trustedProxies = try trustedProxies.map { text in
             guard let network = IPNetwork(text) else {
