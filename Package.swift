@@ -190,6 +190,7 @@ let package = Package(
             name: "ConfidantTestSupport",
             dependencies: [
                 "ConfidantServer",
+                "ConfidantCrypto",
                 "ConfidantAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),

@@ -8,7 +8,13 @@ cd "$(dirname "$0")/.."
 source Tests/setup.sh
 
 status=0
-Tests/with-postgres.sh swift test "$@" || status=$?
+# A bound on the whole run: a test that hangs (a wait nobody answers) fails the run here, with
+# this message, instead of holding CI until its own limit. The suite takes a few minutes.
+timeout --signal=TERM --kill-after=30s "${CONFIDANT_TEST_TIMEOUT:-40m}" \
+    Tests/with-postgres.sh swift test "$@" || status=$?
+if [[ $status == 124 || $status == 137 ]]; then
+    echo "The tests did not finish within ${CONFIDANT_TEST_TIMEOUT:-40m}: one of them hangs (see the last 'started' lines above)." >&2
+fi
 
 if [[ ${#CONFIDANT_SETUP_NOTES[@]} -gt 0 ]]; then
     echo >&2

@@ -68,7 +68,9 @@ struct LoadCommand: AsyncParsableCommand {
         let http = HTTPClient(eventLoopGroupProvider: .shared(eventLoops), configuration: clientConfiguration)
         let result: BenchResult
         do {
-            result = try await measure(port: port, server: server, http: http, eventLoops: eventLoops)
+            result = try await measure(
+                port: port, server: server, outbox: directory.appendingPathComponent("outbox"), http: http,
+                eventLoops: eventLoops)
         } catch {
             try? await http.shutdown()
             throw error
@@ -83,9 +85,9 @@ struct LoadCommand: AsyncParsableCommand {
         }
     }
 
-    private func measure(port: Int, server: ChildServer, http: HTTPClient, eventLoops: MultiThreadedEventLoopGroup)
-        async throws -> BenchResult
-    {
+    private func measure(
+        port: Int, server: ChildServer, outbox: URL, http: HTTPClient, eventLoops: MultiThreadedEventLoopGroup
+    ) async throws -> BenchResult {
         guard let base = URL(string: "http://127.0.0.1:\(port)/v1") else { throw ValidationError("Bad port \(port).") }
         func client(_ token: String?) -> Client {
             Client(
@@ -97,7 +99,7 @@ struct LoadCommand: AsyncParsableCommand {
         progress("signing up \(pairs * 2) users")
         var users: [BenchUser] = []
         for index in 0..<(pairs * 2) {
-            users.append(try await BenchUser.make(index: index, client: client))
+            users.append(try await BenchUser.make(index: index, client: client, outbox: outbox))
         }
         progress("sealing \(messages) envelopes")
         let perPair = messages / pairs
@@ -140,7 +142,7 @@ struct LoadCommand: AsyncParsableCommand {
         var streams: [BenchStream] = []
         for pair in 0..<pairs {
             let stream = try await BenchStream.connect(
-                port: port, token: users[2 * pair + 1].token, on: eventLoops,
+                port: port, user: users[2 * pair + 1], on: eventLoops,
                 onEntry: { entry in
                     guard let text = entry.messageId, let id = UUID(uuidString: text) else { return }
                     let now = ContinuousClock.now
@@ -164,7 +166,7 @@ struct LoadCommand: AsyncParsableCommand {
             for pair in 0..<pairs {
                 senders.append(
                     try await BenchStream.connect(
-                        port: port, token: users[2 * pair].token, on: eventLoops, window: window,
+                        port: port, user: users[2 * pair], on: eventLoops, window: window,
                         onRefused: { refused in refusals.withLock { $0.append("\(refused.error): \(refused.message)") }
                         }))
             }
@@ -239,7 +241,7 @@ struct LoadCommand: AsyncParsableCommand {
             var held: [BenchStream] = []
             for index in 0..<idle {
                 let stream = try await BenchStream.connect(
-                    port: port, token: users[index % users.count].token, on: eventLoops)
+                    port: port, user: users[index % users.count], on: eventLoops)
                 held.append(stream)
             }
             for stream in held { try await stream.caughtUp() }
@@ -323,22 +325,48 @@ struct BenchUser: Sendable {
     let identity: PrivateIdentity
     let token: String
 
-    static func make(index: Int, client: (String?) -> Client) async throws -> BenchUser {
-        let email = "bench\(index)-\(UUID().uuidString.prefix(6))@example.com"
+    /// Signs up and signs in; the relay mails a code to prove the address, which the benchmark
+    /// reads from the child relay's development outbox.
+    static func make(index: Int, client: (String?) -> Client, outbox: URL) async throws -> BenchUser {
+        let email = "bench\(index)-\(UUID().uuidString.prefix(6).lowercased())@example.com"
         let password = "benchmark password \(index)"
         let anonymous = client(nil)
         let user = try await anonymous.signUp(
             body: .json(.init(email: email, password: password, displayName: "Bench \(index)"))
         ).created.body.json
         let identity = try PrivateIdentity.generate()
-        let session = try await anonymous.signIn(
-            body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized)))
-        )
-        .created.body.json
+        let challenge = try await anonymous.createDeviceChallenge().created.body.json
+        let start = try await anonymous.startSignIn(
+            body: .json(
+                .init(
+                    email: email, identity: .init(identity.publicIdentity.serialized),
+                    proof: try .init(signing: challenge, email: email, identity: identity)))
+        ).created.body.json
+        guard let transaction = start.transactionId else { throw ValidationError("The sign-in has no transaction.") }
+        var progress = try await anonymous.answerSignInStep(
+            path: .init(transactionId: transaction), body: .json(.init(method: .password, answer: password))
+        ).ok.body.json
+        if progress.step?.method == .emailCode {
+            progress = try await anonymous.answerSignInStep(
+                path: .init(transactionId: transaction),
+                body: .json(.init(method: .emailCode, answer: try mailedCode(to: email, in: outbox)))
+            ).ok.body.json
+        }
+        guard let session = progress.session else { throw ValidationError("The sign-in asked for more steps.") }
         guard let id = UUID(uuidString: user.id) else {
             throw ValidationError("The server returned a user id that is not a UUID.")
         }
         return BenchUser(id: id, identity: identity, token: session.token)
+    }
+
+    /// The code in the development outbox's message to `email`.
+    static func mailedCode(to email: String, in outbox: URL) throws -> String {
+        for name in try FileManager.default.contentsOfDirectory(atPath: outbox.path).sorted().reversed() {
+            let text = try String(contentsOf: outbox.appendingPathComponent(name), encoding: .utf8)
+            guard text.contains("To: \(email)\n"), let range = text.range(of: "sign-in code is ") else { continue }
+            return String(text[range.upperBound...].prefix { $0 != "." })
+        }
+        throw ValidationError("No sign-in code for \(email) in \(outbox.path).")
     }
 }
 
@@ -356,20 +384,30 @@ final class BenchStream: Sendable {
     }
 
     static func connect(
-        port: Int, token: String, on group: any EventLoopGroup, window: Int = 1,
+        port: Int, user: BenchUser, on group: any EventLoopGroup, window: Int = 1,
         onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
         onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }
     ) async throws -> BenchStream {
         let (signal, continuation) = AsyncStream<Void>.makeStream()
         let promise = group.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
-        headers.add(name: .authorization, value: "Bearer \(token)")
+        headers.add(name: .authorization, value: "Bearer \(user.token)")
         let pending = LockedBox<[Int64]>([])
         let sendWindow = SendWindow(size: window)
         try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/v1/stream", headers: headers, on: group) { socket in
             let decoder = JSONDecoder()
             socket.onText { socket, text in
                 guard let frame = try? decoder.decode(BenchFrame.self, from: Data(text.utf8)) else { return }
+                // The stream opens with a challenge that the device's key signs.
+                if let challenge = frame.challenge.flatMap({ Data(base64Encoded: $0) }),
+                    let proof = try? StreamCoding.encoder().encode(
+                        Components.Schemas.StreamRequest(
+                            answering: .init(challenge),
+                            as: DeviceAddress(userID: user.id, deviceID: user.identity.deviceID),
+                            identity: user.identity))
+                {
+                    socket.send(String(decoding: proof, as: UTF8.self))
+                }
                 if frame.caughtUp == true { continuation.yield() }
                 if frame.receipt != nil { sendWindow.release() }
                 if let refused = frame.refused {
@@ -426,6 +464,7 @@ struct BenchFrame: Decodable {
         let messageId: String
     }
 
+    let challenge: String?
     let entry: Entry?
     let caughtUp: Bool?
     let receipt: Receipt?

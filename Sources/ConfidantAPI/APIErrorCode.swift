@@ -18,6 +18,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     case unauthenticated
     case forbidden
     case invalidCredentials = "invalid_credentials"
+    /// The device did not prove that it holds the key of the identity it presented.
+    case invalidProof = "invalid_proof"
     case stepUpRequired = "step_up_required"
     case rateLimited = "rate_limited"
     case lockedOut = "locked_out"
@@ -78,7 +80,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
             .invalidEnvelope, .envelopeMismatch, .invalidPrekey, .tooManyPrekeys, .invalidChain, .invalidMapping,
             .invalidOperands, .invalidCodeLength, .invalidTOTPSecret, .invalidTOTPCode, .biometricUnavailable:
             400
-        case .unauthenticated, .invalidCredentials: 401
+        case .unauthenticated, .invalidCredentials, .invalidProof: 401
         case .forbidden, .senderMismatch, .stepUpRequired: 403
         case .notFound, .unknownUser, .transactionNotFound: 404
         case .methodNotAllowed: 405

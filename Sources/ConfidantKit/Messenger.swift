@@ -153,6 +153,15 @@ public actor Messenger {
     /// Marks every message from `peer` read.
     public func markRead(_ peer: UUID) throws { try store.markRead(peer: peer) }
 
+    /// Notices about the account itself — a device signed in to it, got a new key, or was
+    /// removed — newest first: the unseen ones, or the last 50 with `all`.
+    public func accountNotices(all: Bool = false) throws -> [ChatMessage] {
+        try store.read { db in try store.accountNotices(of: me, all: all, db) }
+    }
+
+    /// Marks the account notices seen.
+    public func markAccountNoticesSeen() throws { try store.markRead(peer: me) }
+
     // MARK: Live
 
     /// Keeps the realtime stream open until `stopLive`: incoming messages arrive as events,
@@ -160,7 +169,9 @@ public actor Messenger {
     /// connection is (re)established.
     public func startLive() {
         guard liveTask == nil, let token = account.token else { return }
-        let client = MailboxStreamClient(serverURL: account.serverURL, token: token, sender: stream)
+        let client = MailboxStreamClient(
+            serverURL: account.serverURL, token: token, identity: identity,
+            address: DeviceAddress(userID: account.userID, deviceID: identity.deviceID), sender: stream)
         let store = store
         let receiver = receiver
         liveTask = Task { [weak self] in

@@ -25,10 +25,12 @@ public final class RelayServer: Sendable {
     private let listener: PostgresMailboxListener?
     let services: RelayServices
     private let maintenance = Mutex<Task<Void, Never>?>(nil)
+    private let certificates: ServerCertificates?
 
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "confidant.relay")) async throws {
         try configuration.validate()
         self.configuration = configuration
+        certificates = try configuration.tls.map { files throws(TLSFilesError) in try ServerCertificates(files: files) }
         var environment = Environment(name: "production", arguments: ["confidant"])
         environment.commandInput.arguments = []
         let app = try await Application.make(environment)
@@ -87,7 +89,7 @@ public final class RelayServer: Sendable {
 
     /// The schema's versions, in order (`Migrations/`).
     static let migrations: [any Migration] = [
-        CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(),
+        CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
@@ -100,6 +102,7 @@ public final class RelayServer: Sendable {
         app.http.server.configuration.hostname = configuration.host
         app.http.server.configuration.port = configuration.port
         app.http.server.configuration.serverName = "confidant"
+        app.http.server.configuration.tlsConfiguration = certificates?.configuration
         // Silent connections (HTTP and, after the upgrade, WebSocket) are closed; a live stream
         // is pinged well within this, so only a peer that stopped answering goes.
         app.http.server.configuration.idleTimeout = .seconds(Int64(configuration.idleTimeoutSeconds))
@@ -111,8 +114,10 @@ public final class RelayServer: Sendable {
         let transport = VaporTransport(routesBuilder: app)
         try RelayAPI(services: services).registerHandlers(
             on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)
-        MailboxStream(mailbox: services.mailbox, configuration: configuration, outages: services.outages).register(
-            on: app)
+        MailboxStream(
+            mailbox: services.mailbox, configuration: configuration, outages: services.outages,
+            identity: { [devices = services.devices] in try await devices.identity(of: $0) }
+        ).register(on: app)
     }
 
     /// Starts listening; returns the bound port (useful with port 0).
@@ -139,14 +144,26 @@ public final class RelayServer: Sendable {
     }
 
     /// What runs every `maintenanceInterval`: deletes mailbox entries past their retention,
-    /// expired sign-in transactions and old rate-limit windows.
+    /// expired sign-in transactions and device challenges, accounts never verified, and old
+    /// rate-limit windows.
     public func runMaintenance() async throws {
         let now = configuration.now()
+        let unverifiedBefore = now.addingTimeInterval(-configuration.unverifiedAccountLifetime)
         try await services.mailbox.purgeExpired()
         try await services.database.write { db in
             try await SignInTransactionRecord.query(on: db).filter(\.$expiresAt < now).delete()
+            try await UsedChallengeRecord.query(on: db).filter(\.$expiresAt < now).delete()
+            // Accounts whose address was never proved, after a week: the address is free again.
+            try await UserRecord.query(on: db).filter(\.$emailVerifiedAt == nil)
+                .filter(\.$createdAt < unverifiedBefore).delete()
             try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
         }
+    }
+
+    /// Reads the TLS certificate and key again (a renewed certificate); connections made from
+    /// now on present them. On failure the ones in use stay, and the error says why.
+    public func reloadCertificates() throws(TLSFilesError) {
+        try certificates?.reload()
     }
 
     /// Stops accepting, lets requests in flight finish, closes streams and the database.

@@ -14,6 +14,7 @@ struct RelayServices: Sendable {
     let accounts: AccountService
     let directory: DirectoryService
     let signIn: SignInService
+    let challenges: DeviceChallenges
     let signInSettings: SignInSettingsService
     let prekeys: PrekeyService
     let blobs: BlobService
@@ -48,9 +49,10 @@ struct RelayServices: Sendable {
             devices: devices, revoker: revoker, passwords: PasswordPolicy(cost: configuration.passwordCost),
             blobFiles: files, configuration: configuration, threadPool: threadPool)
         directory = DirectoryService(database: database)
+        challenges = DeviceChallenges(secrets: secrets, database: database, now: now)
         signIn = SignInService(
-            accounts: accounts, sessions: sessions, secrets: secrets, mailer: mailer, configuration: configuration,
-            logger: logger)
+            accounts: accounts, sessions: sessions, secrets: secrets, challenges: challenges, mailer: mailer,
+            configuration: configuration, logger: logger)
         signInSettings = SignInSettingsService(accounts: accounts, secrets: secrets, now: now)
         prekeys = PrekeyService(mailbox: mailbox, claims: configuration.prekeyClaims, now: now)
         let quota = StorageQuota(bytes: configuration.storageQuotaBytes)

@@ -78,6 +78,9 @@ public enum SQLiteSynchronous: String, Sendable, CaseIterable {
 /// Everything `confidant serve` can set. Defaults are the production values.
 public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
+    /// Serve HTTPS (and WSS) with this certificate and key; nil: plain HTTP (loopback, or behind
+    /// a TLS-terminating proxy).
+    public var tls: TLSFiles?
     /// 0 asks the system for a free port (tests).
     public var port = 8080
     public var database: DatabaseLocation
@@ -118,6 +121,8 @@ public struct ServerConfiguration: Sendable {
     public var authKeyFile: URL?
     /// Sign-in transactions (and e-mail codes) expire after this long.
     public var signInTransactionLifetime: TimeInterval = 10 * 60
+    /// An account whose e-mail address no sign-in has proved is deleted after this long.
+    public var unverifiedAccountLifetime: TimeInterval = 7 * 86_400
     /// Wrong answers one transaction accepts before it is closed.
     public var signInAttemptsPerTransaction = 5
     /// Where e-mail sign-in codes go; nil: the development outbox in the data directory.
@@ -145,6 +150,9 @@ public struct ServerConfiguration: Sendable {
     /// How often a stream is pinged; a peer that has not answered the last ping by the next one
     /// is closed (a silent connection is not held forever).
     public var streamPingSeconds = 30
+    /// Seconds a stream's client has to answer the challenge with its device's signature before
+    /// the stream is closed (4403).
+    public var streamProofSeconds = 15
     /// HTTP (and WebSocket) connections with no byte read or written for this long are closed.
     public var idleTimeoutSeconds = 120
     /// The wall clock every time-based rule reads (sessions, throttles, codes, transactions);

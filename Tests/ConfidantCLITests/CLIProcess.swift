@@ -41,6 +41,32 @@ struct CLIProcess {
         }
     }
 
+    /// Runs the CLI and types `lines` into it, each when its producer returns.
+    @discardableResult
+    func run(_ arguments: [String], answering lines: [@Sendable () async throws -> String]) async throws -> Result {
+        let output = try await ChildProcess.run(
+            try Self.executable, arguments, answering: lines, environment: environment, directory: directory)
+        return Result(status: output.status, stdout: output.stdout, stderr: output.errorText)
+    }
+
+    /// `account register` as a user does it: the password, then the code the relay mails (read
+    /// from its development outbox in `dataDirectory`).
+    func register(
+        profile: String, server: String, email: String, name: String, password: String, dataDirectory: URL,
+        extra: [String] = []
+    ) async throws -> Result {
+        let started = Date()
+        return try await run(
+            [
+                "account", "register", "--profile", profile, "--server", server, "--email", email, "--name", name,
+                "--password-stdin", "--scrypt-log2n", "10",
+            ] + extra,
+            answering: [
+                { password },
+                { try await SignInOutbox.code(dataDirectory: dataDirectory, for: email, sentAfter: started) },
+            ])
+    }
+
     @discardableResult
     func run(_ arguments: [String], stdin: Data = Data(), executable: URL? = nil) async throws -> Result {
         let output = try await ChildProcess.run(

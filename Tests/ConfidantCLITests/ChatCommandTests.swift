@@ -25,17 +25,18 @@ struct ChatCommandTests {
         let keyChangeWarning: String?
     }
 
-    /// Registers alice and bob in two profiles of one CONFIDANT_HOME.
-    static func register(_ cli: CLIProcess, server: String) async throws -> (alice: String, bob: String) {
+    /// Registers alice and bob in two profiles of one CONFIDANT_HOME, answering the codes the
+    /// relay (its data in `dataDirectory`) mails them.
+    static func register(_ cli: CLIProcess, server: String, dataDirectory: URL) async throws -> (
+        alice: String, bob: String
+    ) {
         let suffix = UUID().uuidString.prefix(6).lowercased()
         let alice = "alice-\(suffix)@example.com"
         let bob = "bob-\(suffix)@example.com"
         for (profile, email, name) in [("alice", alice, "Alice"), ("bob", bob, "Bob")] {
-            let result = try await cli.run(
-                [
-                    "account", "register", "--profile", profile, "--server", server, "--email", email, "--name", name,
-                    "--password-stdin", "--scrypt-log2n", "10",
-                ], stdin: Data("password of \(name)\n".utf8))
+            let result = try await cli.register(
+                profile: profile, server: server, email: email, name: name, password: "password of \(name)",
+                dataDirectory: dataDirectory)
             guard result.status == 0 else { throw CLIFailure(result.stderr) }
         }
         return (alice, bob)
@@ -67,7 +68,8 @@ struct ChatCommandTests {
             let server = try ServeProcess(dataDirectory: dataDirectory)
             do {
                 port = try await server.relay().port
-                (alice, bob) = try await ChatCommandTests.register(cli, server: "http://127.0.0.1:\(port)")
+                (alice, bob) = try await ChatCommandTests.register(
+                    cli, server: "http://127.0.0.1:\(port)", dataDirectory: dataDirectory)
             } catch {
                 server.kill(SIGTERM)
                 _ = server.waitForExit()
@@ -147,6 +149,10 @@ struct ChatCommandTests {
                 "--password-stdin", "--scrypt-log2n", "10",
             ],
             password: "password of Bob", dataDirectory: dataDirectory)
+        // Bob's first device is told that a device signed in to his account, once.
+        let bobsInbox = try await cli.run(["inbox", "--profile", "bob"])
+        #expect(bobsInbox.stderr.contains("A new device ("), "\(bobsInbox.stderr)")
+        #expect(try await !cli.run(["inbox", "--profile", "bob"]).stderr.contains("A new device"))
         let warned = try await JSONDecoder().decode(
             [InboxRow].self, from: cli.run(["inbox", "--profile", "alice", "--json"]).stdout)
         #expect(
@@ -207,7 +213,8 @@ struct ChatCommandTests {
         let dataDirectory = cli.directory.appendingPathComponent("server")
         let first = try ServeProcess(dataDirectory: dataDirectory)
         let port = try await first.relay().port
-        let (alice, bob) = try await Self.register(cli, server: "http://127.0.0.1:\(port)")
+        let (alice, bob) = try await Self.register(
+            cli, server: "http://127.0.0.1:\(port)", dataDirectory: dataDirectory)
         #expect(try await cli.run(["send", "--profile", "alice", bob, "hello while online"]).status == 0)
         first.kill(SIGTERM)
         #expect(first.waitForExit() == 0)
@@ -245,7 +252,8 @@ struct ChatCommandTests {
             }
         }
         let relay = try await server.relay()
-        let (alice, bob) = try await Self.register(cli, server: "http://127.0.0.1:\(relay.port)")
+        let (alice, bob) = try await Self.register(
+            cli, server: "http://127.0.0.1:\(relay.port)", dataDirectory: relay.dataDirectory)
         let earlier = try await cli.run(["send", "--profile", "alice", bob, "earlier message"])
         #expect(earlier.text.contains("sent to Bob"), "\(earlier.text) \(earlier.stderr)")
 

@@ -32,7 +32,7 @@ struct KitUser {
         let password = "correct horse battery \(name)"
         let messenger = try await Messenger.register(
             profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-            email: email, password: password, displayName: name)
+            email: email, password: password, displayName: name, answer: mailedCode(relay, email: email))
         return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
     }
 
@@ -41,16 +41,16 @@ struct KitUser {
         let profile = TestProfile()
         let messenger = try await Messenger.login(
             profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-            email: email, password: password, answer: Self.mailedCode(relay))
+            email: email, password: password, answer: Self.mailedCode(relay, email: email))
         return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
     }
 
     /// Answers the e-mail step from the relay's development outbox, as a user reads their mail.
-    static func mailedCode(_ relay: some RelayEndpoint) -> SignInAnswerer {
+    static func mailedCode(_ relay: some RelayEndpoint, email: String) -> SignInAnswerer {
         let directory = relay.dataDirectory
         return { step in
             guard step.method == .emailCode else { throw ConfidantKitError.stepUpRequired }
-            return try SignInOutbox.latestCode(dataDirectory: directory)
+            return try SignInOutbox.latestCode(dataDirectory: directory, for: email)
         }
     }
 

@@ -87,7 +87,7 @@ struct MessengerTests {
             // Bob reinstalls: same device id, new key.
             let reinstalled = try await Messenger.login(
                 bob.profile.storage, passphrase: TestProfile.passphrase, email: bob.email,
-                password: bob.password, newDeviceKey: true, answer: KitUser.mailedCode(relay))
+                password: bob.password, newDeviceKey: true, answer: KitUser.mailedCode(relay, email: bob.email))
             #expect(reinstalled.identity.deviceID == bob.messenger.identity.deviceID)
             let old = try await reinstalled.sync()
             #expect(old.count == 1)
@@ -260,9 +260,15 @@ struct MessengerTests {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             defer { Task { await alice.remove() } }
-            let email = "carol-\(UUID().uuidString.prefix(6))@example.com"
-            _ = try await relay.client().signUp(
-                body: .json(.init(email: email, password: "carol's long password", displayName: "Carol")))
+            // Carol's account is real (its address proved) but none of her devices is signed in:
+            // she signed her only one out from itself.
+            let carolFirst = try await KitUser.register(relay, name: "Carol")
+            defer { Task { await carolFirst.remove() } }
+            let email = carolFirst.email
+            let carolToken = await carolFirst.messenger.account.token
+            _ = try await relay.client(token: carolToken).removeDevice(
+                path: .init(deviceId: carolFirst.messenger.identity.deviceID.canonicalString)
+            ).noContent
             let carol = try await alice.messenger.contact(email: email)
             let failed = try await alice.messenger.send("hello Carol", to: carol)
             #expect(failed.status == .failed("the recipient has no signed-in device yet"))
@@ -270,7 +276,7 @@ struct MessengerTests {
             defer { profile.remove() }
             let carolDevice = try await Messenger.login(
                 profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-                email: email, password: "carol's long password", answer: KitUser.mailedCode(relay))
+                email: email, password: carolFirst.password, answer: KitUser.mailedCode(relay, email: email))
             #expect(try await alice.messenger.retry(failed.id) == .sent)
             await #expect(throws: ConfidantKitError.notRetryable(failed.id)) {
                 try await alice.messenger.retry(failed.id)

@@ -47,6 +47,40 @@ struct SessionMessagingTests {
         }
     }
 
+    @Test(
+        "two processes on one profile sending at once share its sessions in turn: every message opens, none is refused"
+    )
+    func twoProcessesOneProfile() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            _ = try await alice.messenger.send("the session starts", to: toBob)
+            // A second opening of Alice's profile: its own connection to the store, as `confidant
+            // send` has while `confidant chat` runs in another terminal.
+            let second = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (name, messenger) in [("one", alice.messenger), ("two", second)] {
+                    group.addTask {
+                        for index in 0..<15 { _ = try await messenger.send("\(name) \(index)", to: toBob) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let sent = try await alice.messenger.history(with: toBob.id, limit: 100)
+            #expect(sent.filter { $0.status != .sent }.isEmpty, "\(sent.map(\.status))")
+            let received = try await bob.messenger.sync()
+            #expect(received.count == 31)
+            #expect(received.allSatisfy { $0.unreadableReason == nil }, "\(received.compactMap(\.unreadableReason))")
+        }
+    }
+
     @Test("forward secrecy on disk: the session and prekeys Bob stored cannot open what he already received")
     func storedStateCannotReopen() async throws {
         try await TestRelay.run { relay in
@@ -109,16 +143,13 @@ struct SessionMessagingTests {
             _ = try await relay.client().signUp(
                 body: .json(.init(email: email, password: password, displayName: "Dave"))
             ).created
-            _ = try await relay.client().signIn(
-                body: .json(
-                    .init(email: email, password: password, identity: .init(identity.publicIdentity.serialized)))
-            ).created
+            _ = try await RawSignIn.session(relay, email: email, password: password, identity: identity)
             let toDave = try await alice.messenger.contact(email: email)
             _ = try await alice.messenger.send("sealed the old way", to: toDave)
             // Dave updates: the same device and key, now with prekeys.
             let updated = try await Messenger.login(
                 dave.storage, passphrase: TestProfile.passphrase, server: relay.baseURL, email: email,
-                password: password, answer: KitUser.mailedCode(relay))
+                password: password, answer: KitUser.mailedCode(relay, email: email))
             let old = try await updated.sync()
             #expect(old.map(\.text) == ["sealed the old way"])
             #expect(old.first?.envelopeVersion == 1)

@@ -28,7 +28,12 @@ struct ViewModelTests {
             model.password = "a long enough password"
             model.firstName = "Dana"
             model.lastName = "Scully"
-            await model.submit()
+            // The server mails a code to prove the address: the model asks for it as a step.
+            let submitting = Task { await model.submit() }
+            try await waitUntil { model.pendingStep?.method == .emailCode }
+            model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory, for: model.email)
+            model.answerStep()
+            await submitting.value
             #expect(model.fieldErrors.isEmpty)
             #expect(await model.messenger?.account.displayName == "Dana Scully")
             #expect(model.password.isEmpty)
@@ -149,6 +154,35 @@ struct ViewModelTests {
             await chat.send()
             #expect(chat.keyChangeBanner == nil)
             #expect(try await tablet.messenger.sync().map(\.text) == ["welcome, new device"])
+        }
+    }
+
+    @Test("a device signing in to the account is announced on its other devices until dismissed")
+    func newDeviceNotice() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            defer { Task { await alice.remove() } }
+            let model = ConversationsViewModel(messenger: alice.messenger)
+            let running = Task { await model.run() }
+            defer { running.cancel() }
+            #expect(model.accountNotices.isEmpty, "her own first device is no news")
+
+            let laptop = try await alice.secondDevice(relay)
+            defer { Task { await laptop.remove() } }
+            _ = try await alice.messenger.sync()
+            try await waitUntil { !model.accountNotices.isEmpty }
+            let shortID = String(laptop.messenger.identity.deviceID.canonicalString.prefix(8))
+            #expect(
+                model.accountNotices == [
+                    "A new device (\(shortID)) signed in to your account. If it was not you, remove it and change your password."
+                ])
+            #expect(model.rows.isEmpty, "the account's notices are no conversation")
+            #expect(try await laptop.messenger.accountNotices().isEmpty, "the new device is not told about itself")
+
+            await model.dismissAccountNotices()
+            #expect(model.accountNotices.isEmpty)
+            // Seen, but kept: the full list still has it.
+            #expect(try await alice.messenger.accountNotices(all: true).count == 1)
         }
     }
 

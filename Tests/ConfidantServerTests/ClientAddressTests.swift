@@ -1,4 +1,5 @@
 import ConfidantAPI
+import ConfidantCrypto
 import ConfidantServer
 import ConfidantTestSupport
 import Foundation
@@ -22,14 +23,16 @@ struct ClientAddressTests {
     }
 
     /// Signs in wrongly as `email`, saying the request was forwarded for `forwardedFor`.
-    static func wrongSignIn(_ relay: TestRelay, email: String, identity: Data, forwardedFor: String?) async throws
+    static func wrongSignIn(
+        _ relay: TestRelay, email: String, identity: PrivateIdentity, forwardedFor: String?
+    ) async throws
         -> String?
     {
         let client = Client(
             serverURL: relay.baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
             transport: AsyncHTTPClientTransport(), middlewares: [ForwardedFor(value: forwardedFor)])
         return try await client.signIn(
-            body: .json(.init(email: email, password: "wrong password!", identity: .init(identity)))
+            body: .json(try await .proving(email: email, password: "wrong password!", identity: identity, on: client))
         ).problem
     }
 
@@ -43,7 +46,7 @@ struct ClientAddressTests {
             $0.signInPolicy.lockoutThreshold = 2
         }) { relay in
             let users = try await (0..<4).asyncMap { try await TestUser.make(relay, name: "user\($0)") }
-            let identity = users[0].identity.publicIdentity.serialized
+            let identity = users[0].identity
             // Two failures from 203.0.113.7 (behind an inner proxy 10.1.1.1), for two accounts:
             // the address is locked, whatever the client wrote at the left.
             #expect(
@@ -75,7 +78,7 @@ struct ClientAddressTests {
             $0.signInPolicy.lockoutThreshold = 2
         }) { relay in
             let users = try await (0..<3).asyncMap { try await TestUser.make(relay, name: "user\($0)") }
-            let identity = users[0].identity.publicIdentity.serialized
+            let identity = users[0].identity
             #expect(
                 try await Self.wrongSignIn(relay, email: users[0].email, identity: identity, forwardedFor: "192.0.2.1")
                     == "invalid_credentials 401")

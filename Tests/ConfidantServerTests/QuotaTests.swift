@@ -99,7 +99,7 @@ struct QuotaTests {
             let refused = try await alice.client.sendMessage(body: .json(alice.batch("fourth", to: toBob)))
             #expect(try refused.problem == "rate_limited 429")
             // Over the stream too.
-            let stream = try await StreamClient.connect(port: relay.port, token: alice.token)
+            let stream = try await StreamClient.connect(port: relay.port, user: alice)
             #expect(await stream.frames.next(1).first?.caughtUp == true)
             let batch = try alice.batch("streamed", to: toBob)
             try await stream.send(batch)

@@ -33,7 +33,7 @@ struct RelayProcessTests {
         let relayB = try await secondProcess.relay()
         let alice = try await TestUser.make(relayA, name: "alice")
         let bob = try await TestUser.make(relayB, name: "bob")
-        let stream = try await StreamClient.connect(port: relayB.port, token: bob.token)
+        let stream = try await StreamClient.connect(port: relayB.port, user: bob)
         #expect(await stream.frames.next(1).first?.caughtUp == true)
         for index in 0..<10 {
             _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)])

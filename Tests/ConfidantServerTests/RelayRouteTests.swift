@@ -47,14 +47,17 @@ struct RelayRouteTests {
 
             let wrong = try await anonymous.signIn(
                 body: .json(
-                    .init(
-                        email: alice.email, password: "wrong password!!",
-                        identity: .init(alice.identity.publicIdentity.serialized))))
+                    try await .proving(
+                        email: alice.email, password: "wrong password!!", identity: alice.identity, on: relay.client()))
+            )
             #expect(try wrong.problem == "invalid_credentials 401")
             var forged = Array(alice.identity.publicIdentity.serialized)
             forged[40] ^= 1
             let badIdentity = try await anonymous.signIn(
-                body: .json(.init(email: alice.email, password: alice.password, identity: .init(forged))))
+                body: .json(
+                    .init(
+                        email: alice.email, password: alice.password, identity: .init(forged),
+                        proof: try await .fresh(email: alice.email, identity: alice.identity, on: anonymous))))
             #expect(try badIdentity.problem == "invalid_identity 400")
 
             let account = try await alice.client.currentAccount().ok.body.json
@@ -161,7 +164,7 @@ struct RelayRouteTests {
             let newKeys = try PrivateIdentity.generate(deviceID: bob.identity.deviceID)
             let plain = try await relay.client().signIn(
                 body: .json(
-                    .init(email: bob.email, password: bob.password, identity: .init(newKeys.publicIdentity.serialized)))
+                    try await .proving(email: bob.email, password: bob.password, identity: newKeys, on: relay.client()))
             )
             #expect(try plain.problem == "step_up_required 403", "a new key for a known device adds the e-mail code")
             let rekeyed = try await TestUser.signInWithCode(
@@ -312,9 +315,8 @@ struct RelayRouteTests {
                 ).isEmpty)
             let again = try await relay.client().signIn(
                 body: .json(
-                    .init(
-                        email: alice.email, password: alice.password,
-                        identity: .init(alice.identity.publicIdentity.serialized))))
+                    try await .proving(
+                        email: alice.email, password: alice.password, identity: alice.identity, on: relay.client())))
             #expect(try again.problem == "invalid_credentials 401")
         }
     }
@@ -337,9 +339,8 @@ struct RelayRouteTests {
             func attempt(_ password: String) async throws -> Operations.SignIn.Output {
                 try await anonymous.signIn(
                     body: .json(
-                        .init(
-                            email: alice.email, password: password,
-                            identity: .init(alice.identity.publicIdentity.serialized))))
+                        try await .proving(
+                            email: alice.email, password: password, identity: alice.identity, on: relay.client())))
             }
             #expect(try await attempt("wrong password 1").problem == "invalid_credentials 401")
             // Right away again: must wait three seconds.

@@ -96,7 +96,7 @@ struct RelayStreamSendTests {
             let carol = try await TestUser.make(relay, name: "carol")
             // Now bob hears of carol's key changes.
             _ = try await carol.send("hello", to: [(bob.address, bob.identity.publicIdentity)])
-            let bobStream = try await StreamClient.connect(port: relay.port, token: bob.token)
+            let bobStream = try await StreamClient.connect(port: relay.port, user: bob)
             let replay = await bobStream.frames.next(2)
             #expect(replay.compactMap(\.entry).count == 1 && replay.last?.caughtUp == true)
             let aliceStream = try await Self.connect(relay, alice)
@@ -166,7 +166,7 @@ struct RelayStreamSendTests {
 
     /// A stream for `user`, once it has said it caught up.
     static func connect(_ relay: some RelayEndpoint, _ user: TestUser) async throws -> StreamClient {
-        let stream = try await StreamClient.connect(port: relay.port, token: user.token)
+        let stream = try await StreamClient.connect(port: relay.port, user: user)
         #expect(await stream.frames.next(1).first?.caughtUp == true)
         return stream
     }

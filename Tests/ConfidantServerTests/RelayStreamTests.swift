@@ -20,7 +20,7 @@ struct RelayStreamTests {
             for index in 0..<3 {
                 _ = try await alice.send("stored \(index)", to: [(bob.address, bob.identity.publicIdentity)])
             }
-            let stream = try await StreamClient.connect(port: relay.port, token: bob.token)
+            let stream = try await StreamClient.connect(port: relay.port, user: bob)
             let replay = await stream.frames.next(4)
             #expect(replay.compactMap(\.entry).count == 3)
             #expect(replay.last?.caughtUp == true)
@@ -42,12 +42,12 @@ struct RelayStreamTests {
             try await stream.acknowledge(Array(cursors.prefix(13)))
             await stream.close()
             try await Task.sleep(for: .milliseconds(200))
-            let again = try await StreamClient.connect(port: relay.port, token: bob.token)
+            let again = try await StreamClient.connect(port: relay.port, user: bob)
             let replayed = await again.frames.next(11).compactMap(\.entry).map(\.cursor)
             #expect(replayed == Array(cursors.suffix(10)))
             await again.close()
             // Resume after a cursor skips what came before it.
-            let resumed = try await StreamClient.connect(port: relay.port, token: bob.token, after: cursors[20])
+            let resumed = try await StreamClient.connect(port: relay.port, user: bob, after: cursors[20])
             #expect(await resumed.frames.next(3).compactMap(\.entry).map(\.cursor) == Array(cursors.suffix(2)))
             await resumed.close()
         }

@@ -22,11 +22,11 @@ struct RevocationTests {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
-            let watcher = try await StreamClient.connect(port: relay.port, token: alice.token)
+            let watcher = try await StreamClient.connect(port: relay.port, user: alice)
             #expect(await watcher.frames.next(1).first?.caughtUp == true)
 
             // Sign-out: the stream opened with that session closes.
-            let bobStream = try await StreamClient.connect(port: relay.port, token: bob.token)
+            let bobStream = try await StreamClient.connect(port: relay.port, user: bob)
             #expect(await bobStream.frames.next(1).first?.caughtUp == true)
             _ = try await bob.client.signOut().noContent
             #expect(try await Self.closeCode(of: bobStream) == .unknown(4401))
@@ -36,14 +36,14 @@ struct RevocationTests {
                 relay, id: bob.id, email: bob.email, password: bob.password, identity: bob.identity)
             let phone = try await TestUser.signIn(
                 relay, id: bob.id, email: bob.email, password: bob.password, identity: try PrivateIdentity.generate())
-            let phoneStream = try await StreamClient.connect(port: relay.port, token: phone.token)
+            let phoneStream = try await StreamClient.connect(port: relay.port, user: phone)
             #expect(await phoneStream.frames.next(1).first?.caughtUp == true)
             _ = try await bobAgain.client.removeDevice(path: .init(deviceId: phone.identity.deviceID.uuidString))
                 .noContent
             #expect(try await Self.closeCode(of: phoneStream) == .unknown(4401))
 
             // Account deletion: every stream of the account closes.
-            let laptopStream = try await StreamClient.connect(port: relay.port, token: bobAgain.token)
+            let laptopStream = try await StreamClient.connect(port: relay.port, user: bobAgain)
             #expect(await laptopStream.frames.first { $0.caughtUp == true } != nil)
             _ = try await bobAgain.client.deleteAccount(body: .json(.init(password: bob.password))).noContent
             #expect(try await Self.closeCode(of: laptopStream) == .unknown(4401))
@@ -85,7 +85,7 @@ struct RevocationTests {
         let bob = try await TestUser.make(relayA, name: "bob")
         let onB = relayB.client(token: bob.token)
         _ = try await onB.fetchMailbox().ok  // B now holds the session in its cache
-        let stream = try await StreamClient.connect(port: relayB.port, token: bob.token)
+        let stream = try await StreamClient.connect(port: relayB.port, user: bob)
         #expect(await stream.frames.next(1).first?.caughtUp == true)
         _ = try await bob.client.signOut().noContent  // on A
         #expect(try await Self.closeCode(of: stream) == .unknown(4401))

@@ -27,7 +27,7 @@ struct SignInTransactionTests {
             -> Transaction
         {
             let progress = try await relay.client().startSignIn(
-                body: .json(.init(email: email, identity: .init(identity.publicIdentity.serialized)))
+                body: .json(try await .proving(email: email, identity: identity, on: relay.client()))
             )
             .created.body.json
             return Transaction(client: relay.client(), id: try #require(progress.transactionId), step: progress.step)
@@ -85,9 +85,8 @@ struct SignInTransactionTests {
 
             let plain = try await relay.client().signIn(
                 body: .json(
-                    .init(
-                        email: alice.email, password: alice.password,
-                        identity: .init(alice.identity.publicIdentity.serialized))))
+                    try await .proving(
+                        email: alice.email, password: alice.password, identity: alice.identity, on: relay.client())))
             #expect(try plain.problem == "step_up_required 403")
 
             var transaction = try await Transaction.start(relay, email: alice.email, identity: alice.identity)
@@ -250,11 +249,11 @@ struct SignInTransactionTests {
                 try await transaction.answer(.arithmetic, Self.arithmeticAnswer(transaction.step)).problem
                     == "locked_out 429")
             let blocked = try await relay.client().startSignIn(
-                body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
+                body: .json(try await .proving(email: judy.email, identity: judy.identity, on: relay.client())))
             #expect(try blocked.problem == "locked_out 429")
             clock.advance(by: 599)
             let stillBlocked = try await relay.client().startSignIn(
-                body: .json(.init(email: judy.email, identity: .init(judy.identity.publicIdentity.serialized))))
+                body: .json(try await .proving(email: judy.email, identity: judy.identity, on: relay.client())))
             #expect(try stillBlocked.problem == "locked_out 429")
             clock.advance(by: 2)
             var later = try await Transaction.start(relay, email: judy.email, identity: judy.identity)

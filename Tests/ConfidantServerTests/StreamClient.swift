@@ -15,19 +15,32 @@ final class StreamClient: Sendable {
         self.frames = frames
     }
 
-    static func connect(port: Int, token: String, after: Int64 = 0) async throws -> StreamClient {
+    /// Connects as `user`'s device and answers the stream's challenge with its key, unless
+    /// `proving` is false (then the stream waits for a proof that never comes).
+    static func connect(port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true) async throws -> StreamClient
+    {
         let (frames, continuation) = AsyncStream<Components.Schemas.StreamFrame>.makeStream()
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
-        headers.add(name: .authorization, value: "Bearer \(token)")
+        headers.add(name: .authorization, value: "Bearer \(user.token)")
         try await WebSocket.connect(
             to: "ws://127.0.0.1:\(port)/v1/stream?after=\(after)", headers: headers,
             on: MultiThreadedEventLoopGroup.singleton
         ) { socket in
-            socket.onText { _, text in
+            socket.onText { socket, text in
                 if let frame = try? StreamCoding.decoder().decode(
                     Components.Schemas.StreamFrame.self, from: Data(text.utf8))
                 {
+                    // A proving client answers the challenge and keeps it out of `frames`.
+                    if let challenge = frame.challenge, proving {
+                        if let proof = try? StreamCoding.encoder().encode(
+                            Components.Schemas.StreamRequest(
+                                answering: challenge, as: user.address, identity: user.identity))
+                        {
+                            socket.send(String(decoding: proof, as: UTF8.self))
+                        }
+                        return
+                    }
                     continuation.yield(frame)
                 }
             }

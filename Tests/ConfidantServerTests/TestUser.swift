@@ -16,9 +16,18 @@ struct TestUser: Sendable {
 
     var address: DeviceAddress { DeviceAddress(userID: id, deviceID: identity.deviceID) }
 
-    static func make(_ relay: some RelayEndpoint, name: String, identity: PrivateIdentity? = nil) async throws
-        -> TestUser
-    {
+    /// `TOKEN,SIGNING_KEY_HEX,USER_ID,DEVICE_ID`: what Tests/Interop/stream_abuse.py needs to open
+    /// a stream as this device (it signs the stream's challenge itself).
+    var streamCredentials: String {
+        let key = identity.signingKey.rawRepresentation.map { String(format: "%02x", $0) }.joined()
+        return "\(token),\(key),\(id.canonicalString),\(identity.deviceID.canonicalString)"
+    }
+
+    /// Signs up and signs in, answering the code the relay mails from `codes` (its development
+    /// outbox by default).
+    static func make(
+        _ relay: some RelayEndpoint, name: String, identity: PrivateIdentity? = nil, codes: RawSignIn.Codes? = nil
+    ) async throws -> TestUser {
         let identity = try identity ?? PrivateIdentity.generate()
         let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
         let password = "correct horse battery \(name)"
@@ -27,22 +36,16 @@ struct TestUser: Sendable {
             body: .json(.init(email: email, password: password, displayName: name.capitalized))
         ).created.body.json
         return try await signIn(
-            relay, id: UUID(uuidString: user.id)!, email: email, password: password, identity: identity)
+            relay, id: UUID(uuidString: user.id)!, email: email, password: password, identity: identity, codes: codes)
     }
 
     static func signIn(
-        _ relay: some RelayEndpoint, id: UUID, email: String, password: String, identity: PrivateIdentity
+        _ relay: some RelayEndpoint, id: UUID, email: String, password: String, identity: PrivateIdentity,
+        codes: RawSignIn.Codes? = nil
     ) async throws -> TestUser {
-        let session: Components.Schemas.Session
-        switch try await relay.client().signIn(
-            body: .json(.init(email: email, password: password, identity: .init(identity.publicIdentity.serialized))))
-        {
-        case .created(let created):
-            session = try created.body.json
-        default:
-            // A new device or a new key: the password, then the code from the relay's outbox.
-            session = try await signInWithCode(relay, email: email, password: password, identity: identity)
-        }
+        // A new account, device or key: the password, then the code the relay mails.
+        let session = try await RawSignIn.session(
+            relay, email: email, password: password, identity: identity, codes: codes)
         return TestUser(
             id: id, email: email, password: password, identity: identity, token: session.token,
             client: relay.client(token: session.token))
@@ -51,21 +54,7 @@ struct TestUser: Sendable {
     static func signInWithCode(_ relay: some RelayEndpoint, email: String, password: String, identity: PrivateIdentity)
         async throws -> Components.Schemas.Session
     {
-        let client = relay.client()
-        let start = try await client.startSignIn(
-            body: .json(.init(email: email, identity: .init(identity.publicIdentity.serialized)))
-        ).created.body.json
-        let id = try #require(start.transactionId)
-        var progress = try await client.answerSignInStep(
-            path: .init(transactionId: id), body: .json(.init(method: .password, answer: password))
-        ).ok.body.json
-        if progress.step?.method == .emailCode {
-            progress = try await client.answerSignInStep(
-                path: .init(transactionId: id),
-                body: .json(.init(method: .emailCode, answer: SignInOutbox.latestCode(relay)))
-            ).ok.body.json
-        }
-        return try #require(progress.session)
+        try await RawSignIn.withCode(relay, email: email, password: password, identity: identity)
     }
 
     /// Seals `text` for every given device and posts the batch.

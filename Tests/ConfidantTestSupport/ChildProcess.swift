@@ -44,6 +44,52 @@ package enum ChildProcess {
             directory: directory, mergingStandardError: mergingStandardError)
     }
 
+    /// Runs `executable` and types `lines` into it one at a time, each when its producer returns
+    /// (an e-mail code, say, once the server has sent it), then closes its input.
+    package static func run(
+        _ executable: URL, _ arguments: [String], answering lines: [@Sendable () async throws -> String],
+        environment: [String: String]? = nil, directory: URL? = nil
+    ) async throws -> Output {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        if let environment { process.environment = environment }
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        signal(SIGPIPE, SIG_IGN)
+        try process.run()
+        func read(_ pipe: Pipe) async -> Data {
+            await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
+            }
+        }
+        async let stdout = read(output)
+        async let stderr = read(error)
+        do {
+            for line in lines {
+                try input.fileHandleForWriting.write(contentsOf: Data((try await line() + "\n").utf8))
+            }
+        } catch {
+            process.terminate()
+            _ = await (stdout, stderr)
+            throw error
+        }
+        try? input.fileHandleForWriting.close()
+        let (out, err) = await (stdout, stderr)
+        await withCheckedContinuation { continuation in
+            Thread {
+                process.waitUntilExit()
+                continuation.resume()
+            }.start()
+        }
+        return Output(status: process.terminationStatus, stdout: out, stderr: err)
+    }
+
     /// Waits on the calling thread: only for threads that are not the cooperative pool's.
     private static func runBlocking(
         _ executable: URL, _ arguments: [String], stdin: Data, environment: [String: String]?, directory: URL?,

@@ -3,18 +3,27 @@
 they can do what a well-behaved WebSocket library will not: send a message that never ends, stop
 reading, stay silent, never answer a ping.
 
-    stream_abuse.py huge-message PORT TOKEN MEGABYTES
-    stream_abuse.py no-read PORT TOKEN FRAMES
-    stream_abuse.py no-pong PORT TOKEN SECONDS
+    stream_abuse.py huge-message PORT DEVICE MEGABYTES
+    stream_abuse.py no-read PORT DEVICE FRAMES
+    stream_abuse.py no-pong PORT DEVICE SECONDS
     stream_abuse.py silent PORT SECONDS
+
+DEVICE is `TOKEN,SIGNING_KEY_HEX,USER_ID,DEVICE_ID`: each stream first answers the relay's
+challenge with the device's signature (docs/PROTOCOL.md §7.1, written here from the document), so
+that what follows is tested on a stream that is open for business.
 
 Each prints one line `closed <how> after <n>` or `open after <n>` and exits 0; the Swift test
 decides what is expected. Everything is bounded in count and time.
 """
-import base64, os, socket, struct, sys, time
+import base64, json, os, socket, struct, sys, time, uuid
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
-def connect(port, token, receive_buffer=None):
+def connect(port, device, receive_buffer=None):
+    """Upgrades to /v1/stream as DEVICE and proves the device's key; returns the socket and any
+    bytes read past the challenge."""
+    token, key_hex, user_id, device_id = device.split(",")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     if receive_buffer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
@@ -33,7 +42,37 @@ def connect(port, token, receive_buffer=None):
     status = response.split(b"\r\n", 1)[0]
     if b" 101 " not in status:
         raise SystemExit(f"no upgrade: {status!r}")
-    return sock, response.split(b"\r\n\r\n", 1)[1]
+    opcode, payload, pending = read_frame(sock, response.split(b"\r\n\r\n", 1)[1], 10)
+    while opcode in (0x9, 0xA):  # a ping (unanswered here: no-pong relies on that) or a pong
+        opcode, payload, pending = read_frame(sock, pending, 10)
+    try:
+        challenge = base64.b64decode(json.loads(payload)["challenge"])
+    except (ValueError, KeyError):
+        raise SystemExit(f"the first frame is not a challenge: opcode {opcode}, {payload[:100]!r}")
+    signed = (b"Confidant device proof v1\0" + b"stream\0" + struct.pack(">H", len(challenge)) + challenge
+              + uuid.UUID(user_id).bytes + uuid.UUID(device_id).bytes)
+    signature = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(key_hex)).sign(signed)
+    sock.sendall(frame(0x1, json.dumps({"proof": base64.b64encode(signature).decode()}).encode()))
+    sock.settimeout(None)  # back to blocking: each test sets its own bounds
+    return sock, pending
+
+
+def read_frame(sock, data, seconds):
+    """The next server frame: (opcode, payload, bytes read past it)."""
+    sock.settimeout(seconds)
+    while True:
+        if len(data) >= 2:
+            length, offset = data[1] & 0x7F, 2
+            if length == 126:
+                length, offset = (struct.unpack(">H", data[2:4])[0], 4) if len(data) >= 4 else (None, 4)
+            elif length == 127:
+                length, offset = (struct.unpack(">Q", data[2:10])[0], 10) if len(data) >= 10 else (None, 10)
+            if length is not None and len(data) >= offset + length:
+                return data[0] & 0x0F, data[offset:offset + length], data[offset + length:]
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise SystemExit("the server closed before its challenge")
+        data += chunk
 
 
 def frame(opcode, payload, fin=True):
@@ -86,8 +125,8 @@ def read_close_code(sock, pending, seconds):
         return None
 
 
-def huge_message(port, token, megabytes):
-    sock, pending = connect(port, token)
+def huge_message(port, device, megabytes):
+    sock, pending = connect(port, device)
     chunk = b"x" * (1 << 16)
     sent = 0
     try:
@@ -102,9 +141,9 @@ def huge_message(port, token, megabytes):
     print(f"closed {code} after {sent >> 20} MiB")
 
 
-def no_read(port, token, frames):
+def no_read(port, device, frames):
     # A tiny receive buffer: the server's answers pile up on its side, not in this kernel.
-    sock, _ = connect(port, token, receive_buffer=4096)
+    sock, _ = connect(port, device, receive_buffer=4096)
     sent = 0
     try:
         for _ in range(frames):
@@ -122,8 +161,8 @@ def no_read(port, token, frames):
     print(f"closed {code if code is not None else 'eof'} after {sent}")
 
 
-def no_pong(port, token, seconds):
-    sock, pending = connect(port, token)
+def no_pong(port, device, seconds):
+    sock, pending = connect(port, device)
     start = time.monotonic()
     try:
         code = read_close_code(sock, pending, seconds)  # pings arrive and are never answered

@@ -16,7 +16,8 @@ enum ProfileSignIn {
     }
 
     static func register(
-        _ profile: ProfileStorage, passphrase: String, server: URL, form: Components.Schemas.SignUpRequest
+        _ profile: ProfileStorage, passphrase: String, server: URL, form: Components.Schemas.SignUpRequest,
+        answer: SignInAnswerer?
     ) async throws -> Messenger {
         let relay = RelayClient(serverURL: server, token: nil)
         if let existing = try existingAccount(profile, passphrase: passphrase),
@@ -30,8 +31,7 @@ enum ProfileSignIn {
         }
         return try await login(
             profile, passphrase: passphrase, server: server, email: form.email, password: form.password,
-            newDeviceKey: false,
-            answer: nil)
+            newDeviceKey: false, answer: answer)
     }
 
     private static func existingAccount(_ profile: ProfileStorage, passphrase: String) throws -> AccountState? {
@@ -81,6 +81,9 @@ enum ProfileSignIn {
         try store.saveAccount(account)
         let messenger = Messenger(identity: identity, account: account, store: store)
         try await messenger.prekeys.publish(newDeviceKey: keyChanged)
+        // The account's devices as of now: a device that signs in to it later is news to show
+        // (best effort: the next key refresh records them too, without telling).
+        _ = try? await messenger.devices()
         return messenger
     }
 
@@ -91,7 +94,8 @@ enum ProfileSignIn {
     ) async throws -> Components.Schemas.Session {
         let relay = RelayClient(serverURL: server, token: nil)
         let body = Components.Schemas.SignInRequest(
-            email: email, password: password, identity: .init(identity.publicIdentity.serialized))
+            email: email, password: password, identity: .init(identity.publicIdentity.serialized),
+            proof: try await relay.deviceProof(email: email, identity: identity))
         switch try await relay.call({ try await $0.signIn(body: .json(body)) }) {
         case .created(let created):
             return try created.body.json
@@ -100,7 +104,7 @@ enum ProfileSignIn {
             guard error.serverCode == .stepUpRequired else { throw error }
             guard let answer else { throw ConfidantKitError.stepUpRequired }
             return try await relay.signInWithSteps(
-                email: email, password: password, identity: identity.publicIdentity.serialized, answer: answer)
+                email: email, password: password, identity: identity, answer: answer)
         }
     }
 }
@@ -121,14 +125,19 @@ extension Messenger {
     ///   - displayName: what others see; "first last" when nil.
     ///   - firstName: as the seed's sign-up form asks.
     ///   - lastName: as the seed's sign-up form asks.
+    ///   - answer: answers the sign-in steps: the code the server mails to `email` (which proves
+    ///     the address is the user's; until then the account is out of the directory), and any
+    ///     other the server asks. Without it, the account is created and `stepUpRequired` thrown.
     public static func register(
         _ profile: ProfileStorage, passphrase: String, server: URL, email: String, password: String,
-        displayName: String? = nil, firstName: String? = nil, lastName: String? = nil
+        displayName: String? = nil, firstName: String? = nil, lastName: String? = nil,
+        answer: SignInAnswerer? = nil
     ) async throws -> Messenger {
         let form = Components.Schemas.SignUpRequest(
             email: email, password: password, firstName: firstName, lastName: lastName,
             displayName: displayName)
-        return try await ProfileSignIn.register(profile, passphrase: passphrase, server: server, form: form)
+        return try await ProfileSignIn.register(
+            profile, passphrase: passphrase, server: server, form: form, answer: answer)
     }
 
     /// Signs the profile in, registering this device's key. The first sign-in creates the device

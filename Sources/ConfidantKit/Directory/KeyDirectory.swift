@@ -90,7 +90,17 @@ struct KeyDirectory: Sendable {
             if let record { try LocalStore.save(record, transaction.db) }
             let changes = try LocalStore.applyCurrentKeys(
                 of: user, identities, now: now, retiredAt: retiredAt, in: transaction)
-            guard user != me else { return [ChatMessage]() }
+            guard user != me else {
+                // The account's own other devices: a device signing in to it is news the user
+                // must see (it may not be theirs); this device's own key is not.
+                return try store.insert(
+                    changes.filter { $0.deviceID != identity.deviceID }.map { change in
+                        LocalStore.NewMessage(
+                            id: change.noticeID, peer: me, direction: .notice, senderDevice: change.deviceID,
+                            sentAt: now, text: change.accountNoticeText, unreadableReason: nil, state: .received,
+                            startsUnread: true)
+                    }, transaction.db)
+            }
             return try store.insert(
                 changes.map { change in
                     LocalStore.NewMessage(

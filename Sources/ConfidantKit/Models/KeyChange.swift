@@ -37,6 +37,18 @@ public struct KeyChange: Sendable, Hashable {
             ))
     }
 
+    /// What the user is told when one of their own other devices changed.
+    var accountNoticeText: String {
+        let device = String(deviceID.canonicalString.prefix(8))
+        return switch kind {
+        case .added:
+            "A new device (\(device)) signed in to your account. If it was not you, remove it and change your password."
+        case .replaced:
+            "Your device \(device) signed in with a new key. If it was not you, remove it and change your password."
+        case .removed: "Your device \(device) was signed out; its key was retired."
+        }
+    }
+
     /// The seed's "tunnel concept" warning, as the notice shows it.
     func noticeText(name: String) -> String {
         switch kind {

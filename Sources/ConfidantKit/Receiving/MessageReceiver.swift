@@ -90,8 +90,8 @@ actor MessageReceiver {
     private func learnKeys(for entries: [Components.Schemas.MailboxEntry]) async throws {
         var refreshed = Set<UUID>()
         for entry in entries where entry.kind == .keyChange {
-            guard let change = entry.keyChange, let user = UUID(uuidString: change.userId), user != me,
-                !refreshed.contains(user)
+            // The account's own devices too: a device signing in to it is shown as a notice.
+            guard let change = entry.keyChange, let user = UUID(uuidString: change.userId), !refreshed.contains(user)
             else { continue }
             try await directory.refreshKeys(of: user)
             refreshed.insert(user)

@@ -1,4 +1,5 @@
 import ConfidantAPI
+import ConfidantCrypto
 import Foundation
 import Logging
 import NIOCore
@@ -28,6 +29,9 @@ public enum ConnectionState: Sendable, Equatable {
 struct MailboxStreamClient: Sendable {
     let serverURL: URL
     let token: String
+    /// This device's key: the stream opens with a challenge it must sign.
+    let identity: PrivateIdentity
+    let address: DeviceAddress
     let sender: StreamSender
     var initialDelay: Duration = .milliseconds(250)
     var maximumDelay: Duration = .seconds(15)
@@ -35,6 +39,9 @@ struct MailboxStreamClient: Sendable {
     static let batchLimit = 200
     /// The relay's close code for a stream whose session ended (docs/PROTOCOL.md §8).
     static let revokedCloseCode = WebSocketErrorCode.unknown(4401)
+    /// The relay's close code for a stream whose device proof it refused: the relay holds
+    /// another key for this device (it signed in elsewhere with a new key), so this one is out.
+    static let proofRefusedCloseCode = WebSocketErrorCode.unknown(4403)
 
     /// Runs until the task is cancelled; throws only `sessionExpired` (after reporting `signedOut`).
     func run(
@@ -88,9 +95,16 @@ struct MailboxStreamClient: Sendable {
                         try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
                         // The relay closes with 4401 when this session ended (signed out, the
                         // device removed, the account deleted): reconnecting would be refused.
-                        if socket.closeCode == Self.revokedCloseCode { throw ConfidantKitError.sessionExpired }
+                        if socket.closeCode == Self.revokedCloseCode || socket.closeCode == Self.proofRefusedCloseCode {
+                            throw ConfidantKitError.sessionExpired
+                        }
                         return
                     case .frame(let frame):
+                        if let challenge = frame.challenge {
+                            let proof = try encoder.encode(
+                                Components.Schemas.StreamRequest(answering: challenge, as: address, identity: identity))
+                            try await socket.send(String(decoding: proof, as: UTF8.self))
+                        }
                         if let entry = frame.entry {
                             pending.append(entry)
                             if pending.count >= Self.batchLimit {

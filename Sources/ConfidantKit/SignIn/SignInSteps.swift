@@ -1,5 +1,6 @@
 import ConfidantAPI
 import ConfidantAuth
+import ConfidantCrypto
 import Foundation
 
 /// One step of a multi-step sign-in, as the server asks it.
@@ -80,13 +81,26 @@ public struct SignInSettingsChange: Sendable {
 }
 
 extension RelayClient {
+    /// Proof that this device holds `identity`'s key, for signing in as `email`: a fresh challenge
+    /// from the server, signed (docs/PROTOCOL.md §7.1).
+    func deviceProof(email: String, identity: PrivateIdentity) async throws -> Components.Schemas.DeviceProof {
+        let challenge: Components.Schemas.DeviceChallenge
+        switch try await call({ try await $0.createDeviceChallenge() }) {
+        case .created(let created): challenge = try created.body.json
+        case .default(let status, let response): throw problem(status, response)
+        }
+        return try .init(signing: challenge, email: email, identity: identity)
+    }
+
     /// Walks a sign-in transaction: the password from the caller, every other step from `answer`.
     /// A wrong answer fetches the current step again (a new challenge) and asks again, until the
     /// server closes the transaction.
-    func signInWithSteps(email: String, password: String, identity: Data, answer: SignInAnswerer) async throws
-        -> Components.Schemas.Session
+    func signInWithSteps(email: String, password: String, identity: PrivateIdentity, answer: SignInAnswerer)
+        async throws -> Components.Schemas.Session
     {
-        let start = Components.Schemas.SignInStart(email: email, identity: .init(identity))
+        let start = Components.Schemas.SignInStart(
+            email: email, identity: .init(identity.publicIdentity.serialized),
+            proof: try await deviceProof(email: email, identity: identity))
         var progress: Components.Schemas.SignInProgress
         switch try await call({ try await $0.startSignIn(body: .json(start)) }) {
         case .created(let created): progress = try created.body.json

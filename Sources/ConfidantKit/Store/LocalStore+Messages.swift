@@ -16,6 +16,8 @@ extension LocalStore {
         var state: MessageState
         /// The envelope version that carried it (received messages).
         var envelopeVersion: Int? = nil
+        /// Whether it waits to be seen: incoming messages and notices about the account itself.
+        var startsUnread: Bool? = nil
     }
 
     /// Stores messages in `db`'s transaction; a message seen before (same id, peer and direction)
@@ -34,14 +36,17 @@ extension LocalStore {
                 arguments: [
                     message.id.canonicalString, message.peer.canonicalString, message.direction,
                     message.senderDevice?.canonicalString, message.sentAt.timeIntervalSince1970, body,
-                    message.unreadableReason, message.state, message.direction != .incoming, message.envelopeVersion,
+                    message.unreadableReason, message.state,
+                    !(message.startsUnread ?? (message.direction == .incoming)),
+                    message.envelopeVersion,
                 ])
             guard db.changesCount > 0 else { continue }
             stored.append(
                 ChatMessage(
                     id: message.id, sequence: db.lastInsertedRowID, peer: message.peer, direction: message.direction,
                     sentAt: message.sentAt, text: message.text, unreadableReason: message.unreadableReason,
-                    status: Self.status(message.state, failure: nil), isRead: message.direction != .incoming,
+                    status: Self.status(message.state, failure: nil),
+                    isRead: !(message.startsUnread ?? (message.direction == .incoming)),
                     envelopeVersion: message.envelopeVersion))
         }
         return stored
@@ -144,5 +149,15 @@ extension LocalStore {
 
     func conversations() throws -> [ConversationSummary] {
         try read { db in try conversations(db) }
+    }
+
+    /// Notices about the account itself (filed under its own user id): a device added to it,
+    /// one that got a new key or was removed; newest first, only the unseen ones unless `all`.
+    func accountNotices(of me: UUID, all: Bool = false, _ db: Database) throws -> [ChatMessage] {
+        var request = MessageRecord.filter(
+            MessageRecord.Columns.peerID == me.canonicalString
+                && MessageRecord.Columns.direction == ChatMessage.Direction.notice)
+        if !all { request = request.filter(MessageRecord.Columns.isRead == false) }
+        return try request.order(MessageRecord.Columns.seq.desc).limit(50).fetchAll(db).map(chatMessage)
     }
 }

@@ -38,4 +38,12 @@ extension Messenger {
         let store = store
         return store.observe { db in try store.history(with: peer, limit: limit, db) }
     }
+
+    /// Notices about the account itself that were not seen yet (a new device signed in to it),
+    /// newest first, now and after every change.
+    public func accountNoticeUpdates() -> AsyncThrowingStream<[ChatMessage], any Error> {
+        let store = store
+        let me = account.userID
+        return store.observe { db in try store.accountNotices(of: me, db) }
+    }
 }

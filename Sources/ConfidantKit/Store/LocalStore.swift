@@ -18,6 +18,10 @@ final class LocalStore: Sendable {
     /// Opens the store at `url`, creating it (with a new data key) when it does not exist.
     static func open(at url: URL, identity: PrivateIdentity) throws -> LocalStore {
         var configuration = Configuration()
+        // Another process on the same profile (`chat` open while `send` runs) takes its turn:
+        // write transactions are IMMEDIATE, so one seals and stores a session at a time, and the
+        // other waits for it instead of failing with "database is locked".
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
             // WAL: one fsync per transaction instead of several (synchronous stays FULL, so a

@@ -81,21 +81,23 @@ public final class AuthViewModel {
         isWorking = true
         defer { isWorking = false }
         do {
+            let answer: SignInAnswerer = { [weak self] step in
+                guard let self else { throw CancellationError() }
+                return try await self.ask(step)
+            }
             switch mode {
             case .signUp:
+                // The server mails a code to prove the address: it comes as `pendingStep`.
                 let shown = displayName.trimmingCharacters(in: .whitespaces)
                 messenger = try await Messenger.register(
                     profile, passphrase: passphrase, server: server, email: email, password: password,
                     displayName: shown.isEmpty ? nil : shown,
                     firstName: firstName.trimmingCharacters(in: .whitespaces),
-                    lastName: lastName.trimmingCharacters(in: .whitespaces))
+                    lastName: lastName.trimmingCharacters(in: .whitespaces), answer: answer)
             case .signIn:
                 messenger = try await Messenger.login(
                     profile, passphrase: passphrase, server: server, email: email, password: password,
-                    answer: { [weak self] step in
-                        guard let self else { throw CancellationError() }
-                        return try await self.ask(step)
-                    })
+                    answer: answer)
             }
             password = ""
         } catch let error as ConfidantKitError {

@@ -26,6 +26,9 @@ public final class ConversationsViewModel {
     public private(set) var isOffline = false
     /// Where the live connection stands; anything but `.live` while running means "offline".
     public private(set) var connection: ConnectionState = .stopped
+    /// What happened to the account that the user has not seen yet, newest first: "A new device
+    /// signed in to your account…" — a screen shows them until `dismissAccountNotices`.
+    public private(set) var accountNotices: [String] = []
     private var summaries: [ConversationSummary] = []
     private let messenger: Messenger
     private let now: @Sendable () -> Date
@@ -42,9 +45,30 @@ public final class ConversationsViewModel {
     /// and recomputes relative times every `interval`.
     public func run(updatingTimesEvery interval: Duration = .seconds(30)) async {
         async let store: Void = followStore()
+        async let notices: Void = followAccountNotices()
         async let connection: Void = followConnection()
         async let times: Void = updateTimesPeriodically(interval)
-        _ = await (store, connection, times)
+        _ = await (store, notices, connection, times)
+    }
+
+    private func followAccountNotices() async {
+        do {
+            for try await notices in await messenger.accountNoticeUpdates() {
+                accountNotices = notices.compactMap(\.text)
+            }
+        } catch {
+            self.error = String(describing: error)
+        }
+    }
+
+    /// The user saw the account notices: they go.
+    public func dismissAccountNotices() async {
+        do {
+            try await messenger.markAccountNoticesSeen()
+            accountNotices = []
+        } catch {
+            self.error = String(describing: error)
+        }
     }
 
     private func followStore() async {
@@ -92,6 +116,7 @@ public final class ConversationsViewModel {
         }
         do {
             show(try await messenger.conversations())
+            accountNotices = try await messenger.accountNotices().compactMap(\.text)
         } catch {
             self.error = String(describing: error)
         }

@@ -17,8 +17,8 @@ extension RelayAPI {
     func signIn(_ input: Operations.SignIn.Input) async throws -> Operations.SignIn.Output {
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
         let session = try await services.signIn.signIn(
-            email: body.email, password: body.password,
-            identity: try Self.identity(body.identity.data), address: try clientAddress())
+            email: body.email, password: body.password, identity: try Self.identity(body.identity.data),
+            proof: body.proof, address: try clientAddress())
         return .created(.init(body: .json(session)))
     }
 

@@ -13,7 +13,10 @@ extension RelayAPI {
     func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
         _ = try caller()
         let userID = try Self.uuid(input.path.userId, "userId")
-        guard let user = try await services.accounts.user(userID) else { throw APIFailure.notFound("That user") }
+        // An account whose address is not verified is not in the directory, by id either.
+        guard let user = try await services.accounts.user(userID), user.emailVerifiedAt != nil else {
+            throw APIFailure.notFound("That user")
+        }
         let devices = try await services.devices.current(of: userID)
         return .ok(.init(body: .json(.init(user: try user.wire, devices: devices.map(\.wire)))))
     }

@@ -24,9 +24,16 @@ extension RelayAPI {
     func startSignIn(_ input: Operations.StartSignIn.Input) async throws -> Operations.StartSignIn.Output {
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
         let progress = try await services.signIn.start(
-            email: body.email, identity: try Self.identity(body.identity.data),
+            email: body.email, identity: try Self.identity(body.identity.data), proof: body.proof,
             address: try clientAddress())
         return .created(.init(body: .json(progress)))
+    }
+
+    func createDeviceChallenge(_ input: Operations.CreateDeviceChallenge.Input) async throws
+        -> Operations.CreateDeviceChallenge.Output
+    {
+        let issued = services.challenges.issue()
+        return .created(.init(body: .json(.init(challenge: .init(issued.challenge), expiresAt: issued.expiresAt))))
     }
 
     func currentSignInStep(_ input: Operations.CurrentSignInStep.Input) async throws

@@ -51,17 +51,32 @@ struct AccountService: Sendable {
         let avatar = try form.avatar.map {
             try AvatarImage(checking: $0, declared: nil, limit: configuration.maximumAvatarBytes)
         }
-        if try await UserRecord.query(on: database.db).filter(\.$email == email).first() != nil {
+        let existing = try await UserRecord.query(on: database.db).filter(\.$email == email).first()
+        if existing?.emailVerifiedAt != nil {
             throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
         }
         let hash = try await passwords.hash(form.password, on: threadPool)
-        let user = UserRecord(email: email, displayName: displayName, passwordHash: hash, createdAt: now)
+        // An account whose address was never proved belongs to nobody yet: signing up again
+        // replaces it (whoever receives the code sent to the address then owns it), so that
+        // registering someone else's address first cannot keep them out.
+        let user = existing ?? UserRecord(email: email, displayName: displayName, passwordHash: hash, createdAt: now)
+        user.displayName = displayName
+        user.displayNameKey = displayName.lowercased()
+        user.passwordHash = hash
+        user.createdAt = now
         user.firstName = firstName
         user.lastName = lastName
         user.avatar = avatar?.bytes
         user.avatarType = avatar?.type
         do {
-            try await database.write { db in try await user.create(on: db) }
+            try await database.write { db in
+                if let id = existing?.id {
+                    try await SignInTransactionRecord.query(on: db).filter(\.$userID == id).delete()
+                    try await user.update(on: db)
+                } else {
+                    try await user.create(on: db)
+                }
+            }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
         }

@@ -68,6 +68,15 @@ struct DeviceService: Sendable {
         ).all()
     }
 
+    /// The device's current identity, or nil when it has none (removed, or never signed in).
+    func identity(of address: DeviceAddress) async throws -> PublicIdentity? {
+        guard
+            let record = try await DeviceRecord.query(on: db).filter(\.$userID == address.userID)
+                .filter(\.$deviceID == address.deviceID).filter(\.$retiredAt == nil).first()
+        else { return nil }
+        return try PublicIdentity(serialized: record.identity)
+    }
+
     /// Every key the user's devices ever had, oldest first.
     func history(of userID: UUID) async throws -> [DeviceRecord] {
         try await DeviceRecord.query(on: db).filter(\.$userID == userID).sort(\.$registeredAt).all()

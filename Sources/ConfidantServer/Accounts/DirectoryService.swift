@@ -7,14 +7,15 @@ struct DirectoryService: Sendable {
 
     let database: RelayDatabase
 
-    /// Users other than `caller`, ordered by e-mail, after the `after` cursor; and the cursor of
-    /// the next page, if there is one.
+    /// Users other than `caller` whose e-mail address is verified, ordered by e-mail, after the
+    /// `after` cursor; and the cursor of the next page, if there is one.
     func users(except caller: UUID, prefix: String?, after: String?, limit: Int) async throws -> (
         users: [UserRecord], next: String?
     ) {
         let limit = min(max(limit, 1), Self.maximumPage)
         let prefix = (prefix ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        var query = UserRecord.query(on: database.db).filter(\.$id != caller).sort(\.$email).limit(limit + 1)
+        var query = UserRecord.query(on: database.db).filter(\.$id != caller).filter(\.$emailVerifiedAt != nil)
+            .sort(\.$email).limit(limit + 1)
         if let after {
             guard let data = Data(base64URL: after), let email = String(data: data, encoding: .utf8) else {
                 throw APIFailure.malformed("`after` is not a cursor this server gave out.")

@@ -45,18 +45,23 @@ struct SessionService: Sendable {
     }
 
     /// Registers the device (announcing a new or replaced key), remembers the address and creates
-    /// a session, in one transaction that also clears the sign-in's throttle keys.
+    /// a session, in one transaction that also clears the sign-in's throttle keys and, when the
+    /// sign-in answered a code sent to the address (`emailProven`), marks the address verified.
     func open(
         for user: UserRecord, identity: PublicIdentity, address: String, resetting keys: [String],
-        throttle: Throttle
+        throttle: Throttle, emailProven: Bool = false
     ) async throws -> Components.Schemas.Session {
         let userID = try user.requireID()
         let token = SessionToken.generate()
         let now = now()
         let expires = now.addingTimeInterval(lifetime)
         let deviceID = identity.deviceID
+        let verify = emailProven && user.emailVerifiedAt == nil
         let replaced = try await devices.mailbox.write { [devices] db, publication -> Bool in
             try await throttle.reset(keys, on: db)
+            if verify {
+                try await UserRecord.query(on: db).filter(\.$id == userID).set(\.$emailVerifiedAt, to: now).update()
+            }
             let change = try await devices.register(identity, of: userID, at: now, in: db, publishing: publication)
             try await SessionRecord(
                 userID: userID, deviceID: deviceID, tokenHash: token.hash, createdAt: now, expiresAt: expires

@@ -1,4 +1,5 @@
 import ConfidantAPI
+import ConfidantCrypto
 import Fluent
 import Foundation
 import NIOCore
@@ -15,6 +16,8 @@ struct MailboxStream: Sendable {
     let mailbox: MailboxService
     let configuration: ServerConfiguration
     let outages: OutageLog
+    /// The current identity of a device, to check its proof against.
+    let identity: @Sendable (DeviceAddress) async throws -> PublicIdentity?
     static let pageSize = 200
     /// Sends a connection may have waiting for their group commit; more are refused
     /// (`too_many_in_flight`), so that one client cannot queue without bound.
@@ -29,6 +32,9 @@ struct MailboxStream: Sendable {
     /// The close code of a stream whose session ended (signed out, device removed, account
     /// deleted); 4000–4999 are the application's (RFC 6455 §7.4.2).
     static let revokedCloseCode = WebSocketErrorCode.unknown(4401)
+    /// The close code of a stream whose client did not prove that it holds its device's key
+    /// (a token used without the device, or a device whose key was replaced).
+    static let proofRefusedCloseCode = WebSocketErrorCode.unknown(4403)
 
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
@@ -75,10 +81,22 @@ struct MailboxStream: Sendable {
                 }
             }
         }
+        let proof = StreamProof()
         let requests = Task {
-            await handle(frames, unread: unread, from: socket, inbox: inbox, logger: logger)
+            await handle(frames, unread: unread, from: socket, inbox: inbox, proof: proof, logger: logger)
         }
         let encoder = StreamCoding.encoder()
+        // Nothing is delivered or taken before the client proves it holds its device's key.
+        if let challenge = try? encoder.encode(Components.Schemas.StreamFrame(challenge: .init(proof.challenge))) {
+            socket.send(String(decoding: challenge, as: UTF8.self), promise: nil)
+        }
+        guard await proof.proven(within: .seconds(configuration.streamProofSeconds)) else {
+            hub.unsubscribe(inbox)
+            try? await socket.close(code: Self.proofRefusedCloseCode)
+            frameInput.finish()
+            await requests.value
+            return
+        }
         var lastSent = after
         var caughtUp = false
         do {
@@ -134,7 +152,7 @@ struct MailboxStream: Sendable {
     /// waiting for the previous one to commit; its answer is sent when its group has.
     private func handle(
         _ frames: AsyncStream<String>, unread: ByteBudget, from socket: WebSocket, inbox: MailboxInbox,
-        logger: Logger
+        proof: StreamProof, logger: Logger
     ) async {
         let caller = inbox.caller
         let decoder = StreamCoding.decoder()
@@ -165,11 +183,26 @@ struct MailboxStream: Sendable {
         @Sendable func refuse(_ messageID: String, _ failure: APIFailure) {
             answer(.init(refused: .init(messageId: messageID, error: failure.code.rawValue, message: failure.message)))
         }
+        var proven = false
         for await text in frames {
             unread.give(text.utf8.count)
             // Nothing more is taken from a session that ended, not even what it sent just before.
             if inbox.isRevoked { break }
-            guard let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8)) else {
+            let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
+            if !proven {
+                // The first frame must be the proof; anything else ends the stream.
+                guard let signature = request?.proof,
+                    let identity = try? await identity(caller.address),
+                    proof.verifies(signature.data, by: identity, of: caller.address)
+                else {
+                    proof.decide(false)
+                    break
+                }
+                proven = true
+                proof.decide(true)
+                continue
+            }
+            guard let request else {
                 reply(
                     Self.problem(
                         .malformedRequest,

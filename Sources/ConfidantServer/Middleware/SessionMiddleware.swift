@@ -7,6 +7,7 @@ struct SessionMiddleware: AsyncMiddleware {
 
     static let publicRoutes: Set<String> = [
         "GET /v1/health", "POST /v1/accounts", "POST /v1/sessions", "POST /v1/auth/sign-in",
+        "POST /v1/auth/challenges",
     ]
 
     /// A sign-in transaction is its own credential (an unguessable id), before any session exists.

@@ -16,6 +16,7 @@ final class UserRecord: Model, @unchecked Sendable {
         static let createdAt = "created_at"
         static let firstName = "first_name"
         static let lastName = "last_name"
+        static let emailVerifiedAt = "email_verified_at"
     }
 
     @ID(key: .id) var id: UUID?
@@ -30,6 +31,9 @@ final class UserRecord: Model, @unchecked Sendable {
     /// As entered at sign-up (the seed's form); not shown in the directory.
     @OptionalField(key: .string(Column.firstName)) var firstName: String?
     @OptionalField(key: .string(Column.lastName)) var lastName: String?
+    /// When a sign-in proved the address (its e-mail code answered); nil until then: the account
+    /// is then out of the directory and has no device to receive on.
+    @OptionalField(key: .string(Column.emailVerifiedAt)) var emailVerifiedAt: Date?
 
     init() {}
 

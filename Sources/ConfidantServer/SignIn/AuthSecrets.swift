@@ -63,6 +63,15 @@ struct AuthSecrets: Sendable {
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key))
     }
 
+    /// The 16-byte tag that makes a device challenge the server's own (see `DeviceChallenges`):
+    /// HMAC-SHA256 under a key derived from the auth key, so every instance sharing the key
+    /// accepts the challenges of the others.
+    func deviceChallengeTag(_ bytes: some DataProtocol) -> Data {
+        let key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: self.key, info: Data("Confidant device challenge v1".utf8), outputByteCount: 32)
+        return Data(HMAC<SHA256>.authenticationCode(for: Data(bytes), using: key).prefix(16))
+    }
+
     func seal(_ plaintext: Data, user: UUID, field: String) throws -> Data {
         guard let combined = try AES.GCM.seal(plaintext, using: key, authenticating: Self.context(user, field)).combined
         else {

@@ -14,6 +14,7 @@ struct SignInService: Sendable {
     let accounts: AccountService
     let sessions: SessionService
     let secrets: AuthSecrets
+    let challenges: DeviceChallenges
     let mailer: any CodeMailer
     let configuration: ServerConfiguration
     let logger: Logger
@@ -25,10 +26,13 @@ struct SignInService: Sendable {
     // MARK: Password only
 
     /// `POST /v1/sessions`: the password, for a sign-in the policy lets through with it alone.
-    func signIn(email raw: String, password: String, identity: PublicIdentity, address: String) async throws
-        -> Components.Schemas.Session
-    {
+    func signIn(
+        email raw: String, password: String, identity: PublicIdentity, proof: Components.Schemas.DeviceProof,
+        address: String
+    ) async throws -> Components.Schemas.Session {
         let email = try AccountService.email(raw)
+        // Before anything is counted or compared: the device must hold the key it presents.
+        try await challenges.redeem(proof, email: raw, identity: identity)
         let accountKey = "sign-in/account/\(email)"
         let keys = [accountKey, "sign-in/address/\(address)"]
         let throttle = throttle
@@ -58,10 +62,11 @@ struct SignInService: Sendable {
     // MARK: Transactions
 
     /// Starts a sign-in transaction: its id and its first step.
-    func start(email raw: String, identity: PublicIdentity, address: String) async throws
-        -> Components.Schemas.SignInProgress
-    {
+    func start(
+        email raw: String, identity: PublicIdentity, proof: Components.Schemas.DeviceProof, address: String
+    ) async throws -> Components.Schemas.SignInProgress {
         let email = try AccountService.email(raw)
+        try await challenges.redeem(proof, email: raw, identity: identity)
         let now = now
         try await throttle.check(["sign-in/account/\(email)", "sign-in/address/\(address)"], on: database.db, now: now)
         // A start stores a transaction and may send an e-mail code: bounded per account (no
@@ -154,7 +159,8 @@ struct SignInService: Sendable {
         // A completed sign-in resets its account's count (not the address's: one account's
         // success must not clear what guessing at other accounts from there has counted).
         let session = try await sessions.open(
-            for: user, identity: identity, address: transaction.address, resetting: [keys[0]], throttle: throttle)
+            for: user, identity: identity, address: transaction.address, resetting: [keys[0]], throttle: throttle,
+            emailProven: steps.contains(.emailCode))
         return .init(session: session)
     }
 
@@ -180,7 +186,8 @@ struct SignInService: Sendable {
     }
 
     /// The steps the adaptive policy asks of this sign-in: the account's chain, plus the e-mail code
-    /// from a new device or address (once the account has a device and an address to compare with).
+    /// from a new device or address (once the account has a device and an address to compare with)
+    /// or for an address not yet proved (a new account's first sign-in).
     private func steps(for user: UserRecord?, identity: PublicIdentity, address: String) async throws -> [SignInMethod]
     {
         // An e-mail without an account is answered as an account whose chain starts with the password.
@@ -192,6 +199,10 @@ struct SignInService: Sendable {
                 chain = Self.chain(settings.chain)
                 // Settings stored before the chain had to include the password still get it first.
                 if !chain.contains(.password) { chain.insert(.password, at: 0) }
+            }
+            // An address never proved: the code sent to it, right after the password.
+            if user?.emailVerifiedAt == nil, !chain.contains(.emailCode) {
+                chain.insert(.emailCode, at: (chain.firstIndex(of: .password) ?? -1) + 1)
             }
             let devices = try await accounts.devices.current(of: userID)
             knownDevice =

@@ -9,8 +9,9 @@ struct RegisterCommand: AsyncParsableCommand {
         commandName: "register",
         abstract: "Create an account on a Confidant server and sign this profile in.",
         discussion: """
-            Creates the profile's device key (protected by the profile passphrase) and registers it. \
-            Use a different --profile for each account on one machine.
+            Creates the profile's device key (protected by the profile passphrase) and registers it. The server \
+            mails a code to the address, which it asks for next: until it is entered, the account is not in the \
+            directory and cannot receive messages. Use a different --profile for each account on one machine.
             """)
 
     @OptionGroup var options: MessengerOptions
@@ -33,7 +34,7 @@ struct RegisterCommand: AsyncParsableCommand {
         let messenger = try await Messenger.register(
             try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
             server: serverURL, email: email, password: accountPassword, displayName: name,
-            firstName: firstName, lastName: lastName)
+            firstName: firstName, lastName: lastName, answer: SignInPrompts.answerer)
         let account = await messenger.account
         print(
             "registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))"

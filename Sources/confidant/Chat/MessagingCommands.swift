@@ -119,6 +119,18 @@ struct InboxCommand: AsyncParsableCommand {
         if let error = model.error {
             Terminal.printError(model.isOffline ? "offline: \(error); showing what this device has" : error)
         }
+        // What happened to the account (a device signed in to it) goes first, on stderr so that
+        // --json stays a list of conversations; shown once, then marked seen.
+        if !model.accountNotices.isEmpty {
+            for notice in model.accountNotices {
+                FileHandle.standardError.write(Data((TerminalStyle.warning("⚠ \(notice)") + "\n").utf8))
+            }
+            FileHandle.standardError.write(
+                Data(
+                    "  your devices: `confidant account devices`; remove one: `confidant account devices --remove ID`\n"
+                        .utf8))
+            await model.dismissAccountNotices()
+        }
         if output.json { return try JSONOutput.print(rows) }
         if rows.isEmpty { return print("no conversations yet; `confidant send EMAIL TEXT` starts one") }
         let table = TerminalStyle.table(

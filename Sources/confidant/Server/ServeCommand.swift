@@ -22,6 +22,9 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var trustedProxies: [String] = []
     @Option(help: "Port (0 picks a free one and prints it).") var port = 8080
+    @Option(help: "PEM certificate chain: serve HTTPS and WSS (with --tls-key). SIGHUP reloads both files.")
+    var tlsCert: String?
+    @Option(help: "PEM private key of --tls-cert.") var tlsKey: String?
     @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (default: sqlite in the data directory).")
     var database: String?
     @Option(help: "Directory for blobs and the default SQLite file.") var dataDir = ".confidant-server"
@@ -75,6 +78,11 @@ struct ServeCommand: AsyncParsableCommand {
             return network
         }
         configuration.port = port
+        switch (tlsCert, tlsKey) {
+        case (let cert?, let key?): configuration.tls = TLSFiles(certificateChain: cert, privateKey: key)
+        case (nil, nil): break
+        default: throw ValidationError("--tls-cert and --tls-key go together.")
+        }
         configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
         if let smtpHost {
             guard let smtpFrom, (try? EmailAddress(smtpFrom)) != nil else {
@@ -86,19 +94,37 @@ struct ServeCommand: AsyncParsableCommand {
             smtp.trustRootsFile = smtpCaFile
             configuration.smtp = smtp
         }
-        let server = try await RelayServer(configuration: configuration)
-        let signal = try await server.runUntilSignalled { bound in
-            // The port line is how scripts and tests learn a port chosen with --port 0.
-            FileHandle.standardOutput.write(
-                Data("confidant relay listening on http://\(host):\(bound) (database \(configuration.database))\n".utf8)
-            )
-            if configuration.smtp == nil {
+        let server: RelayServer
+        do { server = try await RelayServer(configuration: configuration) } catch let error as TLSFilesError {
+            throw ValidationError(error.description)
+        }
+        let scheme = configuration.tls == nil ? "http" : "https"
+        let signal = try await server.runUntilSignalled(
+            listening: { bound in
+                // The port line is how scripts and tests learn a port chosen with --port 0.
+                FileHandle.standardOutput.write(
+                    Data(
+                        "confidant relay listening on \(scheme)://\(host):\(bound) (database \(configuration.database))\n"
+                            .utf8))
+                if configuration.tls == nil, !["127.0.0.1", "::1", "localhost"].contains(host) {
+                    FileHandle.standardError.write(
+                        Data(
+                            "warning: plain HTTP on \(host): use --tls-cert/--tls-key, or a TLS-terminating proxy in front\n"
+                                .utf8))
+                }
+                if configuration.smtp == nil {
+                    FileHandle.standardError.write(
+                        Data(
+                            "DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n"
+                                .utf8))
+                }
+            },
+            reloaded: { error in
                 FileHandle.standardError.write(
                     Data(
-                        "DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n"
-                            .utf8))
-            }
-        }
+                        (error.map { "SIGHUP: the TLS files were not reloaded, the old ones stay: \($0)\n" }
+                            ?? "SIGHUP: reloaded the TLS certificate and key\n").utf8))
+            })
         FileHandle.standardError.write(Data("received \(signal), shut down\n".utf8))
     }
 }
