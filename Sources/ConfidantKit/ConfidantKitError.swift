@@ -25,6 +25,9 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case messageTooLarge(bytes: Int, limit: Int)
     case emptyMessage
     case invalidServerURL(String)
+    /// Plain `http://` to a server that is not on this machine: passwords and tokens would cross
+    /// the network unencrypted.
+    case insecureServerURL(String)
     /// The local store is damaged or was written by something else.
     case storeDamaged(String)
     /// A retry of a message that is not in the failed state.
@@ -50,6 +53,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .messageTooLarge(let bytes, let limit): "the message is \(bytes) bytes; the limit is \(limit) bytes"
         case .emptyMessage: "the message is empty"
         case .invalidServerURL(let url): "\(url) is not a server address; use http://host:port or https://host"
+        case .insecureServerURL(let url):
+            "\(url) is plain HTTP to another machine: passwords and tokens would cross the network unencrypted; use https://"
         case .storeDamaged(let why): "the local store is damaged: \(why)"
         case .cannotRemoveThisDevice: "this is the device you are using; sign it out instead of removing it"
         case .stepUpRequired:

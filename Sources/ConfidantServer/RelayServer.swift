@@ -95,7 +95,9 @@ public final class RelayServer: Sendable {
     /// The map: middleware, the OpenAPI handlers, the stream.
     private func routes(_ app: Application, services: RelayServices) throws {
         app.middleware = Middlewares()
-        app.middleware.use(ProblemMiddleware(outages: services.outages))
+        let knownRoutes = KnownRoutes()
+        app.middleware.use(ProblemMiddleware(outages: services.outages, routes: knownRoutes))
+        app.middleware.use(MethodMiddleware(routes: knownRoutes))
         app.middleware.use(RequestContextMiddleware())
         app.middleware.use(SessionMiddleware(sessions: services.sessions))
         app.middleware.use(BodyLimitMiddleware(configuration: configuration))
@@ -118,6 +120,7 @@ public final class RelayServer: Sendable {
             mailbox: services.mailbox, configuration: configuration, outages: services.outages,
             identity: { [devices = services.devices] in try await devices.identity(of: $0) }
         ).register(on: app)
+        knownRoutes.record(app.routes.all)
     }
 
     /// Starts listening; returns the bound port (useful with port 0).

@@ -54,8 +54,9 @@ public struct SMTPConfiguration: Sendable, Equatable {
     public var port: Int
     /// The From address of sign-in messages.
     public var sender: String
-    /// Refuse to send without STARTTLS.
-    public var requireTLS = false
+    /// Refuse to send without STARTTLS: by default for every host but this machine's loopback,
+    /// so that sign-in codes do not cross a network in the clear.
+    public var requireTLS: Bool
     /// A PEM file of certificates to trust instead of the system's (a private mail relay).
     public var trustRootsFile: String?
     /// The name to verify the server's certificate against; `host` unless set.
@@ -67,6 +68,15 @@ public struct SMTPConfiguration: Sendable, Equatable {
         self.host = host
         self.port = port
         self.sender = sender
+        requireTLS = !Self.isLoopback(host)
+    }
+
+    /// `localhost`, 127.0.0.0/8 and ::1.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 }
 

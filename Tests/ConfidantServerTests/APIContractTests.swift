@@ -61,4 +61,52 @@ struct APIContractTests {
             }
         }
     }
+
+    /// One raw request: its status, `Allow` header and body.
+    static func send(
+        _ relay: TestRelay, _ method: String, _ path: String, token: String? = nil, contentType: String? = nil,
+        body: String? = nil
+    ) async throws -> (status: Int, allow: String?, body: String) {
+        var request = HTTPClientRequest(url: relay.baseURL.absoluteString + path)
+        request.method = .init(rawValue: method)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        return (Int(response.status.code), response.headers.first(name: "Allow"), text)
+    }
+
+    @Test("what the fuzzer found stays fixed: bad base64, unknown methods, long queries, untyped uploads")
+    func fuzzerFindings() async throws {
+        try await TestRelay.run { relay in
+            let user = try await TestUser.make(relay, name: "contract")
+            // A base64 field holding text that is not base64: 400, not 500.
+            for path in ["/v1/sessions", "/v1/auth/sign-in", "/v1/accounts"] {
+                let answer = try await Self.send(
+                    relay, "POST", path, contentType: "application/json",
+                    body:
+                        #"{"email":"a@example.com","password":"long enough pw","identity":"é","avatar":"é","proof":{"challenge":"é","signature":"é"}}"#
+                )
+                #expect(answer.status == 400 && answer.body.contains("malformed_request"), "\(path): \(answer)")
+            }
+            // A method the path does not take: 405 with Allow, before the session or the body matter.
+            let trace = try await Self.send(relay, "TRACE", "/v1/messages")
+            #expect(trace.status == 405 && trace.allow == "POST", "\(trace)")
+            let get = try await Self.send(relay, "GET", "/v1/sessions", contentType: "application/json", body: "{}")
+            #expect(get.status == 405 && get.allow == "POST", "\(get)")
+            #expect(try await Self.send(relay, "HEAD", "/v1/health").status == 200)
+            // Bounded queries and URIs.
+            let long = String(repeating: "a", count: 255)
+            #expect(try await Self.send(relay, "GET", "/v1/users?query=\(long)", token: user.token).status == 400)
+            let huge = String(repeating: "a", count: 5000)
+            #expect(try await Self.send(relay, "GET", "/v1/users?query=\(huge)", token: user.token).status == 400)
+            // Uploads say what they are.
+            let untyped = try await Self.send(relay, "POST", "/v1/blobs", token: user.token, body: "bytes")
+            #expect(untyped.status == 415, "\(untyped)")
+            let typed = try await Self.send(
+                relay, "POST", "/v1/blobs", token: user.token, contentType: "application/octet-stream", body: "")
+            #expect(typed.status == 201, "an empty blob is a blob: \(typed)")
+        }
+    }
 }

@@ -139,6 +139,33 @@ struct SMTPDeliveryTests {
         return try done.ok.body.json.session
     }
 
+    @Test("STARTTLS is required by default for any SMTP host but loopback; a plain one then gets nothing")
+    func tlsRequiredOffLoopback() async throws {
+        #expect(SMTPConfiguration(host: "mail.example.com", sender: "a@example.com").requireTLS)
+        #expect(SMTPConfiguration(host: "10.0.0.25", sender: "a@example.com").requireTLS)
+        #expect(!SMTPConfiguration(host: "127.0.0.1", sender: "a@example.com").requireTLS)
+        #expect(!SMTPConfiguration(host: "localhost", sender: "a@example.com").requireTLS)
+        // Required, against a server that offers no STARTTLS: the code is not sent in the clear.
+        let sink = try await SMTPSink(tls: false)
+        defer { sink.stop() }
+        var smtp = SMTPConfiguration(host: "127.0.0.1", port: sink.port, sender: "no-reply@confidant.test")
+        smtp.requireTLS = true
+        try await TestRelay.run(adjust: { [smtp] in $0.smtp = smtp }) { relay in
+            let email = "plain-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let client = relay.client()
+            _ = try await client.signUp(
+                body: .json(.init(email: email, password: "a long password here", displayName: "P"))
+            ).created
+            let start = try await client.startSignIn(
+                body: .json(try await .proving(email: email, identity: try PrivateIdentity.generate(), on: client)))
+            let id = try #require(try start.created.body.json.transactionId)
+            let answer = try await client.answerSignInStep(
+                path: .init(transactionId: id), body: .json(.init(method: .password, answer: "a long password here")))
+            #expect(try answer.problem == "mail_unavailable 503")
+            #expect(try sink.messages().isEmpty)
+        }
+    }
+
     @Test("the code goes through plain SMTP and signs the new device in")
     func plain() async throws {
         let sink = try await SMTPSink(tls: false)

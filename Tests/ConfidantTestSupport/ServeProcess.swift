@@ -10,11 +10,15 @@ package struct ServeProcess {
     /// - Parameters:
     ///   - port: 0 for a free port; a fixed one to restart a relay where its clients expect it.
     ///   - confidantServe: run the production `confidant serve` (bcrypt cost 12: slow to sign up in).
-    package init(dataDirectory: URL, database: String? = nil, port: Int = 0, confidantServe: Bool = false) throws {
+    ///   - extra: more options (`--tls-cert …`).
+    package init(
+        dataDirectory: URL, database: String? = nil, port: Int = 0, confidantServe: Bool = false,
+        extra: [String] = []
+    ) throws {
         self.dataDirectory = dataDirectory
         let options =
             ["--port", String(port), "--data-dir", dataDirectory.path, "--log-level", "error"]
-            + (database.map { ["--database", $0] } ?? [])
+            + (database.map { ["--database", $0] } ?? []) + extra
         if confidantServe {
             process.executableURL = try CLIExecutable.url
             process.arguments = ["serve"] + options

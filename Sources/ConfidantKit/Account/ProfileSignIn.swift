@@ -17,8 +17,9 @@ enum ProfileSignIn {
 
     static func register(
         _ profile: ProfileStorage, passphrase: String, server: URL, form: Components.Schemas.SignUpRequest,
-        answer: SignInAnswerer?
+        answer: SignInAnswerer?, allowInsecureHTTP: Bool = false
     ) async throws -> Messenger {
+        try ServerAddress.check(server, allowInsecureHTTP: allowInsecureHTTP)
         let relay = RelayClient(serverURL: server, token: nil)
         if let existing = try existingAccount(profile, passphrase: passphrase),
             existing.email.lowercased() != form.email.lowercased()
@@ -31,7 +32,7 @@ enum ProfileSignIn {
         }
         return try await login(
             profile, passphrase: passphrase, server: server, email: form.email, password: form.password,
-            newDeviceKey: false, answer: answer)
+            newDeviceKey: false, answer: answer, allowInsecureHTTP: allowInsecureHTTP)
     }
 
     private static func existingAccount(_ profile: ProfileStorage, passphrase: String) throws -> AccountState? {
@@ -43,7 +44,7 @@ enum ProfileSignIn {
 
     static func login(
         _ profile: ProfileStorage, passphrase: String, server: URL?, email: String, password: String,
-        newDeviceKey: Bool, answer: SignInAnswerer?
+        newDeviceKey: Bool, answer: SignInAnswerer?, allowInsecureHTTP: Bool = false
     ) async throws -> Messenger {
         try profile.prepare()
         let existing = try profile.keyStore.loadIdentity(passphrase: passphrase)
@@ -57,6 +58,9 @@ enum ProfileSignIn {
         guard let serverURL = server ?? previous?.serverURL else {
             throw ConfidantKitError.invalidServerURL("(none given)")
         }
+        // A new server address must not be plain HTTP across the network; a profile's own stays
+        // as it was accepted.
+        if let server { try ServerAddress.check(server, allowInsecureHTTP: allowInsecureHTTP) }
         let identity =
             if let existing, !newDeviceKey { existing } else {
                 try PrivateIdentity.generate(deviceID: existing?.deviceID ?? UUID())
@@ -128,16 +132,19 @@ extension Messenger {
     ///   - answer: answers the sign-in steps: the code the server mails to `email` (which proves
     ///     the address is the user's; until then the account is out of the directory), and any
     ///     other the server asks. Without it, the account is created and `stepUpRequired` thrown.
+    ///   - allowInsecureHTTP: accept `http://` to another machine; otherwise only loopback may
+    ///     be plain HTTP (`insecureServerURL`).
     public static func register(
         _ profile: ProfileStorage, passphrase: String, server: URL, email: String, password: String,
         displayName: String? = nil, firstName: String? = nil, lastName: String? = nil,
-        answer: SignInAnswerer? = nil
+        answer: SignInAnswerer? = nil, allowInsecureHTTP: Bool = false
     ) async throws -> Messenger {
         let form = Components.Schemas.SignUpRequest(
             email: email, password: password, firstName: firstName, lastName: lastName,
             displayName: displayName)
         return try await ProfileSignIn.register(
-            profile, passphrase: passphrase, server: server, form: form, answer: answer)
+            profile, passphrase: passphrase, server: server, form: form, answer: answer,
+            allowInsecureHTTP: allowInsecureHTTP)
     }
 
     /// Signs the profile in, registering this device's key. The first sign-in creates the device
@@ -152,13 +159,14 @@ extension Messenger {
     ///   - newDeviceKey: replace this device's key.
     ///   - answer: answers the steps beyond the password when the account has a chain
     ///     (arithmetic, e-mail code, TOTP); without it such an account reports `stepUpRequired`.
+    ///   - allowInsecureHTTP: accept a new `http://` server on another machine.
     public static func login(
         _ profile: ProfileStorage, passphrase: String, server: URL? = nil, email: String, password: String,
-        newDeviceKey: Bool = false, answer: SignInAnswerer? = nil
+        newDeviceKey: Bool = false, answer: SignInAnswerer? = nil, allowInsecureHTTP: Bool = false
     ) async throws -> Messenger {
         try await ProfileSignIn.login(
             profile, passphrase: passphrase, server: server, email: email, password: password,
-            newDeviceKey: newDeviceKey, answer: answer)
+            newDeviceKey: newDeviceKey, answer: answer, allowInsecureHTTP: allowInsecureHTTP)
     }
 
     /// How this account signs in.

@@ -154,7 +154,7 @@ struct MailboxStreamClient: Sendable {
         headers.add(name: "Authorization", value: "Bearer \(token)")
         let group = MultiThreadedEventLoopGroup.singleton
         let promise = group.any().makePromise(of: WebSocket.self)
-        var configuration = WebSocketClient.Configuration()
+        var configuration = WebSocketClient.Configuration(tlsConfiguration: ServerTrust.tlsConfiguration)
         // A send frame carries up to 256 envelopes, base64, as the relay bounds it.
         configuration.maxFrameSize = 1 << 23
         do {

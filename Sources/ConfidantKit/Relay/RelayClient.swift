@@ -28,6 +28,7 @@ struct RelayClient: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(60))
+        configuration.tlsConfiguration = ServerTrust.tlsConfiguration
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 

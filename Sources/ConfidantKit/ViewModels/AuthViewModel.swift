@@ -13,8 +13,10 @@ public final class AuthViewModel {
 
     /// Sign in or sign up.
     public var mode: Mode = .signIn
-    /// The server, as typed (`http://127.0.0.1:8080`).
+    /// The server, as typed (`https://relay.example`, or `http://127.0.0.1:8080` on this machine).
     public var serverAddress = ""
+    /// Accept `http://` to another machine (a settings switch, off by default).
+    public var allowInsecureHTTP = false
     /// The e-mail, as typed.
     public var email = ""
     /// The password; cleared after a successful submit.
@@ -53,8 +55,12 @@ public final class AuthViewModel {
     /// Checks the fields locally; the server checks them again.
     public func validate() -> Bool {
         var errors: [Field: String] = [:]
-        if (try? ServerAddress.parse(serverAddress)) == nil {
-            errors[.server] = "Enter the server address, e.g. http://127.0.0.1:8080"
+        do {
+            _ = try ServerAddress.parse(serverAddress, allowInsecureHTTP: allowInsecureHTTP)
+        } catch ConfidantKitError.insecureServerURL {
+            errors[.server] = "Use https:// for a server on another machine"
+        } catch {
+            errors[.server] = "Enter the server address, e.g. https://relay.example or http://127.0.0.1:8080"
         }
         do {
             _ = try EmailAddress(email)
@@ -77,7 +83,8 @@ public final class AuthViewModel {
     /// Checks the fields, then signs up or in; steps beyond the password come as `pendingStep`.
     public func submit() async {
         generalError = nil
-        guard validate(), let server = try? ServerAddress.parse(serverAddress) else { return }
+        guard validate(), let server = try? ServerAddress.parse(serverAddress, allowInsecureHTTP: allowInsecureHTTP)
+        else { return }
         isWorking = true
         defer { isWorking = false }
         do {
@@ -93,11 +100,12 @@ public final class AuthViewModel {
                     profile, passphrase: passphrase, server: server, email: email, password: password,
                     displayName: shown.isEmpty ? nil : shown,
                     firstName: firstName.trimmingCharacters(in: .whitespaces),
-                    lastName: lastName.trimmingCharacters(in: .whitespaces), answer: answer)
+                    lastName: lastName.trimmingCharacters(in: .whitespaces), answer: answer,
+                    allowInsecureHTTP: allowInsecureHTTP)
             case .signIn:
                 messenger = try await Messenger.login(
                     profile, passphrase: passphrase, server: server, email: email, password: password,
-                    answer: answer)
+                    answer: answer, allowInsecureHTTP: allowInsecureHTTP)
             }
             password = ""
         } catch let error as ConfidantKitError {

@@ -49,7 +49,7 @@ extension RelayAPI {
         let caller = try caller()
         let query = input.query
         let prefix = try query.prefix.map { $0.isEmpty ? "" : try BackupObjectService.name($0) } ?? ""
-        let after = try query.after.map { try BackupObjectService.name($0) }
+        let after = try query.after.flatMap { $0.isEmpty ? nil : try BackupObjectService.name($0) }
         let limit = try Self.limit(query.limit, default: 100, maximum: 1000)
         let page = try await services.backups.list(prefix: prefix, after: after, limit: limit, owner: caller.userID)
         return .ok(

@@ -4,6 +4,9 @@ import Foundation
 /// The directory of users, their device keys and key history, and removing one's own device.
 extension RelayAPI {
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
+        guard (input.query.query?.count ?? 0) <= 254, (input.query.after?.count ?? 0) <= 400 else {
+            throw APIFailure.malformed("`query` is at most 254 characters and `after` at most 400.")
+        }
         let page = try await services.directory.users(
             except: try caller().userID, prefix: input.query.query, after: input.query.after,
             limit: try Self.limit(input.query.limit, default: 50, maximum: DirectoryService.maximumPage))

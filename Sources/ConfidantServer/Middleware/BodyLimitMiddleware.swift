@@ -1,17 +1,27 @@
 import Vapor
 
-/// Caps request bodies before anything decodes them. Blob and backup uploads are streamed and capped by
-/// their handler while they are written; avatars have their own, smaller cap; everything else
-/// is JSON and is collected up to `maximumJSONBodyBytes`.
+/// Caps requests before anything decodes them: the URI at `maximumURIBytes`; blob and backup
+/// uploads are streamed and capped by their handler while they are written (and must say they
+/// are `application/octet-stream`); avatars have their own, smaller cap; everything else is JSON
+/// and is collected up to `maximumJSONBodyBytes`.
 struct BodyLimitMiddleware: AsyncMiddleware {
     let configuration: ServerConfiguration
+    /// Longer request URIs (path and query) are refused: no parameter needs more.
+    static let maximumURIBytes = 4096
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        guard request.url.string.utf8.count <= Self.maximumURIBytes else {
+            throw APIFailure.malformed("The request URI is longer than \(Self.maximumURIBytes) bytes.")
+        }
         let path = request.url.path
         let limit: Int?
         if (request.method == .POST && path == "/v1/blobs")
             || (request.method == .PUT && path.hasPrefix("/v1/backup/objects/"))
         {
+            guard request.headers.contentType == .binary else {
+                throw APIFailure(
+                    .unsupportedMediaType, "Send the bytes as Content-Type: application/octet-stream.")
+            }
             limit = nil
         } else if path == "/v1/account/avatar" {
             limit = configuration.maximumAvatarBytes

@@ -8,6 +8,7 @@ import Vapor
 /// anything unexpected is logged and answered with a bare `internal`.
 struct ProblemMiddleware: AsyncMiddleware {
     let outages: OutageLog
+    let routes: KnownRoutes
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         do {
@@ -18,6 +19,10 @@ struct ProblemMiddleware: AsyncMiddleware {
             try response.content.encode(Body(error: failure.code.rawValue, message: failure.message), as: .json)
             if let retryAfter = failure.retryAfter {
                 response.headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
+            }
+            if failure.code == .methodNotAllowed {
+                response.headers.replaceOrAdd(
+                    name: .allow, value: routes.methods(for: request.url.path).joined(separator: ", "))
             }
             return response
         }
@@ -34,10 +39,9 @@ struct ProblemMiddleware: AsyncMiddleware {
             return failure
         case let serverError as ServerError:
             if let failure = serverError.underlyingError as? APIFailure { return failure }
-            if serverError.underlyingError is DecodingError || serverError.causeDescription.contains("decod")
-                || serverError.causeDescription.contains("Unexpected")
-                || serverError.causeDescription.contains("parameter")
-            {
+            // The runtime failed before it had the operation's input: the request does not match
+            // the document (bad JSON, a string that is not base64, a missing parameter).
+            if serverError.operationInput == nil {
                 return .malformed(
                     "The request does not match the API (\(serverError.causeDescription)). See /openapi.yaml.")
             }

@@ -17,7 +17,9 @@ struct SessionMiddleware: AsyncMiddleware {
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let path = request.url.path
-        if path.hasPrefix("/v1/"), !Self.publicRoutes.contains("\(request.method) \(path)"),
+        // HEAD is answered by the GET route, and is as public as it.
+        let method = request.method == .HEAD ? HTTPMethod.GET : request.method
+        if path.hasPrefix("/v1/"), !Self.publicRoutes.contains("\(method) \(path)"),
             !Self.isSignInStep(request, path: path)
         {
             request.storage[CallerKey.self] = try await sessions.authenticate(

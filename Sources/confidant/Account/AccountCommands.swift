@@ -21,6 +21,11 @@ struct RegisterCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Your last name.") var lastName: String?
     @Option(name: .long, help: "The name others see (default: first and last name).") var name: String?
     @OptionGroup var password: PasswordOptions
+    @Flag(
+        name: .long,
+        help: "Accept an http:// server on another machine (passwords and tokens then cross the network unencrypted)."
+    )
+    var insecureHttp = false
 
     func validate() throws {
         guard name != nil || (firstName != nil && lastName != nil) else {
@@ -29,12 +34,12 @@ struct RegisterCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let serverURL = try ServerAddress.parse(server)
+        let serverURL = try ServerAddress.parse(server, allowInsecureHTTP: insecureHttp)
         let accountPassword = try password.password()
         let messenger = try await Messenger.register(
             try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
             server: serverURL, email: email, password: accountPassword, displayName: name,
-            firstName: firstName, lastName: lastName, answer: SignInPrompts.answerer)
+            firstName: firstName, lastName: lastName, answer: SignInPrompts.answerer, allowInsecureHTTP: insecureHttp)
         let account = await messenger.account
         print(
             "registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))"
@@ -60,14 +65,19 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Your e-mail address.") var email: String
     @Flag(name: .long, help: "Replace this device's key with a new one.") var newDeviceKey = false
     @OptionGroup var password: PasswordOptions
+    @Flag(
+        name: .long,
+        help: "Accept an http:// server on another machine (passwords and tokens then cross the network unencrypted)."
+    )
+    var insecureHttp = false
 
     func run() async throws {
-        let serverURL = try server.map(ServerAddress.parse)
+        let serverURL = try server.map { try ServerAddress.parse($0, allowInsecureHTTP: insecureHttp) }
         let accountPassword = try password.password()
         let messenger = try await Messenger.login(
             try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
             server: serverURL, email: email, password: accountPassword, newDeviceKey: newDeviceKey,
-            answer: SignInPrompts.answerer)
+            answer: SignInPrompts.answerer, allowInsecureHTTP: insecureHttp)
         let account = await messenger.account
         let fingerprint = IdentityFingerprint(messenger.identity.publicIdentity)
         print("signed in as \(account.email) on \(account.serverURL.absoluteString); this device's key: \(fingerprint)")

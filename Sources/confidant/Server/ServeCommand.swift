@@ -40,7 +40,10 @@ struct ServeCommand: AsyncParsableCommand {
     var smtpHost: String?
     @Option(help: "SMTP port.") var smtpPort = 25
     @Option(help: "From address of sign-in messages.") var smtpFrom: String?
-    @Flag(help: "Refuse to send codes unless the SMTP server offers STARTTLS.") var smtpRequireTls = false
+    @Flag(help: "Refuse to send codes unless the SMTP server offers STARTTLS, on loopback too (the default elsewhere).")
+    var smtpRequireTls = false
+    @Flag(help: "Send codes in the clear when a non-loopback SMTP server offers no STARTTLS (a private link only).")
+    var smtpAllowPlaintext = false
     @Option(help: "PEM certificates to trust for the SMTP server instead of the system's.") var smtpCaFile: String?
     @Option(
         help:
@@ -90,7 +93,11 @@ struct ServeCommand: AsyncParsableCommand {
                     "--smtp-host needs --smtp-from with a valid sender address, e.g. no-reply@example.com")
             }
             var smtp = SMTPConfiguration(host: smtpHost, port: smtpPort, sender: smtpFrom)
-            smtp.requireTLS = smtpRequireTls
+            if smtpRequireTls && smtpAllowPlaintext {
+                throw ValidationError("--smtp-require-tls and --smtp-allow-plaintext contradict each other.")
+            }
+            if smtpRequireTls { smtp.requireTLS = true }
+            if smtpAllowPlaintext { smtp.requireTLS = false }
             smtp.trustRootsFile = smtpCaFile
             configuration.smtp = smtp
         }

@@ -29,6 +29,7 @@ enum CLIAdvice {
         case .sessionExpired: "run `confidant account login`"
         case .stepUpRequired: "run `confidant account login` to answer them"
         case .cannotRemoveThisDevice: "run `confidant account logout`"
+        case .insecureServerURL: "pass --insecure-http only if that network is yours alone"
         case .unknownUser: "`confidant chat users --search` lists who is there"
         case .keyChangedSinceVerification:
             "compare safety numbers with `confidant chat verify`, or confirm the send (--yes)"

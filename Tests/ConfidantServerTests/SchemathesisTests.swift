@@ -1,0 +1,32 @@
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+/// Schemathesis (PyPI, in the test command's virtual environment) generates requests from the
+/// served `openapi.yaml`, signed in as a real user, and checks every answer against the document:
+/// no server error, no status or body the document does not declare.
+@Suite("OpenAPI fuzzing")
+struct SchemathesisTests {
+    @Test("schemathesis against the served document, signed in: no server error, no schema violation")
+    func fuzzTheDocument() async throws {
+        let config = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Interop/schemathesis.toml")
+        try await TestRelay.run { relay in
+            let user = try await TestUser.make(relay, name: "fuzzer")
+            let output = try await ChildProcess.run(
+                command: "st",
+                [
+                    "--config-file", config.path, "run", "\(relay.baseURL.absoluteString)/openapi.yaml", "--url",
+                    "\(relay.baseURL.absoluteString)/v1",
+                    "--header", "Authorization: Bearer \(user.token)",
+                    "--max-examples", ProcessInfo.processInfo.environment["CONFIDANT_FUZZ_EXAMPLES"] ?? "25",
+                    "--seed", "2026", "--workers", "1", "--request-timeout", "30", "--max-time", "90",
+                    "--generation-deterministic", "--exclude-method", "DELETE",
+                ], mergingStandardError: true)
+            if let path = ProcessInfo.processInfo.environment["CONFIDANT_FUZZ_OUTPUT"] {
+                try output.stdout.write(to: URL(fileURLWithPath: path))
+            }
+            #expect(output.status == 0, "\(output.text.suffix(8000))")
+        }
+    }
+}
