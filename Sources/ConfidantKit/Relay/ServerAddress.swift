@@ -4,8 +4,10 @@ import Foundation
 /// (loopback), nothing after the host.
 public enum ServerAddress {
     /// The server's base URL, without a path.
-    /// - Parameter allowInsecureHTTP: accept `http://` to another machine (a test network, or a
-    ///   proxy on a private link); off by default.
+    /// - Parameters:
+    ///   - text: what the user typed.
+    ///   - allowInsecureHTTP: accept `http://` to another machine (a test network, or a
+    ///     proxy on a private link); off by default.
     /// - Throws: `ConfidantKitError.invalidServerURL` for anything else, `insecureServerURL` for
     ///   plain HTTP to another machine.
     public static func parse(_ text: String, allowInsecureHTTP: Bool = false) throws -> URL {
