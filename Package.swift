@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ConfidantAPI", targets: ["ConfidantAPI"]),
         .library(name: "ConfidantServer", targets: ["ConfidantServer"]),
         .library(name: "ConfidantKit", targets: ["ConfidantKit"]),
+        .library(name: "ConfidantApp", targets: ["ConfidantApp"]),
         .executable(name: "confidant", targets: ["confidant"]),
     ],
     dependencies: [
@@ -34,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/async-kit.git", from: "1.22.0"),
         .package(url: "https://github.com/vapor/websocket-kit.git", from: "2.16.2"),
+        .package(url: "https://github.com/vapor/leaf.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -124,9 +126,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The graphical app: ConfidantKit's view models rendered as HTML on 127.0.0.1 by the
+        // user's own process; templates and assets are compiled into the binary.
+        .target(
+            name: "ConfidantApp",
+            dependencies: [
+                "ConfidantKit",
+                "ConfidantCrypto",
+                "ConfidantAuth",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Leaf", package: "leaf"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.embedInCode("Resources")]
+        ),
         .executableTarget(
             name: "confidant",
             dependencies: [
+                "ConfidantApp",
                 "ConfidantKit",
                 "ConfidantCrypto",
                 "ConfidantVault",

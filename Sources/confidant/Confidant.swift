@@ -10,7 +10,8 @@ struct Confidant: AsyncParsableCommand {
         discussion: "Everyday shortcuts: `send` (= chat send), `inbox` (= chat inbox), `serve` (= server serve).",
         version: "0.2.0",
         subcommands: [
-            AccountCommand.self, ChatCommand.self, VaultCommand.self, AuthCommand.self, KeysCommand.self,
+            AppCommand.self, AccountCommand.self, ChatCommand.self, VaultCommand.self, AuthCommand.self,
+            KeysCommand.self,
             ServerCommand.self,
             LabCommand.self,
             // Aliases for the everyday commands.

@@ -44,6 +44,22 @@ package enum ChildProcess {
             directory: directory, mergingStandardError: mergingStandardError)
     }
 
+    /// The first line a child writes (up to the newline, or all it wrote before closing), read
+    /// on a thread of its own, off the cooperative pool.
+    package static func firstLine(of handle: FileHandle) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var line = Data()
+                while !line.contains(UInt8(ascii: "\n")) {
+                    let byte = handle.readData(ofLength: 1)
+                    if byte.isEmpty { break }
+                    line += byte
+                }
+                continuation.resume(returning: String(decoding: line, as: UTF8.self))
+            }.start()
+        }
+    }
+
     /// Runs `executable` and types `lines` into it one at a time, each when its producer returns
     /// (an e-mail code, say, once the server has sent it), then closes its input.
     package static func run(

@@ -33,20 +33,8 @@ package struct ServeProcess {
 
     /// Waits for the "listening on" line and returns a handle on the served relay.
     package func relay() async throws -> ServedRelay {
-        let handle = output.fileHandleForReading
-        // Read on a thread of its own: the relay may take a while to start on a busy machine.
-        let line = await withCheckedContinuation { continuation in
-            Thread {
-                var line = Data()
-                while !line.contains(UInt8(ascii: "\n")) {
-                    let byte = handle.readData(ofLength: 1)
-                    if byte.isEmpty { break }
-                    line += byte
-                }
-                continuation.resume(returning: line)
-            }.start()
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        // The relay may take a while to start on a busy machine.
+        let text = await ChildProcess.firstLine(of: output.fileHandleForReading)
         guard let range = text.range(of: "127.0.0.1:"),
             let port = Int(text[range.upperBound...].prefix(while: \.isNumber))
         else {

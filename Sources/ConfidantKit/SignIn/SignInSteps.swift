@@ -16,6 +16,9 @@ public struct SignInStep: Sendable, Equatable {
     public let challenge: String?
     /// What to ask the user, in the server's words.
     public let prompt: String
+    /// Why the step is asked again: the last answer was wrong (an arithmetic step comes with a new
+    /// challenge), or came too soon after a wrong one (the server's words, with the wait).
+    public internal(set) var problem: String?
 
     init(_ step: Components.Schemas.SignInStep) {
         method = SignInMethod(step.method)
@@ -102,6 +105,7 @@ extension RelayClient {
             email: email, identity: .init(identity.publicIdentity.serialized),
             proof: try await deviceProof(email: email, identity: identity))
         var progress: Components.Schemas.SignInProgress
+        var problemWithLastAnswer: String?
         switch try await call({ try await $0.startSignIn(body: .json(start)) }) {
         case .created(let created): progress = try created.body.json
         case .default(let status, let response): throw problem(status, response)
@@ -114,7 +118,9 @@ extension RelayClient {
             guard let wire = progress.step else {
                 throw ConfidantKitError.badResponse("the sign-in has neither a step nor a session")
             }
-            let step = SignInStep(wire)
+            var step = SignInStep(wire)
+            step.problem = problemWithLastAnswer
+            problemWithLastAnswer = nil
             let reply = step.method == .password ? password : try await answer(step)
             let body = Components.Schemas.SignInAnswer(method: wire.method, answer: reply)
             switch try await call({ try await $0.answerSignInStep(path: .init(transactionId: id), body: .json(body)) })
@@ -123,7 +129,16 @@ extension RelayClient {
                 progress = try ok.body.json
             case .default(let status, let response):
                 let error = problem(status, response)
-                guard error.serverCode == .invalidCredentials, step.method != .password else { throw error }
+                // A wrong answer, or one too soon after it, asks the step again; anything else ends it.
+                guard step.method != .password else { throw error }
+                switch error {
+                case .server(_, .invalidCredentials, _):
+                    problemWithLastAnswer =
+                        step.method == .arithmetic
+                        ? "Wrong answer. Here is a new challenge." : "Wrong answer. Try again."
+                case .server(_, .rateLimited, let message): problemWithLastAnswer = message
+                default: throw error
+                }
                 switch try await call({ try await $0.currentSignInStep(path: .init(transactionId: id)) }) {
                 case .ok(let ok): progress = try ok.body.json
                 case .default(let status, let response): throw problem(status, response)

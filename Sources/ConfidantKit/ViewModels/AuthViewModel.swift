@@ -35,7 +35,8 @@ public final class AuthViewModel {
     public private(set) var isWorking = false
     /// The signed-in profile, once it worked.
     public private(set) var messenger: Messenger?
-    /// A sign-in step waiting for the user (arithmetic, e-mail code, TOTP); answer it with `answerStep`.
+    /// A sign-in step waiting for the user (arithmetic, e-mail code, TOTP); answer it with
+    /// `answerStep`. Its `problem` says why it is asked again (a wrong answer).
     public private(set) var pendingStep: SignInStep?
     /// The answer to the pending step, as typed.
     public var stepAnswer = ""

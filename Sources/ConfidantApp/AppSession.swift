@@ -1,0 +1,176 @@
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+import Logging
+import Observation
+
+/// What the app holds for its one user: the profile passphrase once known, the signed-in
+/// ``Messenger`` and the view models that outlive a page (the conversation list, a sign-in in
+/// progress). Pages read and drive view models only; nothing here talks to the relay itself.
+@MainActor @Observable
+final class AppSession {
+    /// Where the app stands, which decides what `/` shows.
+    enum Stage: Equatable {
+        /// The profile has a device key and the passphrase is not known yet.
+        case locked
+        /// No account is signed in on this profile (or the passphrase for a new one is not chosen).
+        case signedOut
+        /// Signed in.
+        case signedIn
+    }
+
+    let configuration: AppConfiguration
+    private(set) var passphrase: String?
+    private(set) var messenger: Messenger?
+    /// "Name <e-mail>" of the signed-in account.
+    private(set) var signedInName = ""
+    private(set) var conversations: ConversationsViewModel?
+    private var conversationsTask: Task<Void, Never>?
+    /// The sign-in or sign-up in progress, and its submission.
+    private(set) var auth: AuthViewModel?
+    private var authTask: Task<Void, Never>?
+    /// The submission in `authTask` returned (signed in, or failed with errors to show).
+    private var authFinished = false
+    /// A message held because a verified contact's key changed, per peer, until the user confirms.
+    var heldDrafts: [UUID: String] = [:]
+    private let logger: Logger
+
+    init(configuration: AppConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        passphrase = configuration.passphrase
+    }
+
+    var stage: Stage {
+        if messenger != nil { return .signedIn }
+        if passphrase == nil && hasDeviceKey { return .locked }
+        return .signedOut
+    }
+
+    private var hasDeviceKey: Bool {
+        FileManager.default.fileExists(
+            atPath: configuration.profile.directory.appendingPathComponent("identity.key").path)
+    }
+
+    /// Whether the sign-up and sign-in forms must ask for a new profile passphrase.
+    var needsNewPassphrase: Bool { passphrase == nil && !hasDeviceKey }
+
+    /// Opens the profile with the passphrase the command was given, if any.
+    func start() async {
+        guard let passphrase else { return }
+        do {
+            try await open(passphrase: passphrase)
+        } catch {
+            logger.notice("the profile did not open with the given passphrase: \(error)")
+            self.passphrase = nil
+        }
+    }
+
+    /// Checks the passphrase against the device key and opens the profile when it is signed in.
+    /// - Throws: `IdentityKeyFileError` for a wrong passphrase.
+    func unlock(passphrase: String) async throws {
+        guard try configuration.profile.keyStore.loadIdentity(passphrase: passphrase) != nil else {
+            self.passphrase = passphrase
+            return
+        }
+        self.passphrase = passphrase
+        try await open(passphrase: passphrase)
+    }
+
+    private func open(passphrase: String) async throws {
+        do {
+            await signedIn(try Messenger.open(configuration.profile, passphrase: passphrase))
+        } catch ConfidantKitError.notSignedIn {
+            messenger = nil
+        }
+    }
+
+    private func signedIn(_ messenger: Messenger) async {
+        let account = await messenger.account
+        signedInName = "\(account.displayName) <\(account.email)>"
+        self.messenger = messenger
+        auth = nil
+        authTask = nil
+        let conversations = ConversationsViewModel(messenger: messenger)
+        self.conversations = conversations
+        conversationsTask = Task {
+            await messenger.startLive()
+            async let sent: Int? = try? messenger.flushOutbox()
+            _ = await sent
+            await conversations.run()
+        }
+    }
+
+    // MARK: Sign-in and sign-up
+
+    /// A new sign-in or sign-up form, replacing one in progress.
+    func newAuth(passphrase newPassphrase: String?) -> AuthViewModel? {
+        authTask?.cancel()
+        auth?.cancelStep()
+        guard let key = passphrase ?? newPassphrase else { return nil }
+        let auth = AuthViewModel(profile: configuration.profile, passphrase: key)
+        auth.serverAddress = configuration.defaultServer
+        auth.allowInsecureHTTP = configuration.allowInsecureHTTP
+        self.auth = auth
+        return auth
+    }
+
+    /// Submits the form and waits until the sign-in finished or a step waits for the user.
+    func submitAuth(newPassphrase: String?) async {
+        guard let auth, auth.validate() else { return }
+        // The device key is written with this passphrase by the submission.
+        if passphrase == nil { passphrase = newPassphrase }
+        authFinished = false
+        authTask = Task {
+            await auth.submit()
+            self.authFinished = true
+        }
+        await waitForAuth()
+    }
+
+    /// Answers the pending step and waits as `submitAuth` does.
+    func answerStep(_ answer: String) async {
+        guard let auth, auth.pendingStep != nil else { return }
+        auth.stepAnswer = answer
+        auth.answerStep()
+        await waitForAuth()
+    }
+
+    /// Abandons the sign-in at its pending step.
+    func cancelAuth() {
+        auth?.cancelStep()
+        auth = nil
+        authTask = nil
+    }
+
+    private func waitForAuth() async {
+        guard let auth, authTask != nil else { return }
+        for await settled in observedValues({ auth.pendingStep != nil || self.authFinished }) {
+            if settled { break }
+        }
+        if let messenger = auth.messenger { await signedIn(messenger) }
+    }
+
+    // MARK: Signing out
+
+    /// Signs this device out on the server and here; the device key stays for the next sign-in.
+    func signOut() async -> String? {
+        guard let conversations, let messenger else { return nil }
+        await conversations.signOut()
+        guard conversations.isSignedOut else {
+            return conversations.error ?? "The server did not sign this device out."
+        }
+        conversationsTask?.cancel()
+        await messenger.stopLive()
+        self.messenger = nil
+        self.conversations = nil
+        heldDrafts = [:]
+        return nil
+    }
+
+    /// Stops the live connection (the app is closing).
+    func stop() async {
+        conversationsTask?.cancel()
+        await messenger?.stopLive()
+    }
+}

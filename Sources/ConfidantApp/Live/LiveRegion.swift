@@ -1,0 +1,56 @@
+import Foundation
+import Vapor
+
+/// A part of a page kept live by Server-Sent Events: each new value of a view model is rendered
+/// with the region's template and sent as one `fragment` event, which the page's script puts in
+/// place. A comment every 15 s notices a browser that went away (the write fails and the
+/// observation ends).
+enum LiveRegion {
+    static let heartbeat: Duration = .seconds(15)
+
+    /// - Parameters:
+    ///   - template: the fragment template (the same the page includes).
+    ///   - values: the page contexts to render, as the view model changes; nil ends the stream.
+    static func response<Context: Encodable & Sendable>(
+        for request: Request, template: String,
+        values: @escaping @Sendable () async -> AsyncStream<Context>?
+    ) -> Response {
+        var headers = HTTPHeaders()
+        headers.contentType = HTTPMediaType(type: "text", subType: "event-stream", parameters: ["charset": "utf-8"])
+        let body = Response.Body(managedAsyncStream: { writer in
+            guard let stream = await values() else { return }
+            let (events, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(4))
+            let rendering = Task {
+                for await context in stream {
+                    guard let view = try? await request.view.render(template, context) else { continue }
+                    sink.yield(event(String(buffer: view.data)))
+                }
+                sink.finish()
+            }
+            let beating = Task {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: heartbeat) } catch { return }
+                    sink.yield(": still here\n\n")
+                }
+            }
+            defer {
+                rendering.cancel()
+                beating.cancel()
+            }
+            sink.yield("retry: 2000\n\n")
+            for await text in events {
+                try await writer.write(.buffer(ByteBuffer(string: text)))
+            }
+        })
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// One SSE event: every line of the HTML as a `data:` line.
+    static func event(_ html: String) -> String {
+        var text = "event: fragment\n"
+        for line in html.split(separator: "\n", omittingEmptySubsequences: false) {
+            text += "data: \(line.replacingOccurrences(of: "\r", with: ""))\n"
+        }
+        return text + "\n"
+    }
+}

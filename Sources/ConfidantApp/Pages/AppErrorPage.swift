@@ -1,0 +1,46 @@
+import ConfidantKit
+import Foundation
+import Vapor
+
+/// What a failed request shows: a page with a title and a sentence the user can act on, never a
+/// stack trace; errors nobody anticipated are logged and shown in general words.
+enum AppErrorPage {
+    struct Problem: Encodable, Sendable {
+        let page: PageInfo
+        let heading: String
+        let message: String
+    }
+
+    static func response(for error: any Error, request: Request) async -> Response {
+        let status: HTTPResponseStatus
+        let message: String
+        switch error {
+        case let abort as any AbortError:
+            status = abort.status
+            message = abort.reason
+        case let kit as ConfidantKitError:
+            status = kit.isTransient ? .serviceUnavailable : .unprocessableEntity
+            message = kit.description
+        default:
+            status = .internalServerError
+            message = "Something went wrong in the app; it is written to the app's log."
+            request.logger.error("request failed: \(String(reflecting: error))")
+        }
+        let heading =
+            switch status.code {
+            case 401, 403: "Not allowed"
+            case 404: "Not found"
+            case 413: "Too large"
+            case 500...: "Something went wrong"
+            default: "That did not work"
+            }
+        let problem = Problem(
+            page: PageInfo(title: heading, csrf: "", signedInAs: nil, error: nil), heading: heading, message: message)
+        do {
+            return try await request.page("problem", problem, status: status)
+        } catch {
+            return Response(
+                status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: .init(string: message))
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+import Vapor
+
+/// A chat (live), sending with Enter, retry, the key-change confirmation, and verification by
+/// safety numbers with QR codes: renderings of `ChatViewModel`.
+struct ChatPages {
+    let context: AppContext
+
+    func register(on routes: any RoutesBuilder) {
+        routes.get("chat", "with") { request in try await open(request) }
+        routes.get("chat", ":peer") { request in try await chat(request) }
+        routes.get("live", "chat", ":peer") { request in try await live(request) }
+        routes.post("chat", ":peer", "send") { request in try await send(request) }
+        routes.post("chat", ":peer", "retry", ":message") { request in try await retry(request) }
+        routes.get("chat", ":peer", "verify") { request in try await verification(request) }
+        routes.post("chat", ":peer", "verify") { request in try await markVerified(request) }
+        routes.get("chat", ":peer", "verify", ":device") { request in try await qrCode(request) }
+    }
+
+    /// The signed-in messenger and the contact the path names; a peer this profile never saw is 404.
+    private func peer(_ request: Request) async throws -> (Messenger, Contact) {
+        guard let messenger = await context.session.messenger else {
+            throw Abort(.unauthorized, reason: "Sign in first.")
+        }
+        guard let text = request.parameters.get("peer"), let id = UUID(uuidString: text),
+            let contact = try await messenger.knownContact(id)
+        else {
+            throw Abort(.notFound, reason: "There is no such conversation on this device.")
+        }
+        return (messenger, contact)
+    }
+
+    /// `/chat/with?email=`: finds the user in the directory, then their chat.
+    private func open(_ request: Request) async throws -> Response {
+        guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
+        let email = (try? request.query.get(String.self, at: "email")) ?? ""
+        guard !email.isEmpty, email.count <= 320 else {
+            throw Abort(.badRequest, reason: "Choose someone to write to.")
+        }
+        do {
+            let contact = try await messenger.contact(email: email)
+            return request.redirect(to: "/chat/\(contact.id.uuidString.lowercased())")
+        } catch ConfidantKitError.unknownUser {
+            throw Abort(.notFound, reason: "Nobody with the e-mail \(email) is on this server.")
+        }
+    }
+
+    struct MessageView: Encodable, Sendable {
+        let id: String
+        let peerID: String
+        let side: String
+        let text: String
+        let unreadable: Bool
+        let time: String
+        let isoTime: String
+        let status: String?
+        let failed: Bool
+    }
+
+    struct ChatPage: Encodable, Sendable {
+        let page: PageInfo
+        let peer: PersonView
+        let messages: [MessageView]
+        let keyChangeBanner: String?
+        let offline: String?
+        let confirmKeyChange: Bool
+        let draft: String
+    }
+
+    @MainActor
+    private func render(_ model: ChatViewModel, confirm: Bool = false, draft: String = "", error: String? = nil)
+        -> ChatPage
+    {
+        let peerID = model.peer.id.uuidString.lowercased()
+        let messages = model.messages.map { message in
+            let status: String? =
+                switch (message.direction, message.status) {
+                case (.outgoing, .pending): "sending"
+                case (.outgoing, .sent): "sent"
+                case (.outgoing, .failed(let reason)): "not sent: \(reason)"
+                default: nil
+                }
+            let failed = if case .failed = message.status { true } else { false }
+            return MessageView(
+                id: message.id.uuidString.lowercased(), peerID: peerID,
+                side: message.direction == .outgoing ? "mine" : message.direction == .notice ? "notice" : "theirs",
+                text: message.displayText, unreadable: message.text == nil,
+                time: message.sentAt.formatted(date: .abbreviated, time: .shortened),
+                isoTime: message.sentAt.formatted(.iso8601), status: status, failed: failed)
+        }
+        return ChatPage(
+            page: context.info(model.peer.displayName, error: error), peer: PersonView(model.peer),
+            messages: messages, keyChangeBanner: model.keyChangeBanner,
+            offline: ConnectionText.offline(model.connection),
+            confirmKeyChange: confirm, draft: draft)
+    }
+
+    private func chat(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        await model.load()
+        let held = await context.session.heldDrafts[contact.id]
+        let page = await render(model, confirm: held != nil, draft: held ?? "", error: model.error)
+        return try await request.page("chat", page)
+    }
+
+    /// The messages as they change, while the chat is open (it marks arrivals read, as a user
+    /// looking at the chat has read them).
+    private func live(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        return LiveRegion.response(for: request, template: "chat-messages") { () async -> AsyncStream<ChatPage>? in
+            let model = await ChatViewModel(messenger: messenger, peer: contact)
+            await model.load()
+            let running = Task { await model.run() }
+            let values = await observedValues { render(model) }
+            return AsyncStream { continuation in
+                let forwarding = Task {
+                    for await value in values { continuation.yield(value) }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in
+                    forwarding.cancel()
+                    running.cancel()
+                }
+            }
+        }
+    }
+
+    private struct SendForm: Content {
+        var draft: String
+        var confirmKeyChange: Bool?
+    }
+
+    private struct SendResult: Content {
+        var ok: Bool
+        var reload: String?
+    }
+
+    private func send(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        let form = try request.content.decode(SendForm.self)
+        let here = "/chat/\(contact.id.uuidString.lowercased())"
+        let wantsJSON = request.headers.accept.mediaTypes.contains(.json)
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        await MainActor.run { model.draft = form.draft }
+        await model.send(confirmKeyChange: form.confirmKeyChange == true)
+        let needsConfirmation = await MainActor.run { () -> Bool in
+            if model.needsKeyChangeConfirmation {
+                context.session.heldDrafts[contact.id] = form.draft
+                return true
+            }
+            context.session.heldDrafts[contact.id] = nil
+            return false
+        }
+        if let error = await model.error, !needsConfirmation {
+            throw Abort(.unprocessableEntity, reason: "Not sent: \(error)")
+        }
+        if wantsJSON {
+            return try await SendResult(ok: !needsConfirmation, reload: needsConfirmation ? here : nil)
+                .encodeResponse(for: request)
+        }
+        return request.redirect(to: here)
+    }
+
+    private func retry(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        guard let text = request.parameters.get("message"), let id = UUID(uuidString: text) else {
+            throw Abort(.notFound, reason: "There is no such message.")
+        }
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        await model.retry(id)
+        return request.redirect(to: "/chat/\(contact.id.uuidString.lowercased())")
+    }
+
+    // MARK: Verification
+
+    struct DeviceNumber: Encodable, Sendable {
+        let deviceID: String
+        let shortID: String
+        let number: String
+    }
+
+    struct VerifyPage: Encodable, Sendable {
+        let page: PageInfo
+        let peer: PersonView
+        let state: String
+        let stateText: String
+        let devices: [DeviceNumber]
+    }
+
+    private func verification(_ request: Request, marked: Bool = false) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        if marked { await model.markVerified() } else { await model.checkVerification() }
+        let page = await MainActor.run { () -> VerifyPage in
+            let verification = model.verification
+            let (state, text): (String, String) =
+                switch verification?.state {
+                case .verified?: ("verified", "Verified: these are the keys you compared.")
+                case .changedSinceVerification?:
+                    ("changed", "The keys changed since you verified them. Compare the numbers again.")
+                case .unverified?, nil: ("unverified", "Not verified yet.")
+                }
+            return VerifyPage(
+                page: context.info("Verify \(contact.displayName)", error: model.error), peer: PersonView(contact),
+                state: state, stateText: text,
+                devices: (verification?.safetyNumbers ?? []).map { device, number in
+                    DeviceNumber(
+                        deviceID: device.uuidString.lowercased(), shortID: String(device.uuidString.prefix(8)),
+                        number: number.grouped)
+                })
+        }
+        return try await request.page("verify", page)
+    }
+
+    private func markVerified(_ request: Request) async throws -> Response {
+        try await verification(request, marked: true)
+    }
+
+    /// The safety number with one device as a QR code (SVG), for the peer to scan.
+    private func qrCode(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        guard let name = request.parameters.get("device"), name.hasSuffix(".svg"),
+            let device = UUID(uuidString: String(name.dropLast(4)))
+        else { throw Abort(.notFound, reason: "There is no such device.") }
+        let verification = try await messenger.verification(of: contact)
+        guard let number = verification.safetyNumbers.first(where: { $0.deviceID == device })?.number else {
+            throw Abort(.notFound, reason: "\(contact.displayName) has no such device now.")
+        }
+        let code = try QRCode(text: number.digits, correction: .medium)
+        return Response(
+            status: .ok, headers: ["Content-Type": "image/svg+xml"], body: .init(string: code.svg))
+    }
+}

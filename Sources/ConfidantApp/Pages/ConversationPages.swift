@@ -1,0 +1,107 @@
+import ConfidantKit
+import Foundation
+import Vapor
+
+/// The conversation list (live) and "new message": renderings of `ConversationsViewModel` and
+/// `NewMessageViewModel`.
+struct ConversationPages {
+    let context: AppContext
+
+    func register(on routes: any RoutesBuilder) {
+        routes.get("conversations") { request in try await list(request) }
+        routes.get("live", "conversations") { request in live(request) }
+        routes.post("conversations", "dismiss-notices") { request in
+            await context.session.conversations?.dismissAccountNotices()
+            return request.redirect(to: "/conversations")
+        }
+        routes.get("new") { request in try await newMessage(request) }
+    }
+
+    struct Row: Encodable, Sendable {
+        let peerID: String
+        let name: String
+        let email: String
+        let initials: String
+        let hue: Int
+        let preview: String
+        let timeAgo: String
+        let isoTime: String
+        let unread: Int
+        let keyChanged: Bool
+    }
+
+    struct ListPage: Encodable, Sendable {
+        let page: PageInfo
+        let rows: [Row]
+        let noRows: Bool
+        let notices: [String]
+        let hasNotices: Bool
+        let offline: String?
+    }
+
+    @MainActor
+    private func render(_ model: ConversationsViewModel) -> ListPage {
+        let rows = model.rows.map { row in
+            let person = PersonView(row.summary.peer)
+            return Row(
+                peerID: person.peerID, name: person.name, email: person.email, initials: person.initials,
+                hue: person.hue, preview: row.summary.preview, timeAgo: row.timeAgo,
+                isoTime: row.summary.lastActivity.formatted(.iso8601), unread: row.summary.unread,
+                keyChanged: row.summary.keyChangeWarning != nil)
+        }
+        return ListPage(
+            page: context.info("Chats"), rows: rows, noRows: rows.isEmpty, notices: model.accountNotices,
+            hasNotices: !model.accountNotices.isEmpty, offline: ConnectionText.offline(model.connection))
+    }
+
+    private func list(_ request: Request) async throws -> Response {
+        guard let model = await context.session.conversations else { return request.redirect(to: "/") }
+        let page = await render(model)
+        return try await request.page("conversations", page)
+    }
+
+    /// The rows as they change: arrivals, reads, relative times, the connection, account notices.
+    private func live(_ request: Request) -> Response {
+        LiveRegion.response(for: request, template: "conversation-rows") { () async -> AsyncStream<ListPage>? in
+            guard let model = await context.session.conversations else { return nil }
+            return await observedValues { render(model) }
+        }
+    }
+
+    struct NewMessagePage: Encodable, Sendable {
+        let page: PageInfo
+        let query: String
+        let users: [PersonView]
+        let noUsers: Bool
+    }
+
+    private func newMessage(_ request: Request) async throws -> Response {
+        guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
+        let query = (try? request.query.get(String.self, at: "q")) ?? ""
+        guard query.count <= 200 else { throw Abort(.badRequest, reason: "That search is too long.") }
+        let page = await MainActor.run { () -> NewMessageViewModel in
+            let model = NewMessageViewModel(messenger: messenger)
+            model.query = query
+            return model
+        }
+        await page.load()
+        let view = await MainActor.run {
+            NewMessagePage(
+                page: context.info("New message", error: page.error), query: query,
+                users: page.users.map(PersonView.init), noUsers: page.users.isEmpty)
+        }
+        return try await request.page("new-message", view)
+    }
+}
+
+/// The offline banner's words for a connection state; nil when there is nothing to say.
+enum ConnectionText {
+    static func offline(_ state: ConnectionState) -> String? {
+        switch state {
+        case .live, .connecting, .stopped: nil
+        case .waiting(let retryIn, let reason):
+            "cannot reach the server (\(reason)); trying again in \(retryIn.components.seconds) s"
+        case .signedOut: "this device was signed out; sign in again"
+        }
+    }
+}

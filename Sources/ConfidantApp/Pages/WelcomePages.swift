@@ -1,0 +1,201 @@
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+import Vapor
+
+/// `/`, the unlock page, sign-up and sign-in with every step the account asks, and sign-out:
+/// renderings of `AuthViewModel` and the session's stage.
+struct WelcomePages {
+    let context: AppContext
+
+    func register(on routes: any RoutesBuilder) {
+        routes.get { request in try await root(request) }
+        routes.get("unlock") { request in try await unlockPage(request) }
+        routes.post("unlock") { request in try await unlock(request) }
+        routes.get("welcome") { request in try await welcomePage(request) }
+        routes.post("welcome") { request in try await submit(request) }
+        routes.post("welcome", "step") { request in try await answer(request) }
+        routes.post("welcome", "cancel") { request in
+            await context.session.cancelAuth()
+            return request.redirect(to: "/welcome")
+        }
+        routes.post("sign-out") { request in try await signOut(request) }
+    }
+
+    private func root(_ request: Request) async throws -> Response {
+        switch await context.session.stage {
+        case .locked: request.redirect(to: "/unlock")
+        case .signedOut: request.redirect(to: "/welcome")
+        case .signedIn: request.redirect(to: "/conversations")
+        }
+    }
+
+    // MARK: Unlock
+
+    struct UnlockPage: Encodable, Sendable {
+        let page: PageInfo
+        let profileName: String
+    }
+
+    private func unlockPage(_ request: Request, error: String? = nil) async throws -> Response {
+        let page = await UnlockPage(
+            page: context.info("Unlock", error: error), profileName: context.session.configuration.profileName)
+        return try await request.page("unlock", page, status: error == nil ? .ok : .unauthorized)
+    }
+
+    private struct UnlockForm: Content {
+        var passphrase: String
+    }
+
+    private func unlock(_ request: Request) async throws -> Response {
+        let form = try request.content.decode(UnlockForm.self)
+        do {
+            try await context.session.unlock(passphrase: form.passphrase)
+        } catch let error as IdentityKeyFileError {
+            if case .wrongPassphraseOrCorrupted = error {
+                return try await unlockPage(request, error: "Wrong passphrase. Try again.")
+            }
+            return try await unlockPage(request, error: error.description)
+        }
+        return request.redirect(to: "/")
+    }
+
+    // MARK: Sign-up and sign-in
+
+    struct StepView: Encodable, Sendable {
+        let number: Int
+        let prompt: String
+        let challenge: String?
+        let label: String
+        let inputMode: String
+        let problem: String?
+    }
+
+    struct FieldErrors: Encodable, Sendable {
+        var server: String?
+        var email: String?
+        var password: String?
+        var firstName: String?
+        var lastName: String?
+        var displayName: String?
+        var passphrase: String?
+    }
+
+    struct WelcomePage: Encodable, Sendable {
+        let page: PageInfo
+        let mode: String
+        let signIn: Bool
+        let signUp: Bool
+        let server: String
+        let email: String
+        let firstName: String
+        let lastName: String
+        let displayName: String
+        let passwordAutocomplete: String
+        let needsPassphrase: Bool
+        let errors: FieldErrors
+        let generalError: String?
+        let step: StepView?
+    }
+
+    private func welcomePage(
+        _ request: Request, mode requested: String? = nil, passphraseError: String? = nil, status: HTTPStatus = .ok
+    ) async throws -> Response {
+        let session = context.session
+        if await session.stage == .signedIn { return request.redirect(to: "/conversations") }
+        if await session.stage == .locked { return request.redirect(to: "/unlock") }
+        let page = await MainActor.run { () -> WelcomePage in
+            let auth = session.auth
+            let signUp: Bool
+            if let requested = requested ?? (try? request.query.get(String.self, at: "mode")) {
+                signUp = requested == "sign-up"
+            } else {
+                signUp = auth?.mode == .signUp
+            }
+            let errors = auth?.fieldErrors ?? [:]
+            return WelcomePage(
+                page: context.info(signUp ? "Create an account" : "Sign in"),
+                mode: signUp ? "sign-up" : "sign-in", signIn: !signUp, signUp: signUp,
+                server: auth?.serverAddress ?? session.configuration.defaultServer,
+                email: auth?.email ?? "", firstName: auth?.firstName ?? "", lastName: auth?.lastName ?? "",
+                displayName: auth?.displayName ?? "",
+                passwordAutocomplete: signUp ? "new-password" : "current-password",
+                needsPassphrase: session.needsNewPassphrase,
+                errors: FieldErrors(
+                    server: errors[.server], email: errors[.email], password: errors[.password],
+                    firstName: errors[.firstName], lastName: errors[.lastName], displayName: errors[.displayName],
+                    passphrase: passphraseError),
+                generalError: auth?.generalError, step: auth?.pendingStep.map(Self.view))
+        }
+        return try await request.page("welcome", page, status: status)
+    }
+
+    private static func view(_ step: SignInStep) -> StepView {
+        let (label, inputMode): (String, String) =
+            switch step.method {
+            case .arithmetic: ("Your answer", "numeric")
+            case .totp: ("Code from your authenticator app", "numeric")
+            case .emailCode: ("Code from the e-mail", "text")
+            case .password, .biometric: ("Answer", "text")
+            }
+        return StepView(
+            number: step.number, prompt: step.prompt, challenge: step.challenge, label: label, inputMode: inputMode,
+            problem: step.problem)
+    }
+
+    private struct WelcomeForm: Content {
+        var mode: String
+        var server: String
+        var email: String
+        var password: String
+        var firstName: String?
+        var lastName: String?
+        var displayName: String?
+        var passphrase: String?
+    }
+
+    private func submit(_ request: Request) async throws -> Response {
+        let form = try request.content.decode(WelcomeForm.self)
+        let session = context.session
+        let newPassphrase = form.passphrase ?? ""
+        if await session.needsNewPassphrase, newPassphrase.count < 8 {
+            _ = await session.newAuth(passphrase: nil)
+            return try await welcomePage(
+                request, mode: form.mode,
+                passphraseError: "Choose a passphrase of at least 8 characters; it protects this device's key.",
+                status: .unprocessableEntity)
+        }
+        let accepted = await MainActor.run { () -> Bool in
+            guard let auth = session.newAuth(passphrase: newPassphrase) else { return false }
+            auth.mode = form.mode == "sign-up" ? .signUp : .signIn
+            auth.serverAddress = form.server.trimmingCharacters(in: .whitespaces)
+            auth.email = form.email.trimmingCharacters(in: .whitespaces)
+            auth.password = form.password
+            auth.firstName = form.firstName ?? ""
+            auth.lastName = form.lastName ?? ""
+            auth.displayName = form.displayName ?? ""
+            return true
+        }
+        guard accepted else { return request.redirect(to: "/unlock") }
+        await session.submitAuth(newPassphrase: newPassphrase)
+        return request.redirect(to: "/welcome")
+    }
+
+    private struct StepForm: Content {
+        var answer: String
+    }
+
+    private func answer(_ request: Request) async throws -> Response {
+        let form = try request.content.decode(StepForm.self)
+        guard form.answer.count <= 64 else { throw Abort(.badRequest, reason: "That answer is too long.") }
+        await context.session.answerStep(form.answer)
+        return request.redirect(to: "/welcome")
+    }
+
+    private func signOut(_ request: Request) async throws -> Response {
+        if let problem = await context.session.signOut() {
+            throw Abort(.badGateway, reason: "Not signed out: \(problem)")
+        }
+        return request.redirect(to: "/welcome")
+    }
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Probes `confidant app`'s local-access rules from outside a browser, with raw HTTP requests
+whose headers this script controls. Prints `app_access: N checks passed` or fails at the first
+violated rule.
+
+    app_access.py LAUNCH_URL
+"""
+import http.client, re, sys, urllib.parse
+
+launch = urllib.parse.urlsplit(sys.argv[1])
+port = launch.port
+checks = 0
+
+
+def request(method, path, headers=None, body=None):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request(method, path, body=body, headers=headers or {})
+    response = connection.getresponse()
+    data = response.read().decode("utf-8", "replace")
+    connection.close()
+    return response, data
+
+
+def expect(condition, what):
+    global checks
+    if not condition:
+        print(f"app_access: FAILED: {what}")
+        sys.exit(1)
+    checks += 1
+
+
+# Without the cookie nothing is served, not even the sign-in page.
+for path in ["/", "/welcome", "/conversations", "/assets/app.js", "/live/conversations"]:
+    response, body = request("GET", path)
+    expect(response.status == 401, f"GET {path} without the cookie is 401, was {response.status}")
+    expect("Content-Security-Policy" in response.headers, f"401 of {path} carries the CSP")
+    expect("Traceback" not in body and "Swift" not in body, "no internals in an error page")
+
+# A wrong token is refused; the right one gives an HttpOnly, SameSite=Strict cookie, once.
+response, _ = request("GET", "/?token=" + "A" * 43)
+expect(response.status == 403, f"a wrong launch token is 403, was {response.status}")
+response, _ = request("GET", f"{launch.path}?{launch.query}")
+expect(response.status == 303 and response.getheader("Location") == "/", "the launch token redirects to /")
+cookie_header = response.getheader("Set-Cookie") or ""
+expect("HttpOnly" in cookie_header and "SameSite=Strict" in cookie_header, f"cookie flags: {cookie_header}")
+cookie = cookie_header.split(";")[0]
+response, _ = request("GET", f"{launch.path}?{launch.query}")
+expect(response.status == 403, f"the launch token works once, second use was {response.status}")
+
+# With the cookie: pages answer, with the security headers; the Host must be this listener.
+response, page = request("GET", "/welcome", {"Cookie": cookie})
+expect(response.status == 200, f"GET /welcome with the cookie is 200, was {response.status}")
+csp = response.getheader("Content-Security-Policy") or ""
+for directive in ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'",
+                  "require-trusted-types-for 'script'"]:
+    expect(directive in csp, f"CSP has {directive}: {csp}")
+expect("unsafe-inline" not in csp and "unsafe-eval" not in csp, "no unsafe CSP source")
+expect(response.getheader("X-Content-Type-Options") == "nosniff", "nosniff")
+expect(response.getheader("Referrer-Policy") == "same-origin", "no referrer to other origins")
+expect(response.getheader("Cache-Control") == "no-store", "pages are not cached")
+expect(not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page), "no inline script on the page")
+expect(not re.search(r"\son[a-z]+=", page), "no inline event handler on the page")
+token = re.search(r'name="_csrf" value="([^"]+)"', page).group(1)
+
+for host in ["evil.example", f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}"]:
+    response, _ = request("GET", "/welcome", {"Cookie": cookie, "Host": host})
+    expect(response.status == 403, f"Host {host} is refused (DNS rebinding), was {response.status}")
+response, _ = request("GET", "/welcome", {"Cookie": cookie, "Host": f"localhost:{port}"})
+expect(response.status == 200, f"Host localhost:{port} is accepted, was {response.status}")
+
+# A state change needs this origin and the form token.
+form = urllib.parse.urlencode({"_csrf": token, "passphrase": "x"})
+plain = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
+response, _ = request("POST", "/welcome/cancel", plain, form)
+expect(response.status == 403, f"a POST without Origin is refused, was {response.status}")
+response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": "http://evil.example"}, form)
+expect(response.status == 403, f"a POST from another origin is refused, was {response.status}")
+response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": f"http://127.0.0.1:{port}"},
+                      urllib.parse.urlencode({"_csrf": "wrong"}))
+expect(response.status == 403, f"a POST with a wrong form token is refused, was {response.status}")
+response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": f"http://127.0.0.1:{port}"},
+                      urllib.parse.urlencode({"_csrf": token}))
+expect(response.status == 303, f"a POST from the app's own page goes through, was {response.status}")
+
+# Bad input: an oversized form, malformed forms, unknown pages: a page, never a stack trace.
+response, body = request("POST", "/welcome/step", {**plain, "Origin": f"http://127.0.0.1:{port}"},
+                         "_csrf=" + token + "&answer=" + "x" * (300 * 1024))
+expect(response.status == 413, f"an oversized form is 413, was {response.status}")
+response, body = request("POST", "/welcome", {**plain, "Origin": f"http://127.0.0.1:{port}"},
+                         urllib.parse.urlencode({"_csrf": token}))
+expect(response.status == 400 and "<html" in body, f"a form without its fields is a 400 page, was {response.status}")
+response, body = request("GET", "/chat/not-a-uuid", {"Cookie": cookie})
+expect(response.status in (401, 404) and "<html" in body, f"an unknown chat is a page, was {response.status}")
+response, body = request("GET", "/nowhere", {"Cookie": cookie})
+expect(response.status == 404 and "Content-Security-Policy" in response.headers, "404 has the CSP")
+
+print(f"app_access: {checks} checks passed")

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Two users of `confidant app` in two headless Chromium browsers (Selenium), against a real
+relay: both sign up through the pages (the mailed code read from the relay's outbox), alice
+writes, bob sees it without reloading and answers, a hostile message shows as text and runs
+nothing, the verify page shows safety numbers with QR codes. Prints `app_browser: N checks
+passed`, or what failed.
+
+    app_browser.py --alice URL --bob URL --relay URL --outbox DIR [--screenshots DIR]
+
+alice's app was started without a passphrase (the sign-up page asks for one), bob's with one.
+"""
+import argparse, glob, os, re, shutil, sys, time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--alice", required=True)
+parser.add_argument("--bob", required=True)
+parser.add_argument("--relay", required=True)
+parser.add_argument("--outbox", required=True)
+parser.add_argument("--screenshots")
+parser.add_argument("--suffix", default=str(os.getpid()))
+arguments = parser.parse_args()
+checks = 0
+WAIT = 30  # seconds for anything asynchronous; the machine may be slow
+
+
+def expect(condition, what):
+    global checks
+    if not condition:
+        raise AssertionError(what)
+    checks += 1
+
+
+def browser():
+    options = Options()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1100,900",
+                 "--disable-gpu", "--no-first-run", "--password-store=basic"]:
+        options.add_argument(flag)
+    service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(60)
+    return driver
+
+
+def wait(driver, condition, what):
+    try:
+        return WebDriverWait(driver, WAIT, poll_frequency=0.1).until(condition)
+    except Exception as error:
+        raise AssertionError(f"{what} (timed out; page {driver.current_url}: "
+                             f"{driver.find_element(By.TAG_NAME, 'main').text[:400]!r})") from error
+
+
+def screenshot(driver, name):
+    if arguments.screenshots:
+        os.makedirs(arguments.screenshots, exist_ok=True)
+        driver.save_screenshot(os.path.join(arguments.screenshots, f"{name}.png"))
+
+
+def mailed_code(email, after):
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        for name in sorted(glob.glob(os.path.join(arguments.outbox, "*.eml")), reverse=True):
+            sent = int(os.path.basename(name).split("-")[0])
+            text = open(name, encoding="utf-8").read()
+            if sent >= after and f"To: {email}\n" in text:
+                match = re.search(r"sign-in code is ([^.]+)\.", text)
+                if match:
+                    return match.group(1)
+        time.sleep(0.1)
+    raise AssertionError(f"no code mailed to {email}")
+
+
+def sign_up(driver, url, first, last, email, passphrase):
+    driver.get(url)
+    wait(driver, EC.title_contains("Sign in"), "the link opens the sign-in page")
+    expect("token=" not in driver.current_url, "the launch token leaves the address bar")
+    driver.find_element(By.LINK_TEXT, "Create an account").click()
+    wait(driver, EC.title_contains("Create an account"), "the sign-up page")
+    screenshot(driver, "sign-up") if passphrase else None
+    server = driver.find_element(By.ID, "server")
+    server.clear()
+    server.send_keys(arguments.relay)
+    driver.find_element(By.ID, "firstName").send_keys(first)
+    driver.find_element(By.ID, "lastName").send_keys(last)
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "password").send_keys("correct horse battery")
+    fields = driver.find_elements(By.ID, "passphrase")
+    expect(bool(fields) == bool(passphrase), "the page asks for a profile passphrase only when it has none")
+    if passphrase:
+        fields[0].send_keys(passphrase)
+    started = int(time.time() * 1000) - 1000
+    driver.find_element(By.CSS_SELECTOR, "#welcome-form button[type=submit]").click()
+    wait(driver, EC.presence_of_element_located((By.ID, "answer")), "the e-mail code step")
+    expect("e-mail" in driver.find_element(By.CSS_SELECTOR, "label[for=answer]").text, "the step asks the mailed code")
+    # A wrong code first: the page says so and asks again.
+    driver.find_element(By.ID, "answer").send_keys("WRONG1")
+    driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
+    wait(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "Wrong answer"), "a wrong code is reported")
+    code = mailed_code(email, started)
+    # Right after a wrong answer the server asks for a pause; the page says so and keeps the step.
+    for attempt in range(5):
+        driver.find_element(By.ID, "answer").send_keys(code)
+        driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
+        wait(driver, lambda d: "Chats" in d.title or "Wait" in d.find_element(By.TAG_NAME, "main").text,
+             "the code is taken or the page asks to wait")
+        if "Chats" in driver.title:
+            break
+        pause = re.search(r"Wait (\d+) second", driver.find_element(By.TAG_NAME, "main").text)
+        time.sleep(int(pause.group(1)) + 0.5 if pause else 1)
+    wait(driver, EC.title_contains("Chats"), f"{first} lands on the conversation list")
+    expect(email in driver.find_element(By.CLASS_NAME, "me").text, "the bar shows who is signed in")
+
+
+alice_email = f"alice-{arguments.suffix}@example.com"
+bob_email = f"bob-{arguments.suffix}@example.com"
+alice, bob = browser(), browser()
+try:
+    sign_up(alice, arguments.alice, "Alice", "Liddell", alice_email, "alice's passphrase")
+    sign_up(bob, arguments.bob, "Bob", "Builder", bob_email, None)
+    screenshot(bob, "conversations-empty")
+
+    # Alice finds bob and writes: a hostile message first, then a friendly one, with Enter.
+    alice.get(arguments.alice.split("/?")[0] + "/new?q=bob-" + arguments.suffix)
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "ul.people a")), "bob is in the directory")
+    screenshot(alice, "new-message")
+    alice.find_element(By.CSS_SELECTOR, "ul.people a").click()
+    wait(alice, EC.presence_of_element_located((By.ID, "draft")), "the chat with bob opens")
+    hostile = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
+    alice.find_element(By.ID, "draft").send_keys(hostile + Keys.ENTER)
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "<script>"),
+         "the hostile message shows as text in alice's chat")
+    alice.execute_script("window.__stayed = true")
+    alice.find_element(By.ID, "draft").send_keys("Hello Bob, it's Alice" + Keys.ENTER)
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Hello Bob"),
+         "alice's message shows in her chat")
+    expect(alice.execute_script("return window.__stayed") is True, "sending did not reload alice's page")
+    expect(alice.find_element(By.ID, "draft").get_attribute("value") == "", "the draft is cleared after sending")
+
+    # Bob's list, open since before, shows the conversation without a reload.
+    bob.execute_script("window.__stayed = true")
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ul.conversations"), "Alice Liddell"),
+         "alice's conversation appears in bob's list without reloading")
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ul.conversations"), "Hello Bob"),
+         "the preview is the latest message")
+    expect(bob.execute_script("return window.__stayed") is True, "bob's list updated in place")
+    expect(bob.find_element(By.CSS_SELECTOR, ".badge").text == "2", "two unread messages")
+    screenshot(bob, "conversations")
+
+    bob.find_element(By.CSS_SELECTOR, "ul.conversations a").click()
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Hello Bob"), "bob's chat")
+    texts = [element.text for element in bob.find_elements(By.CSS_SELECTOR, "ol.messages .text")]
+    expect(hostile in texts, f"the hostile message is shown as its text: {texts}")
+    expect(bob.execute_script("return window.__xss") is None, "the hostile message ran nothing in bob's page")
+    expect(alice.execute_script("return window.__xss") is None, "nor in alice's")
+    expect(not bob.find_elements(By.CSS_SELECTOR, "ol.messages img, ol.messages script"),
+           "no element was made from the message")
+
+    # Bob answers; alice's open chat shows it without reloading.
+    bob.find_element(By.ID, "draft").send_keys("Hi Alice!" + Keys.ENTER)
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Hi Alice!"),
+         "bob's answer appears in alice's chat without reloading")
+    expect(alice.execute_script("return window.__stayed") is True, "alice's chat updated in place")
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "sent"), "bob's message is sent")
+    screenshot(bob, "chat")
+    mine = bob.find_elements(By.CSS_SELECTOR, "ol.messages .mine")
+    theirs = bob.find_elements(By.CSS_SELECTOR, "ol.messages .theirs")
+    expect(mine and theirs and mine[-1].location["x"] > theirs[-1].location["x"], "own bubbles right, peer's left")
+
+    # Verification: safety numbers with a QR code each, then marked verified.
+    alice.find_element(By.LINK_TEXT, "Verify").click()
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, ".safety img")), "the verify page")
+    digits = alice.find_element(By.CSS_SELECTOR, ".digits").text.replace(" ", "")
+    expect(re.fullmatch(r"\d{60}", digits) is not None, f"a 60-digit safety number: {digits}")
+    image = alice.find_element(By.CSS_SELECTOR, ".safety img")
+    wait(alice, lambda driver: driver.execute_script("return arguments[0].naturalWidth", image) > 0,
+         "the QR code image loads")
+    screenshot(alice, "verify")
+    alice.find_element(By.CSS_SELECTOR, "#verify-form button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Verified"), "marked verified")
+
+    # Narrow screens work too.
+    bob.set_window_size(390, 844)
+    bob.get(arguments.bob.split("/?")[0] + "/conversations")
+    wait(bob, EC.presence_of_element_located((By.CSS_SELECTOR, "ul.conversations a")), "the list on a phone")
+    width = bob.execute_script("return document.documentElement.scrollWidth")
+    expect(width <= 390, f"no sideways scrolling at 390 px (content is {width} px)")
+    screenshot(bob, "conversations-phone")
+except AssertionError as error:
+    print(f"app_browser: FAILED after {checks} checks: {error}")
+    sys.exit(1)
+finally:
+    alice.quit()
+    bob.quit()
+print(f"app_browser: {checks} checks passed")
