@@ -5,7 +5,7 @@
 #   - a Python virtual environment in .build/test-venv with Tests/Interop/requirements.txt
 #     (the interop tests' independent implementation, the SMTP sink), first on PATH;
 #   - PostgreSQL (Debian's package) when it is missing and this user can install it;
-#   - Chromium and its WebDriver (Debian's chromium, chromium-driver) for the app's browser tests.
+#   - Chromium, its WebDriver and ffmpeg (Debian) for the app's browser tests.
 # Sets CONFIDANT_SETUP_NOTES to what could not be set up, for the summary at the end.
 
 CONFIDANT_SETUP_NOTES=()
@@ -69,10 +69,10 @@ setup_postgres() {
 }
 
 setup_chromium() {
-    command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 && return
+    command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1 && return
     if can_install; then
         echo "Installing Chromium and chromium-driver (Debian) for the app's browser tests…" >&2
-        apt_install chromium chromium-driver || true
+        apt_install chromium chromium-driver ffmpeg || true
     fi
     command -v chromedriver >/dev/null 2>&1 \
         || CONFIDANT_SETUP_NOTES+=("Chromium is not installed and could not be (apt-get install chromium chromium-driver): the app's browser test fails")

@@ -18,6 +18,8 @@ public struct AppConfiguration: Sendable {
     public var allowInsecureHTTP: Bool
     /// The largest form a page may post (a message, a sign-in form).
     public var maxFormBytes: Int
+    /// The largest upload to the vault in one request (all its files).
+    public var maxUploadBytes: Int
 
     /// - Parameters:
     ///   - profile: the profile to open.
@@ -37,5 +39,6 @@ public struct AppConfiguration: Sendable {
         self.defaultServer = defaultServer
         self.allowInsecureHTTP = allowInsecureHTTP
         maxFormBytes = 256 * 1024
+        maxUploadBytes = 64 * 1024 * 1024
     }
 }

@@ -40,7 +40,9 @@ public final class AppServer: Sendable {
         application.middleware = Middlewares()
         application.middleware.use(SecurityHeaders())
         application.middleware.use(
-            LocalAccessGuard(secrets: secrets, port: port, maxFormBytes: configuration.maxFormBytes))
+            LocalAccessGuard(
+                secrets: secrets, port: port, maxFormBytes: configuration.maxFormBytes,
+                maxUploadBytes: configuration.maxUploadBytes))
 
         let context = AppContext(session: session, secrets: secrets)
         application.get("assets", ":name") { request -> Response in
@@ -55,6 +57,7 @@ public final class AppServer: Sendable {
         WelcomePages(context: context).register(on: application)
         ConversationPages(context: context).register(on: application)
         ChatPages(context: context).register(on: application)
+        VaultPages(context: context).register(on: application)
     }
 
     /// Opens the profile (when the passphrase was given), starts listening on 127.0.0.1 and

@@ -31,6 +31,8 @@ final class AppSession {
     private var authTask: Task<Void, Never>?
     /// The submission in `authTask` returned (signed in, or failed with errors to show).
     private var authFinished = false
+    /// The profile's vault (locked until its own passphrase is given).
+    let vault: VaultViewModel
     /// A message held because a verified contact's key changed, per peer, until the user confirms.
     var heldDrafts: [UUID: String] = [:]
     private let logger: Logger
@@ -39,6 +41,7 @@ final class AppSession {
         self.configuration = configuration
         self.logger = logger
         passphrase = configuration.passphrase
+        vault = VaultViewModel(directory: configuration.profile.directory.appendingPathComponent("vault"))
     }
 
     var stage: Stage {

@@ -12,7 +12,7 @@ enum EmbeddedResources {
         "conversation-rows": PackageResources.conversation_rows_leaf,
         "new-message": PackageResources.new_message_leaf, "chat": PackageResources.chat_leaf,
         "chat-messages": PackageResources.chat_messages_leaf, "verify": PackageResources.verify_leaf,
-        "problem": PackageResources.problem_leaf,
+        "problem": PackageResources.problem_leaf, "vault": PackageResources.vault_leaf,
     ]
 
     static let assets: [String: (bytes: [UInt8], type: HTTPMediaType)] = [

@@ -9,7 +9,7 @@ passed`, or what failed.
 
 alice's app was started without a passphrase (the sign-up page asks for one), bob's with one.
 """
-import argparse, glob, os, re, shutil, sys, time
+import argparse, glob, os, re, shutil, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -119,6 +119,16 @@ def sign_up(driver, url, first, last, email, passphrase):
     expect(email in driver.find_element(By.CLASS_NAME, "me").text, "the bar shows who is signed in")
 
 
+def png(width, height):
+    """A small RGB gradient as a PNG (no imaging library needed)."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\0" + b"".join(bytes((x * 4 % 256, y * 5 % 256, 128)) for x in range(width))
+                    for y in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
 alice_email = f"alice-{arguments.suffix}@example.com"
 bob_email = f"bob-{arguments.suffix}@example.com"
 alice, bob = browser(), browser()
@@ -185,6 +195,46 @@ try:
     screenshot(alice, "verify")
     alice.find_element(By.CSS_SELECTOR, "#verify-form button[type=submit]").click()
     wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Verified"), "marked verified")
+
+    # The vault: create it, add a memory with a photo and a video, see the photo and play the
+    # video, which the app decrypts per range request.
+    work = tempfile.mkdtemp(prefix="confidant-app-media-")
+    photo, clip = os.path.join(work, "sunset.png"), os.path.join(work, "clip.webm")
+    with open(photo, "wb") as f:
+        f.write(png(64, 48))
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=duration=2:size=320x240:rate=15",
+                    "-vf", "noise=alls=60:allf=t+u", "-c:v", "libvpx", "-b:v", "2M", "-y", clip], check=True, timeout=120)
+    alice_base = arguments.alice.split("/?")[0]
+    alice.get(alice_base + "/vault")
+    wait(alice, EC.presence_of_element_located((By.ID, "vault-create")), "the vault offers to be created")
+    alice.find_element(By.ID, "vault-passphrase").send_keys("vault passphrase")
+    alice.find_element(By.CSS_SELECTOR, "#vault-create button[type=submit]").click()
+    wait(alice, EC.presence_of_element_located((By.ID, "memory-form")), "the vault is open")
+    alice.find_element(By.ID, "chapter").send_keys("Summer")
+    alice.find_element(By.ID, "text").send_keys("The evening at the lake")
+    alice.find_element(By.ID, "files").send_keys(photo + "\n" + clip)
+    alice.find_element(By.CSS_SELECTOR, "#memory-form button[type=submit]").click()
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, ".album img")), "the memory shows its photo")
+    expect("The evening at the lake" in alice.find_element(By.CSS_SELECTOR, ".memory").text, "the memory's text")
+    image = alice.find_element(By.CSS_SELECTOR, ".album img")
+    wait(alice, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image) == 64,
+         "the photo decodes (64 px wide)")
+    video = alice.find_element(By.CSS_SELECTOR, ".album video")
+    alice.execute_script("arguments[0].muted = true; arguments[0].play().catch(() => {})", video)
+    wait(alice, lambda d: d.execute_script("return arguments[0].readyState", video) >= 2,
+         "the video has data to play (readyState >= 2)")
+    screenshot(alice, "vault")
+    source = video.get_attribute("src")
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in alice.get_cookies())
+    clip_bytes = open(clip, "rb").read()
+    expect(len(clip_bytes) > 200_000, f"the clip spans several 64 KiB segments ({len(clip_bytes)} bytes)")
+    ranged = urllib.request.urlopen(urllib.request.Request(source, headers={"Cookie": cookie, "Range": "bytes=100-70099"}))
+    expect(ranged.status == 206, f"a range request is answered 206, was {ranged.status}")
+    expect(ranged.headers["Content-Range"] == f"bytes 100-70099/{len(clip_bytes)}", ranged.headers["Content-Range"])
+    expect(ranged.read() == clip_bytes[100:70100], "the range decrypts to the file's bytes (across a segment edge)")
+    whole = urllib.request.urlopen(urllib.request.Request(source, headers={"Cookie": cookie}))
+    expect(whole.read() == clip_bytes, "the whole file decrypts to what was added")
+    shutil.rmtree(work, ignore_errors=True)
 
     # Narrow screens work too.
     bob.set_window_size(390, 844)

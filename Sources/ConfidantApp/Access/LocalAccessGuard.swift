@@ -17,6 +17,7 @@ struct LocalAccessGuard: AsyncMiddleware {
     let secrets: LaunchSecrets
     let port: BoundPort
     let maxFormBytes: Int
+    let maxUploadBytes: Int
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let port = port.value
@@ -54,8 +55,16 @@ struct LocalAccessGuard: AsyncMiddleware {
 
     private func hasFormToken(_ request: Request) async throws -> Bool {
         if let header = request.headers.first(name: "X-CSRF-Token") { return secrets.isFormToken(header) }
-        guard request.headers.contentType == .urlEncodedForm else { return false }
-        _ = try await request.body.collect(max: maxFormBytes).get()
+        let limit: Int
+        switch request.headers.contentType {
+        case .urlEncodedForm?: limit = maxFormBytes
+        case let type? where type.type == "multipart" && type.subType == "form-data": limit = maxUploadBytes
+        default: return false
+        }
+        if let declared = request.headers.first(name: .contentLength).flatMap(Int.init), declared > limit {
+            throw Abort(.payloadTooLarge, reason: "That is more than the app takes at once (\(limit / 1024) KiB).")
+        }
+        _ = try await request.body.collect(max: limit).get()
         return secrets.isFormToken(try? request.content.get(String.self, at: "_csrf"))
     }
 

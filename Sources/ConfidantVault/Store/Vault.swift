@@ -339,6 +339,8 @@ public final class Vault: Sendable {
         case "gif": return "image/gif"
         case "mov": return "video/quicktime"
         case "mp4", "m4v": return "video/mp4"
+        case "webm": return "video/webm"
+        case "webp": return "image/webp"
         case "txt", "md": return "text/plain"
         case "pdf": return "application/pdf"
         default: return "application/octet-stream"
