@@ -63,6 +63,7 @@ struct AppTests {
         var arguments = [
             "--alice", alice.launchURL.absoluteString, "--bob", bob.launchURL.absoluteString, "--relay",
             setting.relayURL, "--outbox", setting.relay.dataDirectory.appendingPathComponent("outbox").path,
+            "--cli", try CLIExecutable.url.path, "--home", setting.home.path,
         ]
         // CONFIDANT_SCREENSHOTS=docs/screenshots refreshes the README's pictures.
         if let screenshots = ProcessInfo.processInfo.environment["CONFIDANT_SCREENSHOTS"] {

@@ -24,6 +24,8 @@ parser.add_argument("--alice", required=True)
 parser.add_argument("--bob", required=True)
 parser.add_argument("--relay", required=True)
 parser.add_argument("--outbox", required=True)
+parser.add_argument("--cli", required=True, help="the confidant executable (bob's second device signs in with it)")
+parser.add_argument("--home", required=True, help="the apps' CONFIDANT_HOME")
 parser.add_argument("--screenshots")
 parser.add_argument("--suffix", default=str(os.getpid()))
 arguments = parser.parse_args()
@@ -54,8 +56,9 @@ def wait(driver, condition, what):
     try:
         return WebDriverWait(driver, WAIT, poll_frequency=0.1).until(condition)
     except Exception as error:
-        raise AssertionError(f"{what} (timed out; page {driver.current_url}: "
-                             f"{driver.find_element(By.TAG_NAME, 'main').text[:400]!r})") from error
+        shown = driver.find_elements(By.TAG_NAME, "main")
+        text = shown[0].text if shown else driver.page_source
+        raise AssertionError(f"{what} (timed out; page {driver.current_url}: {text[:400]!r})") from error
 
 
 def screenshot(driver, name):
@@ -185,6 +188,8 @@ try:
     expect(mine and theirs and mine[-1].location["x"] > theirs[-1].location["x"], "own bubbles right, peer's left")
 
     # Verification: safety numbers with a QR code each, then marked verified.
+    bob_id = alice.current_url.rstrip("/").split("/")[-1]
+    alice_base = arguments.alice.split("/?")[0]
     alice.find_element(By.LINK_TEXT, "Verify").click()
     wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, ".safety img")), "the verify page")
     digits = alice.find_element(By.CSS_SELECTOR, ".digits").text.replace(" ", "")
@@ -196,6 +201,36 @@ try:
     alice.find_element(By.CSS_SELECTOR, "#verify-form button[type=submit]").click()
     wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Verified"), "marked verified")
 
+    # Bob signs in on a second device (the CLI, a new profile): alice's open chat shows the
+    # key-change banner live, and her next message waits for her confirmation (she verified bob).
+    started = int(time.time() * 1000)
+    login = subprocess.Popen(
+        [arguments.cli, "account", "login", "--profile", "bob-laptop", "--email", bob_email, "--password-stdin",
+         "--server", arguments.relay, "--scrypt-log2n", "10"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "CONFIDANT_HOME": arguments.home, "CONFIDANT_PASSPHRASE": "laptop passphrase"})
+    login.stdin.write("correct horse battery\n")
+    login.stdin.flush()
+    try:
+        code = mailed_code(bob_email, started)
+        login.stdin.write(code + "\n")
+        login.stdin.flush()
+    except AssertionError:
+        pass  # the account did not ask for a code on this device
+    output, _ = login.communicate(timeout=WAIT)
+    expect(login.returncode == 0, f"bob's second device signs in: {output}")
+    alice.get(alice_base + "/chat/" + bob_id)
+    wait(alice, EC.text_to_be_present_in_element((By.ID, "live"), "security key changed"),
+         "alice's chat shows that bob's key changed")
+    screenshot(alice, "key-change")
+    alice.find_element(By.ID, "draft").send_keys("Is this really you?" + Keys.ENTER)
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "input[name=confirmKeyChange]")),
+         "a message to a verified contact whose key changed waits for confirmation")
+    expect(alice.find_element(By.ID, "draft").get_attribute("value") == "Is this really you?", "the draft is kept")
+    alice.find_element(By.CSS_SELECTOR, "#composer button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Is this really you?"),
+         "sent after the confirmation")
+
     # The vault: create it, add a memory with a photo and a video, see the photo and play the
     # video, which the app decrypts per range request.
     work = tempfile.mkdtemp(prefix="confidant-app-media-")
@@ -204,7 +239,6 @@ try:
         f.write(png(64, 48))
     subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=duration=2:size=320x240:rate=15",
                     "-vf", "noise=alls=60:allf=t+u", "-c:v", "libvpx", "-b:v", "2M", "-y", clip], check=True, timeout=120)
-    alice_base = arguments.alice.split("/?")[0]
     alice.get(alice_base + "/vault")
     wait(alice, EC.presence_of_element_located((By.ID, "vault-create")), "the vault offers to be created")
     alice.find_element(By.ID, "vault-passphrase").send_keys("vault passphrase")

@@ -142,7 +142,9 @@ struct ChatPages {
         let (messenger, contact) = try await peer(request)
         let form = try request.content.decode(SendForm.self)
         let here = "/chat/\(contact.id.uuidString.lowercased())"
-        let wantsJSON = request.headers.accept.mediaTypes.contains(.json)
+        // The page's script asks for exactly this; a browser's form navigation accepts */*, which
+        // Vapor's media-type comparison would match against JSON too.
+        let wantsJSON = request.headers.first(name: .accept) == "application/json"
         let model = await ChatViewModel(messenger: messenger, peer: contact)
         await MainActor.run { model.draft = form.draft }
         await model.send(confirmKeyChange: form.confirmKeyChange == true)
