@@ -122,6 +122,25 @@ def sign_up(driver, url, first, last, email, passphrase):
     expect(email in driver.find_element(By.CLASS_NAME, "me").text, "the bar shows who is signed in")
 
 
+def evaluate(challenge):
+    """The challenge left to right without precedence (the mapping sends every sign to itself)."""
+    tokens = challenge.replace("−", "-").replace("×", "*").replace("÷", "/").split()
+    value = int(tokens[0])
+    for sign, operand in zip(tokens[1::2], tokens[2::2]):
+        operand = int(operand)
+        value = {"+": value + operand, "-": value - operand, "*": value * operand,
+                 "/": value // operand if operand else 0}[sign]
+    return value
+
+
+def answer_step(driver, answer):
+    field = driver.find_element(By.ID, "answer")
+    field.clear()
+    field.send_keys(answer)
+    driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
+    wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", "the step's answer page")
+
+
 def png(width, height):
     """A small RGB gradient as a PNG (no imaging library needed)."""
     def chunk(kind, data):
@@ -269,6 +288,47 @@ try:
     whole = urllib.request.urlopen(urllib.request.Request(source, headers={"Cookie": cookie}))
     expect(whole.read() == clip_bytes, "the whole file decrypts to what was added")
     shutil.rmtree(work, ignore_errors=True)
+
+    # Alice's account now asks an arithmetic step after the password (set with the CLI, mapping
+    # every sign to itself); she signs out and in again through the page, answering wrong once.
+    setup = subprocess.run(
+        [arguments.cli, "auth", "setup", "--profile", "alice", "--methods", "password,arithmetic", "--operands", "3",
+         "--map", "+=+,-=-,*=*,/=/", "--password-stdin"],
+        input="correct horse battery\n", capture_output=True, text=True, timeout=WAIT,
+        env={**os.environ, "CONFIDANT_HOME": arguments.home, "CONFIDANT_PASSPHRASE": "alice's passphrase"})
+    expect(setup.returncode == 0, f"alice's chain is set: {setup.stdout} {setup.stderr}")
+    alice.get(alice_base + "/conversations")
+    alice.find_element(By.CSS_SELECTOR, "form[action='/sign-out'] button").click()
+    wait(alice, EC.title_contains("Sign in"), "signed out, the sign-in page")
+    expect(not alice.find_elements(By.ID, "passphrase"), "the profile passphrase is not asked again")
+    alice.find_element(By.ID, "email").send_keys(alice_email)
+    alice.find_element(By.ID, "password").send_keys("correct horse battery")
+    started = int(time.time() * 1000) - 1000
+    alice.find_element(By.CSS_SELECTOR, "#welcome-form button[type=submit]").click()
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, ".challenge")), "the arithmetic step")
+    screenshot(alice, "sign-in-arithmetic")
+    first = alice.find_element(By.CSS_SELECTOR, ".challenge").text
+    answer_step(alice, str(evaluate(first) + 1))
+    wait(alice, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "Here is a new challenge"), "a wrong result is reported with a new challenge")
+    for attempt in range(8):
+        if "Chats" in alice.title:
+            break
+        text = alice.find_element(By.TAG_NAME, "main").text
+        pause = re.search(r"Wait (\d+) second", text)
+        if pause:
+            time.sleep(int(pause.group(1)) + 0.5)
+        challenge = alice.find_elements(By.CSS_SELECTOR, ".challenge")
+        if challenge:
+            # Typed on the page's keypad (its script fills the field).
+            alice.find_element(By.ID, "answer").clear()
+            for key in str(evaluate(challenge[0].text)):
+                alice.find_element(By.CSS_SELECTOR, f".keypad button[data-key='{key}']").click()
+            alice.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
+            wait(alice, lambda d: d.execute_script("return document.readyState") == "complete", "the answer page")
+        else:
+            answer_step(alice, mailed_code(alice_email, started))
+    wait(alice, EC.title_contains("Chats"), "alice is signed in again through the arithmetic step")
+    expect("Alice Liddell" in alice.find_element(By.CLASS_NAME, "me").text, "as alice")
 
     # Narrow screens work too.
     bob.set_window_size(390, 844)
