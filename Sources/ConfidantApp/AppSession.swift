@@ -58,8 +58,14 @@ final class AppSession {
     /// Whether the sign-up and sign-in forms must ask for a new profile passphrase.
     var needsNewPassphrase: Bool { passphrase == nil && !hasDeviceKey }
 
-    /// Opens the profile with the passphrase the command was given, if any.
+    /// Removes what an interrupted upload left (plaintext waiting to be encrypted), then opens
+    /// the profile with the passphrase the command was given, if any.
     func start() async {
+        let directory = configuration.profile.directory
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in leftovers where name.hasPrefix(VaultUploads.prefix) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
         guard let passphrase else { return }
         do {
             try await open(passphrase: passphrase)
@@ -176,4 +182,10 @@ final class AppSession {
         conversationsTask?.cancel()
         await messenger?.stopLive()
     }
+}
+
+/// Where uploaded files wait to be encrypted into the vault: a 0700 folder per upload in the
+/// profile, removed when the upload ends and, after a crash, when the app starts.
+enum VaultUploads {
+    static let prefix = "uploads-"
 }

@@ -44,8 +44,13 @@ struct AppTests {
     func localAccess() async throws {
         let setting = try await Setting()
         defer { setting.tearDown() }
+        // What an upload interrupted by a crash left: plaintext, removed when the app starts.
+        let stale = setting.home.appendingPathComponent("probe/uploads-\(UUID())")
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+        try Data("a photo's bytes".utf8).write(to: stale.appendingPathComponent("photo.jpg"))
         let app = try await AppProcess(home: setting.home, profile: "probe", server: setting.relayURL)
         defer { app.stop() }
+        #expect(!FileManager.default.fileExists(atPath: stale.path), "an interrupted upload's files are removed")
         let output = try await PythonScript.run("app_access.py", [app.launchURL.absoluteString])
         #expect(output.hasSuffix("checks passed"), "\(output)")
     }

@@ -122,7 +122,7 @@ struct VaultPages {
         let date =
             form.date.flatMap { try? Date($0 + "T12:00:00Z", strategy: .iso8601) } ?? Date()
         let uploads = context.session.configuration.profile.directory.appendingPathComponent(
-            "uploads-\(UUID().uuidString)")
+            VaultUploads.prefix + UUID().uuidString)
         try FileManager.default.createDirectory(
             at: uploads, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: uploads) }
