@@ -29,6 +29,10 @@ final class AppSession {
     /// The sign-in or sign-up in progress, and its submission.
     private(set) var auth: AuthViewModel?
     private var authTask: Task<Void, Never>?
+    /// The sign-up's picture, set once signed in.
+    private var pendingAvatar: Avatar?
+    /// Why the sign-up's picture was not set (shown on the conversation list).
+    private(set) var avatarProblem: String?
     /// The submission in `authTask` returned (signed in, or failed with errors to show).
     private var authFinished = false
     /// The profile's vault (locked until its own passphrase is given).
@@ -97,6 +101,14 @@ final class AppSession {
     private func signedIn(_ messenger: Messenger) async {
         let account = await messenger.account
         signedInName = "\(account.displayName) <\(account.email)>"
+        if let avatar = pendingAvatar {
+            pendingAvatar = nil
+            do {
+                try await messenger.setAvatar(avatar)
+            } catch {
+                avatarProblem = "Your picture was not saved (\(error)); set it again under Profile."
+            }
+        }
         self.messenger = messenger
         auth = nil
         authTask = nil
@@ -124,9 +136,11 @@ final class AppSession {
         return auth
     }
 
-    /// Submits the form and waits until the sign-in finished or a step waits for the user.
-    func submitAuth(newPassphrase: String?) async {
+    /// Submits the form and waits until the sign-in finished or a step waits for the user; a
+    /// picture chosen at sign-up is set once the account exists.
+    func submitAuth(newPassphrase: String?, avatar: Avatar? = nil) async {
         guard let auth, auth.validate() else { return }
+        pendingAvatar = avatar
         // The device key is written with this passphrase by the submission.
         if passphrase == nil { passphrase = newPassphrase }
         authFinished = false

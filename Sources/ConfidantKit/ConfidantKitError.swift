@@ -38,6 +38,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case cannotRemoveThisDevice
     /// The server handed out prekeys the peer's device did not sign: no session is started with them.
     case untrustedPrekeys(name: String, reason: String)
+    /// A profile picture that cannot be used; the reason says why.
+    case invalidAvatar(String)
 
     public var description: String {
         switch self {
@@ -57,6 +59,7 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
             "\(url) is plain HTTP to another machine: passwords and tokens would cross the network unencrypted; use https://"
         case .storeDamaged(let why): "the local store is damaged: \(why)"
         case .cannotRemoveThisDevice: "this is the device you are using; sign it out instead of removing it"
+        case .invalidAvatar(let why): "that picture cannot be used: \(why)"
         case .stepUpRequired:
             "this account signs in with several steps (arithmetic, e-mail code, TOTP) and nothing was given to answer them"
         case .untrustedPrekeys(let name, let reason):

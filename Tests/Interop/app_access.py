@@ -89,6 +89,27 @@ expect(response.status == 413, f"an oversized form is 413, was {response.status}
 response, body = request("POST", "/welcome", {**plain, "Origin": f"http://127.0.0.1:{port}"},
                          urllib.parse.urlencode({"_csrf": token}))
 expect(response.status == 400 and "<html" in body, f"a form without its fields is a 400 page, was {response.status}")
+boundary = "confidant-probe"
+def multipart(fields, files):
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+             for k, v in fields.items()]
+    parts += [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"; filename="{name}"\r\n'
+              f'Content-Type: application/octet-stream\r\n\r\n'.encode() + data + b"\r\n"
+              for k, (name, data) in files.items()]
+    return b"".join(parts) + f"--{boundary}--\r\n".encode()
+fields = {"_csrf": token, "mode": "sign-up", "server": "http://127.0.0.1:9", "email": "probe@example.com",
+          "password": "correct horse battery", "firstName": "P", "lastName": "Q", "passphrase": "a passphrase"}
+headers = {"Cookie": cookie, "Origin": f"http://127.0.0.1:{port}",
+           "Content-Type": f"multipart/form-data; boundary={boundary}"}
+response, body = request("POST", "/welcome", headers, multipart(fields, {"avatar": ("me.png", b"<svg onload=x>")}))
+expect(response.status == 422 and "PNG or JPEG" in body, f"a picture that is not one is refused, was {response.status}")
+response, body = request("POST", "/welcome", headers,
+                         multipart(fields, {"avatar": ("me.png", b"\x89PNG\r\n\x1a\n" + b"0" * (2 << 20))}))
+expect(response.status == 422 and "up to 1 MB" in body, f"an oversized picture is refused, was {response.status}")
+response, body = request("POST", "/welcome", {**headers, "Origin": "http://evil.example"}, multipart(fields, {}))
+expect(response.status == 403, f"a multipart form from another origin is refused, was {response.status}")
+response, body = request("POST", "/welcome", headers, multipart({**fields, "_csrf": "wrong"}, {}))
+expect(response.status == 403, f"a multipart form without the form token is refused, was {response.status}")
 response, body = request("GET", "/chat/not-a-uuid", {"Cookie": cookie})
 expect(response.status in (401, 404) and "<html" in body, f"an unknown chat is a page, was {response.status}")
 response, body = request("GET", "/nowhere", {"Cookie": cookie})

@@ -81,7 +81,7 @@ def mailed_code(email, after):
     raise AssertionError(f"no code mailed to {email}")
 
 
-def sign_up(driver, url, first, last, email, passphrase):
+def sign_up(driver, url, first, last, email, passphrase, picture=None):
     driver.get(url)
     wait(driver, EC.title_contains("Sign in"), "the link opens the sign-in page")
     expect("token=" not in driver.current_url, "the launch token leaves the address bar")
@@ -95,6 +95,9 @@ def sign_up(driver, url, first, last, email, passphrase):
     driver.find_element(By.ID, "lastName").send_keys(last)
     driver.find_element(By.ID, "email").send_keys(email)
     driver.find_element(By.ID, "password").send_keys("correct horse battery")
+    if picture:
+        driver.find_element(By.ID, "avatar").send_keys(picture)
+        wait(driver, lambda d: d.find_element(By.ID, "avatar-preview").is_displayed(), "the picked picture is previewed")
     fields = driver.find_elements(By.ID, "passphrase")
     expect(bool(fields) == bool(passphrase), "the page asks for a profile passphrase only when it has none")
     if passphrase:
@@ -154,8 +157,12 @@ def png(width, height):
 alice_email = f"alice-{arguments.suffix}@example.com"
 bob_email = f"bob-{arguments.suffix}@example.com"
 alice, bob = browser(), browser()
+pictures = tempfile.mkdtemp(prefix="confidant-app-picture-")
 try:
-    sign_up(alice, arguments.alice, "Alice", "Liddell", alice_email, "alice's passphrase")
+    portrait = os.path.join(pictures, "alice.png")
+    with open(portrait, "wb") as f:
+        f.write(png(64, 64))
+    sign_up(alice, arguments.alice, "Alice", "Liddell", alice_email, "alice's passphrase", portrait)
     sign_up(bob, arguments.bob, "Bob", "Builder", bob_email, None)
     screenshot(bob, "conversations-empty")
 
@@ -183,6 +190,9 @@ try:
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ul.conversations"), "Hello Bob"),
          "the preview is the latest message")
     expect(bob.execute_script("return window.__stayed") is True, "bob's list updated in place")
+    alice_picture = bob.find_element(By.CSS_SELECTOR, "ul.conversations img.avatar")
+    wait(bob, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", alice_picture) == 64,
+         "bob sees the picture alice chose at sign-up")
     expect(bob.find_element(By.CSS_SELECTOR, ".badge").text == "2", "two unread messages")
     screenshot(bob, "conversations")
 
@@ -343,4 +353,5 @@ except AssertionError as error:
 finally:
     alice.quit()
     bob.quit()
+    shutil.rmtree(pictures, ignore_errors=True)
 print(f"app_browser: {checks} checks passed")

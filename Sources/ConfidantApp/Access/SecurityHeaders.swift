@@ -7,7 +7,7 @@ import Vapor
 /// and no caching of pages that hold plaintext.
 struct SecurityHeaders: AsyncMiddleware {
     static let contentSecurityPolicy = [
-        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "media-src 'self'",
+        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' blob:", "media-src 'self'",
         "connect-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'",
         "require-trusted-types-for 'script'", "trusted-types confidant",
     ].joined(separator: "; ")
@@ -25,7 +25,8 @@ struct SecurityHeaders: AsyncMiddleware {
             ("Cross-Origin-Opener-Policy", "same-origin"), ("Cross-Origin-Resource-Policy", "same-origin"),
         ]
         for (name, value) in headers { response.headers.replaceOrAdd(name: name, value: value) }
-        if !request.url.path.hasPrefix("/assets/") {
+        // Pictures set their own short private caching; everything else may hold plaintext.
+        if !request.url.path.hasPrefix("/assets/") && !request.url.path.hasPrefix("/avatars/") {
             response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         }
         return response

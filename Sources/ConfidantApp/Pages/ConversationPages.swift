@@ -50,7 +50,8 @@ struct ConversationPages {
                 keyChanged: row.summary.keyChangeWarning != nil)
         }
         return ListPage(
-            page: context.info("Chats"), rows: rows, noRows: rows.isEmpty, notices: model.accountNotices,
+            page: context.info("Chats", error: context.session.avatarProblem), rows: rows, noRows: rows.isEmpty,
+            notices: model.accountNotices,
             hasNotices: !model.accountNotices.isEmpty, offline: ConnectionText.offline(model.connection))
     }
 

@@ -13,7 +13,9 @@ struct WelcomePages {
         routes.get("unlock") { request in try await unlockPage(request) }
         routes.post("unlock") { request in try await unlock(request) }
         routes.get("welcome") { request in try await welcomePage(request) }
-        routes.post("welcome") { request in try await submit(request) }
+        routes.on(.POST, "welcome", body: .collect(maxSize: ByteCount(value: AvatarUpload.maximumRequestBytes))) {
+            request in try await submit(request)
+        }
         routes.post("welcome", "step") { request in try await answer(request) }
         routes.post("welcome", "cancel") { request in
             await context.session.cancelAuth()
@@ -79,6 +81,7 @@ struct WelcomePages {
         var lastName: String?
         var displayName: String?
         var passphrase: String?
+        var avatar: String?
     }
 
     struct WelcomePage: Encodable, Sendable {
@@ -99,7 +102,8 @@ struct WelcomePages {
     }
 
     private func welcomePage(
-        _ request: Request, mode requested: String? = nil, passphraseError: String? = nil, status: HTTPStatus = .ok
+        _ request: Request, mode requested: String? = nil, passphraseError: String? = nil,
+        avatarError: String? = nil, status: HTTPStatus = .ok
     ) async throws -> Response {
         let session = context.session
         if await session.stage == .signedIn { return request.redirect(to: "/conversations") }
@@ -124,7 +128,7 @@ struct WelcomePages {
                 errors: FieldErrors(
                     server: errors[.server], email: errors[.email], password: errors[.password],
                     firstName: errors[.firstName], lastName: errors[.lastName], displayName: errors[.displayName],
-                    passphrase: passphraseError),
+                    passphrase: passphraseError, avatar: avatarError),
                 generalError: auth?.generalError, step: auth?.pendingStep.map(Self.view))
         }
         return try await request.page("welcome", page, status: status)
@@ -152,12 +156,23 @@ struct WelcomePages {
         var lastName: String?
         var displayName: String?
         var passphrase: String?
+        var avatar: File?
     }
 
     private func submit(_ request: Request) async throws -> Response {
         let form = try request.content.decode(WelcomeForm.self)
         let session = context.session
         let newPassphrase = form.passphrase ?? ""
+        var avatar: Avatar?
+        if let file = form.avatar, file.data.readableBytes > 0 {
+            do {
+                avatar = try Avatar(Data(buffer: file.data))
+            } catch {
+                return try await welcomePage(
+                    request, mode: form.mode, avatarError: "Choose a PNG or JPEG picture of up to 1 MB.",
+                    status: .unprocessableEntity)
+            }
+        }
         if await session.needsNewPassphrase, newPassphrase.count < 8 {
             _ = await session.newAuth(passphrase: nil)
             return try await welcomePage(
@@ -177,7 +192,7 @@ struct WelcomePages {
             return true
         }
         guard accepted else { return request.redirect(to: "/unlock") }
-        await session.submitAuth(newPassphrase: newPassphrase)
+        await session.submitAuth(newPassphrase: newPassphrase, avatar: avatar)
         return request.redirect(to: "/welcome")
     }
 

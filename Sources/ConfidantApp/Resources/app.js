@@ -50,6 +50,21 @@
     });
   }
 
+  // A picked picture is previewed before it is sent (a blob: URL of the file, in this page only).
+  for (const input of document.querySelectorAll('input[type=file][data-preview]')) {
+    const preview = document.getElementById(input.getAttribute('data-preview'));
+    input.addEventListener('change', () => {
+      const file = input.files && input.files[0];
+      if (!preview) return;
+      if (file && /^image\/(png|jpeg)$/.test(file.type)) {
+        preview.src = URL.createObjectURL(file);
+        preview.hidden = false;
+      } else {
+        preview.hidden = true;
+      }
+    });
+  }
+
   // The arithmetic step's keypad types into its field.
   for (const keypad of document.querySelectorAll('[data-keypad-for]')) {
     const field = document.getElementById(keypad.getAttribute('data-keypad-for'));
