@@ -59,6 +59,7 @@ public final class AppServer: Sendable {
         ChatPages(context: context).register(on: application)
         VaultPages(context: context).register(on: application)
         AvatarPages(context: context, cache: AvatarCache()).register(on: application)
+        SettingsPages(context: context).register(on: application)
     }
 
     /// Opens the profile (when the passphrase was given), starts listening on 127.0.0.1 and

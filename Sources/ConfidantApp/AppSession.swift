@@ -25,6 +25,8 @@ final class AppSession {
     /// "Name <e-mail>" of the signed-in account.
     private(set) var signedInName = ""
     private(set) var conversations: ConversationsViewModel?
+    /// The account's settings (kept while signed in: an authenticator being set up spans pages).
+    private(set) var settings: SettingsViewModel?
     private var conversationsTask: Task<Void, Never>?
     /// The sign-in or sign-up in progress, and its submission.
     private(set) var auth: AuthViewModel?
@@ -114,6 +116,7 @@ final class AppSession {
         authTask = nil
         let conversations = ConversationsViewModel(messenger: messenger)
         self.conversations = conversations
+        settings = SettingsViewModel(messenger: messenger)
         conversationsTask = Task {
             await messenger.startLive()
             async let sent: Int? = try? messenger.flushOutbox()
@@ -178,17 +181,27 @@ final class AppSession {
 
     /// Signs this device out on the server and here; the device key stays for the next sign-in.
     func signOut() async -> String? {
-        guard let conversations, let messenger else { return nil }
+        guard let conversations else { return nil }
         await conversations.signOut()
         guard conversations.isSignedOut else {
             return conversations.error ?? "The server did not sign this device out."
         }
-        conversationsTask?.cancel()
-        await messenger.stopLive()
-        self.messenger = nil
-        self.conversations = nil
-        heldDrafts = [:]
+        await forgetSignedIn()
         return nil
+    }
+
+    /// The account was deleted from the settings: this device is signed out.
+    func accountDeleted() async {
+        await forgetSignedIn()
+    }
+
+    private func forgetSignedIn() async {
+        conversationsTask?.cancel()
+        await messenger?.stopLive()
+        messenger = nil
+        conversations = nil
+        settings = nil
+        heldDrafts = [:]
     }
 
     /// Stops the live connection (the app is closing).

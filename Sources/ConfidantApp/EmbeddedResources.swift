@@ -13,7 +13,7 @@ enum EmbeddedResources {
         "new-message": PackageResources.new_message_leaf, "chat": PackageResources.chat_leaf,
         "chat-messages": PackageResources.chat_messages_leaf, "verify": PackageResources.verify_leaf,
         "problem": PackageResources.problem_leaf, "vault": PackageResources.vault_leaf,
-        "profile": PackageResources.profile_leaf,
+        "profile": PackageResources.profile_leaf, "settings": PackageResources.settings_leaf,
     ]
 
     static let assets: [String: (bytes: [UInt8], type: HTTPMediaType)] = [

@@ -67,6 +67,11 @@ public actor Messenger {
     public func logout() async throws {
         await stopLive()
         _ = try? await relay.call { try await $0.signOut() }
+        try forgetToken()
+    }
+
+    /// Forgets the session token: this profile is signed out until the next login.
+    func forgetToken() throws {
         account.token = nil
         try store.saveAccount(account)
     }

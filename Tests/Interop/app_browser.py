@@ -9,7 +9,7 @@ passed`, or what failed.
 
 alice's app was started without a passphrase (the sign-up page asks for one), bob's with one.
 """
-import argparse, glob, os, re, shutil, struct, subprocess, sys, tempfile, time, urllib.request, zlib
+import argparse, base64, glob, hashlib, hmac, os, re, shutil, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -134,6 +134,14 @@ def evaluate(challenge):
         value = {"+": value + operand, "-": value - operand, "*": value * operand,
                  "/": value // operand if operand else 0}[sign]
     return value
+
+
+def totp(secret):
+    """RFC 6238: HMAC-SHA1, 30 s periods, 6 digits."""
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    digest = hmac.new(key, struct.pack(">Q", int(time.time() // 30)), hashlib.sha1).digest()
+    offset = digest[-1] & 15
+    return f"{(struct.unpack('>I', digest[offset:offset + 4])[0] & 0x7FFFFFFF) % 1_000_000:06d}"
 
 
 def answer_step(driver, answer):
@@ -299,14 +307,33 @@ try:
     expect(whole.read() == clip_bytes, "the whole file decrypts to what was added")
     shutil.rmtree(work, ignore_errors=True)
 
-    # Alice's account now asks an arithmetic step after the password (set with the CLI, mapping
-    # every sign to itself); she signs out and in again through the page, answering wrong once.
-    setup = subprocess.run(
-        [arguments.cli, "auth", "setup", "--profile", "alice", "--methods", "password,arithmetic", "--operands", "3",
-         "--map", "+=+,-=-,*=*,/=/", "--password-stdin"],
-        input="correct horse battery\n", capture_output=True, text=True, timeout=WAIT,
-        env={**os.environ, "CONFIDANT_HOME": arguments.home, "CONFIDANT_PASSPHRASE": "alice's passphrase"})
-    expect(setup.returncode == 0, f"alice's chain is set: {setup.stdout} {setup.stderr}")
+    # Settings: alice's account asks an arithmetic step (every sign mapping to itself) and an
+    # authenticator code after the password, set up in the page; she signs out and in again,
+    # answering the arithmetic wrong once.
+    alice.get(alice_base + "/settings")
+    wait(alice, EC.presence_of_element_located((By.ID, "chain-form")), "the settings page")
+    expect("this one" in alice.find_element(By.CSS_SELECTOR, ".devices").text, "her device is listed as this one")
+    alice.find_element(By.CSS_SELECTOR, "#totp-form").submit()
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "img.qr")), "an authenticator key with its QR code")
+    qr = alice.find_element(By.CSS_SELECTOR, "img.qr")
+    wait(alice, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", qr) > 0,
+         "the authenticator QR code loads")
+    secret = alice.find_element(By.CSS_SELECTOR, ".secret").text.strip()
+    screenshot(alice, "settings")
+    from selenium.webdriver.support.ui import Select
+    Select(alice.find_element(By.ID, "step2")).select_by_value("arithmetic")
+    Select(alice.find_element(By.ID, "step3")).select_by_value("totp")
+    for name, value in [("plus", "+"), ("minus", "-"), ("times", "*"), ("divide", "/")]:
+        Select(alice.find_element(By.ID, f"map-{name}")).select_by_value(value)
+    operands = alice.find_element(By.ID, "operands")
+    operands.clear()
+    operands.send_keys("3")
+    enrolled_counter = int(time.time() // 30)
+    alice.find_element(By.ID, "totpCode").send_keys(totp(secret))
+    alice.find_element(By.ID, "password").send_keys("correct horse battery")
+    alice.find_element(By.CSS_SELECTOR, "#chain-form button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "password → arithmetic → totp"),
+         "the chain is saved")
     alice.get(alice_base + "/conversations")
     alice.find_element(By.CSS_SELECTOR, "form[action='/sign-out'] button").click()
     wait(alice, EC.title_contains("Sign in"), "signed out, the sign-in page")
@@ -320,7 +347,7 @@ try:
     first = alice.find_element(By.CSS_SELECTOR, ".challenge").text
     answer_step(alice, str(evaluate(first) + 1))
     wait(alice, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "Here is a new challenge"), "a wrong result is reported with a new challenge")
-    for attempt in range(8):
+    for attempt in range(12):
         if "Chats" in alice.title:
             break
         text = alice.find_element(By.TAG_NAME, "main").text
@@ -328,7 +355,15 @@ try:
         if pause:
             time.sleep(int(pause.group(1)) + 0.5)
         challenge = alice.find_elements(By.CSS_SELECTOR, ".challenge")
-        if challenge:
+        label = alice.find_element(By.CSS_SELECTOR, "label[for=answer]").text if not challenge else ""
+        if "authenticator" in label:
+            # A code is good once: wait for the next 30 s period after the one last used.
+            counter = int(time.time() // 30)
+            if counter <= enrolled_counter:
+                time.sleep((enrolled_counter + 1) * 30 - time.time() + 0.5)
+            enrolled_counter = int(time.time() // 30)
+            answer_step(alice, totp(secret))
+        elif challenge:
             # Typed on the page's keypad (its script fills the field).
             alice.find_element(By.ID, "answer").clear()
             for key in str(evaluate(challenge[0].text)):
@@ -347,6 +382,19 @@ try:
     width = bob.execute_script("return document.documentElement.scrollWidth")
     expect(width <= 390, f"no sideways scrolling at 390 px (content is {width} px)")
     screenshot(bob, "conversations-phone")
+
+    # Bob deletes his account from the settings: he is signed out, and cannot sign in again.
+    bob.set_window_size(1100, 900)
+    bob.get(arguments.bob.split("/?")[0] + "/settings")
+    wait(bob, EC.presence_of_element_located((By.ID, "delete-form")), "bob's settings")
+    bob.find_element(By.CSS_SELECTOR, "#delete-form input[name=confirm]").click()
+    bob.find_element(By.ID, "delete-password").send_keys("correct horse battery")
+    bob.find_element(By.CSS_SELECTOR, "#delete-form button[type=submit]").click()
+    wait(bob, EC.title_contains("Sign in"), "after deleting the account, the sign-in page")
+    bob.find_element(By.ID, "email").send_keys(bob_email)
+    bob.find_element(By.ID, "password").send_keys("correct horse battery")
+    bob.find_element(By.CSS_SELECTOR, "#welcome-form button[type=submit]").click()
+    wait(bob, EC.presence_of_element_located((By.CSS_SELECTOR, "p.error")), "the deleted account cannot sign in")
 except AssertionError as error:
     print(f"app_browser: FAILED after {checks} checks: {error}")
     sys.exit(1)

@@ -12,7 +12,7 @@ struct AuthSetupCommand: AsyncParsableCommand {
             Example: confidant auth setup --methods password,arithmetic,totp --operands 4 --map '+=*,-=/,*=+,/=-'
             The mapping says which operation each sign stands for (any of the 256 mappings); challenges are
             evaluated left to right without precedence. For totp a new secret is generated (or --totp-secret
-            given), shown as an otpauth:// URI (and a QR code when qrencode is installed), and confirmed with a
+            given), shown as an otpauth:// URI (and as a QR code on a terminal), and confirmed with a
             current code. Biometrics belong to a device and are not available here. A new device or network
             address always adds the e-mail code.
             """)
@@ -88,19 +88,10 @@ struct AuthSetupCommand: AsyncParsableCommand {
         return line.trimmingCharacters(in: .whitespaces)
     }
 
-    /// A terminal QR code through Debian's `qrencode`, when installed and on a terminal.
+    /// The URI as a QR code on a terminal (ConfidantKit's encoder; scanned from the screen).
     static func printQRCode(_ text: String) {
-        guard Terminal.stdoutIsTTY else { return }
-        for directory in ["/usr/bin", "/usr/local/bin"] {
-            let path = directory + "/qrencode"
-            guard FileManager.default.isExecutableFile(atPath: path) else { continue }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["-t", "ANSIUTF8", text]
-            try? process.run()
-            process.waitUntilExit()
-            return
-        }
+        guard Terminal.stdoutIsTTY, let code = try? QRCode(text: text, correction: .low) else { return }
+        print(code.terminalLines.joined(separator: "\n"))
     }
 }
 
