@@ -174,6 +174,13 @@ let package = Package(
             ],
             path: "Benchmarks/RelayLoad"
         ),
+        // Writes a synthetic profile (1,000 conversations, a 10,000-line chat) for
+        // Benchmarks/app-render.sh; not part of the user-facing CLI.
+        .executableTarget(
+            name: "app-fixture",
+            dependencies: ["ConfidantKit", "ConfidantCrypto"],
+            path: "Benchmarks/AppFixture"
+        ),
         // The relay in a process of its own for the tests, with cheap password hashing: a switch
         // that exists only here, never in the `confidant` binary.
         .executableTarget(
