@@ -20,13 +20,11 @@ struct ConversationPages {
     struct Row: Encodable, Sendable {
         let peerID: String
         let name: String
-        let email: String
-        let initials: String
-        let hue: Int
         let preview: String
         let timeAgo: String
         let isoTime: String
-        let unread: Int
+        /// The unread count as shown; nil (no badge) when there is none.
+        let unread: Int?
         let keyChanged: Bool
     }
 
@@ -44,9 +42,9 @@ struct ConversationPages {
         let rows = model.rows.map { row in
             let person = PersonView(row.summary.peer)
             return Row(
-                peerID: person.peerID, name: person.name, email: person.email, initials: person.initials,
-                hue: person.hue, preview: row.summary.preview, timeAgo: row.timeAgo,
-                isoTime: row.summary.lastActivity.formatted(.iso8601), unread: row.summary.unread,
+                peerID: person.peerID, name: person.name, preview: row.summary.preview, timeAgo: row.timeAgo,
+                isoTime: row.summary.lastActivity.formatted(.iso8601),
+                unread: row.summary.unread > 0 ? row.summary.unread : nil,
                 keyChanged: row.summary.keyChangeWarning != nil)
         }
         return ListPage(
