@@ -58,7 +58,10 @@ struct LocalAccessGuard: AsyncMiddleware {
         let limit: Int
         switch request.headers.contentType {
         case .urlEncodedForm?: limit = maxFormBytes
-        case let type? where type.type == "multipart" && type.subType == "form-data": limit = maxUploadBytes
+        case let type? where type.type == "multipart" && type.subType == "form-data":
+            // Forms that carry only a profile picture are refused above its size before anything
+            // is read (parsing a large multipart body costs seconds of CPU for nothing).
+            limit = Self.pictureForms.contains(request.url.path) ? AvatarUpload.maximumRequestBytes : maxUploadBytes
         default: return false
         }
         if let declared = request.headers.first(name: .contentLength).flatMap(Int.init), declared > limit {
@@ -67,6 +70,9 @@ struct LocalAccessGuard: AsyncMiddleware {
         _ = try await request.body.collect(max: limit).get()
         return secrets.isFormToken(try? request.content.get(String.self, at: "_csrf"))
     }
+
+    /// The multipart forms whose only file is a profile picture.
+    static let pictureForms: Set<String> = ["/welcome", "/profile/avatar"]
 
     static func isLocal(host: String, port: Int) -> Bool {
         host == "127.0.0.1:\(port)" || host == "localhost:\(port)"
