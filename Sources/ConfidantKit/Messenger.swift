@@ -70,6 +70,12 @@ public actor Messenger {
         try forgetToken()
     }
 
+    /// Changes the stored account and saves it.
+    func accountChanged(_ change: (inout AccountState) -> Void) throws {
+        change(&account)
+        try store.saveAccount(account)
+    }
+
     /// Forgets the session token: this profile is signed out until the next login.
     func forgetToken() throws {
         account.token = nil
@@ -204,6 +210,11 @@ public actor Messenger {
     private func connectionChanged(_ state: ConnectionState) async {
         connection = state
         eventHub.emit(.connection(state))
-        if state == .live { _ = try? await sender.deliverOutbox() }
+        // Not awaited: the stream reports `live` from the loop that reads its frames, and the
+        // outbox's sends over that stream wait for receipts the same loop must read.
+        if state == .live {
+            let sender = sender
+            Task { _ = try? await sender.deliverOutbox() }
+        }
     }
 }

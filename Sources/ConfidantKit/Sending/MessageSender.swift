@@ -25,6 +25,7 @@ actor MessageSender {
     private let retry: RetryPolicy
     private let now: @Sendable () -> Date
     private var draining = false
+    private var drainAgain = false
     /// Why the last delivery attempt did not get through, for "queued" messages.
     private(set) var lastUnreachable: String?
 
@@ -78,20 +79,28 @@ actor MessageSender {
 
     /// Delivers everything waiting in the outbox, oldest first; returns how many went out. Stops
     /// at the first message the server cannot take now, so nothing overtakes it.
+    /// A delivery asked for while another runs makes the running one look at the outbox again
+    /// when it is through, so a message queued meanwhile is not left behind.
     @discardableResult
     func deliverOutbox(fetched: [UUID: [PublicIdentity]] = [:]) async throws -> Int {
-        guard !draining else { return 0 }
+        guard !draining else {
+            drainAgain = true
+            return 0
+        }
         draining = true
         defer { draining = false }
         var sent = 0
         var fetched = fetched
-        for queued in try store.outbox() {
-            switch try await deliver(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer)) {
-            case .sent: sent += 1
-            case .failed: continue
-            case .waiting: return sent
+        repeat {
+            drainAgain = false
+            for queued in try store.outbox() {
+                switch try await deliver(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer)) {
+                case .sent: sent += 1
+                case .failed: continue
+                case .waiting: return sent
+                }
             }
-        }
+        } while drainAgain
         return sent
     }
 
