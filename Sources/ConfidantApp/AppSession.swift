@@ -41,6 +41,10 @@ final class AppSession {
     let vault: VaultViewModel
     /// A message held because a verified contact's key changed, per peer, until the user confirms.
     var heldDrafts: [UUID: String] = [:]
+    /// The directory of the last backup to a directory, offered again.
+    var lastBackupDirectory = ""
+    /// The vault backup or restore under way (it outlives the request that started it).
+    private var vaultTransferTask: Task<Void, Never>?
     private let logger: Logger
 
     init(configuration: AppConfiguration, logger: Logger) {
@@ -162,6 +166,13 @@ final class AppSession {
         await waitForAuth()
     }
 
+    /// Has the pending e-mail code mailed again and waits as `submitAuth` does.
+    func resendCode() async {
+        guard let auth, auth.pendingStep?.method == .emailCode else { return }
+        auth.resendCode()
+        await waitForAuth()
+    }
+
     /// Abandons the sign-in at its pending step.
     func cancelAuth() {
         auth?.cancelStep()
@@ -177,6 +188,18 @@ final class AppSession {
         if let messenger = auth.messenger { await signedIn(messenger) }
     }
 
+    // MARK: The vault
+
+    /// Runs a vault backup or restore in the background; the vault page follows it through
+    /// `vault.transfer`. The view model refuses a second one while one runs.
+    func startVaultTransfer(_ work: @escaping @MainActor @Sendable () async -> Void) {
+        let previous = vaultTransferTask
+        vaultTransferTask = Task { @MainActor in
+            await previous?.value
+            await work()
+        }
+    }
+
     // MARK: Signing out
 
     /// Signs this device out on the server and here; the device key stays for the next sign-in.
@@ -188,6 +211,13 @@ final class AppSession {
         }
         await forgetSignedIn()
         return nil
+    }
+
+    /// The account's name changed (Profile): the header shows the new one.
+    func accountRenamed() async {
+        guard let messenger else { return }
+        let account = await messenger.account
+        signedInName = "\(account.displayName) <\(account.email)>"
     }
 
     /// The account was deleted from the settings: this device is signed out.
@@ -206,6 +236,7 @@ final class AppSession {
 
     /// Stops the live connection (the app is closing).
     func stop() async {
+        vaultTransferTask?.cancel()
         conversationsTask?.cancel()
         await messenger?.stopLive()
     }

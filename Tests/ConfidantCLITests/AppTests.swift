@@ -17,9 +17,14 @@ struct AppTests {
         let server: ServeProcess
         let relay: ServedRelay
 
+        /// The relay's e-mail code cool-down, short so that the browser test can ask for a new code.
+        static let resendSeconds = "4"
+
         init() async throws {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            server = try ServeProcess(dataDirectory: directory.appendingPathComponent("relay"))
+            server = try ServeProcess(
+                dataDirectory: directory.appendingPathComponent("relay"),
+                extra: ["--email-code-resend-seconds", Self.resendSeconds])
             do {
                 relay = try await server.relay()
             } catch {
@@ -56,7 +61,8 @@ struct AppTests {
     }
 
     @Test(
-        "two users sign up, chat live without reloading, a hostile message stays text, verify with QR codes (Chromium)")
+        "two users sign up, chat live without reloading and through a relay outage, a hostile message stays text, verify with QR codes, the vault with its photo viewer, edits and a backup restored on the other profile (Chromium)"
+    )
     func twoUsersInBrowsers() async throws {
         let setting = try await Setting()
         defer { setting.tearDown() }
@@ -69,6 +75,11 @@ struct AppTests {
             "--alice", alice.launchURL.absoluteString, "--bob", bob.launchURL.absoluteString, "--relay",
             setting.relayURL, "--outbox", setting.relay.dataDirectory.appendingPathComponent("outbox").path,
             "--cli", try CLIExecutable.url.path, "--home", setting.home.path,
+            // The script stops the relay mid-chat and starts it again on the same port and data.
+            "--relay-pid", String(setting.server.process.processIdentifier),
+            "--relay-exe", try CLIExecutable.url(named: "confidant-test-relay").path,
+            "--relay-data", setting.relay.dataDirectory.path, "--resend-seconds", Setting.resendSeconds,
+            "--work", setting.directory.path,
         ]
         // CONFIDANT_SCREENSHOTS=docs/screenshots refreshes the README's pictures.
         if let screenshots = ProcessInfo.processInfo.environment["CONFIDANT_SCREENSHOTS"] {

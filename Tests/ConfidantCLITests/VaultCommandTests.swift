@@ -17,6 +17,12 @@ import Testing
         #expect(listed.text.contains("Warm sea"))
         let id = String(listed.text.prefix(8))
         #expect(try await cli.run(["vault", "show", id]).text.contains("beach.jpg"))
+        let edited = try await cli.run(["vault", "edit", id, "--text", "Warm sea, cold wind", "--date", "2024-06-01"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        let shown = try await cli.run(["vault", "show", id])
+        #expect(shown.text.contains("Warm sea, cold wind") && shown.text.contains("2024-06-01"))
+        let badDate = try await cli.run(["vault", "edit", id, "--date", "June"])
+        #expect(badDate.status != 0 && badDate.stderr.contains("YYYY-MM-DD"))
 
         #expect(try await cli.run(["vault", "backup", "--to", "backup"]).status == 0)
         let again = try await cli.run(["vault", "backup", "--to", "backup"])
@@ -29,6 +35,7 @@ import Testing
         #expect(refused.stderr.contains("wrong passphrase"))
         cli.environment["CONFIDANT_PASSPHRASE"] = "test passphrase"
         #expect(try await cli.run(["vault", "restore", "--from", "backup"]).status == 0)
+        #expect(try await cli.run(["vault", "show", id]).text.contains("cold wind"), "the edit is in the backup")
         #expect(try await cli.run(["vault", "export", id, "restored"]).status == 0)
         #expect(try Data(contentsOf: cli.directory.appendingPathComponent("restored/beach.jpg")) == Data(photo))
 

@@ -223,6 +223,59 @@ struct ViewModelTests {
         }
     }
 
+    @Test(
+        "an e-mail code is sent again on request: refused with the wait during the cool-down, then a new code that replaces the old"
+    )
+    func resendCode() async throws {
+        let clock = ManualClock()
+        try await TestRelay.run(adjust: { $0.now = clock.now }) { relay in
+            let profile = TestProfile()
+            defer { profile.remove() }
+            let model = AuthViewModel(profile: profile.storage, passphrase: TestProfile.passphrase)
+            model.mode = .signUp
+            model.serverAddress = relay.baseURL.absoluteString
+            model.email = "erin-\(UUID().uuidString.prefix(6))@example.com"
+            model.password = "a long enough password"
+            model.firstName = "Erin"
+            model.lastName = "Example"
+            let submitting = Task { await model.submit() }
+            try await waitUntil { model.pendingStep?.method == .emailCode }
+            let first = try #require(model.pendingStep)
+            let wait = try #require(first.resendAvailableAt).timeIntervalSinceNow
+            #expect(wait > 50 && wait <= 60, "the step says when a new code may be asked for")
+            let firstCode = try SignInOutbox.latestCode(dataDirectory: relay.directory, for: model.email)
+
+            model.resendCode()  // too soon
+            try await waitUntil { model.pendingStep != nil }
+            #expect(
+                model.pendingStep?.problem?.contains("ask again in") == true, "\(String(describing: model.pendingStep))"
+            )
+            #expect(try SignInOutbox.latestCode(dataDirectory: relay.directory, for: model.email) == firstCode)
+
+            clock.advance(by: 61)
+            let resentAt = Date().addingTimeInterval(-0.001)
+            model.resendCode()
+            try await waitUntil { model.pendingStep != nil }
+            #expect(model.pendingStep?.notice?.contains("new code") == true)
+            #expect(model.pendingStep?.problem == nil)
+            let secondCode = try await SignInOutbox.code(
+                dataDirectory: relay.directory, for: model.email, sentAfter: resentAt)
+            if secondCode != firstCode {
+                // The first code no longer works.
+                model.stepAnswer = firstCode
+                model.answerStep()
+                try await waitUntil { model.pendingStep != nil }
+                #expect(model.pendingStep?.problem != nil)
+                clock.advance(by: 61)  // past the pause after a wrong answer
+            }
+            model.stepAnswer = secondCode
+            model.answerStep()
+            await submitting.value
+            #expect(model.generalError == nil)
+            #expect(model.messenger != nil)
+        }
+    }
+
     /// Polls `condition` until it holds, for at most `seconds`.
     private func waitUntil(_ seconds: Double = 60, _ condition: () async -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)

@@ -267,6 +267,39 @@ struct RelayRouteTests {
         }
     }
 
+    @Test("the name others see is changed by its owner only; bad names and empty changes are refused")
+    func profileUpdate() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let user = try await alice.client.updateProfile(
+                body: .json(.init(firstName: "Alice", lastName: "Pleasance", displayName: "  Alice P.  "))
+            ).ok.body.json
+            #expect(user.displayName == "Alice P." && user.id.lowercased() == alice.id.uuidString.lowercased())
+            #expect(try await alice.client.currentAccount().ok.body.json.user.displayName == "Alice P.")
+            let listed = try await bob.client.listUsers(query: .init(query: "alice p")).ok.body.json.users
+            #expect(listed.map(\.displayName) == ["Alice P."], "the directory shows and searches the new name")
+            #expect(
+                try await bob.client.getUser(path: .init(userId: alice.id.uuidString)).ok.body.json.user.displayName
+                    == "Alice P.")
+
+            #expect(try await alice.client.updateProfile(body: .json(.init())).problem == "malformed_request 400")
+            #expect(
+                try await alice.client.updateProfile(body: .json(.init(displayName: "   "))).problem
+                    == "invalid_display_name 400")
+            #expect(
+                try await alice.client.updateProfile(body: .json(.init(displayName: "bell\u{7}"))).problem
+                    == "invalid_display_name 400")
+            #expect(
+                try await alice.client.updateProfile(body: .json(.init(firstName: String(repeating: "a", count: 51))))
+                    .problem == "invalid_name 400")
+            #expect(try await alice.client.currentAccount().ok.body.json.user.displayName == "Alice P.", "unchanged")
+            // Bob's session changes Bob, whatever he sends.
+            _ = try await bob.client.updateProfile(body: .json(.init(displayName: "Robert"))).ok
+            #expect(try await alice.client.currentAccount().ok.body.json.user.displayName == "Alice P.")
+        }
+    }
+
     @Test("avatars are checked by content and size")
     func avatars() async throws {
         try await TestRelay.run { relay in
@@ -412,6 +445,7 @@ extension ProblemOutput {
 extension Operations.SignUp.Output: ProblemOutput {}
 extension Operations.SignIn.Output: ProblemOutput {}
 extension Operations.SignOut.Output: ProblemOutput {}
+extension Operations.UpdateProfile.Output: ProblemOutput {}
 extension Operations.CurrentAccount.Output: ProblemOutput {}
 extension Operations.DeleteAccount.Output: ProblemOutput {}
 extension Operations.SetAvatar.Output: ProblemOutput {}

@@ -59,7 +59,7 @@ struct RelayStreamTests {
             let base = "http://127.0.0.1:\(relay.port)/v1"
             let id = UUID().uuidString
             let endpoints: [(HTTPMethod, String)] = [
-                (.DELETE, "/sessions/current"), (.GET, "/account"), (.POST, "/account/deletion"),
+                (.DELETE, "/sessions/current"), (.GET, "/account"), (.PATCH, "/account"), (.POST, "/account/deletion"),
                 (.PUT, "/account/avatar"),
                 (.GET, "/users"), (.GET, "/users/\(id)"), (.GET, "/users/\(id)/avatar"),
                 (.GET, "/users/\(id)/key-history"),

@@ -93,6 +93,29 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         }
     }
 
+    @Test("a backup directory is its owner's alone: directories 0700, files 0600, manifests and catalogues too")
+    func directoryBackupIsPrivate() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let root = scratch.url.appendingPathComponent("usb/backup")
+        try await makeVault(scratch).backup(to: DirectoryBackupTarget(root: root))
+        var modes: [String: Int] = [:]
+        let enumerator = FileManager.default.enumerator(
+            at: scratch.url.appendingPathComponent("usb"), includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            let mode = (attributes[.posixPermissions] as? Int ?? 0) & 0o777
+            let isDirectory = attributes[.type] as? FileAttributeType == .typeDirectory
+            #expect(mode == (isDirectory ? 0o700 : 0o600), "\(url.path) is \(String(mode, radix: 8))")
+            modes[url.lastPathComponent] = mode
+        }
+        #expect(modes["manifests"] == 0o700 && modes["catalogs"] == 0o700 && modes["objects"] == 0o700)
+        #expect(modes.count > 4)
+        #expect(
+            !(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("manifests").path))
+                .contains { $0.contains("partial") }, "no temporary file is left")
+    }
+
     @Test func wrongPassphraseIsReportedBeforeAnythingIsWritten() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

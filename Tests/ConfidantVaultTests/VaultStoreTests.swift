@@ -106,6 +106,40 @@ struct Scratch {
         #expect(try vault.items().count == 3)
     }
 
+    @Test("editing a memory changes its text and date, keeps its files, and never leaves a memory empty")
+    func editItem() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let directory = scratch.url.appendingPathComponent("vault")
+        let vault = try Vault.create(at: directory, passphrase: "pw", parameters: .testing)
+        try vault.addChapter(title: "Summer")
+        let photo = try vault.addItem(
+            chapter: "Summer", text: "first words", files: [try scratch.file("a.png", [1, 2, 3])],
+            timestamp: Date(timeIntervalSince1970: 1_000))
+        let note = try vault.addItem(chapter: "Summer", text: "only text", files: [])
+
+        let edited = try vault.editItem(
+            photo.shortID, text: .some("EDITED-MARKER words"), timestamp: Date(timeIntervalSince1970: 2_000))
+        #expect(edited.text == "EDITED-MARKER words")
+        #expect(edited.timestamp == Date(timeIntervalSince1970: 2_000))
+        #expect(edited.media.map(\.objectHash) == photo.media.map(\.objectHash), "the files stay")
+        let reopened = try Vault.open(at: directory, passphrase: "pw")
+        #expect(try reopened.item(photo.shortID).text == "EDITED-MARKER words")
+        // The new text is sealed like the old one: nothing readable in the database.
+        let database = try Data(contentsOf: directory.appendingPathComponent("vault.sqlite"))
+        #expect(database.range(of: Data("EDITED-MARKER".utf8)) == nil)
+
+        // A date alone leaves the text; a memory with files may lose its text; one without may not.
+        #expect(
+            try vault.editItem(photo.shortID, timestamp: Date(timeIntervalSince1970: 3_000)).text
+                == "EDITED-MARKER words")
+        #expect(try vault.editItem(photo.shortID, text: .some(nil)).text == nil)
+        #expect(throws: VaultError.self) { try vault.editItem(note.shortID, text: .some(nil)) }
+        #expect(try vault.item(note.shortID).text == "only text")
+        #expect(throws: VaultError.self) { try vault.editItem("ffffffff", text: .some("x")) }
+        #expect(try vault.verify().isEmpty)
+    }
+
     @Test func chapters() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

@@ -5,15 +5,21 @@ writes, bob sees it without reloading and answers, a hostile message shows as te
 nothing, the verify page shows safety numbers with QR codes. Prints `app_browser: N checks
 passed`, or what failed.
 
-    app_browser.py --alice URL --bob URL --relay URL --outbox DIR [--screenshots DIR]
+    app_browser.py --alice URL --bob URL --relay URL --outbox DIR --relay-pid PID --relay-exe PATH
+                   --relay-data DIR --resend-seconds N --work DIR [--screenshots DIR]
+
+The relay is stopped mid-chat (its process id) and started again on the same port and data
+directory (with the executable and options given), to check that a message written meanwhile
+waits and then goes by itself.
 
 alice's app was started without a passphrase (the sign-up page asks for one), bob's with one.
 """
-import argparse, base64, glob, hashlib, hmac, os, re, shutil, struct, subprocess, sys, tempfile, time, urllib.request, zlib
+import argparse, base64, glob, hashlib, hmac, os, re, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
@@ -26,6 +32,11 @@ parser.add_argument("--relay", required=True)
 parser.add_argument("--outbox", required=True)
 parser.add_argument("--cli", required=True, help="the confidant executable (bob's second device signs in with it)")
 parser.add_argument("--home", required=True, help="the apps' CONFIDANT_HOME")
+parser.add_argument("--relay-pid", type=int, required=True)
+parser.add_argument("--relay-exe", required=True)
+parser.add_argument("--relay-data", required=True)
+parser.add_argument("--resend-seconds", type=int, required=True)
+parser.add_argument("--work", required=True, help="a directory of the test's own (backups go there)")
 parser.add_argument("--screenshots")
 parser.add_argument("--suffix", default=str(os.getpid()))
 arguments = parser.parse_args()
@@ -54,7 +65,9 @@ def browser():
 
 def wait(driver, condition, what):
     try:
-        return WebDriverWait(driver, WAIT, poll_frequency=0.1).until(condition)
+        # A page being replaced by the next one makes elements stale mid-check: check again.
+        return WebDriverWait(driver, WAIT, poll_frequency=0.1,
+                             ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
     except Exception as error:
         shown = driver.find_elements(By.TAG_NAME, "main")
         text = shown[0].text if shown else driver.page_source
@@ -81,7 +94,7 @@ def mailed_code(email, after):
     raise AssertionError(f"no code mailed to {email}")
 
 
-def sign_up(driver, url, first, last, email, passphrase, picture=None):
+def sign_up(driver, url, first, last, email, passphrase, picture=None, resend=False):
     driver.get(url)
     wait(driver, EC.title_contains("Sign in"), "the link opens the sign-in page")
     expect("token=" not in driver.current_url, "the launch token leaves the address bar")
@@ -110,6 +123,21 @@ def sign_up(driver, url, first, last, email, passphrase, picture=None):
     driver.find_element(By.ID, "answer").send_keys("WRONG1")
     driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
     wait(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "Wrong answer"), "a wrong code is reported")
+    if resend:
+        # "Send the code again" waits out the relay's cool-down, counting down, then mails a new
+        # code; the first one no longer works.
+        old = mailed_code(email, started)
+        button = driver.find_element(By.CSS_SELECTOR, "#resend-form button")
+        expect(not button.is_enabled() and "new code in" in driver.find_element(By.ID, "resend-form").text,
+               "the resend button counts down the cool-down")
+        WebDriverWait(driver, arguments.resend_seconds + WAIT).until(lambda d: button.is_enabled())
+        started = int(time.time() * 1000) - 1000
+        button.click()
+        wait(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "A new code is on its way"),
+             "a new code is announced")
+        deadline = time.time() + WAIT
+        while mailed_code(email, started) == old and time.time() < deadline:
+            time.sleep(0.2)
     code = mailed_code(email, started)
     # Right after a wrong answer the server asks for a pause; the page says so and keeps the step.
     for attempt in range(5):
@@ -119,7 +147,7 @@ def sign_up(driver, url, first, last, email, passphrase, picture=None):
              "the code is taken or the page asks to wait")
         if "Chats" in driver.title:
             break
-        pause = re.search(r"Wait (\d+) second", driver.find_element(By.TAG_NAME, "main").text)
+        pause = re.search(r"Wait (\d+) second", main_text(driver))
         time.sleep(int(pause.group(1)) + 0.5 if pause else 1)
     wait(driver, EC.title_contains("Chats"), f"{first} lands on the conversation list")
     expect(email in driver.find_element(By.CLASS_NAME, "me").text, "the bar shows who is signed in")
@@ -149,7 +177,19 @@ def answer_step(driver, answer):
     field.clear()
     field.send_keys(answer)
     driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
+    # The old page goes first (its field goes stale), then the answer's page loads.
+    wait(driver, EC.staleness_of(field), "the answer is posted")
     wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", "the step's answer page")
+
+
+def main_text(driver):
+    """The page's main text, read again if the page was replaced while reading it."""
+    for _ in range(50):
+        try:
+            return driver.find_element(By.TAG_NAME, "main").text
+        except (NoSuchElementException, StaleElementReferenceException):
+            time.sleep(0.1)
+    return driver.find_element(By.TAG_NAME, "main").text
 
 
 def png(width, height):
@@ -171,7 +211,7 @@ try:
     with open(portrait, "wb") as f:
         f.write(png(64, 64))
     sign_up(alice, arguments.alice, "Alice", "Liddell", alice_email, "alice's passphrase", portrait)
-    sign_up(bob, arguments.bob, "Bob", "Builder", bob_email, None)
+    sign_up(bob, arguments.bob, "Bob", "Builder", bob_email, None, resend=True)
     screenshot(bob, "conversations-empty")
 
     # Alice finds bob and writes: a hostile message first, then a friendly one, with Enter.
@@ -223,6 +263,35 @@ try:
     mine = bob.find_elements(By.CSS_SELECTOR, "ol.messages .mine")
     theirs = bob.find_elements(By.CSS_SELECTOR, "ol.messages .theirs")
     expect(mine and theirs and mine[-1].location["x"] > theirs[-1].location["x"], "own bubbles right, peer's left")
+
+    # The relay goes down mid-chat: alice's message waits on her device, the pages say they are
+    # offline, and when the relay is back the message goes by itself and reaches bob's open chat.
+    os.kill(arguments.relay_pid, signal.SIGTERM)
+    port = int(arguments.relay.rsplit(":", 1)[1])
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            time.sleep(0.2)
+        except OSError:
+            break
+    alice.find_element(By.ID, "draft").send_keys("Written while the server was down" + Keys.ENTER)
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Written while the server was down"),
+         "the message written offline shows in alice's chat")
+    wait(alice, EC.text_to_be_present_in_element((By.ID, "live"), "Offline"), "alice's chat says it is offline")
+    last_status = alice.find_elements(By.CSS_SELECTOR, "ol.messages .mine .status")[-1].text
+    expect("not sent" not in last_status, f"the message waits rather than fails: {last_status!r}")
+    restarted = subprocess.Popen(
+        [arguments.relay_exe, "--port", str(port), "--data-dir", arguments.relay_data, "--log-level", "error",
+         "--email-code-resend-seconds", str(arguments.resend_seconds)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    expect("listening" in restarted.stdout.readline(), "the relay starts again")
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Written while the server was down"),
+         "the message reaches bob's open chat once the relay is back")
+    wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .status")[-1].text == "sent",
+         "alice's message is marked sent")
+    wait(alice, lambda d: "Offline" not in d.find_element(By.ID, "live").text, "alice's chat is online again")
+    expect(alice.execute_script("return window.__stayed") is True, "all without reloading alice's page")
 
     # Verification: safety numbers with a QR code each, then marked verified.
     bob_id = alice.current_url.rstrip("/").split("/")[-1]
@@ -305,6 +374,78 @@ try:
     expect(ranged.read() == clip_bytes[100:70100], "the range decrypts to the file's bytes (across a segment edge)")
     whole = urllib.request.urlopen(urllib.request.Request(source, headers={"Cookie": cookie}))
     expect(whole.read() == clip_bytes, "the whole file decrypts to what was added")
+
+    # A memory with neither text nor files is refused in place by the uploading script.
+    alice.execute_script("window.__stayed = true")
+    alice.find_element(By.CSS_SELECTOR, ".add-memory summary").click()
+    alice.find_element(By.CSS_SELECTOR, "#memory-form button[type=submit]").click()
+    wait(alice, lambda d: d.find_element(By.CSS_SELECTOR, ".upload-error").is_displayed(), "the refusal is shown")
+    expect("text or at least one file" in alice.find_element(By.CSS_SELECTOR, ".upload-error").text,
+           "it says what is missing")
+    expect(alice.execute_script("return window.__stayed") is True, "without leaving the page")
+
+    # The photo viewer: the photo large, its place in the vault, back with Escape.
+    alice.find_element(By.CSS_SELECTOR, ".album a.photo-link").click()
+    wait(alice, EC.presence_of_element_located((By.ID, "photo")), "the photo viewer")
+    large = alice.find_element(By.ID, "photo")
+    wait(alice, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", large) == 64,
+         "the viewer shows the photo")
+    expect("1 of 1" in alice.find_element(By.TAG_NAME, "figcaption").text, "its place among the vault's photos")
+    alice.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    wait(alice, EC.presence_of_element_located((By.ID, "memory-form")), "Escape goes back to the vault")
+
+    # Editing a memory: new text and date; the files stay.
+    alice.find_element(By.LINK_TEXT, "Edit").click()
+    wait(alice, EC.presence_of_element_located((By.ID, "edit-form")), "the edit page")
+    text = alice.find_element(By.ID, "edit-text")
+    text.clear()
+    text.send_keys("The evening at the lake, with Bob")
+    alice.execute_script("document.getElementById('edit-date').value = '2024-06-01'")
+    alice.find_element(By.CSS_SELECTOR, "#edit-form button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".memory"), "with Bob"), "the edited text")
+    memory = alice.find_element(By.CSS_SELECTOR, ".memory")
+    expect("2024" in memory.find_element(By.TAG_NAME, "time").get_attribute("datetime"), "the new date")
+    expect(len(memory.find_elements(By.CSS_SELECTOR, ".album img, .album video")) == 2, "the files stay")
+
+    # A backup to a directory, followed live; bob's profile (no vault yet) restores it.
+    backups = os.path.join(arguments.work, "vault-backups")
+    alice.find_element(By.CSS_SELECTOR, "#backup summary").click()
+    alice.find_element(By.CSS_SELECTOR, "#backup-form input[value=directory]").click()
+    directory = alice.find_element(By.ID, "backup-directory")
+    directory.clear()
+    directory.send_keys(backups)
+    alice.find_element(By.CSS_SELECTOR, "#backup-form button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.ID, "transfer"), "Backup finished"), "the backup finishes")
+    expect("object(s) sent" in alice.find_element(By.ID, "transfer").text, "with its report")
+    screenshot(alice, "vault-backup")
+    modes = {oct(os.stat(os.path.join(root, name)).st_mode & 0o777) for root, _, names in os.walk(backups)
+             for name in names}
+    expect(modes == {"0o600"}, f"backup files are private to their owner: {modes}")
+    bob_base = arguments.bob.split("/?")[0]
+    bob.get(bob_base + "/vault")
+    wait(bob, EC.presence_of_element_located((By.ID, "restore-form")), "bob's vault offers a restore")
+    bob.find_element(By.CSS_SELECTOR, "#restore summary").click()
+    bob.find_element(By.CSS_SELECTOR, "#restore-form input[value=directory]").click()
+    bob.find_element(By.ID, "restore-directory").send_keys(backups)
+    bob.find_element(By.ID, "restore-passphrase").send_keys("not the passphrase")
+    bob.find_element(By.CSS_SELECTOR, "#restore-form button[type=submit]").click()
+    wait(bob, EC.text_to_be_present_in_element((By.ID, "transfer"), "Restore failed"), "a wrong passphrase fails")
+    bob.get(bob_base + "/vault")
+    expect(bob.find_element(By.ID, "restore").get_attribute("open") is not None,
+           "after a failed restore the form stays open")
+    bob.find_element(By.CSS_SELECTOR, "#restore-form input[value=directory]").click()
+    field = bob.find_element(By.ID, "restore-directory")
+    field.clear()
+    field.send_keys(backups)
+    bob.find_element(By.ID, "restore-passphrase").send_keys("vault passphrase")
+    bob.find_element(By.CSS_SELECTOR, "#restore-form button[type=submit]").click()
+    wait(bob, EC.text_to_be_present_in_element((By.ID, "transfer"), "Restore finished"), "the restore finishes")
+    bob.get(bob_base + "/vault")
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".memory"), "with Bob"),
+         "bob's restored vault has the edited memory")
+    restored = bob.find_element(By.CSS_SELECTOR, ".album img")
+    wait(bob, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", restored) == 64,
+         "and its photo")
     shutil.rmtree(work, ignore_errors=True)
 
     # Settings: alice's account asks an arithmetic step (every sign mapping to itself) and an
@@ -350,7 +491,7 @@ try:
     for attempt in range(12):
         if "Chats" in alice.title:
             break
-        text = alice.find_element(By.TAG_NAME, "main").text
+        text = main_text(alice)
         pause = re.search(r"Wait (\d+) second", text)
         if pause:
             time.sleep(int(pause.group(1)) + 0.5)
@@ -365,15 +506,33 @@ try:
             answer_step(alice, totp(secret))
         elif challenge:
             # Typed on the page's keypad (its script fills the field).
-            alice.find_element(By.ID, "answer").clear()
+            field = alice.find_element(By.ID, "answer")
+            field.clear()
             for key in str(evaluate(challenge[0].text)):
                 alice.find_element(By.CSS_SELECTOR, f".keypad button[data-key='{key}']").click()
             alice.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
+            wait(alice, EC.staleness_of(field), "the answer is posted")
             wait(alice, lambda d: d.execute_script("return document.readyState") == "complete", "the answer page")
         else:
             answer_step(alice, mailed_code(alice_email, started))
     wait(alice, EC.title_contains("Chats"), "alice is signed in again through the arithmetic step")
     expect("Alice Liddell" in alice.find_element(By.CLASS_NAME, "me").text, "as alice")
+
+    # Alice changes the name others see: the bar shows it, and so does bob's directory.
+    alice.get(alice_base + "/profile")
+    name = alice.find_element(By.ID, "display-name")
+    name.clear()
+    name.send_keys("Alice Pleasance")
+    alice.find_element(By.CSS_SELECTOR, "#name-form button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CLASS_NAME, "me"), "Alice Pleasance"), "the bar shows the new name")
+    bob.get(arguments.bob.split("/?")[0] + "/new?q=alice-" + arguments.suffix)
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ul.people"), "Alice Pleasance"),
+         "bob's directory shows alice's new name")
+    name = alice.find_element(By.ID, "display-name")
+    name.clear()
+    name.send_keys(" ")
+    alice.find_element(By.CSS_SELECTOR, "#name-form button[type=submit]").click()
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "p.error")), "an empty name is refused")
 
     # Narrow screens work too.
     bob.set_window_size(390, 844)
@@ -401,5 +560,8 @@ except AssertionError as error:
 finally:
     alice.quit()
     bob.quit()
+    if "restarted" in globals():
+        restarted.terminate()
+        restarted.wait(timeout=30)
     shutil.rmtree(pictures, ignore_errors=True)
 print(f"app_browser: {checks} checks passed")

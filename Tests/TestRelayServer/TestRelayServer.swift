@@ -15,6 +15,8 @@ struct TestRelayServer: AsyncParsableCommand {
     @Option var dataDir: String
     @Option var database: String?
     @Option var logLevel = "error"
+    @Option(help: "Seconds before an e-mail code may be sent again (the browser test waits less than a minute).")
+    var emailCodeResendSeconds: Double?
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .error
@@ -33,6 +35,7 @@ struct TestRelayServer: AsyncParsableCommand {
         configuration.useTestingSecurityParameters()
         configuration.freeSignUpsPerAddress = 1_000_000
         configuration.signInStarts.perAddress.limit = 1_000_000
+        if let emailCodeResendSeconds { configuration.emailCodeResendSeconds = emailCodeResendSeconds }
         let server = try await RelayServer(configuration: configuration)
         try await server.runUntilSignalled { bound in
             FileHandle.standardOutput.write(

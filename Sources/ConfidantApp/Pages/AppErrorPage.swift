@@ -1,4 +1,5 @@
 import ConfidantKit
+import ConfidantVault
 import Foundation
 import Vapor
 
@@ -21,6 +22,8 @@ enum AppErrorPage {
         case let kit as ConfidantKitError:
             status = kit.isTransient ? .serviceUnavailable : .unprocessableEntity
             message = kit.description
+        case let vault as VaultError:
+            (status, message) = vaultProblem(vault)
         default:
             status = .internalServerError
             message = "Something went wrong in the app; it is written to the app's log."
@@ -28,6 +31,7 @@ enum AppErrorPage {
         }
         let heading =
             switch status.code {
+            case 401 where (error as? VaultError) == .locked: "The vault is locked"
             case 401, 403: "Not allowed"
             case 404: "Not found"
             case 413: "Too large"
@@ -41,6 +45,18 @@ enum AppErrorPage {
         } catch {
             return Response(
                 status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: .init(string: message))
+        }
+    }
+
+    /// A vault error's status and words: a locked vault or a missing file is the user's to act
+    /// on; damage is reported as it is, never as "something went wrong".
+    private static func vaultProblem(_ error: VaultError) -> (HTTPResponseStatus, String) {
+        switch error {
+        case .locked: (.unauthorized, "The vault is locked. Open Vault and unlock it with its passphrase.")
+        case .wrongPassphrase: (.unauthorized, "Wrong vault passphrase.")
+        case .notFound: (.notFound, "The vault has no such memory or file (\(error.description)).")
+        case .notInitialized: (.notFound, "This profile has no vault yet. Open Vault to create one.")
+        default: (.unprocessableEntity, "The vault could not do that: \(error.description).")
         }
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import Vapor
 
 /// Profile pictures: `/avatars/USER` serves a user's picture from the relay (kept for five
-/// minutes), or draws their initials on their colour when they have none; `/profile` sets your own.
+/// minutes), or draws their initials on their colour when they have none; `/profile` sets your own
+/// picture and the name others see.
 struct AvatarPages {
     let context: AppContext
     let cache: AvatarCache
@@ -16,6 +17,7 @@ struct AvatarPages {
         ) {
             request in try await upload(request)
         }
+        routes.post("profile", "name") { request in try await rename(request) }
     }
 
     private func avatar(_ request: Request) async throws -> Response {
@@ -58,14 +60,18 @@ struct AvatarPages {
         let page: PageInfo
         let me: PersonView
         let saved: Bool
+        let renamed: Bool
     }
 
     private func profile(_ request: Request, error: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
         guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
         let account = await messenger.account
         let me = PersonView(Contact(id: account.userID, email: account.email, displayName: account.displayName))
-        let saved = (try? request.query.get(String.self, at: "saved")) != nil
-        let page = await ProfilePage(page: context.info("Profile", error: error), me: me, saved: saved && error == nil)
+        let saved = (try? request.query.get(String.self, at: "saved")) == "picture"
+        let renamed = (try? request.query.get(String.self, at: "saved")) == "name"
+        let page = await ProfilePage(
+            page: context.info("Profile", error: error), me: me, saved: saved && error == nil,
+            renamed: renamed && error == nil)
         return try await request.page("profile", page, status: status)
     }
 
@@ -83,7 +89,26 @@ struct AvatarPages {
         } catch let error as ConfidantKitError {
             return try await profile(request, error: error.description, status: .unprocessableEntity)
         }
-        return request.redirect(to: "/profile?saved=1")
+        return request.redirect(to: "/profile?saved=picture")
+    }
+
+    private struct NameForm: Content {
+        var displayName: String
+    }
+
+    private func rename(_ request: Request) async throws -> Response {
+        guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
+        let form = try request.content.decode(NameForm.self)
+        guard form.displayName.count <= 400 else { throw Abort(.payloadTooLarge, reason: "That name is too long.") }
+        do {
+            try await messenger.updateProfile(displayName: form.displayName)
+        } catch let error as ConfidantKitError {
+            let message: String
+            if case .server(_, _, let text) = error { message = text } else { message = error.description }
+            return try await profile(request, error: message, status: .unprocessableEntity)
+        }
+        await context.session.accountRenamed()
+        return request.redirect(to: "/profile?saved=name")
     }
 }
 

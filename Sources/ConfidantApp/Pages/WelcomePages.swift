@@ -17,6 +17,10 @@ struct WelcomePages {
             request in try await submit(request)
         }
         routes.post("welcome", "step") { request in try await answer(request) }
+        routes.post("welcome", "resend") { request in
+            await context.session.resendCode()
+            return request.redirect(to: "/welcome")
+        }
         routes.post("welcome", "cancel") { request in
             await context.session.cancelAuth()
             return request.redirect(to: "/welcome")
@@ -71,6 +75,11 @@ struct WelcomePages {
         let label: String
         let inputMode: String
         let problem: String?
+        let notice: String?
+        /// An e-mail code step: a new code can be asked for.
+        let canResend: Bool
+        /// Seconds until the server mails another code (0: now).
+        let resendIn: Int
     }
 
     struct FieldErrors: Encodable, Sendable {
@@ -142,9 +151,10 @@ struct WelcomePages {
             case .emailCode: ("Code from the e-mail", "text")
             case .password, .biometric: ("Answer", "text")
             }
+        let resendIn = step.resendAvailableAt.map { max(0, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 0
         return StepView(
             number: step.number, prompt: step.prompt, challenge: step.challenge, label: label, inputMode: inputMode,
-            problem: step.problem)
+            problem: step.problem, notice: step.notice, canResend: step.method == .emailCode, resendIn: resendIn)
     }
 
     private struct WelcomeForm: Content {

@@ -76,4 +76,73 @@
       field.focus();
     });
   }
+
+  // Uploads with a progress bar: the form goes by XMLHttpRequest (fetch reports no upload
+  // progress); a refusal is shown in the form, success goes to the page the server names.
+  for (const form of document.querySelectorAll('form[data-upload-progress]')) {
+    const box = document.getElementById(form.getAttribute('data-upload-progress'));
+    const bar = box && box.querySelector('progress');
+    const text = box && box.querySelector('.progress-text');
+    const problem = form.querySelector('.upload-error');
+    const button = form.querySelector('button[type=submit]');
+    form.addEventListener('submit', (event) => {
+      if (!box || !window.XMLHttpRequest) return;
+      event.preventDefault();
+      const request = new XMLHttpRequest();
+      request.open('POST', form.action);
+      request.setRequestHeader('Accept', 'application/json');
+      request.responseType = 'json';
+      request.upload.addEventListener('progress', (progress) => {
+        if (!progress.lengthComputable) return;
+        const percent = Math.round((100 * progress.loaded) / progress.total);
+        bar.value = percent;
+        text.textContent = percent < 100 ? `Uploading: ${percent} %` : 'Encrypting into the vault…';
+      });
+      const fail = (message) => {
+        box.hidden = true;
+        button.disabled = false;
+        if (problem) { problem.textContent = message; problem.hidden = false; }
+      };
+      request.addEventListener('load', () => {
+        const answer = request.response || {};
+        if (request.status >= 200 && request.status < 300 && answer.location) {
+          window.location.assign(answer.location);
+        } else {
+          fail(answer.error || answer.reason || `The upload was refused (${request.status}).`);
+        }
+      });
+      request.addEventListener('error', () => fail('The upload did not reach the app. Is it still running?'));
+      if (problem) problem.hidden = true;
+      box.hidden = false;
+      bar.value = 0;
+      text.textContent = 'Uploading: 0 %';
+      button.disabled = true;
+      request.send(new FormData(form));
+    });
+  }
+
+  // The photo viewer: arrow keys for the previous and next photo, Escape back to the vault.
+  if (document.querySelector('[data-viewer]')) {
+    document.addEventListener('keydown', (event) => {
+      if (event.altKey || event.ctrlKey || event.metaKey) return;
+      const target = { ArrowLeft: '[data-key-left]', ArrowRight: '[data-key-right]', Escape: '[data-key-escape]' }[event.key];
+      const link = target && document.querySelector(target);
+      if (link) { event.preventDefault(); window.location.assign(link.href); }
+    });
+  }
+
+  // "Send the code again" waits out the server's cool-down, counting down beside the button
+  // (without this script the server says how long to wait).
+  for (const button of document.querySelectorAll('button[data-wait-seconds]')) {
+    let left = parseInt(button.getAttribute('data-wait-seconds'), 10) || 0;
+    const label = button.parentElement.querySelector('.countdown');
+    const tick = () => {
+      if (left <= 0) { button.disabled = false; if (label) label.textContent = ''; return; }
+      button.disabled = true;
+      if (label) label.textContent = `You can ask for a new code in ${left} s.`;
+      left -= 1;
+      window.setTimeout(tick, 1000);
+    };
+    tick();
+  }
 })();

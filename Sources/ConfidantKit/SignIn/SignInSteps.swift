@@ -19,18 +19,33 @@ public struct SignInStep: Sendable, Equatable {
     /// Why the step is asked again: the last answer was wrong (an arithmetic step comes with a new
     /// challenge), or came too soon after a wrong one (the server's words, with the wait).
     public internal(set) var problem: String?
+    /// What happened that is not a problem: "a new code is on its way".
+    public internal(set) var notice: String?
+    /// An e-mail code step: when a new code may be asked for (throw ``SignInCodeResendRequest``
+    /// from the answerer); nil for other steps.
+    public let resendAvailableAt: Date?
 
-    init(_ step: Components.Schemas.SignInStep) {
+    init(_ step: Components.Schemas.SignInStep, now: Date = Date()) {
         method = SignInMethod(step.method)
         number = step.number
         challenge = step.challenge
         prompt = step.prompt
+        resendAvailableAt =
+            method == .emailCode ? now.addingTimeInterval(TimeInterval(max(0, step.resendAfter ?? 0))) : nil
     }
 }
 
 /// Answers the steps a profile cannot answer by itself (all but the password): a terminal prompt,
-/// a screen, or a test reading the code from the server's development outbox.
+/// a screen, or a test reading the code from the server's development outbox. To have an e-mail
+/// code sent again instead of answering, throw ``SignInCodeResendRequest``.
 public typealias SignInAnswerer = @Sendable (SignInStep) async throws -> String
+
+/// Thrown by a ``SignInAnswerer`` at an e-mail code step: mail a new code (the server allows one
+/// a minute) and ask the step again, with a notice or the server's reason to wait.
+public struct SignInCodeResendRequest: Error, Sendable {
+    /// The request.
+    public init() {}
+}
 
 /// How an account signs in, as the server reports it (never the secrets).
 public struct SignInSettings: Sendable, Equatable {
@@ -106,6 +121,7 @@ extension RelayClient {
             proof: try await deviceProof(email: email, identity: identity))
         var progress: Components.Schemas.SignInProgress
         var problemWithLastAnswer: String?
+        var noticeForStep: String?
         switch try await call({ try await $0.startSignIn(body: .json(start)) }) {
         case .created(let created): progress = try created.body.json
         case .default(let status, let response): throw problem(status, response)
@@ -120,8 +136,30 @@ extension RelayClient {
             }
             var step = SignInStep(wire)
             step.problem = problemWithLastAnswer
+            step.notice = noticeForStep
             problemWithLastAnswer = nil
-            let reply = step.method == .password ? password : try await answer(step)
+            noticeForStep = nil
+            let reply: String
+            do {
+                reply = step.method == .password ? password : try await answer(step)
+            } catch is SignInCodeResendRequest where step.method == .emailCode {
+                let path = Operations.CurrentSignInStep.Input.Path(transactionId: id)
+                switch try await call({ try await $0.currentSignInStep(path: path, query: .init(resend: true)) }) {
+                case .ok(let ok):
+                    progress = try ok.body.json
+                    noticeForStep = "A new code is on its way; the one before no longer works."
+                case .default(let status, let response):
+                    guard case .server(_, .rateLimited, let message) = problem(status, response) else {
+                        throw problem(status, response)
+                    }
+                    problemWithLastAnswer = message
+                    switch try await call({ try await $0.currentSignInStep(path: path) }) {
+                    case .ok(let ok): progress = try ok.body.json
+                    case .default(let status, let response): throw problem(status, response)
+                    }
+                }
+                continue
+            }
             let body = Components.Schemas.SignInAnswer(method: wire.method, answer: reply)
             switch try await call({ try await $0.answerSignInStep(path: .init(transactionId: id), body: .json(body)) })
             {

@@ -139,6 +139,16 @@ public final class AuthViewModel {
         continuation?.resume(returning: stepAnswer.trimmingCharacters(in: .whitespaces))
     }
 
+    /// Asks the server to mail the pending e-mail code step's code again; the step comes back
+    /// with a notice, or with the server's reason to wait (one code a minute).
+    public func resendCode() {
+        guard pendingStep?.method == .emailCode else { return }
+        let continuation = stepContinuation
+        stepContinuation = nil
+        pendingStep = nil
+        continuation?.resume(throwing: SignInCodeResendRequest())
+    }
+
     /// Abandons the sign-in at the pending step.
     public func cancelStep() {
         let continuation = stepContinuation

@@ -28,6 +28,8 @@ public final class VaultViewModel {
     public private(set) var error: String?
     /// A change is under way (unlocking, adding files).
     public private(set) var isWorking = false
+    /// The backup or restore under way, or how the last one ended.
+    public private(set) var transfer: VaultTransfer?
     private var vault: Vault?
     private let directory: URL
 
@@ -102,14 +104,19 @@ public final class VaultViewModel {
             error = "A memory needs text or at least one file."
             return false
         }
+        return await change(vault) { vault in
+            let chapter = try vault.chapters().first { $0.title == title } ?? vault.addChapter(title: title)
+            try vault.addItem(
+                chapter: chapter.id.canonicalString, text: text, files: files, timestamp: date, progress: progress)
+        }
+    }
+
+    /// Runs a change off the main actor, then reads the timeline again; `error` says why it failed.
+    private func change(_ vault: Vault, _ work: @escaping @Sendable (Vault) throws -> Void) async -> Bool {
         isWorking = true
         defer { isWorking = false }
         do {
-            try await Task.detached {
-                let chapter = try vault.chapters().first { $0.title == title } ?? vault.addChapter(title: title)
-                try vault.addItem(
-                    chapter: chapter.id.canonicalString, text: text, files: files, timestamp: date, progress: progress)
-            }.value
+            try await Task.detached { try work(vault) }.value
             error = nil
             try await reload()
             return true
@@ -119,21 +126,108 @@ public final class VaultViewModel {
         }
     }
 
+    /// Changes a memory's text and date; its files stay.
+    /// - Parameters:
+    ///   - text: the new text; empty removes it (allowed when the memory has files).
+    /// - Returns: whether it changed; `error` says why not.
+    @discardableResult
+    public func editMemory(_ id: UUID, text: String?, date: Date) async -> Bool {
+        guard let vault else {
+            error = "Unlock the vault first."
+            return false
+        }
+        let trimmed = text.flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 }
+        return await change(vault) { vault in
+            _ = try vault.editItem(id.canonicalString, text: .some(trimmed), timestamp: date)
+        }
+    }
+
+    /// The memory with this id, as the timeline shows it.
+    public func memory(_ id: UUID) -> Item? {
+        for section in timeline {
+            if let item = section.items.first(where: { $0.id == id }) { return item }
+        }
+        return nil
+    }
+
+    // MARK: Backup and restore
+
+    /// Backs the open vault up to `target` (the profile's server, a directory), incrementally;
+    /// `transfer` follows it and keeps how it ended. One transfer at a time.
+    public func backup(to target: any BackupTarget) async {
+        guard let vault else {
+            error = "Unlock the vault first."
+            return
+        }
+        await run(.backup, target: target) { progress in
+            let report = try await vault.backup(to: target, progress: progress)
+            return
+                "Backed up as backup \(vault.backupID): \(report.objectsTransferred) object(s) sent (\(Self.bytes(report.bytesTransferred))), \(report.objectsSkipped) already there."
+        }
+    }
+
+    /// Rebuilds the vault from a backup on `target` with the backed-up vault's passphrase, into
+    /// this (empty) vault directory, and opens it.
+    public func restore(from target: any BackupTarget, passphrase: String, backupID: String? = nil) async {
+        guard !exists else {
+            error = "This profile has a vault already; restore into a profile without one."
+            return
+        }
+        let directory = directory
+        await run(.restore, target: target) { progress in
+            let (restored, report) = try await Vault.restore(
+                from: target, into: directory, passphrase: passphrase, backupID: backupID, progress: progress)
+            let status = try restored.status()
+            await MainActor.run {
+                self.vault = restored
+                self.exists = true
+            }
+            return
+                "Restored \(status.items) memories in \(status.chapters) chapter(s): \(report.objectsTransferred) object(s) fetched."
+        }
+        try? await reload()
+    }
+
+    private func run(
+        _ kind: VaultTransfer.Kind, target: any BackupTarget,
+        _ work: @escaping @Sendable (_ progress: @escaping (BackupProgress) -> Void) async throws -> String
+    ) async {
+        guard transfer?.outcome != .running else {
+            error = "A backup or restore is under way; wait for it to end."
+            return
+        }
+        transfer = VaultTransfer(kind: kind, target: target.description, progress: nil, outcome: .running)
+        let (updates, sink) = AsyncStream<BackupProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let following = Task { @MainActor in
+            for await progress in updates { self.transfer?.progress = progress }
+        }
+        let outcome: VaultTransfer.Outcome
+        do {
+            outcome = .finished(try await Task.detached { try await work { sink.yield($0) } }.value)
+        } catch VaultError.wrongPassphrase {
+            outcome = .failed("No backup there opens with that passphrase.")
+        } catch {
+            outcome = .failed(String(describing: error))
+        }
+        sink.finish()
+        await following.value
+        transfer?.outcome = outcome
+    }
+
+    private nonisolated static func bytes(_ count: Int) -> String {
+        ByteCountFormatter.string(fromByteCount: Int64(count), countStyle: .file)
+    }
+
     /// Removes a memory and the files no other memory uses.
     public func removeMemory(_ id: UUID) async {
         guard let vault else { return }
-        do {
-            try await Task.detached { try vault.removeItem(id.canonicalString) }.value
-            try await reload()
-        } catch {
-            self.error = String(describing: error)
-        }
+        _ = await change(vault) { vault in try vault.removeItem(id.canonicalString) }
     }
 
     /// A media file of the vault and a reader of its plaintext, for showing or streaming it.
     /// - Throws: `VaultError.notFound` for a file the vault does not have.
     public func media(_ id: UUID) throws -> (file: MediaFile, reader: MediaReader) {
-        guard let vault else { throw VaultError.notFound("an unlocked vault") }
+        guard let vault else { throw VaultError.locked }
         for section in timeline {
             for item in section.items {
                 if let file = item.media.first(where: { $0.id == id }) {
@@ -149,4 +243,25 @@ public final class VaultViewModel {
         vault = nil
         timeline = []
     }
+}
+
+/// A vault backup or restore: where it goes, how far it is, how it ended.
+public struct VaultTransfer: Sendable, Equatable {
+    /// Which way the vault travels.
+    public enum Kind: Sendable, Equatable { case backup, restore }
+    /// Under way, or ended with a report or a reason.
+    public enum Outcome: Sendable, Equatable {
+        case running
+        case finished(String)
+        case failed(String)
+    }
+
+    /// Backup or restore.
+    public let kind: Kind
+    /// The target, in words ("the directory /media/usb/backup").
+    public let target: String
+    /// The last object taken up; nil before the first.
+    public var progress: BackupProgress?
+    /// Where it stands.
+    public var outcome: Outcome
 }

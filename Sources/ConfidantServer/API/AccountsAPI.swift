@@ -37,6 +37,14 @@ extension RelayAPI {
                     .init(user: try user.wire, deviceId: caller.deviceID.canonicalString, sessionExpiresAt: expires))))
     }
 
+    func updateProfile(_ input: Operations.UpdateProfile.Input) async throws -> Operations.UpdateProfile.Output {
+        let caller = try caller()
+        guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
+        let user = try await services.accounts.updateProfile(
+            of: caller, firstName: body.firstName, lastName: body.lastName, displayName: body.displayName)
+        return .ok(.init(body: .json(try user.wire)))
+    }
+
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
         let caller = try caller()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }

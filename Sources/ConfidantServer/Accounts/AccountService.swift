@@ -83,6 +83,28 @@ struct AccountService: Sendable {
         return user
     }
 
+    /// Changes the caller's names; what is nil stays. The directory shows the new display name at
+    /// once; peers' clients take it with the next key lookup.
+    func updateProfile(of caller: Caller, firstName: String?, lastName: String?, displayName: String?) async throws
+        -> UserRecord
+    {
+        guard firstName != nil || lastName != nil || displayName != nil else {
+            throw APIFailure(.malformedRequest, "Give a first name, a last name or a display name to change.")
+        }
+        let first = try firstName.map { try Self.personalName($0, "first name") }
+        let last = try lastName.map { try Self.personalName($0, "last name") }
+        let shown = try displayName.map { try Self.displayName($0) }
+        guard let user = try await user(caller.userID) else { throw APIFailure.unauthenticated }
+        if let first { user.firstName = first }
+        if let last { user.lastName = last }
+        if let shown {
+            user.displayName = shown
+            user.displayNameKey = shown.lowercased()
+        }
+        try await database.write { db in try await user.update(on: db) }
+        return user
+    }
+
     func user(_ id: UUID) async throws -> UserRecord? {
         try await UserRecord.find(id, on: database.db)
     }

@@ -244,7 +244,12 @@ struct SignInService: Sendable {
         default:
             break
         }
-        return Self.describe(method, of: transaction)
+        var step = Self.describe(method, of: transaction)
+        if method == .emailCode, let sent = transaction.codeSentAt {
+            let wait = configuration.emailCodeResendSeconds - now.timeIntervalSince(sent)
+            step.resendAfter = max(0, Int(wait.rounded(.up)))
+        }
+        return step
     }
 
     private static func describe(_ method: SignInMethod, of transaction: SignInTransactionRecord)

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Where backups go. A target stores opaque, named blobs; it sees only ciphertext and sizes.
 /// Names are content addresses (`objects/<sha256>`, `catalogs/<sha256>`) plus one manifest per
 /// vault (`manifests/<backup id>`; older backups have a single `manifest`). Several vaults may
@@ -18,7 +24,9 @@ public protocol BackupTarget: Sendable {
     func write(_ data: Data, as name: String) async throws
 }
 
-/// A plain directory (a USB disk, a mounted share) as a backup target.
+/// A plain directory (a USB disk, a mounted share) as a backup target. Everything it writes is
+/// its owner's alone: directories 0700, files 0600 (ciphertext, but names and sizes say how
+/// large the journal is and when it changed).
 public struct DirectoryBackupTarget: BackupTarget {
     /// The directory holding the backup.
     public let root: URL
@@ -58,22 +66,57 @@ public struct DirectoryBackupTarget: BackupTarget {
         return FileManager.default.fileExists(atPath: url.path, isDirectory: &directory) && directory.boolValue
     }
 
+    /// Creates the directories down to `name`'s, private to their owner.
+    private func makeDirectories(for destination: URL) throws {
+        var missing: [URL] = []
+        var directory = destination.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.path), directory.path != "/" {
+            missing.append(directory)
+            directory = directory.deletingLastPathComponent()
+        }
+        for directory in missing.reversed() {
+            do {
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            } catch CocoaError.fileWriteFileExists {
+                // Made meanwhile by another writer.
+            } catch {
+                throw VaultError.io(
+                    "could not create \(directory.path) for \(description): \(error.localizedDescription)")
+            }
+        }
+    }
+
     /// Copies the file in under `name`, atomically.
     public func upload(_ file: URL, as name: String) throws {
         let destination = try url(name)
-        try FileManager.default.createDirectory(
-            at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try makeDirectories(for: destination)
         let partial = destination.appendingPathExtension("partial-\(UUID().uuidString)")
         do {
             try FileManager.default.copyItem(at: file, to: partial)
-            if FileManager.default.fileExists(atPath: destination.path) {
-                try FileManager.default.removeItem(at: destination)
-            }
-            try FileManager.default.moveItem(at: partial, to: destination)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: partial.path)
+            try Self.replace(destination, with: partial)
         } catch {
             try? FileManager.default.removeItem(at: partial)
             throw VaultError.io("could not upload \(name) to \(description): \(error.localizedDescription)")
         }
+    }
+
+    /// Puts `source` at `destination` in one step, replacing what is there (rename(2)): a reader
+    /// sees the old object or the new one, never a part.
+    private static func replace(_ destination: URL, with source: URL) throws {
+        guard
+            source.withUnsafeFileSystemRepresentation({ from in
+                destination.withUnsafeFileSystemRepresentation { to in
+                    guard let from, let to else { return false }
+                    #if canImport(Glibc)
+                        return Glibc.rename(from, to) == 0
+                    #else
+                        return Darwin.rename(from, to) == 0
+                    #endif
+                }
+            })
+        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination.path]) }
     }
 
     /// Copies the object out to `file`.
@@ -93,11 +136,19 @@ public struct DirectoryBackupTarget: BackupTarget {
         }
     }
 
-    /// Writes a small object, atomically.
+    /// Writes a small object, atomically: created 0600 under a temporary name, then renamed.
     public func write(_ data: Data, as name: String) throws {
         let destination = try url(name)
-        try FileManager.default.createDirectory(
-            at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try data.write(to: destination, options: .atomic)
+        try makeDirectories(for: destination)
+        let partial = destination.appendingPathExtension("partial-\(UUID().uuidString)")
+        guard
+            FileManager.default.createFile(atPath: partial.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else { throw VaultError.io("could not write \(name) to \(description)") }
+        do {
+            try Self.replace(destination, with: partial)
+        } catch {
+            try? FileManager.default.removeItem(at: partial)
+            throw VaultError.io("could not write \(name) to \(description): \(error.localizedDescription)")
+        }
     }
 }

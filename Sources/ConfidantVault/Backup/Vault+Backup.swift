@@ -15,6 +15,25 @@ public struct BackupReport: Sendable {
     public var failed: [String] = []
 }
 
+/// How far a backup or restore is: objects are counted as they are taken up.
+public struct BackupProgress: Sendable, Equatable, CustomStringConvertible {
+    /// Objects taken up so far, this one included (1-based).
+    public let object: Int
+    /// Objects in all.
+    public let objects: Int
+
+    /// Progress at object `object` of `objects`.
+    public init(object: Int, objects: Int) {
+        self.object = object
+        self.objects = objects
+    }
+
+    /// The share done before this object, 0...1.
+    public var fraction: Double { objects == 0 ? 1 : Double(object - 1) / Double(objects) }
+
+    public var description: String { "object \(object)/\(objects)" }
+}
+
 extension Vault {
     /// Where the manifests of vaults' backups are, one per vault.
     static let manifestDirectory = "manifests/"
@@ -39,7 +58,8 @@ extension Vault {
     ///   did not write is under its name (it is never replaced); after trying every object,
     ///   ``VaultError/io(_:)`` listing what did not upload. The vault itself is never modified.
     @discardableResult
-    public func backup(to target: any BackupTarget, progress: (String) -> Void = { _ in }) async throws -> BackupReport
+    public func backup(to target: any BackupTarget, progress: (BackupProgress) -> Void = { _ in }) async throws
+        -> BackupReport
     {
         var report = BackupReport()
         let manifestName = Self.manifestDirectory + backupID
@@ -56,7 +76,7 @@ extension Vault {
         let hashes = Array(Set(media.map(\.objectHash))).sorted()
         for (index, hash) in hashes.enumerated() {
             let name = "objects/\(hash)"
-            progress("object \(index + 1)/\(hashes.count)")
+            progress(BackupProgress(object: index + 1, objects: hashes.count))
             do {
                 if try await target.exists(name) {
                     report.objectsSkipped += 1
@@ -114,7 +134,7 @@ extension Vault {
     /// objects already present and correct.
     public static func restore(
         from target: any BackupTarget, into directory: URL, passphrase: String, backupID: String? = nil,
-        progress: (String) -> Void = { _ in }
+        progress: (BackupProgress) -> Void = { _ in }
     ) async throws -> (vault: Vault, report: BackupReport) {
         let (manifest, key) = try await findManifest(on: target, passphrase: passphrase, backupID: backupID)
         let sealedCatalog = try await target.read("catalogs/\(manifest.catalogHash)")
@@ -142,7 +162,7 @@ extension Vault {
         let objectIDs = Dictionary(
             catalog.media.map { ($0.objectHash, $0.id) }, uniquingKeysWith: { first, _ in first })
         for (index, hash) in manifest.objectHashes.enumerated() {
-            progress("object \(index + 1)/\(manifest.objectHashes.count)")
+            progress(BackupProgress(object: index + 1, objects: manifest.objectHashes.count))
             let destination = staging.objectURL(hash)
             if FileManager.default.fileExists(atPath: destination.path),
                 objectIsIntact(at: destination, hash: hash, key: key, objectID: objectIDs[hash])

@@ -3,6 +3,8 @@ import Foundation
 /// Errors from the vault, with what a user can do about them.
 public enum VaultError: Error, Equatable, CustomStringConvertible {
     case wrongPassphrase
+    /// The vault is closed: open it with its passphrase first.
+    case locked
     case corrupted(String)
     case tampered(item: String, segment: Int)
     case unreadableText(String)
@@ -21,6 +23,7 @@ public enum VaultError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .wrongPassphrase: return "wrong passphrase for this vault"
+        case .locked: return "the vault is locked; unlock it with its passphrase first"
         case .corrupted(let why): return "the vault is damaged: \(why)"
         case .tampered(let item, let segment):
             return "\(item): segment \(segment) failed authentication (altered, reordered or from another item)"

@@ -264,6 +264,27 @@ public final class Vault: Sendable {
             })
     }
 
+    /// Changes a memory's text, date or both; its files stay as they are.
+    /// - Parameters:
+    ///   - reference: the item's id (or a unique prefix).
+    ///   - text: the new text; `.some(nil)` removes the text, which only a memory with files may lose.
+    ///   - timestamp: the new date; unchanged when nil.
+    /// - Returns: the memory as stored now.
+    @discardableResult
+    public func editItem(_ reference: String, text: String?? = nil, timestamp: Date? = nil) throws -> Item {
+        let item = try item(reference)
+        var record = ItemRecord(
+            id: item.id, chapterId: item.chapterID, timestamp: timestamp ?? item.timestamp, kind: item.kind,
+            textSealed: nil)
+        let newText = text ?? item.text
+        guard newText != nil || !item.media.isEmpty else {
+            throw VaultError.io("a memory without files needs its text; remove the memory instead")
+        }
+        record.textSealed = try newText.map { try SealedText.seal($0, itemID: item.id, field: "item.text", key: key) }
+        try database.write { db in try record.update(db) }
+        return try self.item(item.id.canonicalString)
+    }
+
     /// Removes a memory and the files no other memory uses.
     public func removeItem(_ reference: String) throws {
         let item = try item(reference)

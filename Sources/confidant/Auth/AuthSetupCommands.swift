@@ -131,6 +131,11 @@ enum SignInPrompts {
             throw CLIError.invalidArgument(
                 "this account asks for biometrics, which belong to a device; sign in from the app")
         }
-        return try AuthSetupCommand.ask("[step \(step.number)] \(step.prompt): ")
+        if let problem = step.problem { Terminal.printError(problem) }
+        if let notice = step.notice { Terminal.printError(notice) }
+        let hint = step.method == .emailCode ? " (or 'resend' for a new code)" : ""
+        let answer = try AuthSetupCommand.ask("[step \(step.number)] \(step.prompt)\(hint): ")
+        if step.method == .emailCode, answer.lowercased() == "resend" { throw SignInCodeResendRequest() }
+        return answer
     }
 }

@@ -9,7 +9,8 @@ struct VaultCommand: AsyncParsableCommand {
         abstract: "An encrypted journal of memories: chapters, text, photos and videos, with backup and restore.",
         subcommands: [
             VaultInitCommand.self, VaultChapterCommand.self, VaultAddCommand.self, VaultListCommand.self,
-            VaultShowCommand.self, VaultExportCommand.self, VaultRemoveCommand.self, VaultChangePassphraseCommand.self,
+            VaultShowCommand.self, VaultEditCommand.self, VaultExportCommand.self, VaultRemoveCommand.self,
+            VaultChangePassphraseCommand.self,
             VaultVerifyCommand.self, VaultStatusCommand.self, VaultBackupCommand.self, VaultRestoreCommand.self,
         ]
     )

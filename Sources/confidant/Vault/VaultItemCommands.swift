@@ -133,3 +133,40 @@ struct VaultRemoveCommand: AsyncParsableCommand {
         print("removed \(item)")
     }
 }
+
+struct VaultEditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change a memory's text or date (its files stay).")
+
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The item's id (the first digits are enough).") var item: String
+    @Option(name: .long, help: "The new text.") var text: String?
+    @Flag(name: .long, help: "Remove the text (a memory with files only).") var clearText = false
+    @Option(name: .long, help: "The new date: YYYY-MM-DD or YYYY-MM-DDTHH:MM (local time).") var date: String?
+
+    func validate() throws {
+        guard text != nil || clearText || date != nil else {
+            throw ValidationError("give --text, --clear-text or --date")
+        }
+        if text != nil, clearText { throw ValidationError("--text and --clear-text exclude each other") }
+        if let date, Self.parse(date) == nil {
+            throw ValidationError("--date takes YYYY-MM-DD or YYYY-MM-DDTHH:MM, e.g. 2024-06-01 or 2024-06-01T18:30")
+        }
+    }
+
+    static func parse(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+
+    func run() async throws {
+        let newText: String?? = clearText ? .some(nil) : text.map { .some($0) }
+        let edited = try options.open().editItem(item, text: newText, timestamp: date.flatMap(Self.parse))
+        print("edited \(edited.shortID): \(edited.dateText)")
+    }
+}
