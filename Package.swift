@@ -227,7 +227,8 @@ let package = Package(
             name: "ConfidantKitTests",
             dependencies: [
                 "ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI", "ConfidantVault",
-                "ConfidantAuth",
+                "ConfidantAuth", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

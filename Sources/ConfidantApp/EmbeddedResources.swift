@@ -15,7 +15,7 @@ enum EmbeddedResources {
         "problem": PackageResources.problem_leaf, "vault": PackageResources.vault_leaf,
         "profile": PackageResources.profile_leaf, "settings": PackageResources.settings_leaf,
         "vault-edit": PackageResources.vault_edit_leaf, "vault-photo": PackageResources.vault_photo_leaf,
-        "vault-transfer": PackageResources.vault_transfer_leaf,
+        "vault-transfer": PackageResources.vault_transfer_leaf, "chat-edit": PackageResources.chat_edit_leaf,
     ]
 
     static let assets: [String: (bytes: [UInt8], type: HTTPMediaType)] = [

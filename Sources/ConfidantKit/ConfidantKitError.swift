@@ -40,6 +40,20 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case untrustedPrekeys(name: String, reason: String)
     /// A profile picture that cannot be used; the reason says why.
     case invalidAvatar(String)
+    /// A file to attach that cannot be read.
+    case attachmentUnreadable(String)
+    /// A file larger than the server stores.
+    case attachmentTooLarge(name: String, bytes: Int, limit: Int)
+    /// An attachment that cannot be fetched any more; the reason says why.
+    case attachmentUnavailable(String, String)
+    /// An attachment whose bytes are not what its message says: nothing was written out.
+    case attachmentDamaged(String, String)
+    /// No message with this id (or no attachment at that position) on this device.
+    case messageNotFound(UUID)
+    /// An edit or deletion of a message this account did not write.
+    case notYourMessage(UUID)
+    /// A disappearing timer outside the allowed range.
+    case invalidTimer(Int)
 
     public var description: String {
         switch self {
@@ -60,12 +74,27 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .storeDamaged(let why): "the local store is damaged: \(why)"
         case .cannotRemoveThisDevice: "this is the device you are using; sign it out instead of removing it"
         case .invalidAvatar(let why): "that picture cannot be used: \(why)"
+        case .attachmentUnreadable(let path): "cannot read the file \(path)"
+        case .attachmentTooLarge(let name, let bytes, let limit):
+            "\(name) is \(Self.bytes(bytes)); the server takes attachments up to \(Self.bytes(limit))"
+        case .attachmentUnavailable(let name, let why): "\(name) cannot be fetched: \(why)"
+        case .attachmentDamaged(let name, let why): "\(name) was not saved: \(why)"
+        case .messageNotFound(let id):
+            "there is no message \(id.canonicalString) (or no such attachment) on this device"
+        case .notYourMessage(let id):
+            "message \(id.canonicalString) was not written by you; only its author may change it"
+        case .invalidTimer(let seconds):
+            "a disappearing timer of \(seconds) s is outside \(DisappearingTimer.shortest) s to \(DisappearingTimer.longest / 604_800) weeks"
         case .stepUpRequired:
             "this account signs in with several steps (arithmetic, e-mail code, TOTP) and nothing was given to answer them"
         case .untrustedPrekeys(let name, let reason):
             "not sending: the server handed out prekeys for \(name) that fail verification (\(reason)); the server may be tampering"
         case .notRetryable(let id): "message \(id.canonicalString) has not failed, so there is nothing to retry"
         }
+    }
+
+    private static func bytes(_ count: Int) -> String {
+        ByteCountFormatter.string(fromByteCount: Int64(count), countStyle: .file)
     }
 
     /// The server's error code, when the server refused.

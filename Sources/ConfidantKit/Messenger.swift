@@ -16,15 +16,18 @@ public actor Messenger {
     public private(set) var account: AccountState
     /// Where the live connection stands.
     public private(set) var connection: ConnectionState = .stopped
-    let store: LocalStore
+    nonisolated let store: LocalStore
     let relay: RelayClient
     let directory: KeyDirectory
     let prekeys: PrekeyMaintenance
     let sender: MessageSender
+    let attachments: AttachmentTransfer
+    let now: @Sendable () -> Date
     private let receiver: MessageReceiver
     private let stream = StreamSender()
-    private let eventHub = MessengerEvents()
+    let eventHub = MessengerEvents()
     private var liveTask: Task<Void, Never>?
+    private var expiryTask: Task<Void, Never>?
 
     init(
         identity: PrivateIdentity, account: AccountState, store: LocalStore, retry: RetryPolicy = RetryPolicy(),
@@ -39,11 +42,14 @@ public actor Messenger {
         directory = KeyDirectory(
             relay: relay, store: store, identity: identity, me: account.userID, events: eventHub, now: now)
         prekeys = PrekeyMaintenance(relay: relay, store: store, identity: identity)
+        attachments = AttachmentTransfer(serverURL: account.serverURL, token: account.token, store: store)
         sender = MessageSender(
             relay: relay, store: store, directory: directory, cipher: cipher, stream: stream, events: eventHub,
-            retry: retry, now: now)
+            retry: retry, attachments: attachments, now: now)
         receiver = MessageReceiver(
-            relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub)
+            relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub,
+            now: now)
+        self.now = now
     }
 
     /// The account's user id.
@@ -132,7 +138,22 @@ public actor Messenger {
     ///   - confirmKeyChange: send even though a verified peer's keys changed since.
     /// - Returns: the message as stored: `sent`, `pending` when it waits for the server, or `failed`.
     public func send(_ text: String, to contact: Contact, confirmKeyChange: Bool = false) async throws -> ChatMessage {
-        try await sender.send(text, to: contact, confirmKeyChange: confirmKeyChange)
+        try await sender.send(text, attachments: [], to: contact, confirmKeyChange: confirmKeyChange) { _ in }
+    }
+
+    /// Sends files, with or without text: each is encrypted on this device with a key of its own
+    /// (in constant memory, whatever its size), uploaded as ciphertext and granted to the peer
+    /// alone; the relay never learns its name, type or key (docs/PROTOCOL.md §8).
+    /// - Parameters:
+    ///   - progress: called as each file is encrypted and uploaded.
+    /// - Throws: `ConfidantKitError.attachmentTooLarge` for a file over the server's limit,
+    ///   `.attachmentUnreadable` for one that cannot be read; nothing is queued then.
+    public func send(
+        _ text: String?, attachments: [AttachmentSource], to contact: Contact, confirmKeyChange: Bool = false,
+        progress: @escaping @Sendable (AttachmentProgress) -> Void = { _ in }
+    ) async throws -> ChatMessage {
+        try await sender.send(
+            text, attachments: attachments, to: contact, confirmKeyChange: confirmKeyChange, progress: progress)
     }
 
     /// Delivers everything waiting in the outbox, in order; returns how many went out.
@@ -150,7 +171,10 @@ public actor Messenger {
     public func sync() async throws -> [ChatMessage] {
         try await prekeys.maintain()
         try await sender.deliverOutbox()
-        return try await receiver.fetchAll()
+        let received = try await receiver.fetchAll()
+        // What receiving queued (delivery receipts) goes now.
+        try await sender.deliverOutbox()
+        return received
     }
 
     /// Conversations, most recent first.
@@ -161,8 +185,33 @@ public actor Messenger {
         try store.history(with: peer, limit: limit)
     }
 
-    /// Marks every message from `peer` read.
-    public func markRead(_ peer: UUID) throws { try store.markRead(peer: peer) }
+    /// Marks every message from `peer` read, and tells the peer (a sealed read receipt) unless
+    /// this profile keeps that to itself (``setReadReceipts(_:)``).
+    public func markRead(_ peer: UUID) throws {
+        let read = try store.markRead(peer: peer)
+        guard account.sendsReadReceipts, !read.isEmpty, peer != me else { return }
+        try store.write { db in
+            for chunk in stride(from: 0, to: read.count, by: ChatPayload.maximumReceiptIDs) {
+                let ids = Array(read[chunk..<min(chunk + ChatPayload.maximumReceiptIDs, read.count)])
+                try store.queueControl(
+                    ChatPayload(conversation: peer, content: .receipt(Receipt(.read, messageIDs: ids))), to: peer,
+                    toOwnDevices: false, now: now(), db)
+            }
+        }
+        deliverInBackground()
+    }
+
+    /// Whether peers learn that their messages were read; delivery receipts always go.
+    public func setReadReceipts(_ enabled: Bool) throws {
+        account.sendsReadReceipts = enabled
+        try store.saveAccount(account)
+    }
+
+    /// Delivers the outbox without waiting for it (a control message was queued).
+    func deliverInBackground() {
+        let sender = sender
+        Task { _ = try? await sender.deliverOutbox() }
+    }
 
     /// Notices about the account itself — a device signed in to it, got a new key, or was
     /// removed — newest first: the unseen ones, or the last 50 with `all`.
@@ -185,11 +234,22 @@ public actor Messenger {
             address: DeviceAddress(userID: account.userID, deviceID: identity.deviceID), sender: stream)
         let store = store
         let receiver = receiver
+        // Disappearing messages go as their time comes (checked each second while live).
+        expiryTask = Task { [weak self] in
+            while !Task.isCancelled {
+                _ = try? await self?.removeExpiredMessages()
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
         liveTask = Task { [weak self] in
             do {
                 try await client.run(
                     cursor: { try store.cursor() },
-                    receive: { entries in try await receiver.receive(entries).cursors },
+                    receive: { [weak self] entries in
+                        let (stored, cursors) = try await receiver.receive(entries)
+                        if !stored.isEmpty { await self?.deliverInBackground() }
+                        return cursors
+                    },
                     state: { [weak self] state in await self?.connectionChanged(state) })
             } catch ConfidantKitError.sessionExpired {
                 // `run` reported `signedOut` already.
@@ -203,6 +263,8 @@ public actor Messenger {
     public func stopLive() async {
         liveTask?.cancel()
         liveTask = nil
+        expiryTask?.cancel()
+        expiryTask = nil
         // Sends from now on go over HTTP, even before the closing socket is noticed.
         await stream.detach()
     }
@@ -212,9 +274,6 @@ public actor Messenger {
         eventHub.emit(.connection(state))
         // Not awaited: the stream reports `live` from the loop that reads its frames, and the
         // outbox's sends over that stream wait for receipts the same loop must read.
-        if state == .live {
-            let sender = sender
-            Task { _ = try? await sender.deliverOutbox() }
-        }
+        if state == .live { deliverInBackground() }
     }
 }

@@ -7,6 +7,8 @@ public enum MessengerEvent: Sendable {
     case message(ChatMessage)
     /// An outgoing message changed state (sent, failed, queued).
     case delivery(id: UUID, status: ChatMessage.Status)
+    /// Messages already stored changed: a receipt, an edit, a deletion, a timer, an expiry.
+    case changed
     case connection(ConnectionState)
 }
 

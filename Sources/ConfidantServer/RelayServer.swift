@@ -90,6 +90,7 @@ public final class RelayServer: Sendable {
     /// The schema's versions, in order (`Migrations/`).
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
+        AddAttachments(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
@@ -147,8 +148,8 @@ public final class RelayServer: Sendable {
     }
 
     /// What runs every `maintenanceInterval`: deletes mailbox entries past their retention,
-    /// expired sign-in transactions and device challenges, accounts never verified, and old
-    /// rate-limit windows.
+    /// expired sign-in transactions and device challenges, accounts never verified, old
+    /// rate-limit windows, and attachments past theirs.
     public func runMaintenance() async throws {
         let now = configuration.now()
         let unverifiedBefore = now.addingTimeInterval(-configuration.unverifiedAccountLifetime)
@@ -161,6 +162,7 @@ public final class RelayServer: Sendable {
                 .filter(\.$createdAt < unverifiedBefore).delete()
             try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
         }
+        try await services.blobs.purge(createdBefore: now.addingTimeInterval(-configuration.attachmentRetention))
     }
 
     /// Reads the TLS certificate and key again (a renewed certificate); connections made from

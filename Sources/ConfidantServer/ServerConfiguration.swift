@@ -103,6 +103,9 @@ public struct ServerConfiguration: Sendable {
     public var maximumEnvelopeBytes = 64 * 1024
     public var maximumJSONBodyBytes = 4 * 1024 * 1024
     public var maximumBlobBytes = 25 * 1024 * 1024
+    /// How long an attachment blob stays when not every device it was meant for fetched it (as
+    /// Signal keeps attachments for about a month); fetched by all, it goes at once.
+    public var attachmentRetention: TimeInterval = 30 * 86_400
     /// The largest backup object (one encrypted vault file); streamed to disk, never held in memory.
     public var maximumBackupObjectBytes: Int64 = 4 * 1024 * 1024 * 1024
     public var maximumAvatarBytes = 1024 * 1024

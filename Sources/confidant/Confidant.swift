@@ -15,7 +15,7 @@ struct Confidant: AsyncParsableCommand {
             ServerCommand.self,
             LabCommand.self,
             // Aliases for the everyday commands.
-            SendCommand.self, InboxCommand.self, ServeCommand.self,
+            SendCommand.self, InboxCommand.self, AttachmentCommand.self, ServeCommand.self,
         ]
     )
 

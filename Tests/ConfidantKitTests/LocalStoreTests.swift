@@ -11,7 +11,7 @@ struct LocalStoreTests {
         let conversation = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
         let payload = ChatPayload(conversation: conversation, text: "hé")
         #expect(
-            payload.serialized
+            try payload.serialized
                 == Data([
                     0x01, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB,
                     0xCC, 0xDD, 0xEE, 0xFF, 0x68, 0xC3, 0xA9,
@@ -19,9 +19,69 @@ struct LocalStoreTests {
         #expect(try ChatPayload(serialized: payload.serialized) == payload)
     }
 
+    @Test("kinds 2 to 6 are JSON after the header, round-trip, and are bounded")
+    func payloadKinds() throws {
+        let conversation = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
+        let target = try #require(UUID(uuidString: "0F0E0D0C-0B0A-0908-0706-050403020100"))
+        let header =
+            Data([0x01])
+            + Data([0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
+        func json(_ kind: UInt8, _ text: String) -> Data { Data([0x01, kind]) + header.dropFirst() + Data(text.utf8) }
+        let cases: [(ChatPayload.Content, Data)] = [
+            (
+                .receipt(Receipt(.read, messageIDs: [target])),
+                json(3, #"{"messageIds":["0F0E0D0C-0B0A-0908-0706-050403020100"],"type":"read"}"#)
+            ),
+            (
+                .edit(messageID: target, text: "new"),
+                json(4, #"{"messageId":"0F0E0D0C-0B0A-0908-0706-050403020100","text":"new"}"#)
+            ),
+            (.deletion(messageID: target), json(5, #"{"messageId":"0F0E0D0C-0B0A-0908-0706-050403020100"}"#)),
+            (.timer(expiresAfter: 3600), json(6, #"{"expiresAfter":3600}"#)),
+            (.message(RichMessage(text: "hi", expiresAfter: 30)), json(2, #"{"expiresAfter":30,"text":"hi"}"#)),
+        ]
+        for (content, bytes) in cases {
+            let payload = ChatPayload(conversation: conversation, content: content)
+            #expect(try payload.serialized == bytes, "\(content)")
+            #expect(try ChatPayload(serialized: bytes) == payload)
+        }
+        // An attachment pointer round-trips, its key and thumbnail as base64.
+        let pointer = AttachmentPointer(
+            id: target, blobID: conversation, capability: "cap", key: Data(repeating: 7, count: 32),
+            digest: String(repeating: "ab", count: 32), size: 5, contentType: "text/plain", name: "a.txt",
+            thumbnail: Data([1, 2]))
+        let rich = ChatPayload(
+            conversation: conversation, content: .message(RichMessage(text: nil, attachments: [pointer])))
+        #expect(try ChatPayload(serialized: rich.serialized) == rich)
+        #expect(
+            String(decoding: try rich.serialized.dropFirst(18), as: UTF8.self).contains(
+                #""key":"BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=""#))
+
+        // Bad bodies are refused with the reason.
+        func refused(_ kind: UInt8, _ text: String) -> Bool {
+            (try? ChatPayload(serialized: json(kind, text))) == nil
+        }
+        #expect(refused(2, "{}"), "neither text nor files")
+        #expect(refused(2, #"{"text":"x","expiresAfter":1}"#), "a timer under 5 s")
+        #expect(refused(3, #"{"type":"read","messageIds":[]}"#), "a receipt for nothing")
+        #expect(refused(3, #"{"type":"seen","messageIds":["0F0E0D0C-0B0A-0908-0706-050403020100"]}"#))
+        #expect(refused(4, #"{"messageId":"not a uuid","text":"x"}"#))
+        #expect(refused(6, #"{"expiresAfter":-5}"#))
+        #expect(refused(6, "[1,2"))
+        var badKey = try JSONSerialization.jsonObject(with: JSONEncoder().encode(pointer)) as? [String: Any] ?? [:]
+        badKey["key"] = Data(repeating: 1, count: 16).base64EncodedString()
+        let badPointer = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["attachments": [badKey]]), as: UTF8.self)
+        #expect(refused(2, badPointer), "a 16-byte key")
+        let many = String(
+            decoding: try JSONEncoder().encode(
+                RichMessage(text: nil, attachments: Array(repeating: pointer, count: 33))), as: UTF8.self)
+        #expect(refused(2, many), "33 attachments")
+    }
+
     @Test("malformed payloads are refused with the reason")
-    func payloadMalformed() {
-        let good = ChatPayload(conversation: UUID(), text: "x").serialized
+    func payloadMalformed() throws {
+        let good = try ChatPayload(conversation: UUID(), text: "x").serialized
         #expect(throws: ChatPayloadError.truncated) { try ChatPayload(serialized: good.prefix(17)) }
         #expect(throws: ChatPayloadError.unsupportedVersion(2)) {
             try ChatPayload(serialized: Data([2]) + good.dropFirst())

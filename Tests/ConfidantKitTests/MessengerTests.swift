@@ -116,10 +116,10 @@ struct MessengerTests {
             let oldKey = IdentityFingerprint(bob.messenger.identity.publicIdentity).description
             let newKey = IdentityFingerprint(reinstalled.identity.publicIdentity).description
             #expect(
-                try await alice.messenger.store.session(
+                try alice.messenger.store.session(
                     with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: oldKey) == nil)
             #expect(
-                try await alice.messenger.store.session(
+                try alice.messenger.store.session(
                     with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: newKey) != nil)
             #expect(try await alice.messenger.verification(of: toBob).state == .unverified)
         }
@@ -301,12 +301,12 @@ struct MessengerTests {
             let account = await alice.messenger.account
             var offline = account
             offline.serverURL = try ServerAddress.parse("http://127.0.0.1:9")
-            try await alice.messenger.store.saveAccount(offline)
+            try alice.messenger.store.saveAccount(offline)
             let away = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
             let queued = try await away.send("written offline", to: toBob)
             #expect(queued.status == .pending)
             await #expect(throws: ConfidantKitError.self) { try await away.sync() }
-            try await alice.messenger.store.saveAccount(account)
+            try alice.messenger.store.saveAccount(account)
             let back = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
             #expect(try await back.flushOutbox() == 1)
             #expect(try await back.flushOutbox() == 0)

@@ -300,6 +300,59 @@ struct RelayRouteTests {
         }
     }
 
+    @Test(
+        "an attachment goes once every device it was granted for has fetched it, or after its retention; others cannot confirm",
+        arguments: TestDatabaseKind.available)
+    func attachmentLifetime(kind: TestDatabaseKind) async throws {
+        let clock = ManualClock()
+        try await TestRelay.run(
+            kind,
+            adjust: {
+                $0.now = clock.now
+                $0.attachmentRetention = 3 * 86_400
+            }
+        ) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let carol = try await TestUser.make(relay, name: "carol")
+            let receipt = try await alice.client.uploadBlob(body: .binary(HTTPBody([UInt8](repeating: 7, count: 1000))))
+                .created.body.json
+            let path = Operations.DownloadBlob.Input.Path(blobId: receipt.blobId)
+            let fetched = Operations.ConfirmBlobFetched.Input.Path(blobId: receipt.blobId)
+            let grant = try await alice.client.grantBlob(
+                path: .init(blobId: receipt.blobId), body: .json(.init(recipientUserId: bob.id.uuidString))
+            ).created.body.json
+            // Carol holds no capability: for her the blob does not exist, and her word changes nothing.
+            #expect(
+                try await carol.client.confirmBlobFetched(path: fetched, query: .init(capability: grant.capability))
+                    .problem == "not_found 404")
+            #expect(try await bob.client.confirmBlobFetched(path: fetched).problem == "not_found 404")
+            // The owner's own confirmation is not the recipient's.
+            _ = try await alice.client.confirmBlobFetched(path: fetched).noContent
+            _ = try await alice.client.downloadBlob(path: path).ok
+            _ = try await bob.client.confirmBlobFetched(path: fetched, query: .init(capability: grant.capability))
+                .noContent
+            #expect(try await alice.client.downloadBlob(path: path).problem == "not_found 404", "gone once Bob has it")
+            #expect(
+                try await bob.client.downloadBlob(path: path, query: .init(capability: grant.capability)).problem
+                    == "not_found 404")
+
+            // One nobody fetched goes after the retention period.
+            let kept = try await alice.client.uploadBlob(body: .binary(HTTPBody([UInt8](repeating: 8, count: 10))))
+                .created.body.json
+            let keptPath = Operations.DownloadBlob.Input.Path(blobId: kept.blobId)
+            clock.advance(by: 2 * 86_400)
+            try await relay.server.runMaintenance()
+            _ = try await alice.client.downloadBlob(path: keptPath).ok
+            clock.advance(by: 2 * 86_400)
+            try await relay.server.runMaintenance()
+            #expect(try await alice.client.downloadBlob(path: keptPath).problem == "not_found 404")
+            let files = try FileManager.default.contentsOfDirectory(
+                atPath: relay.directory.appendingPathComponent("blobs").path)
+            #expect(files.filter { !$0.hasPrefix(".") }.isEmpty)
+        }
+    }
+
     @Test("avatars are checked by content and size")
     func avatars() async throws {
         try await TestRelay.run { relay in
@@ -462,6 +515,7 @@ extension Operations.UploadBlob.Output: ProblemOutput {}
 extension Operations.DownloadBlob.Output: ProblemOutput {}
 extension Operations.DeleteBlob.Output: ProblemOutput {}
 extension Operations.GrantBlob.Output: ProblemOutput {}
+extension Operations.ConfirmBlobFetched.Output: ProblemOutput {}
 extension Operations.UploadPrekeys.Output: ProblemOutput {}
 extension Operations.PrekeyStatus.Output: ProblemOutput {}
 extension Operations.ClaimPrekeyBundles.Output: ProblemOutput {}

@@ -30,7 +30,9 @@ def expect(condition, what):
 
 
 # Without the cookie nothing is served, not even the sign-in page.
-for path in ["/", "/welcome", "/conversations", "/assets/app.js", "/live/conversations"]:
+any_id = "00000000-0000-4000-8000-000000000000"
+for path in ["/", "/welcome", "/conversations", "/assets/app.js", "/live/conversations", "/live/vault-transfer",
+             f"/chat/{any_id}/files/{any_id}/0", f"/vault/photos/{any_id}", f"/vault/memories/{any_id}/edit"]:
     response, body = request("GET", path)
     expect(response.status == 401, f"GET {path} without the cookie is 401, was {response.status}")
     expect("Content-Security-Policy" in response.headers, f"401 of {path} carries the CSP")
@@ -110,6 +112,19 @@ response, body = request("POST", "/welcome", {**headers, "Origin": "http://evil.
 expect(response.status == 403, f"a multipart form from another origin is refused, was {response.status}")
 response, body = request("POST", "/welcome", headers, multipart({**fields, "_csrf": "wrong"}, {}))
 expect(response.status == 403, f"a multipart form without the form token is refused, was {response.status}")
+# The new state changes refuse what every state change refuses (a locked vault, no messenger yet).
+for path in [f"/chat/{any_id}/attach", f"/chat/{any_id}/timer", f"/chat/{any_id}/messages/{any_id}/delete",
+             "/vault/backup", "/vault/restore", "/profile/name", "/welcome/resend"]:
+    response, _ = request("POST", path, plain, form)
+    expect(response.status == 403, f"POST {path} without Origin is refused, was {response.status}")
+    response, _ = request("POST", path, {**plain, "Origin": f"http://127.0.0.1:{port}"},
+                          urllib.parse.urlencode({"_csrf": "wrong"}))
+    expect(response.status == 403, f"POST {path} with a wrong form token is refused, was {response.status}")
+response, body = request("POST", "/vault/backup", {**plain, "Origin": f"http://127.0.0.1:{port}"},
+                         urllib.parse.urlencode({"_csrf": token, "target": "directory", "directory": "relative/path"}))
+expect(response.status in (401, 422) and "<html" in body, f"a backup of a locked vault is refused with a page, was {response.status}")
+response, body = request("GET", f"/vault/photos/{any_id}", {"Cookie": cookie})
+expect(response.status in (401, 404) and "Traceback" not in body, f"a photo of a locked vault is a page, was {response.status}")
 response, body = request("GET", "/chat/not-a-uuid", {"Cookie": cookie})
 expect(response.status in (401, 404) and "<html" in body, f"an unknown chat is a page, was {response.status}")
 response, body = request("GET", "/nowhere", {"Cookie": cookie})

@@ -94,6 +94,10 @@ def mailed_code(email, after):
     raise AssertionError(f"no code mailed to {email}")
 
 
+def alice_base_url():
+    return arguments.alice.split("/?")[0]
+
+
 def sign_up(driver, url, first, last, email, passphrase, picture=None, resend=False):
     driver.get(url)
     wait(driver, EC.title_contains("Sign in"), "the link opens the sign-in page")
@@ -182,6 +186,19 @@ def answer_step(driver, answer):
     wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", "the step's answer page")
 
 
+def click_in_message(driver, containing, selector):
+    """Clicks `selector` inside the own bubble whose text contains `containing`, looking again if
+    the live region replaced the bubbles meanwhile."""
+    for _ in range(50):
+        try:
+            bubble = [m for m in driver.find_elements(By.CSS_SELECTOR, "ol.messages .mine") if containing in m.text][0]
+            bubble.find_element(By.CSS_SELECTOR, selector).click()
+            return
+        except (IndexError, NoSuchElementException, StaleElementReferenceException):
+            time.sleep(0.1)
+    raise AssertionError(f"no own message with {containing!r} to click {selector} in")
+
+
 def main_text(driver):
     """The page's main text, read again if the page was replaced while reading it."""
     for _ in range(50):
@@ -258,11 +275,69 @@ try:
     wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Hi Alice!"),
          "bob's answer appears in alice's chat without reloading")
     expect(alice.execute_script("return window.__stayed") is True, "alice's chat updated in place")
-    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "sent"), "bob's message is sent")
+    wait(bob, lambda d: any(word in d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .status")[-1].text
+                            for word in ("sent ✓", "delivered", "read")), "bob's message is sent")
     screenshot(bob, "chat")
-    mine = bob.find_elements(By.CSS_SELECTOR, "ol.messages .mine")
-    theirs = bob.find_elements(By.CSS_SELECTOR, "ol.messages .theirs")
-    expect(mine and theirs and mine[-1].location["x"] > theirs[-1].location["x"], "own bubbles right, peer's left")
+    # Read in one script: the live region may replace the bubbles between two calls.
+    lefts = bob.execute_script("""
+        const last = (selector) => [...document.querySelectorAll(selector)].pop();
+        const mine = last('ol.messages .mine'), theirs = last('ol.messages .theirs');
+        return mine && theirs ? [mine.getBoundingClientRect().left, theirs.getBoundingClientRect().left] : null;""")
+    expect(lefts and lefts[0] > lefts[1], f"own bubbles right, peer's left: {lefts}")
+
+    # Receipts: alice's messages were read in bob's open chat (✓✓ read), live in her page.
+    wait(alice, lambda d: "read ✓✓" in d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .status")[-1].text,
+         "alice sees that bob read her message")
+
+    # A picture through the chat: encrypted in alice's app, shown in bob's chat without reloading.
+    snapshot = os.path.join(pictures, "snapshot.png")
+    with open(snapshot, "wb") as f:
+        f.write(png(48, 32))
+    bob.execute_script("window.__stayed = true")
+    alice.find_element(By.CSS_SELECTOR, ".chat-tools summary").click()
+    alice.find_element(By.ID, "attach-files").send_keys(snapshot)
+    alice.find_element(By.ID, "attach-caption").send_keys("a snapshot")
+    alice.find_element(By.CSS_SELECTOR, "#attach-form button[type=submit]").click()
+    wait(bob, EC.presence_of_element_located((By.CSS_SELECTOR, "ol.messages .files img")), "the picture reaches bob")
+    picture = bob.find_element(By.CSS_SELECTOR, "ol.messages .files img")
+    wait(bob, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", picture) == 48,
+         "bob's page shows the picture (decrypted by his app)")
+    expect(bob.execute_script("return window.__stayed") is True, "bob's chat updated in place")
+    screenshot(bob, "chat-picture")
+
+    # Alice corrects her greeting and deletes the hostile message, for both of them.
+    alice.get(alice_base_url() + "/chat/" + alice.current_url.rstrip("/").split("/")[-1])
+    click_in_message(alice, "Hello Bob", "a.link")
+    wait(alice, EC.presence_of_element_located((By.ID, "edit-message-form")), "the edit page")
+    field = alice.find_element(By.ID, "edit-text")
+    field.clear()
+    field.send_keys("Hello Bob, it's Alice (edited)")
+    alice.find_element(By.CSS_SELECTOR, "#edit-message-form button[type=submit]").click()
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "it's Alice (edited)"),
+         "bob sees the edited text")
+    expect(bob.execute_script("""
+        return [...document.querySelectorAll('ol.messages .theirs')].some(
+            (m) => m.textContent.includes('(edited)') && m.querySelector('.meta').textContent.includes('edited'));"""),
+           "marked edited")
+    click_in_message(alice, "<script>", "form[action$='/delete'] button")
+    wait(bob, lambda d: "<script>" not in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
+         "the deleted message is gone from bob's chat")
+    expect("This message was deleted" in bob.find_element(By.CSS_SELECTOR, "ol.messages").text, "a deleted line stays")
+    bob.execute_script("window.__stayed = true")
+
+    # Disappearing messages: alice turns them on, bob's chat says so; then off again.
+    from selenium.webdriver.support.ui import Select
+    wait(alice, EC.presence_of_element_located((By.ID, "timer-form")), "alice's chat")
+    alice.find_element(By.CSS_SELECTOR, ".chat-tools summary").click()
+    Select(alice.find_element(By.ID, "timer")).select_by_value("3600")
+    alice.find_element(By.CSS_SELECTOR, "#timer-form button[type=submit]").click()
+    wait(bob, EC.text_to_be_present_in_element((By.ID, "live"), "Disappearing messages: 1 h"), "bob's chat shows the timer")
+    alice.find_element(By.CSS_SELECTOR, ".chat-tools summary").click()
+    Select(alice.find_element(By.ID, "timer")).select_by_value("0")
+    alice.find_element(By.CSS_SELECTOR, "#timer-form button[type=submit]").click()
+    wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "turned disappearing messages off"),
+         "and that it is off again")
+    alice.execute_script("window.__stayed = true")
 
     # The relay goes down mid-chat: alice's message waits on her device, the pages say they are
     # offline, and when the relay is back the message goes by itself and reaches bob's open chat.
@@ -288,8 +363,8 @@ try:
     expect("listening" in restarted.stdout.readline(), "the relay starts again")
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Written while the server was down"),
          "the message reaches bob's open chat once the relay is back")
-    wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .status")[-1].text == "sent",
-         "alice's message is marked sent")
+    wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .status")[-1].text
+         in ("sent ✓", "delivered ✓✓", "read ✓✓"), "alice's message is marked sent")
     wait(alice, lambda d: "Offline" not in d.find_element(By.ID, "live").text, "alice's chat is online again")
     expect(alice.execute_script("return window.__stayed") is True, "all without reloading alice's page")
 

@@ -17,6 +17,7 @@ struct TestRelayServer: AsyncParsableCommand {
     @Option var logLevel = "error"
     @Option(help: "Seconds before an e-mail code may be sent again (the browser test waits less than a minute).")
     var emailCodeResendSeconds: Double?
+    @Option(help: "The largest attachment, in MiB.") var maxAttachmentMib: Int?
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .error
@@ -36,6 +37,7 @@ struct TestRelayServer: AsyncParsableCommand {
         configuration.freeSignUpsPerAddress = 1_000_000
         configuration.signInStarts.perAddress.limit = 1_000_000
         if let emailCodeResendSeconds { configuration.emailCodeResendSeconds = emailCodeResendSeconds }
+        if let maxAttachmentMib { configuration.maximumBlobBytes = maxAttachmentMib << 20 }
         let server = try await RelayServer(configuration: configuration)
         try await server.runUntilSignalled { bound in
             FileHandle.standardOutput.write(

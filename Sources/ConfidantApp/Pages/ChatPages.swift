@@ -3,7 +3,8 @@ import ConfidantKit
 import Foundation
 import Vapor
 
-/// A chat (live), sending with Enter, retry, the key-change confirmation, and verification by
+/// A chat (live), sending with Enter, files with their progress, retry, edits and deletions of
+/// your own messages, the disappearing timer, the key-change confirmation, and verification by
 /// safety numbers with QR codes: renderings of `ChatViewModel`.
 struct ChatPages {
     let context: AppContext
@@ -17,6 +18,15 @@ struct ChatPages {
         routes.get("chat", ":peer", "verify") { request in try await verification(request) }
         routes.post("chat", ":peer", "verify") { request in try await markVerified(request) }
         routes.get("chat", ":peer", "verify", ":device") { request in try await qrCode(request) }
+        routes.on(
+            .POST, "chat", ":peer", "attach",
+            body: .collect(maxSize: ByteCount(value: context.session.configuration.maxUploadBytes))
+        ) { request in try await attach(request) }
+        routes.get("chat", ":peer", "files", ":message", ":index") { request in try await file(request) }
+        routes.get("chat", ":peer", "messages", ":message", "edit") { request in try await editPage(request) }
+        routes.post("chat", ":peer", "messages", ":message", "edit") { request in try await edit(request) }
+        routes.post("chat", ":peer", "messages", ":message", "delete") { request in try await delete(request) }
+        routes.post("chat", ":peer", "timer") { request in try await setTimer(request) }
     }
 
     /// The signed-in messenger and the contact the path names; a peer this profile never saw is 404.
@@ -47,16 +57,36 @@ struct ChatPages {
         }
     }
 
+    struct FileView: Encodable, Sendable {
+        let url: String
+        let name: String
+        let size: String
+        let isImage: Bool
+    }
+
     struct MessageView: Encodable, Sendable {
         let id: String
         let peerID: String
         let side: String
         let text: String
+        let hasText: Bool
         let unreadable: Bool
         let time: String
         let isoTime: String
         let status: String?
         let failed: Bool
+        let edited: Bool
+        let deleted: Bool
+        let disappearing: Bool
+        let files: [FileView]
+        let hasFiles: Bool
+        let canChange: Bool
+    }
+
+    struct TimerChoice: Encodable, Sendable {
+        let seconds: Int
+        let label: String
+        let selected: Bool
     }
 
     struct ChatPage: Encodable, Sendable {
@@ -67,7 +97,12 @@ struct ChatPages {
         let offline: String?
         let confirmKeyChange: Bool
         let draft: String
+        let timers: [TimerChoice]
+        let timer: String?
+        let maxUpload: String
     }
+
+    static let timerChoices = [0, 30, 300, 3600, 86_400, 604_800]
 
     @MainActor
     private func render(_ model: ChatViewModel, confirm: Bool = false, draft: String = "", error: String? = nil)
@@ -78,23 +113,45 @@ struct ChatPages {
             let status: String? =
                 switch (message.direction, message.status) {
                 case (.outgoing, .pending): "sending"
-                case (.outgoing, .sent): "sent"
+                case (.outgoing, .sent): "sent ✓"
+                case (.outgoing, .delivered): "delivered ✓✓"
+                case (.outgoing, .read): "read ✓✓"
                 case (.outgoing, .failed(let reason)): "not sent: \(reason)"
                 default: nil
                 }
             let failed = if case .failed = message.status { true } else { false }
+            let messageID = message.id.uuidString.lowercased()
             return MessageView(
-                id: message.id.uuidString.lowercased(), peerID: peerID,
+                id: messageID, peerID: peerID,
                 side: message.direction == .outgoing ? "mine" : message.direction == .notice ? "notice" : "theirs",
-                text: message.displayText, unreadable: message.text == nil,
+                text: message.text == nil && !message.attachments.isEmpty && !message.isDeleted
+                    ? "" : message.displayText,
+                hasText: message.text != nil || message.attachments.isEmpty || message.isDeleted,
+                unreadable: message.isUnreadable || message.isDeleted,
                 time: message.sentAt.formatted(date: .abbreviated, time: .shortened),
-                isoTime: message.sentAt.formatted(.iso8601), status: status, failed: failed)
+                isoTime: message.sentAt.formatted(.iso8601), status: status, failed: failed,
+                edited: message.editedAt != nil && !message.isDeleted, deleted: message.isDeleted,
+                disappearing: message.expiresAt != nil,
+                files: message.attachments.map { file in
+                    FileView(
+                        url: "/chat/\(peerID)/files/\(messageID)/\(file.index)", name: file.name,
+                        size: ByteCountFormatter.string(fromByteCount: Int64(file.size), countStyle: .file),
+                        isImage: file.isImage)
+                }, hasFiles: !message.attachments.isEmpty,
+                canChange: message.direction == .outgoing && !message.isDeleted && !failed)
         }
+        let timer = model.disappearingTimer ?? 0
         return ChatPage(
             page: context.info(model.peer.displayName, error: error), peer: PersonView(model.peer),
             messages: messages, keyChangeBanner: model.keyChangeBanner,
             offline: ConnectionText.offline(model.connection),
-            confirmKeyChange: confirm, draft: draft)
+            confirmKeyChange: confirm, draft: draft,
+            timers: Self.timerChoices.map {
+                TimerChoice(seconds: $0, label: $0 == 0 ? "Off" : DisappearingTimer.describe($0), selected: $0 == timer)
+            },
+            timer: timer == 0 ? nil : DisappearingTimer.describe(timer),
+            maxUpload: ByteCountFormatter.string(
+                fromByteCount: Int64(context.session.configuration.maxUploadBytes), countStyle: .file))
     }
 
     private func chat(_ request: Request) async throws -> Response {
@@ -173,6 +230,127 @@ struct ChatPages {
         }
         let model = await ChatViewModel(messenger: messenger, peer: contact)
         await model.retry(id)
+        return request.redirect(to: "/chat/\(contact.id.uuidString.lowercased())")
+    }
+
+    // MARK: Files, edits, deletions, the timer
+
+    private struct AttachForm: Content {
+        var caption: String?
+        var files: [File]?
+    }
+
+    /// Files posted by the page's uploading script (or a plain form): written to a private
+    /// folder of the profile, encrypted and sent, and removed, whatever happens.
+    private func attach(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        let form = try request.content.decode(AttachForm.self)
+        let files = (form.files ?? []).filter { !$0.filename.isEmpty || $0.data.readableBytes > 0 }
+        let here = "/chat/\(contact.id.uuidString.lowercased())"
+        let wantsJSON = request.headers.first(name: .accept) == "application/json"
+        guard !files.isEmpty, files.count <= ChatPayload.maximumAttachments,
+            (form.caption?.utf8.count ?? 0) <= ChatPayload.maximumTextBytes
+        else {
+            throw Abort(.unprocessableEntity, reason: "Choose up to \(ChatPayload.maximumAttachments) files to send.")
+        }
+        let uploads = context.session.configuration.profile.directory.appendingPathComponent(
+            VaultUploads.prefix + UUID().uuidString)
+        try FileManager.default.createDirectory(
+            at: uploads, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: uploads) }
+        var sources: [AttachmentSource] = []
+        for (index, file) in files.enumerated() {
+            let name = VaultPages.safeName(file.filename, index: index)
+            let url = uploads.appendingPathComponent("\(index)-\(UUID().uuidString)")
+            guard
+                FileManager.default.createFile(
+                    atPath: url.path, contents: Data(buffer: file.data), attributes: [.posixPermissions: 0o600])
+            else { throw Abort(.internalServerError, reason: "The upload could not be stored for encryption.") }
+            sources.append(AttachmentSource(url: url, name: name, contentType: file.contentType?.description))
+        }
+        let caption = form.caption.flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 }
+        do {
+            _ = try await messenger.send(caption, attachments: sources, to: contact)
+        } catch let error as ConfidantKitError {
+            if wantsJSON {
+                return try await VaultPages.UploadAnswer(location: nil, error: "Not sent: \(error.description)")
+                    .encodeResponse(status: .unprocessableEntity, for: request)
+            }
+            throw Abort(.unprocessableEntity, reason: "Not sent: \(error.description)")
+        }
+        if wantsJSON {
+            return try await VaultPages.UploadAnswer(location: here, error: nil).encodeResponse(for: request)
+        }
+        return request.redirect(to: here)
+    }
+
+    private func messageID(_ request: Request) throws -> UUID {
+        guard let text = request.parameters.get("message"), let id = UUID(uuidString: text) else {
+            throw Abort(.notFound, reason: "There is no such message.")
+        }
+        return id
+    }
+
+    /// An attachment, fetched and decrypted as it is sent (ranges for players, as in the vault).
+    private func file(_ request: Request) async throws -> Response {
+        let (messenger, _) = try await peer(request)
+        let id = try messageID(request)
+        guard let index = request.parameters.get("index").flatMap(Int.init), index >= 0 else {
+            throw Abort(.notFound, reason: "There is no such file.")
+        }
+        let (file, reader) = try await messenger.attachmentReader(of: id, index: index)
+        // Only pictures are shown inline; anything else (an HTML file, say) is a download.
+        let type = file.isImage ? file.contentType : "application/octet-stream"
+        return try MediaResponse.response(for: request, reader: reader, contentType: type, name: file.name)
+    }
+
+    struct EditPage: Encodable, Sendable {
+        let page: PageInfo
+        let peer: PersonView
+        let id: String
+        let text: String
+    }
+
+    private func editPage(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        let id = try messageID(request)
+        guard let message = try await messenger.history(with: contact.id, limit: 1000).first(where: { $0.id == id }),
+            message.direction == .outgoing, !message.isDeleted
+        else { throw Abort(.notFound, reason: "You can edit only messages you sent.") }
+        let page = await EditPage(
+            page: context.info("Edit a message"), peer: PersonView(contact), id: id.uuidString.lowercased(),
+            text: message.text ?? "")
+        return try await request.page("chat-edit", page)
+    }
+
+    private struct EditForm: Content {
+        var text: String
+    }
+
+    private func edit(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        let form = try request.content.decode(EditForm.self)
+        try await messenger.edit(try messageID(request), text: form.text)
+        return request.redirect(to: "/chat/\(contact.id.uuidString.lowercased())")
+    }
+
+    private func delete(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        try await messenger.deleteForEveryone(try messageID(request))
+        return request.redirect(to: "/chat/\(contact.id.uuidString.lowercased())")
+    }
+
+    private struct TimerForm: Content {
+        var seconds: Int
+    }
+
+    private func setTimer(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await peer(request)
+        let form = try request.content.decode(TimerForm.self)
+        guard Self.timerChoices.contains(form.seconds) else {
+            throw Abort(.badRequest, reason: "Choose one of the timers the page offers.")
+        }
+        try await messenger.setDisappearingTimer(form.seconds == 0 ? nil : form.seconds, with: contact)
         return request.redirect(to: "/chat/\(contact.id.uuidString.lowercased())")
     }
 

@@ -19,11 +19,14 @@ public struct AccountState: Sendable, Codable, Hashable {
     /// Whether messages in the seed app's insecure cipher (`seed-legacy`) are opened; off by
     /// default, and only for reading what a seed app sends.
     public var seedCompatibility: Bool = false
+    /// Whether peers are told when their messages are read (delivery receipts always go).
+    public var sendsReadReceipts: Bool = true
 }
 
 extension AccountState {
     private enum CodingKeys: String, CodingKey {
         case serverURL, userID, deviceID, email, displayName, token, tokenExpiresAt, seedCompatibility
+        case sendsReadReceipts
     }
 
     /// Decodes a stored account; profiles written before `seedCompatibility` existed have it off.
@@ -37,5 +40,6 @@ extension AccountState {
         token = try container.decodeIfPresent(String.self, forKey: .token)
         tokenExpiresAt = try container.decodeIfPresent(Date.self, forKey: .tokenExpiresAt)
         seedCompatibility = try container.decodeIfPresent(Bool.self, forKey: .seedCompatibility) ?? false
+        sendsReadReceipts = try container.decodeIfPresent(Bool.self, forKey: .sendsReadReceipts) ?? true
     }
 }

@@ -1,4 +1,6 @@
 import ConfidantAPI
+import ConfidantCrypto
+import Crypto
 import Foundation
 import OpenAPIRuntime
 
@@ -40,8 +42,17 @@ extension Messenger {
         }
     }
 
-    /// A user's profile picture, or nil when they have none.
+    /// A user's profile picture, or nil when they have none. Pictures are kept in the profile's
+    /// `avatars/` by their SHA-256, so a contact's picture is fetched again only when its digest
+    /// (as the directory last listed it) changes.
     public func avatar(of user: UUID) async throws -> Avatar? {
+        let cache = store.attachmentsDirectory.deletingLastPathComponent().appendingPathComponent("avatars")
+        if user != me, let digest = try store.contact(id: user)?.avatarDigest,
+            let data = try? Data(contentsOf: cache.appendingPathComponent(digest)),
+            SHA256.hash(data: data).hexString == digest
+        {
+            return try Avatar(data)
+        }
         switch try await relay.call({ try await $0.getAvatar(path: .init(userId: user.canonicalString)) }) {
         case .ok(let ok):
             let body: HTTPBody =
@@ -49,7 +60,11 @@ extension Messenger {
                 case .png(let body): body
                 case .jpeg(let body): body
                 }
-            return try Avatar(try await Data(collecting: body, upTo: Avatar.maximumBytes))
+            let avatar = try Avatar(try await Data(collecting: body, upTo: Avatar.maximumBytes))
+            try? FileManager.default.createDirectory(
+                at: cache, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try? avatar.data.write(to: cache.appendingPathComponent(SHA256.hash(data: avatar.data).hexString))
+            return avatar
         case .default(404, _): return nil
         case .default(let status, let response): throw problem(status, response)
         }

@@ -43,7 +43,8 @@ struct KeyDirectory: Sendable {
                 guard let id = UUID(uuidString: user.id) else {
                     throw ConfidantKitError.badResponse("a user id is not a UUID: \(user.id)")
                 }
-                contacts.append(Contact(id: id, email: user.email, displayName: user.displayName))
+                contacts.append(
+                    Contact(id: id, email: user.email, displayName: user.displayName, avatarDigest: user.avatarDigest))
             }
             after = page.next
         } while after != nil && contacts.count < limit
@@ -74,7 +75,8 @@ struct KeyDirectory: Sendable {
         case .ok(let ok): keys = try ok.body.json
         case .default(let status, let response): throw problem(status, response)
         }
-        let contact = Contact(id: user, email: keys.user.email, displayName: keys.user.displayName)
+        let contact = Contact(
+            id: user, email: keys.user.email, displayName: keys.user.displayName, avatarDigest: keys.user.avatarDigest)
         let identities = try keys.devices.map { device in
             do {
                 return try PublicIdentity(serialized: device.identity.data)

@@ -4,10 +4,17 @@ import Foundation
 /// The plaintext inside a chat envelope (docs/PROTOCOL.md §8).
 ///
 /// ```
-/// u8 version = 1 | u8 kind (1 = text) | 16 bytes conversation user id | UTF-8 text
+/// u8 version = 1 | u8 kind | 16 bytes conversation user id | body
+/// kind 1 text     body = UTF-8 text
+/// kind 2 message  body = JSON {text?, attachments?, expiresAfter?}
+/// kind 3 receipt  body = JSON {type: "delivered" | "read", messageIds}
+/// kind 4 edit     body = JSON {messageId, text}
+/// kind 5 deletion body = JSON {messageId}
+/// kind 6 timer    body = JSON {expiresAfter}   (seconds; 0 turns disappearing messages off)
 /// ```
 /// The conversation id is the user the message was written to, so the sender's own other
-/// devices, which see only "from me to this device", know which conversation it belongs to.
+/// devices, which see only "from me to this device", know which conversation it belongs to. A
+/// text message without attachments or a timer is kind 1, as it always was; kinds 2–6 are JSON.
 public struct ChatPayload: Sendable, Hashable {
     /// The payload format version.
     public static let version: UInt8 = 1
@@ -15,24 +22,81 @@ public struct ChatPayload: Sendable, Hashable {
     public static let textKind: UInt8 = 1
     /// The largest text that still fits one 64 KiB envelope after padding and overhead.
     public static let maximumTextBytes = 61_440
+    /// The largest payload (any kind) that fits one envelope.
+    public static let maximumBytes = 61_440 + 18
+    /// The most attachments one message carries.
+    public static let maximumAttachments = 32
+    /// The most message ids one receipt names.
+    public static let maximumReceiptIDs = 1_000
+
+    /// What a payload carries.
+    public enum Content: Sendable, Hashable {
+        /// A text message (kind 1).
+        case text(String)
+        /// A message with attachments or a disappearing timer (kind 2).
+        case message(RichMessage)
+        /// The recipient's device got, or its user read, the messages named (kind 3).
+        case receipt(Receipt)
+        /// The author's new text for one of their messages (kind 4).
+        case edit(messageID: UUID, text: String)
+        /// The author deleted one of their messages for everyone (kind 5).
+        case deletion(messageID: UUID)
+        /// The conversation's disappearing-message timer, in seconds; 0 is off (kind 6).
+        case timer(expiresAfter: Int)
+    }
 
     /// The user the message was written to: the peer, as the sender's own devices see it too.
     public let conversation: UUID
-    /// The message text.
-    public let text: String
+    /// What it carries.
+    public let content: Content
 
     /// A text message to `conversation`.
     public init(conversation: UUID, text: String) {
         self.conversation = conversation
-        self.text = text
+        content = .text(text)
+    }
+
+    /// A payload to `conversation`.
+    public init(conversation: UUID, content: Content) {
+        self.conversation = conversation
+        self.content = content
+    }
+
+    /// The message text, for text messages and messages with attachments.
+    public var text: String? {
+        switch content {
+        case .text(let text): text
+        case .message(let message): message.text
+        default: nil
+        }
     }
 
     /// The bytes that are sealed.
     public var serialized: Data {
-        var bytes = Data([Self.version, Self.textKind])
-        bytes += withUnsafeBytes(of: conversation.uuid) { Data($0) }
-        bytes += Data(text.utf8)
-        return bytes
+        get throws {
+            var bytes = Data([Self.version, kind])
+            bytes += withUnsafeBytes(of: conversation.uuid) { Data($0) }
+            switch content {
+            case .text(let text): bytes += Data(text.utf8)
+            case .message(let message): bytes += try Self.encoder.encode(message)
+            case .receipt(let receipt): bytes += try Self.encoder.encode(receipt)
+            case .edit(let id, let text): bytes += try Self.encoder.encode(Edit(messageId: id, text: text))
+            case .deletion(let id): bytes += try Self.encoder.encode(Deletion(messageId: id))
+            case .timer(let seconds): bytes += try Self.encoder.encode(Timer(expiresAfter: seconds))
+            }
+            return bytes
+        }
+    }
+
+    private var kind: UInt8 {
+        switch content {
+        case .text: 1
+        case .message: 2
+        case .receipt: 3
+        case .edit: 4
+        case .deletion: 5
+        case .timer: 6
+        }
     }
 
     /// Reads an opened envelope's plaintext.
@@ -40,11 +104,126 @@ public struct ChatPayload: Sendable, Hashable {
         let bytes = [UInt8](data)
         guard bytes.count >= 18 else { throw .truncated }
         guard bytes[0] == Self.version else { throw .unsupportedVersion(bytes[0]) }
-        guard bytes[1] == Self.textKind else { throw .unsupportedKind(bytes[1]) }
         let id = bytes[2..<18]
         conversation = id.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-        guard let text = String(validating: bytes[18...], as: UTF8.self) else { throw .invalidText }
+        let body = Data(bytes[18...])
+        switch bytes[1] {
+        case 1:
+            guard let text = String(validating: bytes[18...], as: UTF8.self) else { throw .invalidText }
+            content = .text(text)
+        case 2:
+            let message = try Self.decode(RichMessage.self, body)
+            guard message.attachments.count <= Self.maximumAttachments else {
+                throw .invalidContent("more than \(Self.maximumAttachments) attachments")
+            }
+            guard message.text != nil || !message.attachments.isEmpty else {
+                throw .invalidContent("a message with neither text nor attachments")
+            }
+            if let seconds = message.expiresAfter, !DisappearingTimer.accepts(seconds) {
+                throw .invalidContent("a disappearing timer of \(seconds) seconds")
+            }
+            content = .message(message)
+        case 3:
+            let receipt = try Self.decode(Receipt.self, body)
+            guard (1...Self.maximumReceiptIDs).contains(receipt.messageIDs.count) else {
+                throw .invalidContent("a receipt for \(receipt.messageIDs.count) messages")
+            }
+            content = .receipt(receipt)
+        case 4:
+            let edit = try Self.decode(Edit.self, body)
+            content = .edit(messageID: edit.messageId, text: edit.text)
+        case 5:
+            content = .deletion(messageID: try Self.decode(Deletion.self, body).messageId)
+        case 6:
+            let seconds = try Self.decode(Timer.self, body).expiresAfter
+            guard seconds == 0 || DisappearingTimer.accepts(seconds) else {
+                throw .invalidContent("a disappearing timer of \(seconds) seconds")
+            }
+            content = .timer(expiresAfter: seconds)
+        default:
+            throw .unsupportedKind(bytes[1])
+        }
+    }
+
+    private struct Edit: Codable { let messageId: UUID, text: String }
+    private struct Deletion: Codable { let messageId: UUID }
+    private struct Timer: Codable { let expiresAfter: Int }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ body: Data) throws(ChatPayloadError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: body)
+        } catch {
+            throw .invalidContent("the message body is not what its kind says (\(error))")
+        }
+    }
+}
+
+/// A message with attachments or a disappearing timer (payload kind 2).
+public struct RichMessage: Sendable, Hashable, Codable {
+    /// The text; nil for attachments alone.
+    public var text: String?
+    /// The files, in the order the sender gave them.
+    public var attachments: [AttachmentPointer]
+    /// Seconds after which every device deletes the message; nil keeps it.
+    public var expiresAfter: Int?
+
+    /// A message; give text, attachments or both.
+    public init(text: String?, attachments: [AttachmentPointer] = [], expiresAfter: Int? = nil) {
         self.text = text
+        self.attachments = attachments
+        self.expiresAfter = expiresAfter
+    }
+
+    private enum CodingKeys: String, CodingKey { case text, attachments, expiresAfter }
+
+    /// Reads the JSON a message carries, refusing values outside the documented bounds.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        text = try container.decodeIfPresent(String.self, forKey: .text)
+        attachments = try container.decodeIfPresent([AttachmentPointer].self, forKey: .attachments) ?? []
+        expiresAfter = try container.decodeIfPresent(Int.self, forKey: .expiresAfter)
+    }
+
+    /// Writes the JSON the message carries (docs/PROTOCOL.md §8); empty and absent fields are left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(text, forKey: .text)
+        if !attachments.isEmpty { try container.encode(attachments, forKey: .attachments) }
+        try container.encodeIfPresent(expiresAfter, forKey: .expiresAfter)
+    }
+}
+
+/// A delivery or read receipt (payload kind 3): sealed like any message, so the relay can
+/// neither read nor forge it.
+public struct Receipt: Sendable, Hashable, Codable {
+    /// What happened to the messages.
+    public enum Kind: String, Sendable, Codable {
+        /// A device of the recipient stored them.
+        case delivered
+        /// The recipient saw them.
+        case read
+    }
+
+    /// Delivered or read.
+    public let type: Kind
+    /// The messages it is about (the sender's message ids).
+    public let messageIDs: [UUID]
+
+    /// A receipt for `messageIDs`.
+    public init(_ type: Kind, messageIDs: [UUID]) {
+        self.type = type
+        self.messageIDs = messageIDs
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type
+        case messageIDs = "messageIds"
     }
 }
 
@@ -54,6 +233,7 @@ public enum ChatPayloadError: Error, Equatable, CustomStringConvertible {
     case unsupportedVersion(UInt8)
     case unsupportedKind(UInt8)
     case invalidText
+    case invalidContent(String)
 
     public var description: String {
         switch self {
@@ -61,6 +241,30 @@ public enum ChatPayloadError: Error, Equatable, CustomStringConvertible {
         case .unsupportedVersion(let v): return "message format version \(v) is newer than this app"
         case .unsupportedKind(let k): return "message kind \(k) is not supported by this app"
         case .invalidText: return "the message text is not valid UTF-8"
+        case .invalidContent(let why): return "the message is malformed: \(why)"
+        }
+    }
+}
+
+/// The disappearing-message timers a conversation may have.
+public enum DisappearingTimer {
+    /// The shortest timer: 5 seconds.
+    public static let shortest = 5
+    /// The longest timer: 4 weeks.
+    public static let longest = 28 * 86_400
+
+    /// Whether `seconds` is a timer a client sets or honours.
+    public static func accepts(_ seconds: Int) -> Bool { (shortest...longest).contains(seconds) }
+
+    /// "30 s", "5 min", "1 h", "1 day", "4 weeks".
+    public static func describe(_ seconds: Int) -> String {
+        switch seconds {
+        case ..<60: "\(seconds) s"
+        case ..<3600 where seconds % 60 == 0: "\(seconds / 60) min"
+        case ..<86_400 where seconds % 3600 == 0: "\(seconds / 3600) h"
+        case 604_800... where seconds % 604_800 == 0: seconds == 604_800 ? "1 week" : "\(seconds / 604_800) weeks"
+        case 86_400... where seconds % 86_400 == 0: seconds == 86_400 ? "1 day" : "\(seconds / 86_400) days"
+        default: "\(seconds) s"
         }
     }
 }

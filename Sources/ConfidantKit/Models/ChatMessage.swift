@@ -15,8 +15,12 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
         case received
         /// Waiting in the outbox for the server.
         case pending
-        /// Stored by the server.
+        /// Stored by the server (✓).
         case sent
+        /// A device of the recipient has it (✓✓).
+        case delivered
+        /// The recipient saw it (their read receipts are on).
+        case read
         /// Not sent; the reason says why. `retry` queues it again.
         case failed(String)
     }
@@ -42,16 +46,23 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     /// The envelope version that carried a received message: 2 for a forward-secret session
     /// (docs/PROTOCOL.md §9), 1 for a one-shot v1 envelope; nil for notices and own sends.
     public var envelopeVersion: Int? = nil
+    /// The attached files, in the sender's order.
+    public var attachments: [ChatAttachment] = []
+    /// When its author last changed its text; nil when never edited.
+    public var editedAt: Date? = nil
+    /// Whether its author deleted it for everyone (its text and files are gone).
+    public var isDeleted = false
+    /// When every device deletes it (a disappearing message); nil when it stays.
+    public var expiresAt: Date? = nil
 
-    /// What a screen shows: the text, or a placeholder saying why there is none.
+    /// What a screen shows: the text, a "deleted" line, or a placeholder saying why there is none.
     public var displayText: String {
+        if isDeleted { return "This message was deleted" }
         if let text { return text }
+        if !attachments.isEmpty { return attachments.map { "📎 \($0.name)" }.joined(separator: ", ") }
         return "[unreadable message: \(unreadableReason ?? "unknown reason")]"
     }
 
-    func with(status: Status) -> ChatMessage {
-        ChatMessage(
-            id: id, sequence: sequence, peer: peer, direction: direction, sentAt: sentAt, text: text,
-            unreadableReason: unreadableReason, status: status, isRead: isRead, envelopeVersion: envelopeVersion)
-    }
+    /// Whether it could not be read (rather than carrying only files, or being deleted).
+    public var isUnreadable: Bool { text == nil && attachments.isEmpty && !isDeleted }
 }

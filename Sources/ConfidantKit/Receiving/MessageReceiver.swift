@@ -2,6 +2,7 @@ import ConfidantAPI
 import ConfidantCrypto
 import Crypto
 import Foundation
+import GRDB
 
 /// Receiving: mailbox entries (fetched by `sync`, or pushed by the live stream) are opened and
 /// stored, and the mailbox cursor moved, in one store transaction — a session key is never used
@@ -14,11 +15,12 @@ actor MessageReceiver {
     private let cipher: SessionCipher
     private let prekeys: PrekeyMaintenance
     private let events: MessengerEvents
+    private let now: @Sendable () -> Date
 
     init(
         relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher,
         prekeys: PrekeyMaintenance,
-        events: MessengerEvents
+        events: MessengerEvents, now: @escaping @Sendable () -> Date
     ) {
         self.relay = relay
         self.store = store
@@ -26,6 +28,7 @@ actor MessageReceiver {
         self.cipher = cipher
         self.prekeys = prekeys
         self.events = events
+        self.now = now
     }
 
     private var me: UUID { cipher.userID }
@@ -55,17 +58,31 @@ actor MessageReceiver {
     }
 
     /// Opens and stores entries; returns what was newly stored and the cursors to acknowledge.
+    /// Control messages are applied in the same transaction (receipts move sent messages on,
+    /// authors' edits and deletions change their messages, timers change conversations), and a
+    /// delivery receipt for the new messages is queued for each sender.
     func receive(_ entries: [Components.Schemas.MailboxEntry]) async throws -> (stored: [ChatMessage], cursors: [Int64])
     {
         guard !entries.isEmpty else { return ([], []) }
         try await learnKeys(for: entries)
         var replenish = false
-        let stored = try store.transaction { transaction in
+        let now = now()
+        let (stored, removedFiles, changed) = try store.transaction { transaction in
             var messages: [LocalStore.NewMessage] = []
+            var removedFiles: [UUID] = []
+            var changed = false
             for entry in entries {
                 switch entry.kind {
                 case .envelope:
-                    if let message = try open(entry, in: transaction) { messages.append(message) }
+                    switch try open(entry, in: transaction, now: now) {
+                    case .message(let message): messages.append(message)
+                    case .control(let control):
+                        let effect = try apply(control, now: now, transaction.db)
+                        removedFiles += effect.removedFiles
+                        messages += effect.notices
+                        changed = changed || effect.changed
+                    case .nothing: break
+                    }
                 case .prekeysLow:
                     replenish = true
                 case .keyChange:
@@ -73,15 +90,87 @@ actor MessageReceiver {
                 }
             }
             let stored = try store.insert(messages, transaction.db)
+            let delivered = Dictionary(
+                grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable }, by: \.peer)
+            for (peer, messages) in delivered {
+                try store.queueControl(
+                    ChatPayload(
+                        conversation: peer, content: .receipt(Receipt(.delivered, messageIDs: messages.map(\.id)))),
+                    to: peer, toOwnDevices: false, now: now, transaction.db)
+            }
             if let cursor = entries.map(\.cursor).max() { try LocalStore.setCursor(cursor, transaction.db) }
-            return stored
+            return (stored, removedFiles, changed || !delivered.isEmpty)
         }
+        store.removeAttachmentFiles(removedFiles)
         for message in stored { events.emit(.message(message)) }
+        if changed { events.emit(.changed) }
         if replenish {
             // Best effort: if this fails, the next instance's `maintain` sees the low count.
             try? await prekeys.replenish()
         }
         return (stored, entries.map(\.cursor))
+    }
+
+    /// A control message from `sender`, opened.
+    struct Control {
+        let payload: ChatPayload
+        let sender: UUID
+        let senderDevice: UUID?
+        let messageID: UUID
+        let sentAt: Date
+    }
+
+    /// What an entry turned out to be.
+    enum Opened {
+        case message(LocalStore.NewMessage)
+        case control(Control)
+        case nothing
+    }
+
+    /// What applying a control message did.
+    struct Effect {
+        var changed = false
+        var removedFiles: [UUID] = []
+        var notices: [LocalStore.NewMessage] = []
+    }
+
+    /// Applies a receipt (from the peer only), an edit or deletion (to its author's own messages
+    /// only — one that names someone else's message finds nothing), or a timer.
+    private func apply(_ control: Control, now: Date, _ db: GRDB.Database) throws -> Effect {
+        let sender = control.sender
+        let conversation = sender == me ? control.payload.conversation : sender
+        var effect = Effect()
+        switch control.payload.content {
+        case .receipt(let receipt):
+            guard sender != me else { break }
+            effect.changed = try store.applyReceipt(receipt, from: sender, db) > 0
+        case .edit(let target, let text):
+            guard text.utf8.count <= ChatPayload.maximumTextBytes else { break }
+            effect.changed = try store.applyEdit(
+                target, text: text, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
+        case .deletion(let target):
+            if let files = try store.applyDeletion(
+                target, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
+            {
+                effect.changed = true
+                effect.removedFiles = files
+            }
+        case .timer(let seconds):
+            try store.setTimer(seconds == 0 ? nil : seconds, for: conversation, db)
+            let who = sender == me ? "You" : (try store.contacts([sender], db)[sender]?.displayName ?? "They")
+            let text =
+                seconds == 0
+                ? "\(who) turned disappearing messages off"
+                : "\(who) set disappearing messages to \(DisappearingTimer.describe(seconds))"
+            effect.notices.append(
+                LocalStore.NewMessage(
+                    id: control.messageID, peer: conversation, direction: .notice, senderDevice: control.senderDevice,
+                    sentAt: control.sentAt, text: text, unreadableReason: nil, state: .received))
+            effect.changed = true
+        case .text, .message:
+            break
+        }
+        return effect
     }
 
     /// Fetches the keys of users whose keys changed, of senders this profile does not know, and
@@ -110,21 +199,22 @@ actor MessageReceiver {
         }
     }
 
-    /// The message an envelope entry carries, or a placeholder saying why it cannot be read;
-    /// nil for an entry that names no valid sender (nothing to file it under).
-    private func open(_ entry: Components.Schemas.MailboxEntry, in transaction: StoreTransaction) throws -> LocalStore
-        .NewMessage?
+    /// The message an envelope entry carries, a control message, or a placeholder saying why it
+    /// cannot be read; nothing for an entry that names no valid sender (nothing to file it under).
+    private func open(_ entry: Components.Schemas.MailboxEntry, in transaction: StoreTransaction, now: Date) throws
+        -> Opened
     {
-        guard let sender = UUID(uuidString: entry.senderUserId) else { return nil }
+        guard let sender = UUID(uuidString: entry.senderUserId) else { return .nothing }
         let direction: ChatMessage.Direction = sender == me ? .outgoing : .incoming
         let state: MessageState = sender == me ? .sent : .received
         let messageID =
             entry.messageId.flatMap(UUID.init(uuidString:)) ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
-        func unreadable(_ reason: String, sentAt: Date = entry.receivedAt) -> LocalStore.NewMessage {
-            LocalStore.NewMessage(
-                id: messageID, peer: sender, direction: direction,
-                senderDevice: entry.senderDeviceId.flatMap(UUID.init(uuidString:)),
-                sentAt: sentAt, text: nil, unreadableReason: reason, state: state)
+        func unreadable(_ reason: String, sentAt: Date = entry.receivedAt) -> Opened {
+            .message(
+                LocalStore.NewMessage(
+                    id: messageID, peer: sender, direction: direction,
+                    senderDevice: entry.senderDeviceId.flatMap(UUID.init(uuidString:)),
+                    sentAt: sentAt, text: nil, unreadableReason: reason, state: state))
         }
         guard entry.messageId.flatMap(UUID.init(uuidString:)) != nil else {
             return unreadable("the server sent an envelope without a message id")
@@ -143,8 +233,8 @@ actor MessageReceiver {
         case .failure(let failure):
             return unreadable(failure.reason, sentAt: wire.timestamp)
         case .success(let plaintext):
+            let payload: ChatPayload
             do {
-                let payload: ChatPayload
                 if case .sealed(let envelope) = wire, envelope.header.suite == .seedLegacy,
                     (try? ChatPayload(serialized: plaintext)) == nil
                 {
@@ -156,12 +246,26 @@ actor MessageReceiver {
                 } else {
                     payload = try ChatPayload(serialized: plaintext)
                 }
-                return LocalStore.NewMessage(
-                    id: wire.messageID, peer: sender == me ? payload.conversation : sender, direction: direction,
-                    senderDevice: wire.sender.deviceID, sentAt: wire.timestamp, text: payload.text,
-                    unreadableReason: nil, state: state, envelopeVersion: Int(wire.version))
             } catch {
                 return unreadable("\(error)", sentAt: wire.timestamp)
+            }
+            var message = LocalStore.NewMessage(
+                id: wire.messageID, peer: sender == me ? payload.conversation : sender, direction: direction,
+                senderDevice: wire.sender.deviceID, sentAt: wire.timestamp, text: payload.text,
+                unreadableReason: nil, state: state, envelopeVersion: Int(wire.version))
+            switch payload.content {
+            case .text:
+                return .message(message)
+            case .message(let rich):
+                message.attachments = rich.attachments
+                // The timer runs from when this device got the message.
+                message.expiresAt = rich.expiresAfter.map { now.addingTimeInterval(TimeInterval($0)) }
+                return .message(message)
+            case .receipt, .edit, .deletion, .timer:
+                return .control(
+                    Control(
+                        payload: payload, sender: sender, senderDevice: wire.sender.deviceID, messageID: wire.messageID,
+                        sentAt: wire.timestamp))
             }
         }
     }

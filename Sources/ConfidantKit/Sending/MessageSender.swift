@@ -2,10 +2,13 @@ import ConfidantAPI
 import ConfidantCrypto
 import Foundation
 
-/// Sending: a message is stored and queued in the outbox first, then the outbox is delivered in
-/// the order messages were written — each one sealed once per recipient device (and once per
-/// own other device) in one store transaction, then sent over the live stream when connected,
-/// over HTTP otherwise. The relay deduplicates on the message id, so a retry never stores twice.
+/// Sending: a message is stored and queued in the outbox first (its attachments encrypted into
+/// this device's attachment folder), then the outbox is delivered in the order messages were
+/// written — attachments uploaded and granted to the peer, the message sealed once per recipient
+/// device (and once per own other device) in one store transaction, then sent over the live
+/// stream when connected, over HTTP otherwise — and after the messages, the queued control
+/// messages (receipts, edits, deletions, timers). The relay deduplicates on the message id, so a
+/// retry never stores twice.
 actor MessageSender {
     /// How one delivery attempt ended.
     enum Delivery: Equatable {
@@ -16,27 +19,32 @@ actor MessageSender {
         case waiting(String)
     }
 
-    private let relay: RelayClient
-    private let store: LocalStore
-    private let directory: KeyDirectory
-    private let cipher: SessionCipher
-    private let stream: StreamSender
-    private let events: MessengerEvents
-    private let retry: RetryPolicy
-    private let now: @Sendable () -> Date
+    let relay: RelayClient
+    let store: LocalStore
+    let directory: KeyDirectory
+    let cipher: SessionCipher
+    let stream: StreamSender
+    let events: MessengerEvents
+    let retry: RetryPolicy
+    let attachments: AttachmentTransfer
+    let now: @Sendable () -> Date
     private var draining = false
     private var drainAgain = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
     /// Why the last delivery attempt did not get through, for "queued" messages.
-    private(set) var lastUnreachable: String?
+    var lastUnreachable: String?
+    /// Reports attachment uploads while the outbox is delivered.
+    var transferProgress: (@Sendable (AttachmentProgress) -> Void)?
 
     /// How a batch reached the relay.
     enum Transport: Equatable { case stream, http }
     /// How each message delivered by this instance went, for tests and diagnostics.
-    private(set) var transports: [Transport] = []
+    var transports: [Transport] = []
 
     init(
         relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher, stream: StreamSender,
-        events: MessengerEvents, retry: RetryPolicy, now: @escaping @Sendable () -> Date
+        events: MessengerEvents, retry: RetryPolicy, attachments: AttachmentTransfer,
+        now: @escaping @Sendable () -> Date
     ) {
         self.relay = relay
         self.store = store
@@ -45,19 +53,29 @@ actor MessageSender {
         self.stream = stream
         self.events = events
         self.retry = retry
+        self.attachments = attachments
         self.now = now
     }
 
-    private var me: UUID { cipher.userID }
+    var me: UUID { cipher.userID }
 
-    /// Stores the message, queues it, and delivers the outbox up to it. When the server cannot
-    /// take it now the message stays `pending` and goes, in order, with the next delivery.
-    func send(_ text: String, to contact: Contact, confirmKeyChange: Bool) async throws -> ChatMessage {
-        let bytes = text.utf8.count
-        guard bytes > 0 else { throw ConfidantKitError.emptyMessage }
+    /// Stores the message (its files encrypted first), queues it, and delivers the outbox up to
+    /// it. When the server cannot take it now the message stays `pending` and goes, in order,
+    /// with the next delivery.
+    func send(
+        _ text: String?, attachments sources: [AttachmentSource], to contact: Contact, confirmKeyChange: Bool,
+        progress: @escaping @Sendable (AttachmentProgress) -> Void
+    ) async throws -> ChatMessage {
+        let text = text.flatMap { $0.isEmpty ? nil : $0 }
+        let bytes = text?.utf8.count ?? 0
+        guard bytes > 0 || !sources.isEmpty else { throw ConfidantKitError.emptyMessage }
         guard bytes <= ChatPayload.maximumTextBytes else {
             throw ConfidantKitError.messageTooLarge(bytes: bytes, limit: ChatPayload.maximumTextBytes)
         }
+        guard sources.count <= ChatPayload.maximumAttachments else {
+            throw ConfidantKitError.messageTooLarge(bytes: sources.count, limit: ChatPayload.maximumAttachments)
+        }
+        try await checkSizes(sources)
         try store.saveContact(contact)
         var peerKeys: [PublicIdentity]?
         do {
@@ -68,27 +86,67 @@ actor MessageSender {
         } catch let error as ConfidantKitError where error.isTransient {
             // Queue it; the outbox delivers when the server is back.
         }
+        var pointers: [AttachmentPointer] = []
+        do {
+            for source in sources { pointers.append(try attachments.prepare(source, progress: progress)) }
+        } catch {
+            store.removeAttachmentFiles(pointers.map(\.id))
+            throw error
+        }
+        let sentAt = now()
+        let timer = try store.timer(for: contact.id)
         let message = LocalStore.NewMessage(
             id: UUID(), peer: contact.id, direction: .outgoing, senderDevice: cipher.identity.deviceID,
-            sentAt: now(), text: text, unreadableReason: nil, state: .pending)
-        let stored = try store.queue(message, confirmed: confirmKeyChange, now: now())
+            sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
+            expiresAt: timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
+        let stored = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)
         events.emit(.message(stored))
+        transferProgress = sources.isEmpty ? nil : progress
+        defer { transferProgress = nil }
         try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:])
         return try store.message(id: stored.id, direction: .outgoing) ?? stored
     }
 
-    /// Delivers everything waiting in the outbox, oldest first; returns how many went out. Stops
-    /// at the first message the server cannot take now, so nothing overtakes it.
-    /// A delivery asked for while another runs makes the running one look at the outbox again
-    /// when it is through, so a message queued meanwhile is not left behind.
+    /// The server's attachment limit, asked once: a file over it is refused before it is encrypted.
+    private var blobLimit: Int?
+
+    private func checkSizes(_ sources: [AttachmentSource]) async throws {
+        guard !sources.isEmpty else { return }
+        if blobLimit == nil, case .ok(let ok)? = try? await relay.call({ try await $0.health() }),
+            let limit = try? ok.body.json.maximumBlobBytes
+        {
+            blobLimit = Int(limit)
+        }
+        for source in sources {
+            let size = (try? FileManager.default.attributesOfItem(atPath: source.url.path)[.size] as? Int) ?? nil
+            guard let size else { throw ConfidantKitError.attachmentUnreadable(source.url.path) }
+            if let limit = blobLimit, MediaStreamSize.encrypted(size) > limit {
+                throw ConfidantKitError.attachmentTooLarge(
+                    name: source.url.lastPathComponent, bytes: size, limit: MediaStreamSize.plaintext(limit))
+            }
+        }
+    }
+
+    /// Delivers everything waiting in the outbox, oldest first, then the queued control
+    /// messages; returns how many messages went out. Stops at the first message the server cannot
+    /// take now, so nothing overtakes it. A delivery asked for while another runs makes that one
+    /// look at the outbox again instead of leaving a message queued meanwhile behind.
+    /// A caller that finds a delivery running waits for it to finish (so that `flushOutbox`
+    /// returns only when what it queued went, or is waiting for the server).
     @discardableResult
     func deliverOutbox(fetched: [UUID: [PublicIdentity]] = [:]) async throws -> Int {
         guard !draining else {
             drainAgain = true
+            await withCheckedContinuation { waiters.append($0) }
             return 0
         }
         draining = true
-        defer { draining = false }
+        defer {
+            draining = false
+            let waiting = waiters
+            waiters = []
+            for waiter in waiting { waiter.resume() }
+        }
         var sent = 0
         var fetched = fetched
         repeat {
@@ -100,6 +158,7 @@ actor MessageSender {
                 case .waiting: return sent
                 }
             }
+            guard try await deliverControls() else { return sent }
         } while drainAgain
         return sent
     }
@@ -125,9 +184,6 @@ actor MessageSender {
         -> Delivery
     {
         let message = queued.message
-        guard let text = message.text else {
-            return try finish(message.id, .failed("the message is missing from the local store"))
-        }
         do {
             var fetched = fetched
             for attempt in 0..<2 {
@@ -152,12 +208,12 @@ actor MessageSender {
                 guard !peerKeys.isEmpty else {
                     return try finish(message.id, .failed("the recipient has no signed-in device yet"))
                 }
+                let (forPeer, forOwn) = try await payloads(of: message)
                 let ownKeys = try await directory.refreshKeys(of: me).filter { $0.deviceID != cipher.identity.deviceID }
-                let recipients =
-                    peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) }
-                    + ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) }
                 let batch = try await seal(
-                    ChatPayload(conversation: message.peer, text: text).serialized, message: message, for: recipients)
+                    [(forPeer, peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) })]
+                        + [(forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) })],
+                    messageID: message.id, sentAt: message.sentAt)
                 do {
                     try await transmit(batch)
                     return try finish(message.id, .sent)
@@ -180,12 +236,63 @@ actor MessageSender {
         }
     }
 
-    /// Claims prekey bundles for the devices that need one, then seals for every device in one
-    /// store transaction (sessions stored before anything leaves, so a message key is never
-    /// used twice).
-    private func seal(_ payload: Data, message: ChatMessage, for recipients: [SessionCipher.Recipient]) async throws
-        -> Components.Schemas.MessageBatch
-    {
+    /// What the peer's devices and this account's other devices get: a plain text message as
+    /// kind 1; with attachments (uploaded and granted to the peer here, once) or a timer, kind 2,
+    /// the peer's copy with the capabilities, the own copy without (its owner fetches freely).
+    private func payloads(of message: ChatMessage) async throws -> (peer: Data, own: Data) {
+        var pointers = try store.read { db in
+            try store.attachments(of: message.id, peer: message.peer, direction: .outgoing, db)
+        }
+        let expiresAfter = message.expiresAt.map { Int($0.timeIntervalSince(message.sentAt).rounded()) }
+        guard !pointers.isEmpty || expiresAfter != nil else {
+            guard let text = message.text else {
+                throw ConfidantKitError.storeDamaged("the message is missing from the local store")
+            }
+            let payload = try ChatPayload(conversation: message.peer, text: text).serialized
+            return (payload, payload)
+        }
+        for index in pointers.indices {
+            let before = pointers[index]
+            if pointers[index].blobID == nil {
+                pointers[index] = try await attachments.upload(pointers[index]) { [transferProgress] in
+                    transferProgress?($0)
+                }
+            }
+            if pointers[index].capability == nil, let blob = pointers[index].blobID {
+                pointers[index].capability = try await attachments.grant(blob, to: message.peer)
+            }
+            if pointers[index] != before {
+                let updated = pointers[index]
+                try store.write { db in
+                    try store.updateAttachment(
+                        updated, message: message.id, peer: message.peer, direction: .outgoing, db)
+                }
+            }
+        }
+        let own = pointers.map { pointer -> AttachmentPointer in
+            var copy = pointer
+            copy.capability = nil
+            return copy
+        }
+        return (
+            try ChatPayload(
+                conversation: message.peer,
+                content: .message(RichMessage(text: message.text, attachments: pointers, expiresAfter: expiresAfter))
+            ).serialized,
+            try ChatPayload(
+                conversation: message.peer,
+                content: .message(RichMessage(text: message.text, attachments: own, expiresAfter: expiresAfter))
+            ).serialized
+        )
+    }
+
+    /// Claims prekey bundles for the devices that need one, then seals each payload for its
+    /// devices in one store transaction (sessions stored before anything leaves, so a message key
+    /// is never used twice).
+    func seal(
+        _ groups: [(payload: Data, recipients: [SessionCipher.Recipient])], messageID: UUID, sentAt: Date
+    ) async throws -> Components.Schemas.MessageBatch {
+        let recipients = groups.flatMap(\.recipients)
         let needing = try store.transaction { transaction in
             try recipients.filter { try cipher.needsBundle($0, sessions: transaction) }
         }
@@ -194,9 +301,11 @@ actor MessageSender {
         let envelopes: [Data]
         do {
             envelopes = try store.transaction { transaction in
-                try cipher.seal(
-                    payload, messageID: message.id, sentAt: message.sentAt, for: recipients, bundles: bundles,
-                    sessions: transaction)
+                try groups.flatMap { group in
+                    try cipher.seal(
+                        group.payload, messageID: messageID, sentAt: sentAt, for: group.recipients, bundles: bundles,
+                        sessions: transaction)
+                }
             }
         } catch SessionCipher.SealError.untrustedBundle(let device, let reason) {
             let name =
@@ -205,7 +314,7 @@ actor MessageSender {
             throw ConfidantKitError.untrustedPrekeys(name: name, reason: reason)
         }
         return Components.Schemas.MessageBatch(
-            messageId: message.id.canonicalString,
+            messageId: messageID.canonicalString,
             envelopes: zip(recipients, envelopes).map {
                 .init(
                     recipientUserId: $0.user.canonicalString, recipientDeviceId: $0.identity.deviceID.canonicalString,
@@ -235,7 +344,7 @@ actor MessageSender {
 
     /// Over the live stream when connected, else one HTTP request; both answer with the relay's
     /// receipt or its refusal.
-    private func transmit(_ batch: Components.Schemas.MessageBatch) async throws {
+    func transmit(_ batch: Components.Schemas.MessageBatch) async throws {
         do {
             _ = try await stream.send(batch)
             transports.append(.stream)
@@ -261,5 +370,21 @@ actor MessageSender {
             break
         }
         return delivery
+    }
+}
+
+/// Sizes of the media format (§6) an attachment is encrypted in, in both directions.
+enum MediaStreamSize {
+    static let segment = 65_536, overhead = 25, tag = 16
+
+    static func encrypted(_ plaintext: Int) -> Int {
+        overhead + plaintext + max(1, (plaintext + segment - 1) / segment) * tag
+    }
+
+    /// The largest plaintext that encrypts to at most `encrypted` bytes.
+    static func plaintext(_ encrypted: Int) -> Int {
+        let body = max(0, encrypted - overhead)
+        let segments = max(1, (body + segment + tag - 1) / (segment + tag))
+        return max(0, body - segments * tag)
     }
 }

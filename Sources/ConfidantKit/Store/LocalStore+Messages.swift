@@ -18,6 +18,10 @@ extension LocalStore {
         var envelopeVersion: Int? = nil
         /// Whether it waits to be seen: incoming messages and notices about the account itself.
         var startsUnread: Bool? = nil
+        /// The files it carries.
+        var attachments: [AttachmentPointer] = []
+        /// When it disappears from this device.
+        var expiresAt: Date? = nil
     }
 
     /// Stores messages in `db`'s transaction; a message seen before (same id, peer and direction)
@@ -30,24 +34,33 @@ extension LocalStore {
             }
             try db.execute(
                 sql: """
-                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     message.id.canonicalString, message.peer.canonicalString, message.direction,
                     message.senderDevice?.canonicalString, message.sentAt.timeIntervalSince1970, body,
                     message.unreadableReason, message.state,
                     !(message.startsUnread ?? (message.direction == .incoming)),
-                    message.envelopeVersion,
+                    message.envelopeVersion, message.expiresAt?.timeIntervalSince1970,
                 ])
             guard db.changesCount > 0 else { continue }
+            let sequence = db.lastInsertedRowID
+            for (position, pointer) in message.attachments.enumerated() {
+                try AttachmentRecord(
+                    attachmentID: pointer.id, messageID: message.id, peerID: message.peer, direction: message.direction,
+                    position: position, sealed: try sealAttachment(pointer, message: message.id)
+                ).insert(db)
+            }
             stored.append(
                 ChatMessage(
-                    id: message.id, sequence: db.lastInsertedRowID, peer: message.peer, direction: message.direction,
+                    id: message.id, sequence: sequence, peer: message.peer, direction: message.direction,
                     sentAt: message.sentAt, text: message.text, unreadableReason: message.unreadableReason,
                     status: Self.status(message.state, failure: nil),
                     isRead: !(message.startsUnread ?? (message.direction == .incoming)),
-                    envelopeVersion: message.envelopeVersion))
+                    envelopeVersion: message.envelopeVersion,
+                    attachments: message.attachments.enumerated().map { chatAttachment($1, index: $0) },
+                    expiresAt: message.expiresAt))
         }
         return stored
     }
@@ -62,12 +75,14 @@ extension LocalStore {
         switch state {
         case .pending: .pending
         case .sent: .sent
+        case .delivered: .delivered
+        case .read: .read
         case .failed: .failed(failure ?? "unknown reason")
         case .received: .received
         }
     }
 
-    func chatMessage(_ record: MessageRecord) throws -> ChatMessage {
+    func chatMessage(_ record: MessageRecord, attachments: [AttachmentRecord] = []) throws -> ChatMessage {
         guard let sequence = record.seq else {
             throw ConfidantKitError.storeDamaged("a message has no sequence number")
         }
@@ -82,7 +97,33 @@ extension LocalStore {
             sentAt: record.sentAt,
             text: text, unreadableReason: record.unreadableReason,
             status: Self.status(record.state, failure: record.failure),
-            isRead: record.isRead, envelopeVersion: record.envelope)
+            isRead: record.isRead, envelopeVersion: record.envelope,
+            attachments: try attachments.sorted { $0.position < $1.position }.map {
+                chatAttachment(try openAttachment($0), index: $0.position)
+            },
+            editedAt: record.editedAt, isDeleted: record.deletedAt != nil, expiresAt: record.expiresAt)
+    }
+
+    /// Messages with their attachments: one query for all the attachments, not one per message.
+    func chatMessages(_ records: [MessageRecord], _ db: Database) throws -> [ChatMessage] {
+        let ids = records.map(\.messageID.canonicalString)
+        var byMessage: [String: [AttachmentRecord]] = [:]
+        if !ids.isEmpty {
+            for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+                for attachment in try AttachmentRecord.filter(chunk.contains(AttachmentRecord.Columns.messageID))
+                    .fetchAll(db)
+                {
+                    let key =
+                        "\(attachment.messageID.canonicalString)|\(attachment.peerID.canonicalString)|\(attachment.direction.rawValue)"
+                    byMessage[key, default: []].append(attachment)
+                }
+            }
+        }
+        return try records.map { record in
+            let key =
+                "\(record.messageID.canonicalString)|\(record.peerID.canonicalString)|\(record.direction.rawValue)"
+            return try chatMessage(record, attachments: byMessage[key] ?? [])
+        }
     }
 
     /// The last `limit` lines with `peer`, oldest first.
@@ -91,9 +132,9 @@ extension LocalStore {
     }
 
     func history(with peer: UUID, limit: Int, _ db: Database) throws -> [ChatMessage] {
-        try MessageRecord.filter(MessageRecord.Columns.peerID == peer.canonicalString)
-            .order(MessageRecord.Columns.seq.desc).limit(limit).fetchAll(db)
-            .reversed().map(chatMessage)
+        try chatMessages(
+            MessageRecord.filter(MessageRecord.Columns.peerID == peer.canonicalString)
+                .order(MessageRecord.Columns.seq.desc).limit(limit).fetchAll(db).reversed(), db)
     }
 
     func message(id: UUID, direction: ChatMessage.Direction) throws -> ChatMessage? {
@@ -101,18 +142,25 @@ extension LocalStore {
     }
 
     func message(id: UUID, direction: ChatMessage.Direction, _ db: Database) throws -> ChatMessage? {
-        try MessageRecord.filter(
-            MessageRecord.Columns.messageID == id.canonicalString && MessageRecord.Columns.direction == direction
-        )
-        .fetchOne(db).map(chatMessage)
+        try chatMessages(
+            MessageRecord.filter(
+                MessageRecord.Columns.messageID == id.canonicalString && MessageRecord.Columns.direction == direction
+            ).fetchAll(db), db
+        ).first
     }
 
-    func markRead(peer: UUID) throws {
-        _ = try write { db in
-            try MessageRecord.filter(
-                MessageRecord.Columns.peerID == peer.canonicalString && MessageRecord.Columns.isRead == false
-            )
-            .updateAll(db, MessageRecord.Columns.isRead.set(to: true))
+    /// Marks every line with `peer` read; returns the ids of the incoming messages that were not.
+    @discardableResult
+    func markRead(peer: UUID) throws -> [UUID] {
+        try write { db in
+            let unread = MessageRecord.filter(
+                MessageRecord.Columns.peerID == peer.canonicalString && MessageRecord.Columns.isRead == false)
+            let incoming = try UUID.fetchAll(
+                db,
+                unread.filter(MessageRecord.Columns.direction == ChatMessage.Direction.incoming)
+                    .select(MessageRecord.Columns.messageID))
+            try unread.updateAll(db, MessageRecord.Columns.isRead.set(to: true))
+            return incoming
         }
     }
 
@@ -131,7 +179,7 @@ extension LocalStore {
                 ORDER BY m.sent_at DESC, m.seq DESC
                 """,
             arguments: [ChatMessage.Direction.incoming, ChatMessage.Direction.notice, ChatMessage.Direction.outgoing])
-        let lasts = try rows.map { try chatMessage(MessageRecord(row: $0)) }
+        let lasts = try chatMessages(try rows.map { try MessageRecord(row: $0) }, db)
         let contacts = try contacts(Set(lasts.map(\.peer)), db)
         return try zip(rows, lasts).compactMap { row, last in
             guard let peer = contacts[last.peer] else { return nil }
@@ -158,6 +206,6 @@ extension LocalStore {
             MessageRecord.Columns.peerID == me.canonicalString
                 && MessageRecord.Columns.direction == ChatMessage.Direction.notice)
         if !all { request = request.filter(MessageRecord.Columns.isRead == false) }
-        return try request.order(MessageRecord.Columns.seq.desc).limit(50).fetchAll(db).map(chatMessage)
+        return try chatMessages(request.order(MessageRecord.Columns.seq.desc).limit(50).fetchAll(db), db)
     }
 }

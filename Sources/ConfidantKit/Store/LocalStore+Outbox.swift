@@ -51,9 +51,11 @@ extension LocalStore {
     /// Marks an outgoing message sent, or failed for good, and takes it out of the outbox.
     func finish(_ id: UUID, failure: String?) throws {
         try write { db in
+            // Only a pending message: a receipt may have moved it on already.
             try MessageRecord.filter(
                 MessageRecord.Columns.messageID == id.canonicalString
                     && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing
+                    && MessageRecord.Columns.state == MessageState.pending
             )
             .updateAll(
                 db, MessageRecord.Columns.state.set(to: failure == nil ? MessageState.sent : .failed),

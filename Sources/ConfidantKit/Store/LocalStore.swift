@@ -9,10 +9,13 @@ import GRDB
 final class LocalStore: Sendable {
     let database: DatabaseQueue
     let dataKey: LocalDataKey
+    /// Where the encrypted attachment files are (`attachments/` beside the database, 0700).
+    let attachmentsDirectory: URL
 
-    private init(database: DatabaseQueue, dataKey: LocalDataKey) {
+    private init(database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL) {
         self.database = database
         self.dataKey = dataKey
+        self.attachmentsDirectory = attachmentsDirectory
     }
 
     /// Opens the store at `url`, creating it (with a new data key) when it does not exist.
@@ -39,7 +42,9 @@ final class LocalStore: Sendable {
             try MetaRecord(key: MetaRecord.Key.dataKey.rawValue, value: key.wrapped(for: identity)).insert(db)
             return key
         }
-        return LocalStore(database: database, dataKey: dataKey)
+        return LocalStore(
+            database: database, dataKey: dataKey,
+            attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"))
     }
 
     /// Rewraps the data key for a new device key (nothing else is re-encrypted).
@@ -85,6 +90,8 @@ enum SealContext {
     case account, prekeys
     case contact(UUID)
     case message(id: UUID, peer: UUID, direction: ChatMessage.Direction)
+    case attachment(id: UUID, message: UUID)
+    case control(UUID)
     case session(DeviceAddress, fingerprint: String)
 
     var text: String {
@@ -94,6 +101,8 @@ enum SealContext {
         case .contact(let id): "contact|\(id.canonicalString)"
         case .message(let id, let peer, let direction):
             "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
+        case .attachment(let id, let message): "attachment|\(id.canonicalString)|\(message.canonicalString)"
+        case .control(let id): "control|\(id.canonicalString)"
         case .session(let device, let fingerprint):
             "session|\(device.userID.canonicalString)|\(device.deviceID.canonicalString)|\(fingerprint)"
         }

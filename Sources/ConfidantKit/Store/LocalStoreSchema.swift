@@ -66,6 +66,41 @@ enum LocalStoreSchema {
                 table.add(column: "last_error", .text)
             }
         }
+        // Messages people send: attachments, edits, deletions, disappearing timers, receipts
+        // (`state` takes `delivered` and `read`), and the queue of sealed control messages.
+        migrator.registerMigration("v4-rich-messages") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE message ADD COLUMN edited_at REAL;
+                    ALTER TABLE message ADD COLUMN deleted_at REAL;
+                    ALTER TABLE message ADD COLUMN expires_at REAL;
+                    CREATE INDEX message_expiry ON message (expires_at) WHERE expires_at IS NOT NULL;
+                    CREATE TABLE attachment (
+                        attachment_id TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        peer_id TEXT NOT NULL,
+                        direction INTEGER NOT NULL,
+                        position INTEGER NOT NULL,
+                        sealed BLOB NOT NULL,
+                        PRIMARY KEY (message_id, peer_id, direction, position),
+                        FOREIGN KEY (message_id, peer_id, direction)
+                            REFERENCES message (message_id, peer_id, direction) ON DELETE CASCADE);
+                    CREATE INDEX attachment_by_id ON attachment (attachment_id);
+                    CREATE TABLE conversation_setting (
+                        peer_id TEXT PRIMARY KEY,
+                        expires_after INTEGER);
+                    CREATE TABLE control_outbox (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        message_id TEXT NOT NULL UNIQUE,
+                        peer_id TEXT NOT NULL,
+                        sealed BLOB NOT NULL,
+                        to_own_devices INTEGER NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_at REAL,
+                        last_error TEXT,
+                        created_at REAL NOT NULL);
+                    """)
+        }
         return migrator
     }
 }

@@ -17,7 +17,7 @@ extension StoreRecord {
 
 /// What state an outgoing message is in; received messages and notices are `received`.
 enum MessageState: String, Codable, DatabaseValueConvertible {
-    case pending, sent, failed, received
+    case pending, sent, delivered, read, failed, received
 }
 
 extension ChatMessage.Direction: DatabaseValueConvertible {}
@@ -112,6 +112,12 @@ struct MessageRecord: StoreRecord {
     var isRead: Bool
     /// The envelope version that carried a received message.
     var envelope: Int?
+    /// When its author last edited it.
+    var editedAt: Date?
+    /// When its author deleted it for everyone (the body is gone then).
+    var deletedAt: Date?
+    /// When it disappears from this device.
+    var expiresAt: Date?
 
     enum CodingKeys: String, CodingKey {
         case seq
@@ -126,10 +132,18 @@ struct MessageRecord: StoreRecord {
         case state, failure
         case isRead = "is_read"
         case envelope
+        case editedAt = "edited_at"
+        case deletedAt = "deleted_at"
+        case expiresAt = "expires_at"
     }
 
     enum Columns {
         static let seq = Column(CodingKeys.seq)
+        static let body = Column(CodingKeys.body)
+        static let editedAt = Column(CodingKeys.editedAt)
+        static let deletedAt = Column(CodingKeys.deletedAt)
+        static let expiresAt = Column(CodingKeys.expiresAt)
+        static let sentAt = Column(CodingKeys.sentAt)
         static let messageID = Column(CodingKeys.messageID)
         static let peerID = Column(CodingKeys.peerID)
         static let direction = Column(CodingKeys.direction)
@@ -194,5 +208,86 @@ struct SessionRow: StoreRecord {
         static let userID = Column(CodingKeys.userID)
         static let deviceID = Column(CodingKeys.deviceID)
         static let fingerprint = Column(CodingKeys.fingerprint)
+    }
+}
+
+/// `attachment`: a file a message carries, its pointer (key, digest, blob) sealed. The encrypted
+/// file, once this device has it, is `attachments/<attachment id>` in the profile.
+struct AttachmentRecord: StoreRecord {
+    static let databaseTableName = "attachment"
+
+    var attachmentID: UUID
+    var messageID: UUID
+    var peerID: UUID
+    var direction: ChatMessage.Direction
+    var position: Int
+    /// The JSON of `AttachmentPointer`, sealed.
+    var sealed: Data
+
+    enum CodingKeys: String, CodingKey {
+        case attachmentID = "attachment_id"
+        case messageID = "message_id"
+        case peerID = "peer_id"
+        case direction, position, sealed
+    }
+
+    enum Columns {
+        static let attachmentID = Column(CodingKeys.attachmentID)
+        static let messageID = Column(CodingKeys.messageID)
+        static let peerID = Column(CodingKeys.peerID)
+        static let direction = Column(CodingKeys.direction)
+        static let position = Column(CodingKeys.position)
+    }
+}
+
+/// `conversation_setting`: per conversation, the disappearing-message timer.
+struct ConversationSettingRecord: StoreRecord {
+    static let databaseTableName = "conversation_setting"
+
+    var peerID: UUID
+    /// Seconds; nil when messages stay.
+    var expiresAfter: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case peerID = "peer_id"
+        case expiresAfter = "expires_after"
+    }
+}
+
+/// `control_outbox`: sealed control messages (receipts, edits, deletions, timers) waiting for the
+/// server, delivered in the order they were queued after the messages of the outbox.
+struct ControlRecord: StoreRecord {
+    static let databaseTableName = "control_outbox"
+
+    var seq: Int64?
+    var messageID: UUID
+    var peerID: UUID
+    /// The serialized `ChatPayload`, sealed.
+    var sealed: Data
+    /// Whether the account's other devices get it too (edits, deletions, timers; not receipts).
+    var toOwnDevices: Bool
+    var attempts: Int
+    var nextAttemptAt: Date?
+    var lastError: String?
+    var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case seq
+        case messageID = "message_id"
+        case peerID = "peer_id"
+        case sealed
+        case toOwnDevices = "to_own_devices"
+        case attempts
+        case nextAttemptAt = "next_attempt_at"
+        case lastError = "last_error"
+        case createdAt = "created_at"
+    }
+
+    enum Columns {
+        static let seq = Column(CodingKeys.seq)
+        static let messageID = Column(CodingKeys.messageID)
+        static let attempts = Column(CodingKeys.attempts)
+        static let nextAttemptAt = Column(CodingKeys.nextAttemptAt)
+        static let lastError = Column(CodingKeys.lastError)
     }
 }

@@ -21,6 +21,8 @@ public final class ChatViewModel {
     public private(set) var error: String?
     /// Where the live connection stands; anything but `.live` while running means "offline".
     public private(set) var connection: ConnectionState = .stopped
+    /// The conversation's disappearing-message timer in seconds; nil when messages stay.
+    public private(set) var disappearingTimer: Int?
     private let messenger: Messenger
     private let limit: Int
 
@@ -38,6 +40,7 @@ public final class ChatViewModel {
     public func load() async {
         do {
             show(try await messenger.history(with: peer.id, limit: limit))
+            disappearingTimer = try await messenger.disappearingTimer(with: peer.id)
             try await messenger.markRead(peer.id)
         } catch {
             self.error = String(describing: error)
@@ -55,6 +58,7 @@ public final class ChatViewModel {
         do {
             for try await messages in messenger.historyUpdates(with: peer.id, limit: limit) {
                 show(messages)
+                disappearingTimer = try await messenger.disappearingTimer(with: peer.id)
                 if messages.contains(where: { !$0.isRead }) { try await messenger.markRead(peer.id) }
             }
         } catch {

@@ -26,11 +26,20 @@ extension RelayAPI {
         return .noContent(.init())
     }
 
+    func confirmBlobFetched(_ input: Operations.ConfirmBlobFetched.Input) async throws
+        -> Operations.ConfirmBlobFetched.Output
+    {
+        let caller = try caller()
+        try await services.blobs.fetched(
+            try Self.uuid(input.path.blobId, "blobId"), by: caller, capability: input.query.capability)
+        return .noContent(.init())
+    }
+
     func grantBlob(_ input: Operations.GrantBlob.Input) async throws -> Operations.GrantBlob.Output {
         let caller = try caller()
         guard case .json(let body) = input.body else { throw APIFailure.malformed("Send JSON.") }
         let capability = try await services.blobs.grant(
-            try Self.uuid(input.path.blobId, "blobId"), by: caller.userID,
+            try Self.uuid(input.path.blobId, "blobId"), by: caller,
             to: try Self.uuid(body.recipientUserId, "recipientUserId"))
         return .created(.init(body: .json(.init(capability: capability.text, recipientUserId: body.recipientUserId))))
     }

@@ -11,7 +11,12 @@ struct RelayAPI: APIProtocol {
 
     func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
         try await services.database.ping()
-        return .ok(.init(body: .json(.init(status: "ok", database: services.database.engine.rawValue))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        status: "ok", database: services.database.engine.rawValue,
+                        maximumBlobBytes: Int64(services.configuration.maximumBlobBytes)))))
     }
 }
 

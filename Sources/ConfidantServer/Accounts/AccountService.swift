@@ -68,6 +68,7 @@ struct AccountService: Sendable {
         user.lastName = lastName
         user.avatar = avatar?.bytes
         user.avatarType = avatar?.type
+        user.avatarDigest = avatar.map { AvatarImage.digest(of: $0.bytes) }
         do {
             try await database.write { db in
                 if let id = existing?.id {
@@ -161,9 +162,9 @@ struct AccountService: Sendable {
 
     func setAvatar(_ image: AvatarImage, of caller: Caller) async throws {
         try await database.write { db in
-            try await UserRecord.query(on: db).filter(\.$id == caller.userID).set(\.$avatar, to: image.bytes).set(
-                \.$avatarType, to: image.type
-            ).update()
+            try await UserRecord.query(on: db).filter(\.$id == caller.userID).set(\.$avatar, to: image.bytes)
+                .set(\.$avatarType, to: image.type).set(\.$avatarDigest, to: AvatarImage.digest(of: image.bytes))
+                .update()
         }
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// A profile picture: a PNG or JPEG judged by its bytes, not by what the client says it is.
@@ -11,6 +12,11 @@ struct AvatarImage: Sendable {
     init(bytes: Data, type: String) {
         self.bytes = bytes
         self.type = type
+    }
+
+    /// What clients cache a picture by: SHA-256 of its bytes, hex.
+    static func digest(of bytes: Data) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
     init(checking bytes: Data, declared: String?, limit: Int) throws(APIFailure) {

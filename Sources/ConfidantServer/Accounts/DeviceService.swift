@@ -119,7 +119,9 @@ extension DeviceRecord {
 extension UserRecord {
     var wire: Components.Schemas.User {
         get throws {
-            .init(id: try requireID().canonicalString, email: email, displayName: displayName, hasAvatar: avatar != nil)
+            .init(
+                id: try requireID().canonicalString, email: email, displayName: displayName,
+                hasAvatar: avatarDigest != nil || avatar != nil, avatarDigest: avatarDigest)
         }
     }
 }

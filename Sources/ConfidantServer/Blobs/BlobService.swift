@@ -2,9 +2,11 @@ import ConfidantAPI
 import Fluent
 import Foundation
 import OpenAPIRuntime
+import SQLKit
 
 /// Encrypted attachments: uploaded by their owner, readable by the owner and by each recipient
-/// the owner grants a capability to; to anyone else they do not exist.
+/// the owner grants a capability to; to anyone else they do not exist. An attachment goes once
+/// every device it was granted for confirmed it has it, or after the retention period.
 struct BlobService: Sendable {
     let database: RelayDatabase
     let files: BlobFiles
@@ -37,7 +39,12 @@ struct BlobService: Sendable {
 
     /// The blob's bytes, for its owner or a recipient holding a capability granted to them.
     func download(_ blobID: UUID, by caller: UUID, capability: String?) async throws -> HTTPBody {
-        guard let blob = try await BlobRecord.find(blobID, on: database.db) else {
+        try files.body(of: try await readable(blobID, by: caller, capability: capability))
+    }
+
+    /// The blob, when `caller` owns it or holds a capability granted to them; else "not found".
+    private func readable(_ blobID: UUID, by caller: UUID, capability: String?) async throws -> BlobRecord {
+        guard let blob = try await BlobRecord.find(blobID, on: database.db), blob.backupName == nil else {
             throw APIFailure.notFound("That blob")
         }
         if blob.ownerID != caller {
@@ -48,7 +55,43 @@ struct BlobService: Sendable {
                     != nil
             else { throw APIFailure.notFound("That blob") }
         }
-        return try files.body(of: blob)
+        return blob
+    }
+
+    /// The caller's device has the blob; when no device it was granted for is left, it goes.
+    func fetched(_ blobID: UUID, by caller: Caller, capability: String?) async throws {
+        _ = try await readable(blobID, by: caller.userID, capability: capability)
+        typealias Fetch = BlobFetchTable.Column
+        let gone = try await database.write { db -> Bool in
+            let sql = try RelayDatabase.sql(db)
+            try await sql.delete(from: BlobFetchTable.name)
+                .where(Fetch.blobID, .equal, UUIDValue(blobID)).where(Fetch.userID, .equal, UUIDValue(caller.userID))
+                .where(Fetch.deviceID, .equal, UUIDValue(caller.deviceID)).run()
+            let waiting =
+                try await sql.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n")
+                .from(BlobFetchTable.name).where(Fetch.blobID, .equal, UUIDValue(blobID))
+                .first(decodingColumn: "n", as: Int.self) ?? 0
+            let granted = try await BlobGrantRecord.query(on: db).filter(\.$blobID == blobID).count()
+            guard waiting == 0, granted > 0 else { return false }
+            try await BlobGrantRecord.query(on: db).filter(\.$blobID == blobID).delete()
+            try await BlobRecord.query(on: db).filter(\.$id == blobID).delete()
+            return true
+        }
+        if gone { files.remove(blobID) }
+    }
+
+    /// Deletes attachments older than `date` (backup objects are not attachments and stay).
+    func purge(createdBefore date: Date) async throws {
+        let ids = try await database.write { db -> [UUID] in
+            let old = try await BlobRecord.query(on: db).filter(\.$backupName == nil).filter(\.$createdAt < date)
+                .all()
+            let ids = old.compactMap(\.id)
+            guard !ids.isEmpty else { return [] }
+            try await BlobGrantRecord.query(on: db).filter(\.$blobID ~~ ids).delete()
+            try await BlobRecord.query(on: db).filter(\.$id ~~ ids).delete()
+            return ids
+        }
+        for id in ids { files.remove(id) }
     }
 
     func delete(_ blobID: UUID, by owner: UUID) async throws {
@@ -62,12 +105,16 @@ struct BlobService: Sendable {
         files.remove(blobID)
     }
 
-    /// A new capability for `recipient` to read the owner's blob; only its hash is stored.
-    func grant(_ blobID: UUID, by owner: UUID, to recipient: UUID) async throws -> SessionToken {
+    /// A new capability for `recipient` to read the owner's blob; only its hash is stored. The
+    /// recipient's current devices and the owner's other ones are then expected to fetch it.
+    func grant(_ blobID: UUID, by owner: Caller, to recipient: UUID) async throws -> SessionToken {
         let capability = SessionToken.generate()
         let now = now()
+        typealias Fetch = BlobFetchTable.Column
         try await database.write { db in
-            guard let blob = try await BlobRecord.find(blobID, on: db), blob.ownerID == owner else {
+            guard let blob = try await BlobRecord.find(blobID, on: db), blob.ownerID == owner.userID,
+                blob.backupName == nil
+            else {
                 throw APIFailure.notFound("That blob")
             }
             guard try await UserRecord.find(recipient, on: db) != nil else {
@@ -76,6 +123,16 @@ struct BlobService: Sendable {
             try await BlobGrantRecord(
                 blobID: blobID, recipientID: recipient, capabilityHash: capability.hash, createdAt: now
             ).create(on: db)
+            let devices = try await DeviceRecord.query(on: db).filter(\.$userID ~~ [recipient, owner.userID])
+                .filter(\.$retiredAt == nil).all()
+                .filter { $0.userID != owner.userID || $0.deviceID != owner.deviceID }
+            guard !devices.isEmpty else { return }
+            var insert = try RelayDatabase.sql(db).insert(into: BlobFetchTable.name)
+                .columns(Fetch.blobID, Fetch.userID, Fetch.deviceID).ignoringConflicts()
+            for device in devices {
+                insert = insert.values(UUIDValue(blobID), UUIDValue(device.userID), UUIDValue(device.deviceID))
+            }
+            try await insert.run()
         }
         return capability
     }

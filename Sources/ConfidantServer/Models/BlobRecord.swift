@@ -62,3 +62,17 @@ final class BlobGrantRecord: Model, @unchecked Sendable {
         self.createdAt = createdAt
     }
 }
+
+/// A device an attachment was meant for that has not confirmed it has the blob yet. Rows are
+/// made when the owner grants the blob (the recipient's current devices and the owner's other
+/// ones) and removed as each device confirms; the blob goes when none is left.
+enum BlobFetchTable {
+    static let name = "blob_fetches"
+
+    /// Column names, for the migration and the SQL alike.
+    enum Column {
+        static let blobID = "blob_id"
+        static let userID = "user_id"
+        static let deviceID = "device_id"
+    }
+}

@@ -17,6 +17,7 @@ final class UserRecord: Model, @unchecked Sendable {
         static let firstName = "first_name"
         static let lastName = "last_name"
         static let emailVerifiedAt = "email_verified_at"
+        static let avatarDigest = "avatar_digest"
     }
 
     @ID(key: .id) var id: UUID?
@@ -27,6 +28,8 @@ final class UserRecord: Model, @unchecked Sendable {
     @Field(key: .string(Column.passwordHash)) var passwordHash: String
     @OptionalField(key: .string(Column.avatar)) var avatar: Data?
     @OptionalField(key: .string(Column.avatarType)) var avatarType: String?
+    /// SHA-256 (hex) of `avatar`: clients cache pictures by it.
+    @OptionalField(key: .string(Column.avatarDigest)) var avatarDigest: String?
     @Field(key: .string(Column.createdAt)) var createdAt: Date
     /// As entered at sign-up (the seed's form); not shown in the directory.
     @OptionalField(key: .string(Column.firstName)) var firstName: String?

@@ -16,6 +16,19 @@ public struct VaultKey: Sendable {
     /// A fresh random vault key.
     public static func generate() -> VaultKey { VaultKey(key: SymmetricKey(size: .bits256)) }
 
+    init(key: SymmetricKey) { self.key = key }
+
+    /// A key from its 32 bytes: an attachment's key, as the encrypted message that carries it
+    /// holds it (docs/PROTOCOL.md §8). A vault's own key never leaves the vault unwrapped.
+    /// - Throws: `VaultError.corrupted` for anything but 32 bytes.
+    public init(rawRepresentation bytes: Data) throws {
+        guard bytes.count == 32 else { throw VaultError.corrupted("a media key must be 32 bytes, not \(bytes.count)") }
+        key = SymmetricKey(data: bytes)
+    }
+
+    /// The key's 32 bytes, for a key that travels inside an encrypted message (an attachment's).
+    public var rawRepresentation: Data { key.withUnsafeBytes { Data($0) } }
+
     static let magic = Array("CFVK".utf8)
     static let headerCount = 4 + 1 + 1 + 4 + 4 + 16 + 12
     /// The size of a wrapped key in bytes.

@@ -352,7 +352,8 @@ public final class Vault: Sendable {
         return hasher.finalize().hexString
     }
 
-    static func contentType(of file: URL) -> String {
+    /// A file's content type judged by its extension (`application/octet-stream` when unknown).
+    public static func contentType(of file: URL) -> String {
         switch file.pathExtension.lowercased() {
         case "jpg", "jpeg": return "image/jpeg"
         case "png": return "image/png"

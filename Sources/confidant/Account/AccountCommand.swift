@@ -6,6 +6,6 @@ struct AccountCommand: AsyncParsableCommand {
         commandName: "account", abstract: "Create an account, sign in and out, show the account and its devices.",
         subcommands: [
             RegisterCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self, DevicesCommand.self,
-            SeedCompatibilityCommand.self,
+            SeedCompatibilityCommand.self, ReadReceiptsCommand.self, AvatarCommand.self, NameCommand.self,
         ])
 }

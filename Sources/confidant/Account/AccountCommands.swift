@@ -20,6 +20,8 @@ struct RegisterCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Your first name.") var firstName: String?
     @Option(name: .long, help: "Your last name.") var lastName: String?
     @Option(name: .long, help: "The name others see (default: first and last name).") var name: String?
+    @Option(name: .long, help: "A profile picture (PNG or JPEG, up to 1 MB); everyone on the server can see it.")
+    var avatar: String?
     @OptionGroup var password: PasswordOptions
     @Flag(
         name: .long,
@@ -35,11 +37,14 @@ struct RegisterCommand: AsyncParsableCommand {
 
     func run() async throws {
         let serverURL = try ServerAddress.parse(server, allowInsecureHTTP: insecureHttp)
+        // The picture is checked before the account exists: a wrong file stops nothing half-done.
+        let picture = try avatar.map { try Avatar(try FileIO.read($0)) }
         let accountPassword = try password.password()
         let messenger = try await Messenger.register(
             try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
             server: serverURL, email: email, password: accountPassword, displayName: name,
             firstName: firstName, lastName: lastName, answer: SignInPrompts.answerer, allowInsecureHTTP: insecureHttp)
+        if let picture { try await messenger.setAvatar(picture) }
         let account = await messenger.account
         print(
             "registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))"

@@ -3,10 +3,12 @@ import ArgumentParser
 /// `confidant chat …`: conversations. `confidant chat EMAIL` opens one.
 struct ChatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "chat", abstract: "Chat: open a conversation (the default), send, inbox, history, users, verify.",
+        commandName: "chat",
+        abstract:
+            "Chat: open a conversation (the default), send, inbox, history, users, verify, edit, delete, timer, attachments.",
         subcommands: [
             ChatOpenCommand.self, SendCommand.self, InboxCommand.self, HistoryCommand.self, UsersCommand.self,
-            VerifyCommand.self,
+            VerifyCommand.self, EditCommand.self, DeleteCommand.self, TimerCommand.self, AttachmentCommand.self,
         ],
         defaultSubcommand: ChatOpenCommand.self)
 }

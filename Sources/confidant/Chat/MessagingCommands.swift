@@ -20,18 +20,21 @@ struct UsersCommand: AsyncParsableCommand {
     }
 }
 
-/// `confidant chat send EMAIL [TEXT | -]` (also `confidant send`).
+/// `confidant chat send EMAIL [TEXT | -] [--attach FILE…]` (also `confidant send`).
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "send", abstract: "Send a message.",
+        commandName: "send", abstract: "Send a message, files, or both.",
         discussion: """
-            With - or no text, the message is read from standard input; with --each-line every line of standard \
-            input is its own message, sent in order. When the server is down messages wait in the outbox.
+            With - or no text (and no --attach), the message is read from standard input; with --each-line every \
+            line of standard input is its own message, sent in order. Files are encrypted on this device before \
+            they are uploaded; the server sees neither their names nor their contents. When the server is down \
+            messages wait in the outbox and go, in order, with your next command.
             """)
 
     @OptionGroup var options: MessengerOptions
     @Argument(help: "The recipient's e-mail.") var email: String
     @Argument(help: "The message, or - for standard input.") var text: String?
+    @Option(name: .long, help: "A file to send (repeatable).") var attach: [String] = []
     @Flag(name: .long, help: "Send each non-empty line of standard input as its own message.") var eachLine = false
     @Flag(name: .long, help: "Send even if a verified contact's key changed.") var yes = false
 
@@ -39,35 +42,47 @@ struct SendCommand: AsyncParsableCommand {
         if eachLine, let text, text != "-" {
             throw ValidationError("--each-line reads standard input; leave out the text")
         }
+        if eachLine, !attach.isEmpty { throw ValidationError("--attach goes with one message, not --each-line") }
     }
 
     func run() async throws {
-        let bodies: [String]
+        let bodies: [String?]
         if let text, text != "-" {
             bodies = [text]
+        } else if !attach.isEmpty && text == nil {
+            bodies = [nil]
         } else {
             var data = FileHandle.standardInput.readDataToEndOfFile()
             if data.last == UInt8(ascii: "\n") { data.removeLast() }
             let input = String(decoding: data, as: UTF8.self)
             bodies = eachLine ? input.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) : [input]
         }
+        let files = attach.map { AttachmentSource(url: URL(fileURLWithPath: $0)) }
+        for file in files where !FileManager.default.isReadableFile(atPath: file.url.path) {
+            throw CLIError.unreadable(path: file.url.path, reason: "no such file or no permission")
+        }
         let messenger = try options.open()
         let contact = try await messenger.contact(email: email)
         var confirmed = yes
         var sent = 0
         var queued = 0
-        for body in bodies {
+        let bars = TransferBars()
+        for (position, body) in bodies.enumerated() {
             let message: ChatMessage
             do {
-                message = try await messenger.send(body, to: contact, confirmKeyChange: confirmed)
+                message = try await messenger.send(
+                    body, attachments: position == 0 ? files : [], to: contact, confirmKeyChange: confirmed,
+                    progress: bars.update)
             } catch ConfidantKitError.keyChangedSinceVerification(let name) where Terminal.stdinIsTTY && !eachLine {
                 print(TerminalStyle.warning("\(name)'s security key changed after you verified it."), terminator: " ")
                 guard try Terminal.confirm("Send anyway? [y/N] ") else { throw ExitCode.failure }
                 confirmed = true
-                message = try await messenger.send(body, to: contact, confirmKeyChange: true)
+                message = try await messenger.send(
+                    body, attachments: files, to: contact, confirmKeyChange: true, progress: bars.update)
             }
+            bars.finish()
             switch message.status {
-            case .sent: sent += 1
+            case .sent, .delivered, .read: sent += 1
             case .pending: queued += 1
             case .failed(let reason):
                 Terminal.printError("not sent: \(reason)")
@@ -91,6 +106,33 @@ struct SendCommand: AsyncParsableCommand {
     }
 }
 
+/// Progress bars for attachments on a terminal: one per file and stage.
+final class TransferBars: @unchecked Sendable {
+    // @unchecked: `update` is called from one task at a time (the transfer's), `lock` guards the rest.
+    private let lock = NSLock()
+    private var current: (key: String, bar: ProgressBar)?
+
+    func update(_ progress: AttachmentProgress) {
+        lock.lock()
+        defer { lock.unlock() }
+        let key = "\(progress.name)|\(progress.stage.rawValue)"
+        if current?.key != key {
+            current?.bar.finish()
+            current = (
+                key, ProgressBar(label: "\(progress.stage.rawValue) \(progress.name)", total: Int(progress.total))
+            )
+        }
+        current?.bar.update(Int(progress.done))
+    }
+
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        current?.bar.finish()
+        current = nil
+    }
+}
+
 /// `confidant chat inbox` (also `confidant inbox`).
 struct InboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -101,7 +143,7 @@ struct InboxCommand: AsyncParsableCommand {
 
     struct Row: Encodable {
         let email: String, name: String, lastActivity: Date, timeAgo: String, unread: Int, preview: String,
-            keyChangeWarning: String?
+            keyChangeWarning: String?, avatarDigest: String?
     }
 
     /// A terminal rendering of `ConversationsViewModel`.
@@ -114,7 +156,7 @@ struct InboxCommand: AsyncParsableCommand {
                 email: row.summary.peer.email, name: row.summary.peer.displayName,
                 lastActivity: row.summary.lastActivity,
                 timeAgo: row.timeAgo, unread: row.summary.unread, preview: row.summary.preview,
-                keyChangeWarning: row.summary.keyChangeWarning)
+                keyChangeWarning: row.summary.keyChangeWarning, avatarDigest: row.summary.peer.avatarDigest)
         }
         if let error = model.error {
             Terminal.printError(model.isOffline ? "offline: \(error); showing what this device has" : error)
@@ -161,6 +203,13 @@ struct HistoryCommand: AsyncParsableCommand {
         let id: String, direction: String, sentAt: Date, text: String?, unreadableReason: String?, status: String
         /// 2: received in a forward-secret session; 1: a one-shot v1 envelope.
         let envelope: Int?
+        let attachments: [File]
+        let edited: Bool, deleted: Bool
+        let expiresAt: Date?
+    }
+
+    struct File: Encodable {
+        let id: String, index: Int, name: String, size: Int, contentType: String
     }
 
     func run() async throws {
@@ -169,6 +218,8 @@ struct HistoryCommand: AsyncParsableCommand {
         let contact = try await messenger.contact(email: email)
         let messages = try await messenger.history(with: contact.id, limit: max(1, limit))
         try await messenger.markRead(contact.id)
+        // The read receipts go now, not with some later command.
+        _ = try? await messenger.flushOutbox()
         if let problem { Terminal.printError(problem) }
         if output.json {
             return try JSONOutput.print(
@@ -177,7 +228,12 @@ struct HistoryCommand: AsyncParsableCommand {
                         id: message.id.canonicalString, direction: "\(message.direction)", sentAt: message.sentAt,
                         text: message.text,
                         unreadableReason: message.unreadableReason, status: message.status.label,
-                        envelope: message.envelopeVersion)
+                        envelope: message.envelopeVersion,
+                        attachments: message.attachments.map {
+                            File(
+                                id: $0.id.canonicalString, index: $0.index, name: $0.name, size: $0.size,
+                                contentType: $0.contentType)
+                        }, edited: message.editedAt != nil, deleted: message.isDeleted, expiresAt: message.expiresAt)
                 })
         }
         for message in messages { print(TerminalStyle.line(message, peerName: contact.displayName)) }
@@ -222,6 +278,8 @@ extension ChatMessage.Status {
         case .received: return "received"
         case .pending: return "pending"
         case .sent: return "sent"
+        case .delivered: return "delivered"
+        case .read: return "read"
         case .failed(let reason): return "failed: \(reason)"
         }
     }

@@ -46,22 +46,32 @@ enum TerminalStyle {
     static func line(_ message: ChatMessage, peerName: String) -> String {
         let time = dim("[\(clock(message.sentAt))]")
         let peerName = TerminalText.printable(peerName, keepingNewlines: false)
-        let displayText = TerminalText.printable(message.displayText)
+        var displayText = TerminalText.printable(message.displayText)
+        if message.text != nil, !message.attachments.isEmpty {
+            displayText +=
+                " " + TerminalText.printable(message.attachments.map { "📎 \($0.name)" }.joined(separator: ", "))
+        }
+        var marks = ""
+        if message.editedAt != nil, !message.isDeleted { marks += dim(" (edited)") }
+        if message.expiresAt != nil { marks += dim(" ⏱") }
         switch message.direction {
         case .notice:
             return "\(time) \(warning("⚠ \(displayText)"))"
         case .incoming:
-            let text = message.text == nil ? error(displayText) : displayText
-            return "\(time) \(accent(peerName)): \(text)"
+            let text = message.isUnreadable || message.isDeleted ? error(displayText) : displayText
+            return "\(time) \(accent(peerName)): \(text)\(marks)"
         case .outgoing:
             var suffix = ""
             switch message.status {
             case .pending: suffix = dim(" (queued)")
+            case .sent: suffix = dim(" ✓")
+            case .delivered: suffix = dim(" ✓✓")
+            case .read: suffix = accent(" ✓✓ read")
             case .failed(let reason): suffix = error(" (not sent: \(reason); /retry)")
-            default: break
+            case .received: break
             }
-            let text = message.text == nil ? error(displayText) : displayText
-            return "\(time) \(bold("you")): \(text)\(suffix)"
+            let text = message.isUnreadable || message.isDeleted ? error(displayText) : displayText
+            return "\(time) \(bold("you")): \(text)\(marks)\(suffix)"
         }
     }
 

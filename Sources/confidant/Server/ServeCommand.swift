@@ -45,6 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Send codes in the clear when a non-loopback SMTP server offers no STARTTLS (a private link only).")
     var smtpAllowPlaintext = false
     @Option(help: "PEM certificates to trust for the SMTP server instead of the system's.") var smtpCaFile: String?
+    @Option(help: "The largest attachment the server stores, in MiB (1…4096).") var maxAttachmentMib = 25
+    @Option(help: "Days an attachment stays when not every device it was meant for fetched it (1…365).")
+    var attachmentRetentionDays = 30
     @Option(
         help:
             "The 32-byte key file that encrypts sign-in secrets (default: auth.key in the data directory, created if missing). Every instance sharing a database needs the same one."
@@ -87,6 +90,14 @@ struct ServeCommand: AsyncParsableCommand {
         default: throw ValidationError("--tls-cert and --tls-key go together.")
         }
         configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
+        guard (1...4096).contains(maxAttachmentMib) else {
+            throw ValidationError("--max-attachment-mib must be between 1 and 4096.")
+        }
+        configuration.maximumBlobBytes = maxAttachmentMib << 20
+        guard (1...365).contains(attachmentRetentionDays) else {
+            throw ValidationError("--attachment-retention-days must be between 1 and 365.")
+        }
+        configuration.attachmentRetention = TimeInterval(attachmentRetentionDays) * 86_400
         if let smtpHost {
             guard let smtpFrom, (try? EmailAddress(smtpFrom)) != nil else {
                 throw ValidationError(

@@ -1,0 +1,139 @@
+import ConfidantCrypto
+import ConfidantVault
+import Foundation
+
+extension Messenger {
+    // MARK: Edit, delete, disappear
+
+    /// Replaces the text of a message you wrote, here and — by a sealed control message — on
+    /// the peer's devices and your others, which keep an "edited" mark. Only its author can.
+    /// - Throws: `ConfidantKitError.notYourMessage` for a message someone else wrote,
+    ///   `.messageNotFound`, `.messageTooLarge`, `.emptyMessage`.
+    public func edit(_ messageID: UUID, text: String) async throws {
+        guard !text.isEmpty else { throw ConfidantKitError.emptyMessage }
+        guard text.utf8.count <= ChatPayload.maximumTextBytes else {
+            throw ConfidantKitError.messageTooLarge(bytes: text.utf8.count, limit: ChatPayload.maximumTextBytes)
+        }
+        let message = try ownMessage(messageID)
+        let now = now()
+        try store.write { db in
+            guard
+                try store.applyEdit(
+                    messageID, text: text, author: me, me: me, conversation: message.peer, at: now, db)
+            else { throw ConfidantKitError.messageNotFound(messageID) }
+            try store.queueControl(
+                ChatPayload(conversation: message.peer, content: .edit(messageID: messageID, text: text)),
+                to: message.peer, toOwnDevices: true, now: now, db)
+        }
+        eventHub.emit(.changed)
+        try await sender.deliverOutbox()
+    }
+
+    /// Deletes a message you wrote for everyone: its text and files go here and on every device
+    /// of the peer and your own; a "This message was deleted" line stays.
+    public func deleteForEveryone(_ messageID: UUID) async throws {
+        let message = try ownMessage(messageID)
+        let now = now()
+        let files = try store.write { db -> [UUID] in
+            guard
+                let files = try store.applyDeletion(
+                    messageID, author: me, me: me, conversation: message.peer, at: now, db)
+            else { throw ConfidantKitError.messageNotFound(messageID) }
+            try store.queueControl(
+                ChatPayload(conversation: message.peer, content: .deletion(messageID: messageID)), to: message.peer,
+                toOwnDevices: true, now: now, db)
+            return files
+        }
+        store.removeAttachmentFiles(files)
+        eventHub.emit(.changed)
+        try await sender.deliverOutbox()
+    }
+
+    private func ownMessage(_ id: UUID) throws -> ChatMessage {
+        if let message = try store.message(id: id, direction: .outgoing) { return message }
+        if try store.message(id: id, direction: .incoming) != nil { throw ConfidantKitError.notYourMessage(id) }
+        throw ConfidantKitError.messageNotFound(id)
+    }
+
+    /// Sets the conversation's disappearing-message timer (nil turns it off) for both sides:
+    /// messages sent from now on carry it, and every device deletes them that long after it
+    /// got them. Both sides see a notice.
+    public func setDisappearingTimer(_ seconds: Int?, with contact: Contact) async throws {
+        if let seconds, !DisappearingTimer.accepts(seconds) { throw ConfidantKitError.invalidTimer(seconds) }
+        try store.saveContact(contact)
+        let now = now()
+        let notice = try store.write { db -> [ChatMessage] in
+            try store.setTimer(seconds, for: contact.id, db)
+            let id = UUID()
+            try store.queueControl(
+                ChatPayload(conversation: contact.id, content: .timer(expiresAfter: seconds ?? 0)), to: contact.id,
+                toOwnDevices: true, now: now, db)
+            return try store.insert(
+                [
+                    LocalStore.NewMessage(
+                        id: id, peer: contact.id, direction: .notice, senderDevice: identity.deviceID, sentAt: now,
+                        text: seconds.map { "You set disappearing messages to \(DisappearingTimer.describe($0))" }
+                            ?? "You turned disappearing messages off", unreadableReason: nil, state: .received)
+                ], db)
+        }
+        for message in notice { eventHub.emit(.message(message)) }
+        try await sender.deliverOutbox()
+    }
+
+    /// The conversation's disappearing-message timer in seconds; nil when messages stay.
+    public func disappearingTimer(with peer: UUID) throws -> Int? { try store.timer(for: peer) }
+
+    /// Deletes the messages whose time is up (overwritten on disk); returns how many went. The
+    /// live connection does this as they expire; call it after opening a profile to catch up.
+    @discardableResult
+    public func removeExpiredMessages() throws -> Int {
+        let removed = try store.deleteExpired(now: now())
+        if removed > 0 { eventHub.emit(.changed) }
+        return removed
+    }
+
+    // MARK: Attachments
+
+    /// Decrypts an attachment into `directory` (fetching it first when this device does not
+    /// have it): the file appears only once it is whole and authentic — a tampered or truncated
+    /// attachment is reported and nothing is written.
+    /// - Parameters:
+    ///   - index: its position in the message (0-based).
+    /// - Returns: the file written (its name the sender's, made safe; `-1`, `-2`… if taken).
+    public func saveAttachment(
+        of messageID: UUID, index: Int, to directory: URL,
+        progress: @escaping @Sendable (AttachmentProgress) -> Void = { _ in }
+    ) async throws -> URL {
+        guard let (pointer, _) = try store.attachment(ofMessage: messageID, index: index) else {
+            throw ConfidantKitError.messageNotFound(messageID)
+        }
+        try await attachments.fetch(pointer, progress: progress)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let destination = Self.freeName(pointer.safeFileName, in: directory)
+        try attachments.decrypt(pointer, to: destination, progress: progress)
+        return destination
+    }
+
+    /// An attachment for showing or playing: what it is, and a reader that decrypts any byte
+    /// range (fetched first when this device does not have it).
+    public func attachmentReader(of messageID: UUID, index: Int) async throws -> (ChatAttachment, MediaReader) {
+        guard let (pointer, _) = try store.attachment(ofMessage: messageID, index: index) else {
+            throw ConfidantKitError.messageNotFound(messageID)
+        }
+        try await attachments.fetch(pointer) { _ in }
+        return (store.chatAttachment(pointer, index: index), try attachments.reader(pointer))
+    }
+
+    private static func freeName(_ name: String, in directory: URL) -> URL {
+        var candidate = directory.appendingPathComponent(name)
+        let base = (name as NSString).deletingPathExtension
+        let suffix = (name as NSString).pathExtension
+        var number = 1
+        while FileManager.default.fileExists(atPath: candidate.path) {
+            candidate = directory.appendingPathComponent(
+                suffix.isEmpty ? "\(base)-\(number)" : "\(base)-\(number).\(suffix)")
+            number += 1
+        }
+        return candidate
+    }
+}

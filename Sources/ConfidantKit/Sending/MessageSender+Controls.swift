@@ -1,0 +1,43 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+
+extension MessageSender {
+    /// Delivers the queued control messages (receipts, edits, deletions, timers), oldest first.
+    /// - Returns: false when one could not go now (the server is away): the rest wait with it.
+    func deliverControls() async throws -> Bool {
+        for control in try store.controls() {
+            do {
+                // A peer whose verified key changed gets nothing until the user confirms (a
+                // message sent anyway accepts the new key); the control waits.
+                if try directory.keysChangedSinceVerification(control.peer) { continue }
+                let peerKeys = try await directory.refreshKeys(of: control.peer)
+                guard !peerKeys.isEmpty else {
+                    try store.finishControl(control.messageID)
+                    continue
+                }
+                let payload = try control.payload.serialized
+                var groups = [(payload, peerKeys.map { SessionCipher.Recipient(user: control.peer, identity: $0) })]
+                if control.toOwnDevices {
+                    let own = try await directory.refreshKeys(of: me).filter { $0.deviceID != cipher.identity.deviceID }
+                    groups.append((payload, own.map { SessionCipher.Recipient(user: me, identity: $0) }))
+                }
+                try await transmit(try await seal(groups, messageID: control.messageID, sentAt: now()))
+                try store.finishControl(control.messageID)
+            } catch let error as ConfidantKitError where error.isTransient {
+                lastUnreachable = error.description
+                try store.deferControl(
+                    control.messageID, until: retry.nextAttempt(after: control.attempts + 1, now: now()),
+                    reason: error.description)
+                return false
+            } catch let error as ConfidantKitError {
+                switch error {
+                case .sessionExpired, .storeDamaged: throw error
+                case .server(_, .deviceMismatch, _): continue  // keys are fetched again next time
+                default: try store.finishControl(control.messageID)  // refused for good: dropped
+                }
+            }
+        }
+        return true
+    }
+}

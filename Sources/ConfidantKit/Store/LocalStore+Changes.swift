@@ -1,0 +1,126 @@
+import ConfidantCrypto
+import Foundation
+import GRDB
+
+/// What happens to messages after they are stored: receipts move sent messages on, their author
+/// edits or deletes them, and disappearing ones expire.
+extension LocalStore {
+    /// Moves this profile's messages to `peer` named by a receipt forward — sent → delivered →
+    /// read, never back. Returns how many changed.
+    @discardableResult
+    func applyReceipt(_ receipt: Receipt, from peer: UUID, _ db: Database) throws -> Int {
+        let states: [MessageState] =
+            switch receipt.type {
+            case .delivered: [.pending, .sent]
+            case .read: [.pending, .sent, .delivered]
+            }
+        let new: MessageState = receipt.type == .delivered ? .delivered : .read
+        var changed = 0
+        for chunk in stride(from: 0, to: receipt.messageIDs.count, by: 500) {
+            let ids = receipt.messageIDs[chunk..<min(chunk + 500, receipt.messageIDs.count)].map(\.canonicalString)
+            changed += try MessageRecord.filter(
+                ids.contains(MessageRecord.Columns.messageID)
+                    && MessageRecord.Columns.peerID == peer.canonicalString
+                    && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing
+                    && states.contains(MessageRecord.Columns.state)
+            ).updateAll(db, MessageRecord.Columns.state.set(to: new), MessageRecord.Columns.failure.set(to: nil))
+            // A message a receipt names got through, whatever the outbox thought.
+            try OutboxRecord.filter(ids.contains(OutboxRecord.Columns.messageID)).deleteAll(db)
+        }
+        return changed
+    }
+
+    /// Where an edit or deletion by `author` applies: their own messages only — incoming ones
+    /// from that peer, or this account's own (from any of its devices) in `conversation`.
+    private func authored(_ target: UUID, author: UUID, me: UUID, conversation: UUID) -> QueryInterfaceRequest<
+        MessageRecord
+    > {
+        let (peer, direction): (UUID, ChatMessage.Direction) =
+            author == me ? (conversation, .outgoing) : (author, .incoming)
+        return MessageRecord.filter(
+            MessageRecord.Columns.messageID == target.canonicalString
+                && MessageRecord.Columns.peerID == peer.canonicalString
+                && MessageRecord.Columns.direction == direction && MessageRecord.Columns.deletedAt == nil)
+    }
+
+    /// Replaces the text of `author`'s message `target`; false when there is no such message of
+    /// theirs (a forged edit of someone else's message finds nothing).
+    func applyEdit(
+        _ target: UUID, text: String, author: UUID, me: UUID, conversation: UUID, at date: Date, _ db: Database
+    ) throws -> Bool {
+        guard let record = try authored(target, author: author, me: me, conversation: conversation).fetchOne(db) else {
+            return false
+        }
+        let body = try seal(
+            Data(text.utf8), .message(id: record.messageID, peer: record.peerID, direction: record.direction))
+        try authored(target, author: author, me: me, conversation: conversation).updateAll(
+            db, MessageRecord.Columns.body.set(to: body), MessageRecord.Columns.editedAt.set(to: date))
+        return true
+    }
+
+    /// Deletes the text and files of `author`'s message `target`, keeping a "deleted" line.
+    /// Returns the attachment ids whose files to remove, or nil when there is no such message.
+    func applyDeletion(_ target: UUID, author: UUID, me: UUID, conversation: UUID, at date: Date, _ db: Database)
+        throws -> [UUID]?
+    {
+        guard let record = try authored(target, author: author, me: me, conversation: conversation).fetchOne(db) else {
+            return nil
+        }
+        let attachments = try UUID.fetchAll(
+            db,
+            AttachmentRecord.filter(
+                AttachmentRecord.Columns.messageID == record.messageID.canonicalString
+                    && AttachmentRecord.Columns.peerID == record.peerID.canonicalString
+                    && AttachmentRecord.Columns.direction == record.direction
+            ).select(AttachmentRecord.Columns.attachmentID))
+        try AttachmentRecord.filter(
+            AttachmentRecord.Columns.messageID == record.messageID.canonicalString
+                && AttachmentRecord.Columns.peerID == record.peerID.canonicalString
+                && AttachmentRecord.Columns.direction == record.direction
+        ).deleteAll(db)
+        try authored(target, author: author, me: me, conversation: conversation).updateAll(
+            db, MessageRecord.Columns.body.set(to: nil), MessageRecord.Columns.deletedAt.set(to: date))
+        return attachments
+    }
+
+    // MARK: Disappearing messages
+
+    /// The conversation's disappearing-message timer in seconds, nil when messages stay.
+    func timer(for peer: UUID, _ db: Database) throws -> Int? {
+        try ConversationSettingRecord.fetchOne(db, key: peer.canonicalString)?.expiresAfter
+    }
+
+    func timer(for peer: UUID) throws -> Int? { try read { db in try timer(for: peer, db) } }
+
+    func setTimer(_ seconds: Int?, for peer: UUID, _ db: Database) throws {
+        try ConversationSettingRecord(peerID: peer, expiresAfter: seconds).save(db)
+    }
+
+    /// Deletes messages whose time is up (their rows, overwritten on disk: `secure_delete` is on)
+    /// and returns how many went; their attachment files are removed too.
+    @discardableResult
+    func deleteExpired(now: Date) throws -> Int {
+        let (count, files) = try write { db -> (Int, [UUID]) in
+            let expired = MessageRecord.filter(MessageRecord.Columns.expiresAt <= now.timeIntervalSince1970)
+            let files = try UUID.fetchAll(
+                db,
+                sql: """
+                    SELECT a.attachment_id FROM attachment a JOIN message m
+                      ON m.message_id = a.message_id AND m.peer_id = a.peer_id AND m.direction = a.direction
+                    WHERE m.expires_at <= ?
+                    """, arguments: [now.timeIntervalSince1970])
+            let count = try expired.deleteAll(db)
+            return (count, files)
+        }
+        removeAttachmentFiles(files)
+        return count
+    }
+
+    /// When the next message disappears, if any will.
+    func nextExpiry() throws -> Date? {
+        try read { db in
+            try Double.fetchOne(db, sql: "SELECT MIN(expires_at) FROM message WHERE expires_at IS NOT NULL")
+                .map(Date.init(timeIntervalSince1970:))
+        }
+    }
+}

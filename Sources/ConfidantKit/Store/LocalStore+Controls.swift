@@ -1,0 +1,59 @@
+import ConfidantCrypto
+import Foundation
+import GRDB
+
+/// The queue of control messages — receipts, edits, deletions, timers — sealed at rest, sent in
+/// the order they were queued once the outbox's messages are through.
+extension LocalStore {
+    /// A control message waiting for the server.
+    struct QueuedControl: Sendable {
+        let messageID: UUID
+        let peer: UUID
+        let payload: ChatPayload
+        let toOwnDevices: Bool
+        let attempts: Int
+    }
+
+    /// Queues a control message to `peer` (and the account's other devices when `toOwnDevices`).
+    func queueControl(_ payload: ChatPayload, to peer: UUID, toOwnDevices: Bool, now: Date, _ db: Database) throws {
+        let id = UUID()
+        try ControlRecord(
+            seq: nil, messageID: id, peerID: peer, sealed: try seal(try payload.serialized, .control(id)),
+            toOwnDevices: toOwnDevices, attempts: 0, nextAttemptAt: nil, lastError: nil, createdAt: now
+        ).insert(db)
+    }
+
+    /// Everything waiting, oldest first.
+    func controls() throws -> [QueuedControl] {
+        try read { db in
+            try ControlRecord.order(ControlRecord.Columns.seq).fetchAll(db).map { record in
+                let bytes = try open(record.sealed, .control(record.messageID))
+                do {
+                    return QueuedControl(
+                        messageID: record.messageID, peer: record.peerID,
+                        payload: try ChatPayload(serialized: bytes), toOwnDevices: record.toOwnDevices,
+                        attempts: record.attempts)
+                } catch {
+                    throw ConfidantKitError.storeDamaged("a queued control message does not decode (\(error))")
+                }
+            }
+        }
+    }
+
+    /// Takes a control message out of the queue (sent, or not worth sending any more).
+    func finishControl(_ id: UUID) throws {
+        _ = try write { db in
+            try ControlRecord.filter(ControlRecord.Columns.messageID == id.canonicalString).deleteAll(db)
+        }
+    }
+
+    /// Records a transient failure; the control stays queued.
+    func deferControl(_ id: UUID, until next: Date, reason: String) throws {
+        _ = try write { db in
+            try ControlRecord.filter(ControlRecord.Columns.messageID == id.canonicalString).updateAll(
+                db, ControlRecord.Columns.attempts += 1,
+                ControlRecord.Columns.nextAttemptAt.set(to: next.timeIntervalSince1970),
+                ControlRecord.Columns.lastError.set(to: reason))
+        }
+    }
+}

@@ -1,0 +1,289 @@
+import ConfidantCrypto
+import ConfidantTestSupport
+import Crypto
+import Foundation
+import GRDB
+import Testing
+
+@testable import ConfidantKit
+
+@Suite("Attachments, receipts, edits, deletions and disappearing messages against a real relay")
+struct RichMessageTests {
+    /// A scratch directory for files, removed afterwards.
+    struct Files {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-files-\(UUID())")
+        init() throws { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
+        func write(_ name: String, _ bytes: Data) throws -> URL {
+            let url = directory.appendingPathComponent(name)
+            try bytes.write(to: url)
+            return url
+        }
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// A relay with Alice and Bob registered, and a scratch directory; all removed afterwards.
+    static func withPair(_ body: (TestRelay, KitUser, KitUser, Files) async throws -> Void) async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            let files = try Files()
+            defer { files.remove() }
+            do {
+                try await body(relay, alice, bob, files)
+            } catch {
+                await alice.remove()
+                await bob.remove()
+                throw error
+            }
+            await alice.remove()
+            await bob.remove()
+        }
+    }
+
+    static func bytes(_ count: Int, seed: UInt8) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+    }
+
+    @Test(
+        "attachments of 0, 1 and 3 MiB bytes arrive byte-identical; the relay holds no name or plaintext and drops the blob once fetched"
+    )
+    func attachments() async throws {
+        try await Self.withPair { relay, alice, bob, files in
+            let marker = Data("UNMISTAKABLE-ATTACHMENT-PLAINTEXT".utf8)
+            let big = marker + Self.bytes(3 << 20, seed: 9) + marker
+            let sources = [
+                try files.write("empty.bin", Data()), try files.write("one.bin", Data([42])),
+                try files.write("secret-holiday-name.bin", big),
+            ]
+            let sent = try await alice.messenger.send(
+                "three files", attachments: sources.map { AttachmentSource(url: $0) }, to: bob.contact)
+            #expect(sent.status == .sent)
+            #expect(sent.attachments.map(\.name) == ["empty.bin", "one.bin", "secret-holiday-name.bin"])
+            #expect(sent.attachments.allSatisfy { $0.isLocal })
+
+            // Nothing the relay stores names the file or holds its bytes.
+            for url in try Self.files(in: relay.directory) {
+                let data = try Data(contentsOf: url)
+                #expect(data.range(of: marker) == nil, "plaintext in \(url.lastPathComponent)")
+                #expect(data.range(of: Data("secret-holiday-name".utf8)) == nil, "the name in \(url.lastPathComponent)")
+            }
+
+            let received = try await bob.messenger.sync()
+            let message = try #require(received.first { $0.text == "three files" })
+            #expect(message.attachments.map(\.size) == [0, 1, big.count])
+            #expect(!message.attachments.contains { $0.isLocal })
+            let out = files.directory.appendingPathComponent("bob")
+            for (index, source) in sources.enumerated() {
+                let saved = try await bob.messenger.saveAttachment(of: message.id, index: index, to: out)
+                #expect(try Data(contentsOf: saved) == Data(contentsOf: source), "\(saved.lastPathComponent)")
+            }
+            #expect(
+                try Set(FileManager.default.contentsOfDirectory(atPath: out.path))
+                    == ["empty.bin", "one.bin", "secret-holiday-name.bin"])
+            // Saving again does not overwrite: a free name.
+            let again = try await bob.messenger.saveAttachment(of: message.id, index: 1, to: out)
+            #expect(again.lastPathComponent == "one-1.bin")
+            // Bob's device was the only one the files were granted for: the relay dropped them.
+            let blobs = relay.directory.appendingPathComponent("blobs")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: blobs.path).filter { !$0.hasPrefix(".") }.isEmpty)
+            // Alice still has her copies (kept encrypted on her device).
+            let mine = try await alice.messenger.saveAttachment(
+                of: message.id, index: 2, to: files.directory.appendingPathComponent("alice"))
+            #expect(try Data(contentsOf: mine) == big)
+            await #expect(throws: ConfidantKitError.messageNotFound(message.id)) {
+                try await bob.messenger.saveAttachment(of: message.id, index: 3, to: out)
+            }
+        }
+    }
+
+    @Test("a tampered or truncated attachment is reported and nothing is written")
+    func tamperedAttachment() async throws {
+        try await Self.withPair { relay, alice, bob, files in
+            let source = try files.write("photo.jpg", Self.bytes(200_000, seed: 3))
+            _ = try await alice.messenger.send(nil, attachments: [AttachmentSource(url: source)], to: bob.contact)
+            let message = try #require(try await bob.messenger.sync().first)
+            #expect(message.displayText == "📎 photo.jpg")
+            let blobs = relay.directory.appendingPathComponent("blobs")
+            let blob = try #require(try FileManager.default.contentsOfDirectory(atPath: blobs.path).first)
+            let url = blobs.appendingPathComponent(blob)
+            var bytes = try Data(contentsOf: url)
+            bytes[1000] ^= 0x01
+            try bytes.write(to: url)
+            let out = files.directory.appendingPathComponent("out")
+            await #expect {
+                try await bob.messenger.saveAttachment(of: message.id, index: 0, to: out)
+            } throws: { error in
+                guard case ConfidantKitError.attachmentDamaged(_, let why) = error else { return false }
+                return why.contains("digest")
+            }
+            // Cut short on the server: the download breaks off, or arrives short.
+            try bytes.prefix(bytes.count - 100).write(to: url)
+            await #expect {
+                try await bob.messenger.saveAttachment(of: message.id, index: 0, to: out)
+            } throws: { error in
+                switch error {
+                case ConfidantKitError.attachmentDamaged, ConfidantKitError.attachmentUnavailable: true
+                default: false
+                }
+            }
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: out.path))?.isEmpty ?? true)
+            let kept = bob.profile.directory.appendingPathComponent(
+                "attachments/\(message.attachments[0].id.canonicalString)")
+            #expect(!FileManager.default.fileExists(atPath: kept.path))
+        }
+    }
+
+    @Test("receipts move a message sent → delivered → read; with read receipts off it stays delivered")
+    func receipts() async throws {
+        try await Self.withPair { relay, alice, bob, _ in
+            let first = try await alice.messenger.send("are you there?", to: bob.contact)
+            #expect(first.status == .sent)
+            _ = try await bob.messenger.sync()  // stores it and sends the delivery receipt
+            _ = try await alice.messenger.sync()
+            #expect(try await alice.messenger.history(with: bob.messenger.me).last?.status == .delivered)
+            try await bob.messenger.markRead(alice.messenger.me)
+            _ = try await bob.messenger.flushOutbox()
+            _ = try await alice.messenger.sync()
+            #expect(try await alice.messenger.history(with: bob.messenger.me).last?.status == .read)
+
+            try await bob.messenger.setReadReceipts(false)
+            let second = try await alice.messenger.send("and now?", to: bob.contact)
+            _ = try await bob.messenger.sync()
+            try await bob.messenger.markRead(alice.messenger.me)
+            _ = try await bob.messenger.flushOutbox()
+            _ = try await alice.messenger.sync()
+            let statuses = try await alice.messenger.history(with: bob.messenger.me).map(\.status)
+            #expect(statuses == [.read, .delivered], "\(statuses)")
+            #expect(second.status == .sent)
+            // Receipts are not messages: neither side's conversation has more lines.
+            #expect(try await bob.messenger.history(with: alice.messenger.me).count == 2)
+        }
+    }
+
+    @Test("the author's edit and deletion apply on the peer; an edit the peer forges of the author's message does not")
+    func editsAndDeletions() async throws {
+        try await Self.withPair { relay, alice, bob, files in
+            let original = try await alice.messenger.send("meet at 5", to: bob.contact)
+            let withFile = try await alice.messenger.send(
+                "the map", attachments: [AttachmentSource(url: try files.write("map.png", Self.bytes(5000, seed: 1)))],
+                to: bob.contact)
+            _ = try await bob.messenger.sync()
+            try await alice.messenger.edit(original.id, text: "meet at 6")
+            _ = try await bob.messenger.sync()
+            let edited = try #require(try await bob.messenger.history(with: alice.messenger.me).first)
+            #expect(edited.text == "meet at 6" && edited.editedAt != nil)
+
+            // Bob cannot edit Alice's message through the library …
+            await #expect(throws: ConfidantKitError.notYourMessage(original.id)) {
+                try await bob.messenger.edit(original.id, text: "meet never")
+            }
+            // … and an edit he seals himself naming it changes nothing at Alice's.
+            let aliceID = await alice.messenger.me
+            try bob.messenger.store.write { db in
+                try bob.messenger.store.queueControl(
+                    ChatPayload(conversation: aliceID, content: .edit(messageID: original.id, text: "forged")),
+                    to: aliceID, toOwnDevices: false, now: Date(), db)
+            }
+            _ = try await bob.messenger.flushOutbox()
+            _ = try await alice.messenger.sync()
+            #expect(try await alice.messenger.history(with: bob.messenger.me).first?.text == "meet at 6")
+
+            try await alice.messenger.deleteForEveryone(withFile.id)
+            _ = try await bob.messenger.sync()
+            let deleted = try #require(
+                try await bob.messenger.history(with: alice.messenger.me).first { $0.id == withFile.id })
+            #expect(deleted.isDeleted && deleted.text == nil && deleted.attachments.isEmpty)
+            #expect(deleted.displayText == "This message was deleted")
+            await #expect(throws: ConfidantKitError.messageNotFound(withFile.id)) {
+                try await bob.messenger.saveAttachment(of: withFile.id, index: 0, to: files.directory)
+            }
+            #expect(
+                try await alice.messenger.history(with: bob.messenger.me).first { $0.id == withFile.id }?.isDeleted
+                    == true)
+        }
+    }
+
+    @Test("a disappearing message is gone from both stores, rows and files, once its time is up")
+    func disappearing() async throws {
+        try await Self.withPair { relay, alice, bob, files in
+            let clock = ManualClock()
+            let aliceNow = Messenger(
+                identity: alice.messenger.identity, account: await alice.messenger.account,
+                store: alice.messenger.store,
+                now: clock.now)
+            let bobNow = Messenger(
+                identity: bob.messenger.identity, account: await bob.messenger.account, store: bob.messenger.store,
+                now: clock.now)
+            _ = try await aliceNow.send("this one stays", to: bob.contact)
+            try await aliceNow.setDisappearingTimer(60, with: bob.contact)
+            let fleeting = try await aliceNow.send(
+                "gone in a minute", attachments: [AttachmentSource(url: try files.write("f.txt", Data("x".utf8)))],
+                to: bob.contact)
+            _ = try await bobNow.sync()
+            #expect(try await bobNow.disappearingTimer(with: alice.messenger.me) == 60)
+            let lines = try await bobNow.history(with: alice.messenger.me).map(\.displayText)
+            #expect(lines == ["this one stays", "Alice set disappearing messages to 1 min", "gone in a minute"])
+            _ = try await bobNow.saveAttachment(
+                of: fleeting.id, index: 0, to: files.directory.appendingPathComponent("b"))
+
+            clock.advance(by: 59)
+            #expect(try await bobNow.removeExpiredMessages() == 0)
+            clock.advance(by: 2)
+            #expect(try await aliceNow.removeExpiredMessages() == 1)
+            #expect(try await bobNow.removeExpiredMessages() == 1)
+            let ids = (alice: await alice.messenger.me, bob: await bob.messenger.me)
+            for user in [alice, bob] {
+                let texts = try await user.messenger.history(with: user.email == alice.email ? ids.bob : ids.alice)
+                    .compactMap(\.text)
+                #expect(!texts.contains("gone in a minute"))
+                #expect(texts.contains("this one stays"))
+                let rows = try user.messenger.store.read { db in
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM attachment") ?? -1
+                }
+                #expect(rows == 0)
+                let folder = user.profile.directory.appendingPathComponent("attachments")
+                #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty ?? true)
+            }
+            let contact = await bob.contact
+            await #expect(throws: ConfidantKitError.invalidTimer(1)) {
+                try await aliceNow.setDisappearingTimer(1, with: contact)
+            }
+        }
+    }
+
+    @Test("a profile picture is fetched once per digest and what the peer sees is what was set")
+    func avatars() async throws {
+        try await Self.withPair { relay, alice, bob, _ in
+            let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Self.bytes(300, seed: 5)
+            try await alice.messenger.setAvatar(try Avatar(png))
+            let listed = try #require(try await bob.messenger.users().first { $0.email == alice.email })
+            #expect(listed.avatarDigest == SHA256Hex.of(png))
+            let contact = try await bob.messenger.contact(email: alice.email)
+            _ = try await bob.messenger.send("hi", to: contact)  // stores the contact with its digest
+            #expect(try await bob.messenger.avatar(of: contact.id)?.data == png)
+            let cached = bob.profile.directory.appendingPathComponent("avatars/\(SHA256Hex.of(png))")
+            #expect(FileManager.default.fileExists(atPath: cached.path))
+            // A new picture: until Bob's device learns its digest it shows the cached one (no fetch),
+            // then the new one.
+            let newer = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Self.bytes(400, seed: 6)
+            try await alice.messenger.setAvatar(try Avatar(newer))
+            #expect(try await bob.messenger.avatar(of: contact.id)?.data == png)
+            _ = try await bob.messenger.send("new picture?", to: contact)  // refreshes the contact
+            #expect(try await bob.messenger.avatar(of: contact.id)?.data == newer)
+        }
+    }
+
+    static func files(in directory: URL) throws -> [URL] {
+        var found: [URL] = []
+        let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
+        while let url = enumerator?.nextObject() as? URL {
+            if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true { found.append(url) }
+        }
+        return found
+    }
+}
+
+enum SHA256Hex {
+    static func of(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+}
