@@ -265,6 +265,7 @@ public actor Messenger {
         liveTask = nil
         expiryTask?.cancel()
         expiryTask = nil
+        await sender.cancelRetries()
         // Sends from now on go over HTTP, even before the closing socket is noticed.
         await stream.detach()
     }

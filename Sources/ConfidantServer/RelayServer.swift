@@ -37,12 +37,13 @@ public final class RelayServer: Sendable {
         app.logger = logger
         self.application = app
         do {
-            try FileManager.default.createDirectory(
-                at: configuration.dataDirectory.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+            // The owner's alone: 0700, refused when other users can write it.
+            try DataDirectory.prepare(configuration.dataDirectory)
             switch configuration.database {
             case .sqlite(let path):
                 let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
-                try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+                try DataDirectory.prepareDirectory(parent)
+                try DataDirectory.prepareDatabaseFile(path)
                 // Several connections per event loop: a write transaction must not hold up the reads
                 // (sessions, mailbox pages, streams) that share its event loop.
                 app.databases.use(

@@ -31,7 +31,9 @@ struct RelayServices: Sendable {
         let mailer: any CodeMailer =
             configuration.smtp.map { SMTPMailer(configuration: $0) }
             ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox"))
-        let files = BlobFiles(directory: configuration.dataDirectory.appendingPathComponent("blobs"))
+        let files = BlobFiles(
+            directory: configuration.dataDirectory.appendingPathComponent("blobs"),
+            minimumFreeBytes: configuration.minimumFreeBytes)
         let revoker = SessionRevoker(cache: cache, hub: hub, database: database)
         self.configuration = configuration
         self.database = database

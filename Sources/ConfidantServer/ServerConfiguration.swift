@@ -103,6 +103,9 @@ public struct ServerConfiguration: Sendable {
     public var maximumEnvelopeBytes = 64 * 1024
     public var maximumJSONBodyBytes = 4 * 1024 * 1024
     public var maximumBlobBytes = 25 * 1024 * 1024
+    /// Free space the data directory's disk keeps: attachments and backup objects that would
+    /// leave less are refused (503 `storage_unavailable`), so messages can still be stored.
+    public var minimumFreeBytes: Int64 = 256 << 20
     /// How long an attachment blob stays when not every device it was meant for fetched it (as
     /// Signal keeps attachments for about a month); fetched by all, it goes at once.
     public var attachmentRetention: TimeInterval = 30 * 86_400

@@ -30,12 +30,12 @@ struct SessionMessagingTests {
             let reply = try await alice.messenger.sync()
             #expect(reply.map(\.text) == ["reply in the session"])
             #expect(reply.first?.envelopeVersion == 2)
-            #expect(try await alice.messenger.store.sessionCount() == 1)
-            #expect(try await bob.messenger.store.sessionCount() == 1)
+            #expect(try alice.messenger.store.sessionCount() == 1)
+            #expect(try bob.messenger.store.sessionCount() == 1)
             // The sessions' secrets are sealed: no stored chain or root key appears in the database file.
             let aliceID = await alice.messenger.me
             let record = try #require(
-                try await bob.messenger.store.session(
+                try bob.messenger.store.session(
                     with: DeviceAddress(userID: aliceID, deviceID: alice.messenger.identity.deviceID),
                     fingerprint: IdentityFingerprint(alice.messenger.identity.publicIdentity).description))
             // Bytes 66..<98 of a serialized session are its root key (docs/PROTOCOL.md §9.5).
@@ -106,10 +106,10 @@ struct SessionMessagingTests {
             let bobID = await bob.messenger.me
             let aliceKey = alice.messenger.identity.publicIdentity
             var record = try #require(
-                try await bob.messenger.store.session(
+                try bob.messenger.store.session(
                     with: DeviceAddress(userID: aliceID, deviceID: aliceKey.deviceID),
                     fingerprint: IdentityFingerprint(aliceKey).description))
-            var prekeys = try #require(try await bob.messenger.store.prekeys())
+            var prekeys = try #require(try bob.messenger.store.prekeys())
             for bytes in recorded {
                 guard case .ratchet(let envelope) = try WireEnvelope(serialized: bytes) else {
                     Issue.record("expected a v2 envelope")

@@ -58,6 +58,13 @@ struct DatabaseOutageTests {
             if case .json(let problem) = response.body {
                 #expect(problem.error == APIErrorCode.databaseUnavailable.rawValue)
             }
+            // The readiness check says so (a load balancer stops sending here), with the cause.
+            let notReady = try await relay.client().ready()
+            guard case .default(let readyStatus, let readyResponse) = notReady else {
+                Issue.record("ready while writes fail: \(notReady)")
+                return
+            }
+            #expect(readyStatus == 503 && readyResponse.headers.retryAfter != nil)
 
             // The lock goes; the same send (same message id) now goes through, once.
             try input.fileHandleForWriting.write(contentsOf: Data("\n".utf8))
@@ -71,5 +78,46 @@ struct DatabaseOutageTests {
             let entries = try await bob.client.fetchMailbox(query: .init()).ok.body.json.entries
             #expect(entries.filter { $0.messageId == messageID.canonicalString }.count == 1)
         }
+    }
+
+    @Test("a fresh data directory, its database and blobs are the owner's alone; one others can write is refused")
+    func dataDirectoryModes() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            _ = try await alice.client.uploadBlob(body: .binary(HTTPBody([1, 2, 3]))).created
+            func mode(_ name: String) throws -> Int {
+                let attributes = try FileManager.default.attributesOfItem(
+                    atPath: relay.directory.appendingPathComponent(name).path)
+                return (attributes[.posixPermissions] as? Int ?? -1) & 0o777
+            }
+            #expect(try mode("") == 0o700)
+            #expect(try mode("blobs") == 0o700)
+            for name in ["relay.sqlite", "relay.sqlite-wal", "relay.sqlite-shm", "auth.key"] {
+                #expect(try mode(name) == 0o600, "\(name)")
+            }
+            let blobs = try FileManager.default.contentsOfDirectory(
+                atPath: relay.directory.appendingPathComponent("blobs").path)
+            for blob in blobs { #expect(try mode("blobs/\(blob)") == 0o600, "blob \(blob)") }
+            #expect(!blobs.isEmpty)
+            _ = try await relay.client().ready().ok
+        }
+        // Writable by others: refused with a sentence that says what to do. Readable by others
+        // (what older relays made): tightened.
+        let open = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-open-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: open) }
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open.path)
+        var configuration = ServerConfiguration.embedded(dataDirectory: open)
+        configuration.port = 0
+        await #expect {
+            _ = try await RelayServer(configuration: configuration)
+        } throws: { error in
+            (error as? DataDirectory.Unsafe)?.description.contains("chmod 700") == true
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: open.path)
+        let server = try await RelayServer(configuration: configuration)
+        await server.shutdown()
+        let tightened = try FileManager.default.attributesOfItem(atPath: open.path)[.posixPermissions] as? Int
+        #expect(tightened.map { $0 & 0o777 } == 0o700)
     }
 }

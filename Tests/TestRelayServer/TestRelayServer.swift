@@ -18,6 +18,9 @@ struct TestRelayServer: AsyncParsableCommand {
     @Option(help: "Seconds before an e-mail code may be sent again (the browser test waits less than a minute).")
     var emailCodeResendSeconds: Double?
     @Option(help: "The largest attachment, in MiB.") var maxAttachmentMib: Int?
+    @Option(help: "MiB of disk to keep free for messages.") var minFreeMib: Int?
+    @Option(help: "The key file that encrypts sign-in secrets (instances sharing a database share it).")
+    var authKeyFile: String?
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .error
@@ -38,6 +41,8 @@ struct TestRelayServer: AsyncParsableCommand {
         configuration.signInStarts.perAddress.limit = 1_000_000
         if let emailCodeResendSeconds { configuration.emailCodeResendSeconds = emailCodeResendSeconds }
         if let maxAttachmentMib { configuration.maximumBlobBytes = maxAttachmentMib << 20 }
+        if let minFreeMib { configuration.minimumFreeBytes = Int64(minFreeMib) << 20 }
+        configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
         let server = try await RelayServer(configuration: configuration)
         try await server.runUntilSignalled { bound in
             FileHandle.standardOutput.write(

@@ -54,6 +54,10 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     public var isDeleted = false
     /// When every device deletes it (a disappearing message); nil when it stays.
     public var expiresAt: Date? = nil
+    /// A pending message the server could not take yet: when it is tried again by itself.
+    public var retryAt: Date? = nil
+    /// Why the last attempt of a pending message did not get through.
+    public var waitingReason: String? = nil
 
     /// What a screen shows: the text, a "deleted" line, or a placeholder saying why there is none.
     public var displayText: String {

@@ -4,8 +4,8 @@ import Foundation
 
 extension MessageSender {
     /// Delivers the queued control messages (receipts, edits, deletions, timers), oldest first.
-    /// - Returns: false when one could not go now (the server is away): the rest wait with it.
-    func deliverControls() async throws -> Bool {
+    /// - Returns: when to try again if one could not go now (the server is away): the rest wait with it.
+    func deliverControls() async throws -> Date? {
         for control in try store.controls() {
             do {
                 // A peer whose verified key changed gets nothing until the user confirms (a
@@ -26,10 +26,9 @@ extension MessageSender {
                 try store.finishControl(control.messageID)
             } catch let error as ConfidantKitError where error.isTransient {
                 lastUnreachable = error.description
-                try store.deferControl(
-                    control.messageID, until: retry.nextAttempt(after: control.attempts + 1, now: now()),
-                    reason: error.description)
-                return false
+                let next = retry.nextAttempt(after: control.attempts + 1, now: now())
+                try store.deferControl(control.messageID, until: next, reason: error.description)
+                return next
             } catch let error as ConfidantKitError {
                 switch error {
                 case .sessionExpired, .storeDamaged: throw error
@@ -38,6 +37,6 @@ extension MessageSender {
                 }
             }
         }
-        return true
+        return nil
     }
 }

@@ -15,8 +15,9 @@ actor MessageSender {
         case sent
         /// Refused for good; the reason is stored with the message.
         case failed(String)
-        /// Not now (server unreachable, busy, briefly unable to store): the message stays queued.
-        case waiting(String)
+        /// Not now (server unreachable, busy, briefly unable to store): the message stays queued
+        /// until the next attempt.
+        case waiting(String, next: Date)
     }
 
     let relay: RelayClient
@@ -155,12 +156,40 @@ actor MessageSender {
                 switch try await deliver(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer)) {
                 case .sent: sent += 1
                 case .failed: continue
-                case .waiting: return sent
+                case .waiting(_, let next):
+                    scheduleRetry(at: next)
+                    return sent
                 }
             }
-            guard try await deliverControls() else { return sent }
+            if let next = try await deliverControls() {
+                scheduleRetry(at: next)
+                return sent
+            }
         } while drainAgain
         return sent
+    }
+
+    private var retryTask: Task<Void, Never>?
+
+    /// Tries the outbox again by itself at `date` (exponential back-off with jitter, as the
+    /// deferral chose it): a message waits for the server without anyone resending it. One
+    /// attempt is scheduled at a time; a delivery that starts sooner (a reconnect, a new send)
+    /// makes it moot.
+    private func scheduleRetry(at date: Date) {
+        retryTask?.cancel()
+        let delay = max(0, date.timeIntervalSince(now()))
+        let sleep = retry.sleep
+        retryTask = Task { [weak self] in
+            do { try await sleep(.milliseconds(Int(delay * 1000))) } catch { return }
+            guard !Task.isCancelled else { return }
+            _ = try? await self?.deliverOutbox()
+        }
+    }
+
+    /// Stops the automatic attempts (the messenger is closing).
+    func cancelRetries() {
+        retryTask?.cancel()
+        retryTask = nil
     }
 
     /// Queues a failed message again and delivers the outbox.
@@ -227,7 +256,8 @@ actor MessageSender {
             lastUnreachable = error.description
             let next = retry.nextAttempt(after: queued.attempts + 1, now: now())
             try store.deferDelivery(of: message.id, until: next, reason: error.description)
-            return .waiting(error.description)
+            events.emit(.changed)
+            return .waiting(error.description, next: next)
         } catch let error as ConfidantKitError {
             switch error {
             case .sessionExpired, .untrustedPrekeys, .storeDamaged: throw error

@@ -12,6 +12,8 @@ public struct RetryPolicy: Sendable {
     public var jitter: ClosedRange<Double> = 0.8...1.2
     /// Draws the jitter factor; tests fix it.
     public var random: @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
+    /// Waits before an automatic attempt; tests wait for their own clock instead.
+    public var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// The defaults: 2 s, doubling, at most 5 min, ±20 %.
     public init() {}

@@ -119,10 +119,23 @@ extension LocalStore {
                 }
             }
         }
+        // Pending messages: when the outbox tries them again, and why they wait (one query).
+        let pending = records.filter { $0.state == .pending }.map(\.messageID.canonicalString)
+        var waiting: [String: OutboxRecord] = [:]
+        if !pending.isEmpty {
+            for record in try OutboxRecord.filter(pending.contains(OutboxRecord.Columns.messageID)).fetchAll(db) {
+                waiting[record.messageID.canonicalString] = record
+            }
+        }
         return try records.map { record in
             let key =
                 "\(record.messageID.canonicalString)|\(record.peerID.canonicalString)|\(record.direction.rawValue)"
-            return try chatMessage(record, attachments: byMessage[key] ?? [])
+            var message = try chatMessage(record, attachments: byMessage[key] ?? [])
+            if record.state == .pending, let queued = waiting[record.messageID.canonicalString] {
+                message.retryAt = queued.nextAttemptAt
+                message.waitingReason = queued.lastError
+            }
+            return message
         }
     }
 

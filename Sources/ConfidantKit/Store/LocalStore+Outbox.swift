@@ -64,12 +64,14 @@ extension LocalStore {
         }
     }
 
-    /// Records a transient failure: the message stays queued until `nextAttempt`.
+    /// Records a transient failure of the outbox's first message: it stays queued until
+    /// `nextAttempt`, and so does everything behind it (they go in order), which says so too.
     func deferDelivery(of id: UUID, until nextAttempt: Date?, reason: String) throws {
         _ = try write { db in
             try OutboxRecord.filter(OutboxRecord.Columns.messageID == id.canonicalString).updateAll(
-                db, OutboxRecord.Columns.attempts += 1,
-                OutboxRecord.Columns.nextAttemptAt.set(to: nextAttempt?.timeIntervalSince1970),
+                db, OutboxRecord.Columns.attempts += 1)
+            try OutboxRecord.updateAll(
+                db, OutboxRecord.Columns.nextAttemptAt.set(to: nextAttempt?.timeIntervalSince1970),
                 OutboxRecord.Columns.lastError.set(to: reason))
         }
     }

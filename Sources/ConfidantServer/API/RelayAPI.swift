@@ -21,6 +21,27 @@ struct RelayAPI: APIProtocol {
 }
 
 extension RelayAPI {
+    /// The free space below which the relay stops being ready: a fraction of the floor that
+    /// attachments keep, what messages may still use.
+    static let messageReserve: Int64 = 8 << 20
+
+    func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
+        try await services.database.ping()
+        let space = DiskSpace(directory: services.configuration.dataDirectory, floor: Self.messageReserve)
+        if let available = space.available(), available < Self.messageReserve {
+            throw APIFailure(
+                .storageUnavailable, "The server's disk is full (\(available >> 10) KiB free); writes fail.",
+                retryAfter: 60)
+        }
+        if let outage = services.outages.recent(within: .seconds(10)) { throw outage.failure }
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        status: "ready", database: services.database.engine.rawValue,
+                        maximumBlobBytes: Int64(services.configuration.maximumBlobBytes)))))
+    }
+
     /// The current request, for its headers and peer address.
     func request() throws -> Request { try RequestContextMiddleware.request() }
 

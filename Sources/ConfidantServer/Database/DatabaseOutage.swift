@@ -101,14 +101,24 @@ final class OutageLog: Sendable {
         var suppressed: Int
     }
     private let entries = Mutex<[String: Entry]>([:])
+    private let latest = Mutex<(at: ContinuousClock.Instant, outage: DatabaseOutage.Classified)?>(nil)
     private let interval: Duration
 
     init(interval: Duration = .seconds(10)) {
         self.interval = interval
     }
 
+    /// The last outage, if it happened within `window`: the readiness check reports it.
+    func recent(within window: Duration) -> DatabaseOutage.Classified? {
+        latest.withLock { latest in
+            guard let latest, ContinuousClock.now - latest.at < window else { return nil }
+            return latest.outage
+        }
+    }
+
     func record(_ outage: DatabaseOutage.Classified, logger: Logger) {
         let now = ContinuousClock.now
+        latest.withLock { $0 = (now, outage) }
         let suppressed: Int? = entries.withLock { entries in
             if var entry = entries[outage.cause], now - entry.lastLogged < interval {
                 entry.suppressed += 1

@@ -6,7 +6,7 @@ struct SessionMiddleware: AsyncMiddleware {
     let sessions: SessionService
 
     static let publicRoutes: Set<String> = [
-        "GET /v1/health", "POST /v1/accounts", "POST /v1/sessions", "POST /v1/auth/sign-in",
+        "GET /v1/health", "GET /v1/ready", "POST /v1/accounts", "POST /v1/sessions", "POST /v1/auth/sign-in",
         "POST /v1/auth/challenges",
     ]
 

@@ -94,8 +94,8 @@ struct SendCommand: AsyncParsableCommand {
         if queued > 0 {
             print(
                 bodies.count == 1
-                    ? "queued: the server is unreachable; it goes with your next command once the server is back"
-                    : "\(sent) sent, \(queued) queued: the server is unreachable; they go with your next command once it is back"
+                    ? "queued: the server cannot take it now; it goes with your next command (or a running chat) once it can"
+                    : "\(sent) sent, \(queued) queued: the server cannot take them now; they go, in order, with your next command (or a running chat) once it can"
             )
             if let reason = await messenger.lastUnreachable { Terminal.printError(reason) }
         } else {

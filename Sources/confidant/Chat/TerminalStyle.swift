@@ -63,7 +63,13 @@ enum TerminalStyle {
         case .outgoing:
             var suffix = ""
             switch message.status {
-            case .pending: suffix = dim(" (queued)")
+            case .pending:
+                if let retry = message.retryAt {
+                    let seconds = max(0, Int(retry.timeIntervalSinceNow.rounded(.up)))
+                    suffix = dim(" (waiting for the server; trying again in \(seconds) s)")
+                } else {
+                    suffix = dim(" (queued)")
+                }
             case .sent: suffix = dim(" ✓")
             case .delivered: suffix = dim(" ✓✓")
             case .read: suffix = accent(" ✓✓ read")

@@ -46,6 +46,8 @@ struct ServeCommand: AsyncParsableCommand {
     var smtpAllowPlaintext = false
     @Option(help: "PEM certificates to trust for the SMTP server instead of the system's.") var smtpCaFile: String?
     @Option(help: "The largest attachment the server stores, in MiB (1…4096).") var maxAttachmentMib = 25
+    @Option(help: "MiB of disk to keep free: attachments and backups that would leave less are refused (0…1048576).")
+    var minFreeMib = 256
     @Option(help: "Days an attachment stays when not every device it was meant for fetched it (1…365).")
     var attachmentRetentionDays = 30
     @Option(
@@ -94,6 +96,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-attachment-mib must be between 1 and 4096.")
         }
         configuration.maximumBlobBytes = maxAttachmentMib << 20
+        guard (0...1_048_576).contains(minFreeMib) else {
+            throw ValidationError("--min-free-mib must be between 0 and 1048576.")
+        }
+        configuration.minimumFreeBytes = Int64(minFreeMib) << 20
         guard (1...365).contains(attachmentRetentionDays) else {
             throw ValidationError("--attachment-retention-days must be between 1 and 365.")
         }
@@ -114,6 +120,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let server: RelayServer
         do { server = try await RelayServer(configuration: configuration) } catch let error as TLSFilesError {
+            throw ValidationError(error.description)
+        } catch let error as DataDirectory.Unsafe {
             throw ValidationError(error.description)
         }
         let scheme = configuration.tls == nil ? "http" : "https"

@@ -1,0 +1,98 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Crypto
+import Foundation
+import OpenAPIRuntime
+
+/// The bytes of blobs and backup objects in `<data-dir>/blobs/<id>`: streamed to disk as they
+/// arrive (never held in memory), hashed on the way, and streamed back in chunks.
+struct BlobFiles: Sendable {
+    struct Stored: Sendable {
+        let id: UUID
+        let file: URL
+        let size: Int64
+        let sha256: String
+    }
+
+    let directory: URL
+    /// What must stay free on the disk after a blob is stored.
+    let space: DiskSpace
+
+    init(directory: URL, minimumFreeBytes: Int64) {
+        self.directory = directory
+        space = DiskSpace(directory: directory, floor: minimumFreeBytes)
+    }
+
+    func url(of id: UUID) -> URL { directory.appendingPathComponent(id.canonicalString) }
+
+    /// Writes a request body to a new blob file (0600), refusing it past `limit` bytes or when it
+    /// would leave less than the free-space floor; a disk that fills meanwhile is a 503
+    /// `storage_unavailable`, never a half-written blob.
+    func store(_ body: HTTPBody, limit: Int64, what: String) async throws -> Stored {
+        var declared: Int64?
+        if case .known(let length) = body.length {
+            if length > limit { throw APIFailure.tooLarge(what, limit: Int(limit)) }
+            declared = length
+        }
+        try space.checkRoom(for: declared)
+        let id = UUID()
+        let final = url(of: id)
+        let partial = directory.appendingPathComponent(".\(id.canonicalString).partial")
+        guard
+            FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]),
+            let handle = try? FileHandle(forWritingTo: partial)
+        else {
+            throw APIFailure(.storageUnavailable, "The server cannot write blobs now; try again later.", retryAfter: 60)
+        }
+        var hasher = SHA256()
+        var size: Int64 = 0
+        var checkedAt: Int64 = 0
+        do {
+            defer { try? handle.close() }
+            for try await chunk in body {
+                size += Int64(chunk.count)
+                guard size <= limit else { throw APIFailure.tooLarge(what, limit: Int(limit)) }
+                hasher.update(data: chunk)
+                // A body of unknown length is checked as it grows, every 8 MiB.
+                if declared == nil, size - checkedAt >= 8 << 20 {
+                    checkedAt = size
+                    try space.checkRoom(for: 0)
+                }
+                do {
+                    try handle.write(contentsOf: chunk)
+                } catch {
+                    throw APIFailure(
+                        .storageUnavailable,
+                        "The server could not store that (\(error.localizedDescription)); retry later.",
+                        retryAfter: 60)
+                }
+            }
+            do {
+                try handle.synchronize()
+                try FileManager.default.moveItem(at: partial, to: final)
+            } catch {
+                throw APIFailure(
+                    .storageUnavailable,
+                    "The server could not store that (\(error.localizedDescription)); retry later.",
+                    retryAfter: 60)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: partial)
+            throw error
+        }
+        return Stored(id: id, file: final, size: size, sha256: hasher.finalize().hexString)
+    }
+
+    /// The stored bytes of a blob as a streamed response body.
+    func body(of blob: BlobRecord) throws -> HTTPBody {
+        guard let id = blob.id, let handle = try? FileHandle(forReadingFrom: url(of: id)) else {
+            throw APIFailure(.storageUnavailable, "The blob's bytes are missing on the server.")
+        }
+        return .streaming(handle, length: blob.size)
+    }
+
+    /// Removes a blob's bytes (best effort: an orphaned file wastes space, nothing more).
+    func remove(_ id: UUID) {
+        try? FileManager.default.removeItem(at: url(of: id))
+    }
+}

@@ -1,0 +1,221 @@
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Faults a user meets — a full disk, a database restart, a server killed — with real relay
+/// processes and the CLI: every message typed arrives exactly once, in order, and none is marked
+/// failed; nobody types anything again.
+@Suite("Faults")
+struct FaultTests {
+    struct Line: Decodable {
+        let text: String?
+        let status: String
+        let direction: String
+    }
+
+    static func history(_ cli: CLIProcess, profile: String, with email: String) async throws -> [Line] {
+        let result = try await cli.run(["chat", "history", "--profile", profile, email, "--limit", "5000", "--json"])
+        guard result.status == 0 else { throw CLIFailure(result.stderr) }
+        return try JSONDecoder().decode([Line].self, from: result.stdout)
+    }
+
+    /// Lines of about a kilobyte, numbered so order and duplicates show.
+    static func lines(_ count: Int, _ label: String) -> [String] {
+        (1...count).map { "\(label) \(String(format: "%04d", $0)) " + String(repeating: "x", count: 1000) }
+    }
+
+    static func sh(_ arguments: [String]) async throws -> ChildProcess.Output {
+        try await ChildProcess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", arguments.joined(separator: " ")])
+    }
+
+    @Test(
+        "disk full under the relay: 503 storage_unavailable, every line of --each-line waits in the outbox, and all of them arrive in order once there is space"
+    )
+    func diskFull() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let mountPoint = cli.directory.appendingPathComponent("small-disk")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        let mounted = try await Self.sh(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint.path])
+        guard mounted.status == 0 else {
+            print("NOT TESTED (disk full): cannot mount a tmpfs here (\(mounted.errorText)); run the tests as root")
+            return
+        }
+        defer { _ = try? ChildProcessSync.run("/bin/umount", [mountPoint.path]) }
+        let dataDirectory = mountPoint.appendingPathComponent("server")
+        let server = try ServeProcess(dataDirectory: dataDirectory, extra: ["--min-free-mib", "1"])
+        defer {
+            server.kill(SIGTERM)
+            _ = server.waitForExit()
+        }
+        let port = try await server.relay().port
+        let (alice, bob) = try await ChatCommandTests.register(
+            cli, server: "http://127.0.0.1:\(port)", dataDirectory: dataDirectory)
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "before the disk filled"]).status == 0)
+
+        // Fill the disk to its last 150 KiB.
+        var stats = statvfs()
+        #expect(statvfs(mountPoint.path, &stats) == 0)
+        let filler = mountPoint.appendingPathComponent("filler")
+        let free = Int(stats.f_bavail) * Int(stats.f_frsize)
+        try Data(count: max(0, free - 150 * 1024)).write(to: filler)
+
+        let typed = Self.lines(500, "line")
+        let sent = try await cli.run(
+            ["send", "--profile", "alice", bob, "--each-line"], stdin: Data(typed.joined(separator: "\n").utf8))
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.text.contains("queued"), "some lines wait: \(sent.text)")
+        #expect(sent.stderr.contains("storage_unavailable"), "the relay said why: \(sent.stderr)")
+
+        // Space comes back; the next command delivers what waited.
+        try FileManager.default.removeItem(at: filler)
+        #expect(try await cli.run(["inbox", "--profile", "alice"]).status == 0)
+        let received = try await Self.history(cli, profile: "bob", with: alice).filter { $0.direction == "incoming" }
+        #expect(received.compactMap(\.text) == ["before the disk filled"] + typed, "all 500, in order, once")
+        let own = try await Self.history(cli, profile: "alice", with: bob)
+        #expect(!own.contains { $0.status.hasPrefix("failed") }, "none failed")
+        #expect(!own.contains { $0.status == "pending" }, "none left waiting")
+        print(
+            "disk full: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); all 500 delivered after space returned"
+        )
+    }
+
+    @Test(
+        "PostgreSQL restarted during 300 sends: each line arrives exactly once, in order, none failed"
+    )
+    func postgresRestart() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let cluster = cli.directory.appendingPathComponent("cluster")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("postgres-cluster.sh")
+        let started = try await ChildProcess.run(script, ["start", cluster.path])
+        guard started.status == 0 else {
+            print("NOT TESTED (PostgreSQL restart): \(started.errorText)")
+            return
+        }
+        defer { _ = try? ChildProcessSync.run(script.path, ["stop", cluster.path]) }
+        let url = started.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let dataDirectory = cli.directory.appendingPathComponent("server")
+        let server = try ServeProcess(dataDirectory: dataDirectory, database: url)
+        defer {
+            server.kill(SIGTERM)
+            _ = server.waitForExit()
+        }
+        let port = try await server.relay().port
+        let (alice, bob) = try await ChatCommandTests.register(
+            cli, server: "http://127.0.0.1:\(port)", dataDirectory: dataDirectory)
+        let typed = Self.lines(300, "line")
+        async let sending = cli.run(
+            ["send", "--profile", "alice", bob, "--each-line"], stdin: Data(typed.joined(separator: "\n").utf8))
+        // Restart once some have gone (the outcome must not depend on when).
+        try await Self.waitUntilPosted(30, url)
+        let restarted = try await ChildProcess.run(script, ["restart", cluster.path])
+        #expect(restarted.status == 0, "\(restarted.errorText)")
+        let sent = try await sending
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(try await cli.run(["inbox", "--profile", "alice"]).status == 0)
+        let received = try await Self.history(cli, profile: "bob", with: alice).compactMap(\.text)
+        #expect(received == typed, "\(received.count) of 300 arrived; exactly once and in order")
+        let own = try await Self.history(cli, profile: "alice", with: bob)
+        #expect(!own.contains { $0.status.hasPrefix("failed") || $0.status == "pending" })
+        print("PostgreSQL restart: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 300 of 300 delivered")
+    }
+
+    @Test(
+        "one of two relays on one PostgreSQL killed with SIGKILL during 300 sends: all arrive at the peer on the other, once, in order, and the next message after them"
+    )
+    func serverKilled() async throws {
+        guard let base = TestDatabaseKind.postgresURL else {
+            print("NOT TESTED (relay killed): no PostgreSQL (Tests/run.sh starts one)")
+            return
+        }
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let name = "confidant_fault_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+        try await PostgresAdmin.run(url: base, "CREATE DATABASE \(name)")
+        defer { Task { try? await PostgresAdmin.run(url: base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") } }
+        let url = PostgresAdmin.url(base, database: name)
+        let dataA = cli.directory.appendingPathComponent("relay-a")
+        let dataB = cli.directory.appendingPathComponent("relay-b")
+        let first = try ServeProcess(dataDirectory: dataA, database: url)
+        let port = try await first.relay().port
+        // Instances sharing a database share the key that encrypts sign-in secrets.
+        let second = try ServeProcess(
+            dataDirectory: dataB, database: url,
+            extra: ["--auth-key-file", dataA.appendingPathComponent("auth.key").path])
+        defer {
+            second.kill(SIGTERM)
+            _ = second.waitForExit()
+        }
+        let portB = try await second.relay().port
+        let suffix = UUID().uuidString.prefix(6).lowercased()
+        let alice = "alice-\(suffix)@example.com"
+        let bob = "bob-\(suffix)@example.com"
+        for (profile, email, name, data, port) in [
+            ("alice", alice, "Alice", dataA, port), ("bob", bob, "Bob", dataB, portB),
+        ] {
+            let result = try await cli.register(
+                profile: profile, server: "http://127.0.0.1:\(port)", email: email, name: name,
+                password: "password of \(name)", dataDirectory: data)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let typed = Self.lines(300, "line")
+        async let sending = cli.run(
+            ["send", "--profile", "alice", bob, "--each-line"], stdin: Data(typed.joined(separator: "\n").utf8))
+        try await Self.waitUntilPosted(30, url)
+        first.kill(SIGKILL)
+        _ = first.waitForExit()
+        let sent = try await sending
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.text.contains("queued"), "the rest wait: \(sent.text)")
+
+        // A supervisor starts it again where it was; the next command sends what waited first.
+        let restarted = try ServeProcess(dataDirectory: dataA, database: url, port: port)
+        defer {
+            restarted.kill(SIGTERM)
+            _ = restarted.waitForExit()
+        }
+        _ = try await restarted.relay()
+        #expect(try await cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
+        let received = try await Self.history(cli, profile: "bob", with: alice).compactMap(\.text)
+        #expect(received == typed + ["after the restart"], "\(received.count) of 301; exactly once and in order")
+        print(
+            "relay killed: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 301 of 301 delivered in order")
+    }
+
+    /// Waits (at most a minute) until the relay has stored `count` messages: a fault injected then
+    /// lands in the middle of the sends.
+    static func waitUntilPosted(_ count: Int, _ url: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await posted(url) < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(25))
+        }
+    }
+
+    /// Messages the relay has stored so far (its idempotency records), read with psql.
+    static func posted(_ url: String) async throws -> Int {
+        let output = try await ChildProcess.run(
+            command: "psql", [url, "-tAc", "SELECT COUNT(*) FROM posted_messages"])
+        return Int(output.text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+}
+
+/// A short command run to its end on the calling thread, for clean-ups in `defer`.
+enum ChildProcessSync {
+    @discardableResult
+    static func run(_ path: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
