@@ -89,7 +89,7 @@ for size_mib in [1, 100]:
         subprocess.run(["rm", "-rf", out], check=True)
         # curl: the same bytes to and from the same server
         wall, client, server, stdout = timed(["curl", "-sS", "-X", "POST", "-H", f"Authorization: Bearer {token}",
-                                              "-H", "Content-Type: application/octet-stream", "-T", source,
+                                              "-H", "Content-Type: application/octet-stream", "-H", "Expect:", "-T", source,
                                               f"{url}/v1/blobs"])
         results.setdefault((size_mib, "curl up"), []).append((wall, client, server))
         blob = json.loads(stdout)["blobId"]

@@ -12,6 +12,7 @@ import Testing
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         let pem = try String(contentsOf: cli.directory.appendingPathComponent("me.key.pub"), encoding: .utf8)
         #expect(pem.hasPrefix("-----BEGIN CONFIDANT PUBLIC IDENTITY-----"))
+        #expect(pem.hasSuffix("-----END CONFIDANT PUBLIC IDENTITY-----\n"), "a text file ends with a newline")
         let again = try await cli.run(["keys", "generate", "--out", "me.key", "--scrypt-log2n", "10"])
         #expect(again.status != 0)
         #expect(again.stderr.contains("already exists"))

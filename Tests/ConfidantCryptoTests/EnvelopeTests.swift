@@ -153,7 +153,14 @@ struct Party {
         let bytes = Array(try seal(Array("x".utf8), suite: .p256AES256GCM).serialized)
         var version = bytes
         version[0] = 2
-        #expect(throws: EnvelopeError.unknownVersion(2)) { try SealedEnvelope(serialized: version) }
+        #expect(throws: EnvelopeError.otherVersion(found: 2, reader: 1)) { try SealedEnvelope(serialized: version) }
+        #expect(
+            EnvelopeError.otherVersion(found: 2, reader: 1).description
+                == "this is a version 2 envelope (a session message, docs/PROTOCOL.md §9); this reader takes version 1 only"
+        )
+        version[0] = 7
+        #expect(throws: EnvelopeError.unknownVersion(7)) { try SealedEnvelope(serialized: version) }
+        #expect(EnvelopeError.unknownVersion(7).description.contains("newer than this Confidant"))
         var suite = bytes
         suite[1] = 0x42
         #expect(throws: EnvelopeError.unknownSuite(0x42)) { try SealedEnvelope(serialized: suite) }
@@ -185,6 +192,17 @@ struct Party {
             #expect(padded >= length)
             #expect(Double(padded - length) / Double(length) <= 0.12)
         }
+    }
+
+    @Test("a padded message has one form: more or less padding than Padmé's is refused")
+    func paddingIsExact() {
+        let padded = Padme.pad(Array("hello".utf8))
+        #expect(Padme.unpad(padded) == Array("hello".utf8))
+        #expect(Padme.unpad(padded + [0]) == nil, "over-padded")
+        #expect(Padme.unpad(padded.dropLast()) == nil, "under-padded")
+        let long = Padme.pad([UInt8](repeating: 1, count: 1000))
+        #expect(Padme.unpad(long + [UInt8](repeating: 0, count: 64)) == nil)
+        #expect(Padme.unpad(long) != nil)
     }
 
     @Test func padUnpad() {

@@ -1,4 +1,5 @@
 import ConfidantCrypto
+import Crypto
 import Foundation
 import Testing
 
@@ -135,11 +136,14 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
         let vault = try makeVault(scratch)
         try await vault.backup(to: DirectoryBackupTarget(root: root))
         let manifestURL = root.appendingPathComponent("manifests/\(vault.backupID)")
-        var manifest = try String(contentsOf: manifestURL, encoding: .utf8)
-        manifest = manifest.replacingOccurrences(of: "\"version\":1", with: "\"version\":1 ")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(manifest.utf8)) as? [String: Any])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        #expect(json["version"] as? Int == 2)
+        let encodedBody = try #require(json["manifest"] as? String)
+        let body = try #require(Data(base64Encoded: encodedBody))
+        var fields = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        fields["objectHashes"] = Array((fields["objectHashes"] as? [String] ?? []).dropLast())
         var edited = json
-        edited["objectHashes"] = Array((json["objectHashes"] as? [String] ?? []).dropLast())
+        edited["manifest"] = try JSONSerialization.data(withJSONObject: fields).base64EncodedString()
         try JSONSerialization.data(withJSONObject: edited).write(to: manifestURL)
         await #expect(
             throws: VaultError.corrupted("the backup manifest was altered (its authentication code does not match)")
@@ -147,6 +151,62 @@ final class FlakyTarget: BackupTarget, @unchecked Sendable {
             try await Vault.restore(
                 from: DirectoryBackupTarget(root: root), into: scratch.url.appendingPathComponent("fresh"),
                 passphrase: "pw")
+        }
+    }
+
+    @Test(
+        "a version 2 manifest is authenticated over its stored body: another JSON encoder may rewrite the envelope (escaped slashes, other order)"
+    )
+    func manifestSurvivesAnotherEncoder() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let root = scratch.url.appendingPathComponent("backup")
+        let vault = try makeVault(scratch)
+        try await vault.backup(to: DirectoryBackupTarget(root: root))
+        let manifestURL = root.appendingPathComponent("manifests/\(vault.backupID)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        // JSONSerialization writes "/" as "\/" and keys in its own order: the bytes change, the meaning not.
+        let rewritten = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted])
+        #expect(rewritten != (try Data(contentsOf: manifestURL)))
+        try rewritten.write(to: manifestURL)
+        let (restored, _) = try await Vault.restore(
+            from: DirectoryBackupTarget(root: root), into: scratch.url.appendingPathComponent("fresh"),
+            passphrase: "pw")
+        #expect(try restored.items().count == (try vault.items().count))
+    }
+
+    @Test("a backup made before manifest version 2 (MAC over Foundation's encoding, catalogue unbound) still restores")
+    func legacyManifestStillRestores() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let root = scratch.url.appendingPathComponent("backup")
+        let target = DirectoryBackupTarget(root: root)
+        let vault = try makeVault(scratch)
+        try await vault.backup(to: target)
+        // Turn it into what the version 1 code wrote: the catalogue sealed without associated
+        // data, the manifest JSON with its MAC over Foundation's re-encoding.
+        let manifest = try BackupManifest.decode(try target.read("manifests/\(vault.backupID)"))
+        let sealed = try target.read("catalogs/\(manifest.catalogHash)")
+        let catalogKey = vault.key.derived("backup catalog")
+        let plain = try AES.GCM.open(
+            try AES.GCM.SealedBox(combined: sealed), using: catalogKey, authenticating: manifest.catalogAssociatedData)
+        let legacySealed = try #require(try AES.GCM.seal(plain, using: catalogKey).combined)
+        let legacyHash = SHA256.hash(data: legacySealed).map { String(format: "%02x", $0) }.joined()
+        try target.write(legacySealed, as: "catalogs/\(legacyHash)")
+        var legacy = manifest
+        legacy.catalogHash = legacyHash
+        let legacyBytes = try legacy.legacyEncoded(with: vault.key)
+        #expect(String(decoding: legacyBytes, as: UTF8.self).contains("\"version\":1"))
+        try target.write(legacyBytes, as: "manifests/\(vault.backupID)")
+        let (restored, _) = try await Vault.restore(
+            from: target, into: scratch.url.appendingPathComponent("fresh"), passphrase: "pw")
+        #expect(try restored.items().map(\.text) == (try vault.items().map(\.text)))
+        // A version 2 manifest pointing at that unbound catalogue is refused: the catalogue is not its.
+        var bound = manifest
+        bound.catalogHash = legacyHash
+        try target.write(try bound.encoded(with: vault.key), as: "manifests/\(vault.backupID)")
+        await #expect(throws: VaultError.corrupted("the backup catalogue does not decrypt")) {
+            try await Vault.restore(from: target, into: scratch.url.appendingPathComponent("again"), passphrase: "pw")
         }
     }
 

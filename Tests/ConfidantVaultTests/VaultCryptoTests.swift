@@ -90,6 +90,34 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
         }
     }
 
+    @Test(
+        "a full final segment is the only encoding of a file of whole segments: an empty final one after it is refused")
+    func emptyFinalSegmentAfterFullOnes() throws {
+        let plain = [UInt8](repeating: 9, count: 65_536)
+        let sealed = try encryptBytes(plain, key: key, id: id)
+        #expect(sealed.count == MediaStream.encryptedSize(plaintext: plain.count))
+        #expect(try decryptBytes(sealed, key: key, id: id) == plain)
+        // The same bytes as a full segment not flagged last, then an empty flagged one.
+        let header = Array(sealed[0..<25])
+        let segmentKey = MediaStream.key(key, salt: Array(header[9..<25]), objectID: id)
+        let full = try AES.GCM.seal(
+            plain, using: segmentKey, nonce: MediaStream.nonce(0, last: false), authenticating: header)
+        let empty = try AES.GCM.seal(
+            [UInt8](), using: segmentKey, nonce: MediaStream.nonce(1, last: true), authenticating: header)
+        let other = header + Array(full.ciphertext) + Array(full.tag) + Array(empty.tag)
+        #expect(throws: VaultError.corrupted("photo.jpg: an empty final segment after full ones")) {
+            try decryptBytes(other, key: key, id: id)
+        }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-seg-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try Data(other).write(to: url)
+        #expect(throws: VaultError.corrupted("photo.jpg: an empty final segment after full ones")) {
+            try MediaReader(url: url, key: key, objectID: id, name: "photo.jpg")
+        }
+        // An empty file is one empty, flagged segment.
+        #expect(try decryptBytes(try encryptBytes([], key: key, id: id), key: key, id: id) == [])
+    }
+
     @Test func garbageIsNotAnObject() {
         #expect(throws: VaultError.corrupted("photo.jpg: not an encrypted vault object")) {
             try decryptBytes(Array("hello".utf8), key: key, id: id)
@@ -130,6 +158,20 @@ func decryptBytes(_ sealed: [UInt8], key: VaultKey, id: UUID, name: String = "ph
         #expect(throws: VaultError.tampered(item: "obj", segment: 1)) {
             try MediaStream.authenticate(file: sealed, key: key, objectID: id, name: "obj")
         }
+    }
+
+    @Test("the digest taken while encrypting is the SHA-256 of the file written")
+    func digestWhileEncrypting() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-digest-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("in")
+        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: source)
+        let out = directory.appendingPathComponent("out")
+        let (size, address, digest) = try MediaStream.encryptFileDigesting(at: source, to: out, key: key, objectID: id)
+        #expect(size == 300_000)
+        #expect(digest == SHA256.hash(data: try Data(contentsOf: out)).map { String(format: "%02x", $0) }.joined())
+        #expect(address == (try ObjectAddress.of(file: out)))
     }
 
     @Test func filesStreamAndLeaveNothingOnFailure() throws {

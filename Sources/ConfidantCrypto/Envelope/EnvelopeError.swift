@@ -2,6 +2,9 @@
 public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
     case truncated
     case unknownVersion(UInt8)
+    /// A known envelope version, handed to the reader of the other one (a v2 session message to
+    /// the v1 parser, say).
+    case otherVersion(found: UInt8, reader: UInt8)
     case unknownSuite(UInt8)
     case malformed(String)
     case notForThisRecipient(expected: DeviceAddress, actual: DeviceAddress)
@@ -15,7 +18,10 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .truncated: return "the envelope is truncated"
         case .unknownVersion(let v):
-            return "envelope version \(v) is not supported (this Confidant reads versions 1 and 2)"
+            return "envelope version \(v) is newer than this Confidant, which reads versions 1 and 2"
+        case .otherVersion(let found, let reader):
+            return
+                "this is a version \(found) envelope (\(found == 2 ? "a session message, docs/PROTOCOL.md §9" : "a one-shot envelope, §3")); this reader takes version \(reader) only"
         case .unknownSuite(let s): return "envelope suite 0x\(String(s, radix: 16)) is unknown to this Confidant"
         case .malformed(let why): return "the envelope is malformed: \(why)"
         case .notForThisRecipient(let expected, let actual):

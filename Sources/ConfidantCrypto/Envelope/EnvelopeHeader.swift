@@ -51,7 +51,11 @@ public struct EnvelopeHeader: Sendable, Hashable {
     init(reading reader: inout ByteReader) throws(EnvelopeError) {
         // Check the version before reading on: a later version may have another layout.
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
-        guard version == Self.version else { throw EnvelopeError.unknownVersion(version) }
+        guard version == Self.version else {
+            throw (1...2).contains(version)
+                ? EnvelopeError.otherVersion(found: version, reader: Self.version)
+                : EnvelopeError.unknownVersion(version)
+        }
         let fields: (suite: UInt8, flags: UInt8, addressing: DeviceAddressing)
         do throws(ByteReader.Truncated) {
             fields = (try reader.readUInt8(), try reader.readUInt8(), try reader.readAddressing())

@@ -31,12 +31,15 @@ public enum Padme {
         return out
     }
 
-    /// Removes the framing; `nil` if the length field or the padding is malformed.
+    /// Removes the framing; `nil` if the length field or the padding is malformed: a length past
+    /// the end, non-zero padding, or a padded size other than Padmé's for that length (one
+    /// message has exactly one padded form).
     public static func unpad<Bytes: Collection>(_ padded: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
         let bytes = Array(padded)
         guard bytes.count >= 4 else { return nil }
         let length = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         guard length <= bytes.count - 4 else { return nil }
+        guard bytes.count == max(minimumLength, paddedLength(4 + length)) else { return nil }
         guard bytes[(4 + length)...].allSatisfy({ $0 == 0 }) else { return nil }
         return Array(bytes[4..<(4 + length)])
     }

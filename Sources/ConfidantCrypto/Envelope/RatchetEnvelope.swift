@@ -82,7 +82,11 @@ public struct RatchetEnvelope: Sendable, Hashable {
     public init(serialized bytes: some DataProtocol) throws(EnvelopeError) {
         var reader = ByteReader(bytes)
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
-        guard version == Self.version else { throw EnvelopeError.unknownVersion(version) }
+        guard version == Self.version else {
+            throw (1...2).contains(version)
+                ? EnvelopeError.otherVersion(found: version, reader: Self.version)
+                : EnvelopeError.unknownVersion(version)
+        }
         let flags: UInt8
         do throws(ByteReader.Truncated) {
             flags = try reader.readUInt8()

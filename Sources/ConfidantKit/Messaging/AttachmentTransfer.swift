@@ -76,9 +76,11 @@ struct AttachmentTransfer: Sendable {
         let key = VaultKey.generate()
         let file = store.attachmentFile(id)
         let size: Int
+        let digest: String
         do {
-            (size, _) = try MediaStream.encryptFile(at: source.url, to: file, key: key, objectID: id) { done in
-                progress(.init(name: name, stage: .encrypting, done: Int64(done), total: total))
+            // The digest of the encrypted bytes is taken as they are written: one pass over the file.
+            (size, _, digest) = try MediaStream.encryptFileDigesting(at: source.url, to: file, key: key, objectID: id) {
+                done in progress(.init(name: name, stage: .encrypting, done: Int64(done), total: total))
             }
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         } catch {
@@ -86,7 +88,7 @@ struct AttachmentTransfer: Sendable {
             throw ConfidantKitError.attachmentUnreadable("\(source.url.path) (\(error))")
         }
         return AttachmentPointer(
-            id: id, blobID: nil, capability: nil, key: key.rawRepresentation, digest: try Self.sha256(of: file),
+            id: id, blobID: nil, capability: nil, key: key.rawRepresentation, digest: digest,
             size: size, contentType: contentType, name: String(name.prefix(200)), thumbnail: thumbnail)
     }
 
@@ -252,15 +254,5 @@ struct AttachmentTransfer: Sendable {
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return "image/png" }
         if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
         return byName
-    }
-
-    static func sha256(of url: URL) throws -> String {
-        guard let handle = try? FileHandle(forReadingFrom: url) else {
-            throw ConfidantKitError.storeDamaged("cannot read \(url.path)")
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().hexString
     }
 }

@@ -96,17 +96,25 @@ extension Vault {
                 "backup incomplete, the previous backup is still the current one; not uploaded: "
                     + report.failed.joined(separator: "; "))
         }
-        // The catalogue, encrypted whole so the target learns nothing of the journal's shape.
+        // The catalogue, encrypted whole so the target learns nothing of the journal's shape, and
+        // bound to this backup (associated data: the manifest version and backup id).
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let catalog = try encoder.encode(BackupCatalog(chapters: chapters, items: items, media: media))
+        let manifest = BackupManifest(
+            createdAt: Date(), wrappedKey: try wrappedKey(), catalogHash: "", objectHashes: hashes, backupID: backupID)
         // A nonce derived from the content (SIV-style): an unchanged catalogue encrypts to the same
         // object, so it is not uploaded again; equal nonces only ever come with equal plaintexts.
         let nonce = try AES.GCM.Nonce(
             data: Array(
                 HMAC<SHA256>.authenticationCode(for: catalog, using: key.derived("backup catalog nonce")).prefix(12)))
-        guard let sealed = try AES.GCM.seal(catalog, using: key.derived("backup catalog"), nonce: nonce).combined else {
+        guard
+            let sealed = try AES.GCM.seal(
+                catalog, using: key.derived("backup catalog"), nonce: nonce,
+                authenticating: manifest.catalogAssociatedData
+            ).combined
+        else {
             throw VaultError.corrupted("could not seal the catalogue")
         }
         let catalogHash = SHA256.hash(data: sealed).hexString
@@ -117,11 +125,9 @@ extension Vault {
         } else {
             report.objectsSkipped += 1
         }
-        let manifest = try BackupManifest(
-            createdAt: Date(), wrappedKey: wrappedKey(), catalogHash: catalogHash, objectHashes: hashes,
-            backupID: backupID
-        ).authenticated(with: key)
-        let manifestData = try manifest.canonical()
+        var finished = manifest
+        finished.catalogHash = catalogHash
+        let manifestData = try finished.encoded(with: key)
         try await target.write(manifestData, as: manifestName)
         report.bytesTransferred += manifestData.count
         return report
@@ -144,7 +150,8 @@ extension Vault {
         let catalog: BackupCatalog
         do {
             let plain = try AES.GCM.open(
-                try AES.GCM.SealedBox(combined: sealedCatalog), using: key.derived("backup catalog"))
+                try AES.GCM.SealedBox(combined: sealedCatalog), using: key.derived("backup catalog"),
+                authenticating: manifest.catalogAssociatedData)
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .millisecondsSince1970
             catalog = try decoder.decode(BackupCatalog.self, from: plain)
@@ -227,9 +234,6 @@ extension Vault {
         for name in names {
             do {
                 let manifest = try BackupManifest.decode(try await target.read(name))
-                guard manifest.version == 1 else {
-                    throw VaultError.corrupted("backup manifest version \(manifest.version) is unknown")
-                }
                 let key = try VaultKey.unwrap(manifest.wrappedKey, passphrase: passphrase)
                 try manifest.verify(with: key)
                 // A manifest moved under another vault's name is not that vault's backup.

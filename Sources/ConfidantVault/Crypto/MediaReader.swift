@@ -45,6 +45,9 @@ public struct MediaReader: Sendable {
         guard lastSealedCount >= MediaStream.tagCount else {
             throw VaultError.truncated(item: name, afterSegment: segmentCount - 1)
         }
+        guard segmentCount == 1 || lastSealedCount > MediaStream.tagCount else {
+            throw VaultError.corrupted("\(name): an empty final segment after full ones")
+        }
         size = body - segmentCount * MediaStream.tagCount
         self.url = url
         self.header = header

@@ -124,6 +124,10 @@ public enum MediaStream {
                 }
                 throw VaultError.tampered(item: name, segment: Int(index) + 1)
             }
+            // One file, one encoding (as age rules): only an empty file ends in an empty segment.
+            if last, plain.isEmpty, index > 0 {
+                throw VaultError.corrupted("\(name): an empty final segment after full ones")
+            }
             try write(plain)
             total += plain.count
             if last { return total }
@@ -149,7 +153,28 @@ extension MediaStream {
     public static func encryptFile(
         at source: URL, to destination: URL, key: VaultKey, objectID: UUID, progress: (Int) -> Void = { _ in }
     ) throws -> (size: Int, address: String) {
+        let result = try encryptFile(
+            at: source, to: destination, key: key, objectID: objectID, digesting: false, progress: progress)
+        return (result.size, result.address)
+    }
+
+    /// Encrypts a file into another, as above, and also hashes the encrypted bytes as they are
+    /// written (an attachment's SHA-256 digest), in the same pass.
+    /// - Returns: the plaintext size, the ``ObjectAddress`` and the SHA-256 (hex) of the output.
+    public static func encryptFileDigesting(
+        at source: URL, to destination: URL, key: VaultKey, objectID: UUID, progress: (Int) -> Void = { _ in }
+    ) throws -> (size: Int, address: String, sha256: String) {
+        let result = try encryptFile(
+            at: source, to: destination, key: key, objectID: objectID, digesting: true, progress: progress)
+        return (result.size, result.address, result.sha256 ?? "")
+    }
+
+    private static func encryptFile(
+        at source: URL, to destination: URL, key: VaultKey, objectID: UUID, digesting: Bool,
+        progress: (Int) -> Void
+    ) throws -> (size: Int, address: String, sha256: String?) {
         var address = ObjectAddress()
+        var hasher = digesting ? SHA256() : nil
         let size = try streamFile(from: source, to: destination) { input, output in
             var done = 0
             // Segment-sized reads straight from the file, and no staging buffers: each byte is
@@ -162,11 +187,15 @@ extension MediaStream {
                     done += chunk.count
                     progress(done)
                     return chunk
-                }, write: writer.write, address: { address.add($0) })
+                },
+                write: { data in
+                    hasher?.update(data: data)
+                    try writer.write(data)
+                }, address: { address.add($0) })
             try writer.finish()
             return count
         }
-        return (size, address.finalize())
+        return (size, address.finalize(), hasher.map { $0.finalize().hexString })
     }
 
     /// Decrypts and authenticates a whole object without keeping the plaintext; the size it decrypts to.

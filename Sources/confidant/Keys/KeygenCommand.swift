@@ -32,7 +32,7 @@ struct KeygenCommand: AsyncParsableCommand {
         let publicPath = publicOut ?? out + ".pub"
         if FileManager.default.fileExists(atPath: publicPath) { throw PrivateFileError.exists(path: publicPath) }
         try IdentityKeyFile.write(identity, to: URL(fileURLWithPath: out), passphrase: secret, parameters: parameters)
-        try FileIO.write(Data(identity.publicIdentity.pemRepresentation.utf8), to: publicPath, binary: false)
+        try FileIO.write(Data((identity.publicIdentity.pemRepresentation + "\n").utf8), to: publicPath, binary: false)
         print("private key:  \(out) (mode 0600)")
         print("public key:   \(publicPath)")
         print("device id:    \(identity.deviceID.canonicalString)")
