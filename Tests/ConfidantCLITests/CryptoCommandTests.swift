@@ -88,6 +88,20 @@ import Testing
         #expect(result.status == 0, "\(result.text)\n\(result.stderr)")
         #expect(summary.hasSuffix(" 0 failed"), "\(summary)")
     }
+
+    /// docs/PROTOCOL.md §6 implemented independently in Python: it reads every part of a backup
+    /// the CLI made (manifest v2, wrapped key, catalogue, sealed texts, media objects and their
+    /// addresses) and writes a backup from scratch that the CLI restores and exports byte for byte.
+    @Test func pythonReadsAndWritesVaultBackups() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let script = CLIProcess.packageRoot.appendingPathComponent("Tests/Interop/vault_interop.py").path
+        let result = try await cli.run(
+            ["python3", script, try CLIProcess.executable.path], executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let summary = result.text.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(result.status == 0, "\(result.text)\n\(result.stderr)")
+        #expect(summary.hasPrefix("vault_interop: ") && summary.hasSuffix(" 0 failed"), "\(summary)")
+    }
 }
 
 @Suite struct CipherCommandTests {

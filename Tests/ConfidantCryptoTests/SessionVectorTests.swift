@@ -167,6 +167,6 @@ import Testing
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("session_kat: 3 passed, 0 failed"), "\(text)")
+        #expect(text.contains("session_kat: 7 passed, 0 failed"), "\(text)")
     }
 }

@@ -72,6 +72,11 @@ struct RichMessageTests {
             let message = try #require(received.first { $0.text == "three files" })
             #expect(message.attachments.map(\.size) == [0, 1, big.count])
             #expect(!message.attachments.contains { $0.isLocal })
+            // Two readers of one attachment at once (a page drawn twice): one download serves both.
+            async let firstReader = bob.messenger.attachmentReader(of: message.id, index: 2)
+            async let secondReader = bob.messenger.attachmentReader(of: message.id, index: 2)
+            let (first, second) = try await (firstReader, secondReader)
+            #expect(try first.1.read(0..<32) == big.prefix(32) && second.1.size == big.count)
             let out = files.directory.appendingPathComponent("bob")
             for (index, source) in sources.enumerated() {
                 let saved = try await bob.messenger.saveAttachment(of: message.id, index: index, to: out)

@@ -16,6 +16,7 @@ alice's app was started without a passphrase (the sign-up page asks for one), bo
 """
 import argparse, base64, glob, hashlib, hmac, os, re, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
+import pyotp
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
@@ -169,11 +170,8 @@ def evaluate(challenge):
 
 
 def totp(secret):
-    """RFC 6238: HMAC-SHA1, 30 s periods, 6 digits."""
-    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
-    digest = hmac.new(key, struct.pack(">Q", int(time.time() // 30)), hashlib.sha1).digest()
-    offset = digest[-1] & 15
-    return f"{(struct.unpack('>I', digest[offset:offset + 4])[0] & 0x7FFFFFFF) % 1_000_000:06d}"
+    """The current code, as an authenticator app computes it (pyotp: RFC 6238, SHA1, 30 s, 6 digits)."""
+    return pyotp.TOTP(secret).now()
 
 
 def answer_step(driver, answer):

@@ -4,13 +4,16 @@ rebuilds the known-answer session of Tests/ConfidantCryptoTests/SessionVectorTes
 its fixed keys and compares, byte for byte, with what the Swift code produced.
 
 usage: session_kat.py VECTORS.json
-The JSON holds what Python cannot derive on its own (the identities' X-Wing public keys, whose
-ML-KEM key generation the `cryptography` package lacks) and the Swift outputs to check:
-{"alice_xwing": hex, "bob_xwing": hex, "first": hex, "reply": hex, "root": hex}.
-The X-Wing ciphertext and shared secret are the first test vector of draft-connolly-cfrg-xwing-kem-06.
-Exits 1 on any mismatch.
+The JSON holds the Swift outputs to check, {"first": hex, "reply": hex, "root": hex}, the X-Wing
+ciphertext of the first test vector of draft-connolly-cfrg-xwing-kem-06, and the identities' X-Wing
+public keys, which this script derives itself from their seeds (X-Wing as interop.py implements
+it, with `cryptography`'s ML-KEM-768) and compares. The draft vector itself is checked too: its
+seed's public key and its ciphertext's shared secret. Exits 1 on any mismatch.
 """
-import hashlib, hmac, json, struct, sys, uuid
+import hashlib, hmac, json, os, struct, sys, uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interop import xwing_decaps, xwing_expand  # noqa: E402  (X-Wing draft-06, written from the draft)
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
@@ -18,6 +21,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 XWING_SS = bytes.fromhex("d2df0522128f09dd8e2c92b1e905c793d8f57a54c3da25861f10bf4ca613e384")
+XWING_SEED = bytes.fromhex("7f9c2ba4e88f827d616045507605853ed73b8093f6efbc88eb1a6eacfa66ef26")
+XWING_PUBLIC_SHA256 = "2e816deebcd76c5c80d0cd2d174478871658e8e2ff42bc9d4a6e486372e856bb"
 RAW = serialization.Encoding.Raw, serialization.PublicFormat.Raw
 
 
@@ -96,8 +101,10 @@ def main():
     vectors = json.load(open(sys.argv[1]))
     alice_user, bob_user = "00000000-0000-4000-8000-00000000a11c", "00000000-0000-4000-8000-000000000b0b"
     alice_device, bob_device = "00000000-0000-4000-8000-0000000000a1", "00000000-0000-4000-8000-0000000000b1"
-    alice_id = identity_without_signature(0x01, alice_device, bytes.fromhex(vectors["alice_xwing"]))
-    bob_id = identity_without_signature(0x11, bob_device, bytes.fromhex(vectors["bob_xwing"]))
+    alice_xwing = xwing_expand(bytes([0x01 + 3]) * 32)[2]
+    bob_xwing = xwing_expand(bytes([0x11 + 3]) * 32)[2]
+    alice_id = identity_without_signature(0x01, alice_device, alice_xwing)
+    bob_id = identity_without_signature(0x11, bob_device, bob_xwing)
     ad = hashlib.sha256(b"Confidant session v1\0" + alice_id + bob_id).digest()
     alice_x = x25519_private(bytes([0x03]) * 32)
     bob_x_public = x25519_public(x25519_private(bytes([0x13]) * 32))
@@ -131,12 +138,19 @@ def main():
     alice_rk, _ = kdf_rk(alice_rk, dh(ratchet, x25519_public(bob_ratchet)))
     alice_rk, _ = kdf_rk(alice_rk, dh(alice_entropy.new_key(), x25519_public(bob_ratchet)))
 
+    draft_public = hashlib.sha256(xwing_expand(XWING_SEED)[2]).hexdigest()
+    checks = (("first", first.hex(), vectors["first"]), ("reply", reply.hex(), vectors["reply"]),
+              ("root", alice_rk.hex(), vectors["root"]),
+              ("alice's X-Wing key from its seed", alice_xwing.hex(), vectors["alice_xwing"]),
+              ("bob's X-Wing key from its seed", bob_xwing.hex(), vectors["bob_xwing"]),
+              ("X-Wing draft-06 vector: public key", draft_public, XWING_PUBLIC_SHA256),
+              ("X-Wing draft-06 vector: shared secret", xwing_decaps(XWING_SEED, ct).hex(), XWING_SS.hex()))
     failed = 0
-    for name, ours in (("first", first), ("reply", reply), ("root", alice_rk)):
-        same = ours.hex() == vectors[name]
+    for name, ours, theirs in checks:
+        same = ours == theirs
         failed += not same
         print(f"{'ok' if same else 'MISMATCH'}: {name}")
-    print(f"session_kat: {3 - failed} passed, {failed} failed")
+    print(f"session_kat: {len(checks) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

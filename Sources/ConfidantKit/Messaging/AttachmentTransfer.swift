@@ -47,6 +47,9 @@ struct AttachmentTransfer: Sendable {
     /// Requests with a long deadline: a large file over a slow link.
     let relay: RelayClient
     let store: LocalStore
+    /// One download per attachment at a time: a page that asks for a picture twice (a live
+    /// region redrawn meanwhile) waits for the first download instead of racing it.
+    private let downloads = DownloadGate()
 
     init(serverURL: URL, token: String?, store: LocalStore) {
         relay = RelayClient(serverURL: serverURL, token: token, timeout: .seconds(3600))
@@ -136,6 +139,12 @@ struct AttachmentTransfer: Sendable {
     func fetch(_ pointer: AttachmentPointer, progress: @escaping @Sendable (AttachmentProgress) -> Void)
         async throws -> URL
     {
+        try await downloads.once(pointer.id) { try await download(pointer, progress: progress) }
+    }
+
+    private func download(_ pointer: AttachmentPointer, progress: @escaping @Sendable (AttachmentProgress) -> Void)
+        async throws -> URL
+    {
         let file = store.attachmentFile(pointer.id)
         if FileManager.default.fileExists(atPath: file.path) { return file }
         guard let blobID = pointer.blobID else {
@@ -152,7 +161,8 @@ struct AttachmentTransfer: Sendable {
                 pointer.name, "the server no longer has it (attachments are kept for a limited time)")
         case .default(let status, let response): throw problem(status, response)
         }
-        let partial = store.attachmentsDirectory.appendingPathComponent(".\(pointer.id.canonicalString).partial")
+        let partial = store.attachmentsDirectory.appendingPathComponent(
+            ".\(pointer.id.canonicalString).\(UUID().uuidString).partial")
         defer { try? FileManager.default.removeItem(at: partial) }
         guard
             FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]),
@@ -254,5 +264,18 @@ struct AttachmentTransfer: Sendable {
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return "image/png" }
         if head.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
         return byName
+    }
+}
+
+/// Runs one operation per key at a time; callers that come while it runs wait for its result.
+actor DownloadGate {
+    private var running: [UUID: Task<URL, any Error>] = [:]
+
+    func once(_ key: UUID, _ operation: @escaping @Sendable () async throws -> URL) async throws -> URL {
+        if let task = running[key] { return try await task.value }
+        let task = Task { try await operation() }
+        running[key] = task
+        defer { running[key] = nil }
+        return try await task.value
     }
 }
