@@ -145,6 +145,10 @@ public actor Messenger {
     /// (in constant memory, whatever its size), uploaded as ciphertext and granted to the peer
     /// alone; the relay never learns its name, type or key (docs/PROTOCOL.md §8).
     /// - Parameters:
+    ///   - text: the message's text, if any (at most ``ChatPayload/maximumTextBytes`` bytes of UTF-8).
+    ///   - attachments: the files, in the order the peer sees them.
+    ///   - contact: who they go to (and this account's other devices get a copy).
+    ///   - confirmKeyChange: send even though a verified peer's keys changed since.
     ///   - progress: called as each file is encrypted and uploaded.
     /// - Throws: `ConfidantKitError.attachmentTooLarge` for a file over the server's limit,
     ///   `.attachmentUnreadable` for one that cannot be read; nothing is queued then.

@@ -98,7 +98,10 @@ extension Messenger {
     /// have it): the file appears only once it is whole and authentic — a tampered or truncated
     /// attachment is reported and nothing is written.
     /// - Parameters:
+    ///   - messageID: the message that carries the attachment.
     ///   - index: its position in the message (0-based).
+    ///   - directory: where the decrypted file goes (created when missing).
+    ///   - progress: called as the ciphertext is fetched and decrypted.
     /// - Returns: the file written (its name the sender's, made safe; `-1`, `-2`… if taken).
     public func saveAttachment(
         of messageID: UUID, index: Int, to directory: URL,

@@ -128,7 +128,9 @@ public final class VaultViewModel {
 
     /// Changes a memory's text and date; its files stay.
     /// - Parameters:
+    ///   - id: the memory.
     ///   - text: the new text; empty removes it (allowed when the memory has files).
+    ///   - date: the memory's new date.
     /// - Returns: whether it changed; `error` says why not.
     @discardableResult
     public func editMemory(_ id: UUID, text: String?, date: Date) async -> Bool {
