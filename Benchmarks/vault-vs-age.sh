@@ -1,52 +1,71 @@
 #!/usr/bin/env bash
 # Encrypt and decrypt one file with `confidant vault` (add / export) and with `age` (X25519
-# recipient, no passphrase KDF), in the same run, on the same file. Reports wall time,
-# throughput and peak RSS of each process. Needs: a release build (see below) and age.
-#   Benchmarks/vault-vs-age.sh [SIZE_MiB]      (default 1024)
+# recipient, no passphrase KDF), in alternating pairs (age, confidant, age, confidant, …) so each
+# ratio compares neighbouring runs on this machine, whose speed drifts. Reports per operation the
+# median wall time, throughput, CPU time (user + system) and peak RSS of each process, and the
+# median of the per-pair ratios (age time / confidant time: above 1, confidant is faster).
+# Needs a release build (see below) and age.
+#   Benchmarks/vault-vs-age.sh [SIZE_MiB] [PAIRS]      (default 1024 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-1024}
+pairs=${2:-5}
 # The release build Benchmarks/relay.sh makes (scratch path .build-release), unless CONFIDANT_BIN names another.
 confidant=${CONFIDANT_BIN:-.build-release/release/confidant}
 [ -x "$confidant" ] || { echo "build first: swift build -c release --product confidant --scratch-path .build-release" >&2; exit 1; }
 command -v age >/dev/null || { echo "install age: apt-get install age" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export CONFIDANT_HOME="$work/home" CONFIDANT_PASSPHRASE=benchmark
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M') UTC; files in ${TMPDIR:-/tmp}"
+python3 - "$confidant" "$work" "$size_mib" "$pairs" <<'PY'
+import os, statistics, subprocess, sys, time
+confidant, work, size_mib, pairs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+env = {**os.environ, "CONFIDANT_HOME": f"{work}/home", "CONFIDANT_PASSPHRASE": "benchmark"}
 
-# Measures wall seconds and the child's peak RSS (KiB) of one command.
-measure() {
-    python3 - "$@" <<'PY'
-import resource, subprocess, sys, time
-start = time.monotonic()
-code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
-elapsed = time.monotonic() - start
-if code: sys.exit(code)
-print(f"{elapsed:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-PY
-}
+def run(command):
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one command (its own
+    resource usage, from wait4)."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.returncode == 0, (command, child.returncode)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
-head -c $((size_mib << 20)) /dev/urandom > "$work/input.bin"
-age-keygen -o "$work/age.key" 2>/dev/null
-recipient=$(age-keygen -y "$work/age.key")
-"$confidant" vault init --scrypt-log2n 10 >/dev/null
-"$confidant" vault chapter add bench >/dev/null
-sync
+source = f"{work}/input.bin"
+with open(source, "wb") as f:
+    for _ in range(size_mib):
+        f.write(os.urandom(1 << 20))
+subprocess.run(["age-keygen", "-o", f"{work}/age.key"], check=True, capture_output=True)
+recipient = subprocess.run(["age-keygen", "-y", f"{work}/age.key"], check=True, capture_output=True, text=True).stdout.strip()
+subprocess.run([confidant, "vault", "init", "--scrypt-log2n", "10"], check=True, env=env, capture_output=True)
+subprocess.run([confidant, "vault", "chapter", "add", "bench"], check=True, env=env, capture_output=True)
 
-read -r age_enc_s age_enc_kib < <(measure age -r "$recipient" -o "$work/input.age" "$work/input.bin")
-read -r age_dec_s age_dec_kib < <(measure age -d -i "$work/age.key" -o "$work/age.out" "$work/input.age")
-rm -f "$work/age.out" "$work/input.age"
-read -r cf_enc_s cf_enc_kib < <(measure "$confidant" vault add --chapter bench --file "$work/input.bin")
-id=$("$confidant" vault list | head -1 | cut -c1-8)
-read -r cf_dec_s cf_dec_kib < <(measure "$confidant" vault export "$id" "$work/out")
-cmp -s "$work/input.bin" "$work/out/input.bin" || { echo "round trip mismatch" >&2; exit 1; }
+results = {key: [] for key in ["age encrypt", "confidant encrypt", "age decrypt", "confidant decrypt"]}
+for _ in range(pairs):
+    results["age encrypt"].append(run(["age", "-r", recipient, "-o", f"{work}/input.age", source]))
+    results["confidant encrypt"].append(run([confidant, "vault", "add", "--chapter", "bench", "--file", source]))
+    item = subprocess.run([confidant, "vault", "list"], check=True, env=env, capture_output=True, text=True).stdout
+    item = item.strip().splitlines()[-1][:8]
+    results["age decrypt"].append(run(["age", "-d", "-i", f"{work}/age.key", "-o", f"{work}/age.out", f"{work}/input.age"]))
+    results["confidant decrypt"].append(run([confidant, "vault", "export", item, f"{work}/out"]))
+    assert subprocess.run(["cmp", "-s", source, f"{work}/out/input.bin"]).returncode == 0, "round trip mismatch"
+    for leftover in [f"{work}/input.age", f"{work}/age.out", f"{work}/out/input.bin"]:
+        os.remove(leftover)
+    subprocess.run([confidant, "vault", "rm", item], check=True, env=env, capture_output=True)
 
-python3 - "$size_mib" "$age_enc_s" "$age_enc_kib" "$age_dec_s" "$age_dec_kib" "$cf_enc_s" "$cf_enc_kib" "$cf_dec_s" "$cf_dec_kib" <<'PY'
-import sys
-mib = int(sys.argv[1]); v = list(map(float, sys.argv[2:]))
-rows = [("encrypt", v[0], v[1], v[4], v[5]), ("decrypt", v[2], v[3], v[6], v[7])]
-print(f"| {mib} MiB file | age s | age MiB/s | age peak RSS | confidant s | confidant MiB/s | confidant peak RSS | confidant / age |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|")
-for name, a_s, a_kib, c_s, c_kib in rows:
-    print(f"| {name} | {a_s:.2f} | {mib/a_s:.0f} | {a_kib/1024:.0f} MiB | {c_s:.2f} | {mib/c_s:.0f} | {c_kib/1024:.0f} MiB | {a_s/c_s:.2f}x |")
+print(f"| {size_mib} MiB, {pairs} pairs | wall (median) | MiB/s | CPU (median) | peak RSS | confidant / age, wall | CPU |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for operation in ["encrypt", "decrypt"]:
+    ours, theirs = results[f"confidant {operation}"], results[f"age {operation}"]
+    wall_ratio = statistics.median(a[0] / c[0] for a, c in zip(theirs, ours))
+    cpu_ratio = statistics.median(a[1] / c[1] for a, c in zip(theirs, ours))
+    for who, runs in [("age", theirs), ("confidant", ours)]:
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        extra = f"**{wall_ratio:.2f}x** | {cpu_ratio:.2f}x" if who == "confidant" else " | "
+        print(f"| {who} {operation} | {wall:.2f} s | {size_mib / wall:.0f} | {cpu:.2f} s | {max(r[2] for r in runs):.0f} MiB | {extra} |")
+print("per-pair wall ratios:", {op: [f"{a[0] / c[0]:.2f}" for a, c in zip(results[f'age {op}'], results[f'confidant {op}'])]
+                                for op in ["encrypt", "decrypt"]})
 PY

@@ -21,6 +21,7 @@ struct Confidant: AsyncParsableCommand {
 
     /// Runs the command; errors from the libraries get the command that fixes them appended.
     static func main() async {
+        MemoryTuning.keepFreedBlocks()
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

@@ -177,9 +177,12 @@ extension MediaStream {
         var hasher = digesting ? SHA256() : nil
         let size = try streamFile(from: source, to: destination) { input, output in
             var done = 0
-            // Segment-sized reads straight from the file, and no staging buffers: each byte is
-            // copied only by the kernel and by AES-GCM. The writes happen on a second thread.
-            let writer = PipelinedFileWriter(output: output)
+            // Segment-sized reads straight from the file (no staging copy); the ciphertext goes
+            // out in 1 MiB blocks — one write per 16 segments — on a second thread while the next
+            // segments seal.
+            let writer = PipelinedFileWriter(output: output, window: 4)
+            var pending = Data()
+            pending.reserveCapacity(ioBlock + segmentSize + tagCount)
             let count = try encrypt(
                 key: key, objectID: objectID,
                 read: { count in
@@ -190,8 +193,14 @@ extension MediaStream {
                 },
                 write: { data in
                     hasher?.update(data: data)
-                    try writer.write(data)
+                    pending.append(data)
+                    if pending.count >= ioBlock {
+                        try writer.write(pending)
+                        pending = Data()
+                        pending.reserveCapacity(ioBlock + segmentSize + tagCount)
+                    }
                 }, address: { address.add($0) })
+            if !pending.isEmpty { try writer.write(pending) }
             try writer.finish()
             return count
         }
@@ -215,45 +224,31 @@ extension MediaStream {
     ) throws -> Int {
         try streamFile(from: source, to: destination) { input, output in
             var done = 0
-            var reader = BufferedReader(handle: input)
+            // Segment-sized reads straight from the file (no staging copy); the plaintext goes out
+            // in 1 MiB blocks, written on a second thread while the next segments decrypt.
+            let writer = PipelinedFileWriter(output: output, window: 4)
             var pending = Data()
+            pending.reserveCapacity(ioBlock + segmentSize)
             let count = try decrypt(
-                key: key, objectID: objectID, name: name, read: { try reader.read($0) },
+                key: key, objectID: objectID, name: name, read: { try input.read(upToCount: $0) ?? Data() },
                 write: {
                     pending.append($0)
                     if pending.count >= ioBlock {
-                        try output.write(contentsOf: pending)
-                        pending.removeAll(keepingCapacity: true)
+                        try writer.write(pending)
+                        pending = Data()
+                        pending.reserveCapacity(ioBlock + segmentSize)
                     }
                     done += $0.count
                     progress(done)
                 })
-            try output.write(contentsOf: pending)
+            if !pending.isEmpty { try writer.write(pending) }
+            try writer.finish()
             return count
         }
     }
 
     /// Files are read and written in 1 MiB blocks: fewer system calls than one per segment.
     static let ioBlock = 1 << 20
-
-    /// Serves reads of any size from 1 MiB reads of a file.
-    struct BufferedReader {
-        let handle: FileHandle
-        var buffer = Data()
-        var position = 0
-
-        mutating func read(_ count: Int) throws -> Data {
-            if buffer.count - position < count {
-                buffer =
-                    buffer.subdata(in: position..<buffer.count)
-                    + (try handle.read(upToCount: max(ioBlock, count)) ?? Data())
-                position = 0
-            }
-            let end = min(buffer.count, position + count)
-            defer { position = end }
-            return buffer.subdata(in: position..<end)
-        }
-    }
 
     private static func streamFile(
         from source: URL, to destination: URL, _ body: (FileHandle, FileHandle) throws -> Int
