@@ -3,6 +3,7 @@
 # (openssl speed for AES-256-GCM and ChaCha20-Poly1305 on 1 MiB buffers). Prints markdown.
 set -euo pipefail
 cd "$(dirname "$0")"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(date -u '+%Y-%m-%d %H:%M') UTC"
 echo "## openssl speed (reference), 16 KiB and 1 MiB buffers (numbers in 1000s of bytes per second)"
 echo '```'
 openssl version
@@ -19,3 +20,7 @@ swift package --disable-sandbox benchmark --format markdown "$@" 2>/dev/null
 echo
 echo "## vault vs age, 1 GiB file (files in /dev/shm to keep disk write-back out of the figures)"
 (cd .. && swift build -c release --product confidant --scratch-path .build-release >/dev/null && TMPDIR=/dev/shm Benchmarks/vault-vs-age.sh 1024)
+
+echo
+echo "## S-block through the CLI vs openssl enc -rc4, 64 MiB"
+(cd .. && TMPDIR=/dev/shm Benchmarks/sblock-cli.sh 64)
