@@ -30,7 +30,7 @@ public struct MediaReader: Sendable {
         defer { try? handle.close() }
         let fileSize = Int(try handle.seekToEnd())
         try handle.seek(toOffset: 0)
-        let header = [UInt8](try handle.read(upToCount: MediaStream.headerCount) ?? Data())
+        let header = [UInt8](try handle.readWhole(upToCount: MediaStream.headerCount))
         guard header.count == MediaStream.headerCount, Array(header[0..<4]) == MediaStream.magic else {
             throw VaultError.corrupted("\(name): not an encrypted vault object")
         }
@@ -83,7 +83,7 @@ public struct MediaReader: Sendable {
         let sealedCount = last ? lastSealedCount : MediaStream.segmentSize + MediaStream.tagCount
         try handle.seek(
             toOffset: UInt64(MediaStream.headerCount + index * (MediaStream.segmentSize + MediaStream.tagCount)))
-        let sealed = try handle.read(upToCount: sealedCount) ?? Data()
+        let sealed = try handle.readWhole(upToCount: sealedCount)
         guard sealed.count == sealedCount else { throw VaultError.truncated(item: name, afterSegment: index) }
         do {
             let box = try AES.GCM.SealedBox(

@@ -186,7 +186,7 @@ extension MediaStream {
             let count = try encrypt(
                 key: key, objectID: objectID,
                 read: { count in
-                    let chunk = try input.read(upToCount: count) ?? Data()
+                    let chunk = try input.readWhole(upToCount: count)
                     done += chunk.count
                     progress(done)
                     return chunk
@@ -212,7 +212,7 @@ extension MediaStream {
         guard let handle = try? FileHandle(forReadingFrom: url) else { throw VaultError.io("cannot read \(url.path)") }
         defer { try? handle.close() }
         return try decrypt(
-            key: key, objectID: objectID, name: name, read: { try handle.read(upToCount: $0) ?? Data() },
+            key: key, objectID: objectID, name: name, read: { try handle.readWhole(upToCount: $0) },
             write: { _ in })
     }
 
@@ -230,7 +230,7 @@ extension MediaStream {
             var pending = Data()
             pending.reserveCapacity(ioBlock + segmentSize)
             let count = try decrypt(
-                key: key, objectID: objectID, name: name, read: { try input.read(upToCount: $0) ?? Data() },
+                key: key, objectID: objectID, name: name, read: { try input.readWhole(upToCount: $0) },
                 write: {
                     pending.append($0)
                     if pending.count >= ioBlock {
@@ -307,13 +307,14 @@ public struct ObjectAddress: Sendable {
         guard let handle = try? FileHandle(forReadingFrom: url) else { throw VaultError.io("cannot read \(url.path)") }
         defer { try? handle.close() }
         var address = ObjectAddress()
-        let header = try handle.read(upToCount: MediaStream.headerCount) ?? Data()
+        let header = try handle.readWhole(upToCount: MediaStream.headerCount)
         guard header.count == MediaStream.headerCount else {
             throw VaultError.corrupted("\(url.lastPathComponent): shorter than its header")
         }
         address.add(header)
-        while let segment = try handle.read(upToCount: MediaStream.segmentSize + MediaStream.tagCount), !segment.isEmpty
-        {
+        while true {
+            let segment = try handle.readWhole(upToCount: MediaStream.segmentSize + MediaStream.tagCount)
+            if segment.isEmpty { break }
             guard segment.count >= MediaStream.tagCount else {
                 throw VaultError.corrupted("\(url.lastPathComponent): a segment is shorter than its tag")
             }

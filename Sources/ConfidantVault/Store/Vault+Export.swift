@@ -104,7 +104,7 @@ extension Vault {
                 let size = try MediaStream.decrypt(
                     key: key, objectID: media.id, name: name,
                     read: {
-                        try handle.read(upToCount: $0) ?? Data()
+                        try handle.readWhole(upToCount: $0)
                     }, write: { _ in })
                 if size != media.size {
                     problems.append(

@@ -348,7 +348,11 @@ public final class Vault: Sendable {
         guard let handle = try? FileHandle(forReadingFrom: url) else { throw VaultError.io("cannot read \(url.path)") }
         defer { try? handle.close() }
         var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 16), !chunk.isEmpty { hasher.update(data: chunk) }
+        while true {
+            let chunk = try handle.readWhole(upToCount: 1 << 20)
+            if chunk.isEmpty { break }
+            hasher.update(data: chunk)
+        }
         return hasher.finalize().hexString
     }
 
