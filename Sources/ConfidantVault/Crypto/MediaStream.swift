@@ -178,11 +178,9 @@ extension MediaStream {
         let size = try streamFile(from: source, to: destination) { input, output in
             var done = 0
             // Segment-sized reads straight from the file (no staging copy); the ciphertext goes
-            // out in 1 MiB blocks — one write per 16 segments — on a second thread while the next
-            // segments seal.
-            let writer = PipelinedFileWriter(output: output, window: 4)
-            var pending = Data()
-            pending.reserveCapacity(ioBlock + segmentSize + tagCount)
+            // out in batches of about 1 MiB — one writev per 16 segments, not copied together —
+            // on a second thread while the next segments seal.
+            let writer = PipelinedFileWriter(output: output)
             let count = try encrypt(
                 key: key, objectID: objectID,
                 read: { count in
@@ -193,14 +191,8 @@ extension MediaStream {
                 },
                 write: { data in
                     hasher?.update(data: data)
-                    pending.append(data)
-                    if pending.count >= ioBlock {
-                        try writer.write(pending)
-                        pending = Data()
-                        pending.reserveCapacity(ioBlock + segmentSize + tagCount)
-                    }
+                    try writer.append(data)
                 }, address: { address.add($0) })
-            if !pending.isEmpty { try writer.write(pending) }
             try writer.finish()
             return count
         }
@@ -225,30 +217,19 @@ extension MediaStream {
         try streamFile(from: source, to: destination) { input, output in
             var done = 0
             // Segment-sized reads straight from the file (no staging copy); the plaintext goes out
-            // in 1 MiB blocks, written on a second thread while the next segments decrypt.
-            let writer = PipelinedFileWriter(output: output, window: 4)
-            var pending = Data()
-            pending.reserveCapacity(ioBlock + segmentSize)
+            // in batches of about 1 MiB, written on a second thread while the next segments decrypt.
+            let writer = PipelinedFileWriter(output: output)
             let count = try decrypt(
                 key: key, objectID: objectID, name: name, read: { try input.readWhole(upToCount: $0) },
                 write: {
-                    pending.append($0)
-                    if pending.count >= ioBlock {
-                        try writer.write(pending)
-                        pending = Data()
-                        pending.reserveCapacity(ioBlock + segmentSize)
-                    }
+                    try writer.append($0)
                     done += $0.count
                     progress(done)
                 })
-            if !pending.isEmpty { try writer.write(pending) }
             try writer.finish()
             return count
         }
     }
-
-    /// Files are read and written in 1 MiB blocks: fewer system calls than one per segment.
-    static let ioBlock = 1 << 20
 
     private static func streamFile(
         from source: URL, to destination: URL, _ body: (FileHandle, FileHandle) throws -> Int

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import ConfidantVault
+
+/// The vault's own file I/O: whole reads (`readWhole`) and the batched, pipelined writer.
+@Suite struct FileIOTests {
+    private func temporaryFile() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fileio-\(UUID().uuidString)")
+        #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+        return url
+    }
+
+    @Test("chunks of every size, empty ones among them, arrive whole and in order across batches")
+    func writerKeepsOrder() throws {
+        let url = try temporaryFile()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let handle = try FileHandle(forWritingTo: url)
+        // A small batch and window so that many batches are in flight and the caller waits.
+        let writer = PipelinedFileWriter(output: handle, batchBytes: 10_000, window: 2)
+        var expected = Data()
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<500 {
+            let size = index % 7 == 0 ? 0 : Int.random(in: 1...40_000, using: &generator)
+            let chunk = Data((0..<size).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+            expected.append(chunk)
+            try writer.append(chunk)
+        }
+        try writer.finish()
+        try handle.close()
+        #expect(try Data(contentsOf: url) == expected)
+    }
+
+    @Test("a write that fails is reported, not lost")
+    func writerReportsFailure() throws {
+        let url = try temporaryFile()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let readOnly = try FileHandle(forReadingFrom: url)  // writing to it fails with EBADF
+        defer { try? readOnly.close() }
+        let writer = PipelinedFileWriter(output: readOnly, batchBytes: 1, window: 1)
+        #expect(throws: VaultError.self) {
+            try writer.append(Data([1, 2, 3]))
+            try writer.append(Data([4]))
+            try writer.finish()
+        }
+    }
+
+    @Test("whole reads return the asked count until the end, then the rest, then nothing")
+    func wholeReads() throws {
+        let url = try temporaryFile()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try bytes.write(to: url)
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var read = Data()
+        var sizes: [Int] = []
+        while true {
+            let chunk = try handle.readWhole(upToCount: 65_552)
+            if chunk.isEmpty { break }
+            sizes.append(chunk.count)
+            read.append(chunk)
+        }
+        #expect(sizes == [65_552, 65_552, 65_552, 65_552, 37_792])
+        #expect(read == bytes)
+        #expect(try handle.readWhole(upToCount: 0).isEmpty)
+    }
+}
