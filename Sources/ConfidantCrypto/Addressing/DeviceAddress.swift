@@ -22,16 +22,11 @@ public struct DeviceAddress: Sendable, Hashable, Codable, CustomStringConvertibl
     /// Parses the `user:device` form of ``description``; nil for anything else.
     public init?(parsing text: some StringProtocol) {
         let parts = text.split(separator: ":")
-        guard parts.count == 2, let user = UUID(uuidString: String(parts[0])),
-            let device = UUID(uuidString: String(parts[1]))
+        guard parts.count == 2, let user = UUID(hyphenatedHex: parts[0]),
+            let device = UUID(hyphenatedHex: parts[1])
         else {
             return nil
         }
         self.init(userID: user, deviceID: device)
     }
-}
-
-extension UUID {
-    /// The form the API, the stores and the documents use: lowercase hex with hyphens (RFC 9562 §4).
-    public var canonicalString: String { uuidString.lowercased() }
 }

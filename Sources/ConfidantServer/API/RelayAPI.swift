@@ -67,7 +67,7 @@ extension RelayAPI {
     }
 
     static func uuid(_ text: String, _ name: String) throws(APIFailure) -> UUID {
-        guard let value = UUID(uuidString: text) else { throw APIFailure.malformed("`\(name)` is not a UUID.") }
+        guard let value = UUID(hyphenatedHex: text) else { throw APIFailure.malformed("`\(name)` is not a UUID.") }
         return value
     }
 }

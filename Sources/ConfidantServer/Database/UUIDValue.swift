@@ -1,8 +1,9 @@
+import ConfidantCrypto
 import Foundation
 import SQLKit
 
-/// A UUID bound the way each database stores it: for SQLite, Fluent's text form (`uuidString`)
-/// passed as a `String`, which SQLiteKit binds directly instead of through its generic
+/// A UUID bound the way each database stores it: for SQLite, Fluent's text form (`uuidString`'s
+/// uppercase text, written by `uppercasedString` without `snprintf`) passed as a `String`, which SQLiteKit binds directly instead of through its generic
 /// `Encodable` path (on the relay's hot inserts that path cost more than SQLite itself);
 /// PostgreSQL gets its native `uuid`.
 struct UUIDValue: SQLExpression {
@@ -12,7 +13,7 @@ struct UUIDValue: SQLExpression {
 
     func serialize(to serializer: inout SQLSerializer) {
         if serializer.dialect.name == "sqlite" {
-            serializer.write(bind: uuid.uuidString)
+            serializer.write(bind: uuid.uppercasedString)
         } else {
             serializer.write(bind: uuid)
         }
