@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Foundation
 import OpenAPIRuntime
 
@@ -58,7 +59,8 @@ final class OpenFile: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return nil }
-        return try handle.read(upToCount: count)
+        let data = try handle.readWhole(upToCount: count)
+        return data.isEmpty ? nil : data
     }
 
     func close() {

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Foundation
 import Testing
 
