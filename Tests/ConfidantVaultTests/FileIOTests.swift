@@ -46,6 +46,22 @@ import Testing
         }
     }
 
+    @Test("discarding stops the writes: the file then holds whole batches only, and no more arrive")
+    func writerDiscards() throws {
+        let url = try temporaryFile()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let handle = try FileHandle(forWritingTo: url)
+        let writer = PipelinedFileWriter(output: handle, batchBytes: 4_096, window: 2)
+        for _ in 0..<200 { try writer.append(Data(repeating: 7, count: 4_096)) }
+        try writer.append(Data(repeating: 7, count: 100))  // appended, never handed over
+        writer.discard()
+        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? -1
+        try handle.close()  // safe: the writing thread is done with it
+        #expect(size % 4_096 == 0 && size <= 200 * 4_096)
+        #expect(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int == size)
+        #expect(throws: CancellationError.self) { try writer.finish() }
+    }
+
     @Test("whole reads return the asked count until the end, then the rest, then nothing")
     func wholeReads() throws {
         let url = try temporaryFile()

@@ -181,6 +181,8 @@ extension MediaStream {
             // out in batches of about 1 MiB — one writev per 16 segments, not copied together —
             // on a second thread while the next segments seal.
             let writer = PipelinedFileWriter(output: output)
+            // On failure the output is closed and removed: the writer must be done with it first.
+            defer { writer.discard() }
             let count = try encrypt(
                 key: key, objectID: objectID,
                 read: { count in
@@ -219,6 +221,7 @@ extension MediaStream {
             // Segment-sized reads straight from the file (no staging copy); the plaintext goes out
             // in batches of about 1 MiB, written on a second thread while the next segments decrypt.
             let writer = PipelinedFileWriter(output: output)
+            defer { writer.discard() }
             let count = try decrypt(
                 key: key, objectID: objectID, name: name, read: { try input.readWhole(upToCount: $0) },
                 write: {

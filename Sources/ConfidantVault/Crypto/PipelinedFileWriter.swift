@@ -51,6 +51,16 @@ final class PipelinedFileWriter: @unchecked Sendable {
         }
     }
 
+    /// Drops what was appended and not yet written, and returns once the writing thread has
+    /// stopped touching the file — so the caller may close it. Call it when the work fails
+    /// half-way; after `finish` it does nothing.
+    func discard() {
+        pending = []
+        pendingBytes = 0
+        lock.withLock { failure = failure ?? CancellationError() }
+        queue.sync {}
+    }
+
     private func flush() throws {
         guard !pending.isEmpty else { return }
         let chunks = pending
