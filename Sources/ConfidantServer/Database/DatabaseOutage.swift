@@ -27,6 +27,8 @@ enum DatabaseOutage {
             return database("no database connection became free in time (the database is down or overloaded)")
         case ConnectionPoolError.shutdown:
             return database("the database connection pool is shut down")
+        case let timeout as DatabaseWriteTimeout:
+            return database("\(timeout) (the connection was lost in the middle of it)")
         case let error as PSQLError:
             return postgres(error)
         case let error as SQLiteError:

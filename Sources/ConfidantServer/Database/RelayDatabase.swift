@@ -25,6 +25,10 @@ struct RelayDatabase: Sendable {
 
     var isPostgres: Bool { engine == .postgresql }
 
+    /// How long a PostgreSQL write may go unanswered before it fails `database_unavailable`
+    /// (see `DatabaseDeadline`); a group of 1,024 sends takes milliseconds.
+    static let postgresWriteSeconds = 20
+
     /// The database in SQL, for the hot paths that bypass Fluent's models.
     var sql: any SQLDatabase {
         get throws { try Self.sql(db) }
@@ -45,7 +49,10 @@ struct RelayDatabase: Sendable {
         committed: @Sendable (T) async -> Void = { _ in }
     ) async throws -> T {
         if isPostgres {
-            let result = try await db.transaction { try await body($0) }
+            let db = db
+            let result = try await DatabaseDeadline.run(seconds: Self.postgresWriteSeconds) {
+                try await db.transaction { try await body($0) }
+            }
             await committed(result)
             return result
         }
