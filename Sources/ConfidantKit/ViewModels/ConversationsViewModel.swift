@@ -80,8 +80,11 @@ public final class ConversationsViewModel {
     }
 
     private func followConnection() async {
+        // Subscribe first, then read the state: a change between the two is then an event in the
+        // stream, not lost (read first, a '.live' in between left the model 'offline' for good).
+        let events = await messenger.events()
         connection = await messenger.connection
-        for await event in await messenger.events() {
+        for await event in events {
             if case .connection(let state) = event { connection = state }
         }
     }
