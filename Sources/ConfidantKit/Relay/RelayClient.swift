@@ -32,6 +32,15 @@ struct RelayClient: Sendable {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 
+    /// Returns once every event loop of ``http`` has run what was queued on it before: the body
+    /// parts handed to the client have been written to their connections, which have said
+    /// whether to pause. The client keeps asking a streamed body for parts until that pause
+    /// arrives from the event loop; a file read faster than a busy loop runs queued parts without
+    /// bound (200 MiB attachments peaked 74 MiB higher than a 1-byte one on a loaded machine).
+    static func partsWritten() async throws {
+        for loop in http.eventLoopGroup.makeIterator() { try await loop.submit {}.get() }
+    }
+
     /// Runs one API call; a failure that never reached the server becomes `serverUnreachable`.
     func call<T: Sendable>(_ operation: (Client) async throws -> T) async throws -> T {
         do {
