@@ -167,7 +167,7 @@ public struct ServerConfiguration: Sendable {
     /// is closed (a silent connection is not held forever).
     public var streamPingSeconds = 30
     /// Seconds a stream's client has to answer the challenge with its device's signature before
-    /// the stream is closed (4403).
+    /// the stream is closed (4408; the client may connect again).
     public var streamProofSeconds = 15
     /// HTTP (and WebSocket) connections with no byte read or written for this long are closed.
     public var idleTimeoutSeconds = 120

@@ -181,6 +181,30 @@ struct MessengerTests {
         }
     }
 
+    @Test(
+        "a device proof that reaches the relay too late closes the stream (4408): the device connects again, still signed in"
+    )
+    func lateProofRetried() async throws {
+        // A limit of 0 s: the relay's timer runs out before any answer can cross the network.
+        try await TestRelay.run(adjust: { $0.streamProofSeconds = 0 }) { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            defer { Task { await alice.remove() } }
+            let events = await alice.messenger.events()
+            await alice.messenger.startLive()
+            var waits: [String] = []
+            for await event in events {
+                guard case .connection(let state) = event else { continue }
+                if case .signedOut = state { break }
+                if case .waiting(_, let reason) = state { waits.append(reason) }
+                if waits.count == 2 { break }
+            }
+            await alice.messenger.stopLive()
+            #expect(waits.count == 2 && waits.allSatisfy { $0.contains("too late") }, "\(waits)")
+            #expect(await alice.messenger.connection != .signedOut)
+            _ = try await alice.messenger.devices()
+        }
+    }
+
     @Test("a seed-legacy envelope from the relay is unreadable unless the profile turns seed compatibility on")
     func seedLegacyRefused() async throws {
         try await TestRelay.run { relay in

@@ -88,7 +88,9 @@ struct DeviceProofTests {
         }
     }
 
-    @Test("a stream delivers nothing until its device signs the challenge; no proof or a wrong key closes it (4403)")
+    @Test(
+        "a stream delivers nothing until its device signs the challenge; a wrong key closes it (4403), no proof in time too (4408)"
+    )
     func streamNeedsTheKey() async throws {
         try await TestRelay.run(adjust: { $0.streamProofSeconds = 1 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -100,7 +102,7 @@ struct DeviceProofTests {
             let frames = await silent.frames.next(10, within: 10)
             #expect(frames.first?.challenge != nil)
             #expect(frames.allSatisfy { $0.entry == nil && $0.caughtUp == nil }, "\(frames)")
-            #expect(silent.socket.closeCode == .unknown(4403))
+            #expect(silent.socket.closeCode == .unknown(4408))
 
             // A signature by another key than the device's.
             let impostor = TestUser(

@@ -42,6 +42,9 @@ struct MailboxStreamClient: Sendable {
     /// The relay's close code for a stream whose device proof it refused: the relay holds
     /// another key for this device (it signed in elsewhere with a new key), so this one is out.
     static let proofRefusedCloseCode = WebSocketErrorCode.unknown(4403)
+    /// The relay's close code for a proof that came after its time limit (a slow or busy
+    /// device): connecting again is right.
+    static let proofLateCloseCode = WebSocketErrorCode.unknown(4408)
 
     /// Runs until the task is cancelled; throws only `sessionExpired` (after reporting `signedOut`).
     func run(
@@ -54,8 +57,8 @@ struct MailboxStreamClient: Sendable {
             await state(.connecting)
             let reason: String
             do {
-                try await session(after: cursor(), receive: receive, connected: { delay = initialDelay }, state: state)
-                reason = "the server closed the connection"
+                reason = try await session(
+                    after: cursor(), receive: receive, connected: { delay = initialDelay }, state: state)
             } catch ConfidantKitError.sessionExpired {
                 await sender.detach()
                 await state(.signedOut)
@@ -73,18 +76,19 @@ struct MailboxStreamClient: Sendable {
         await state(.stopped)
     }
 
+    /// One connection, until it closes; returns why it closed.
     private func session(
         after cursor: Int64,
         receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
         connected: () -> Void,
         state: @Sendable (ConnectionState) async -> Void
-    ) async throws {
+    ) async throws -> String {
         let inbox = FrameInbox()
         let socket = try await connect(after: cursor, inbox: inbox)
         connected()
         await sender.attach(socket)
         let encoder = StreamCoding.encoder()
-        try await withTaskCancellationHandler {
+        let reason = try await withTaskCancellationHandler {
             // Whatever arrived together is taken at once, so a burst is opened and stored in a
             // few transactions instead of one per message.
             for await _ in inbox.signals {
@@ -98,12 +102,17 @@ struct MailboxStreamClient: Sendable {
                         if socket.closeCode == Self.revokedCloseCode || socket.closeCode == Self.proofRefusedCloseCode {
                             throw ConfidantKitError.sessionExpired
                         }
-                        return
+                        if socket.closeCode == Self.proofLateCloseCode {
+                            return "this device's answer to the server's challenge came too late"
+                        }
+                        return Self.closedReason
                     case .frame(let frame):
                         if let challenge = frame.challenge {
                             let proof = try encoder.encode(
                                 Components.Schemas.StreamRequest(answering: challenge, as: address, identity: identity))
-                            try await socket.send(String(decoding: proof, as: UTF8.self))
+                            // A send that fails found the socket closed: its close event
+                            // follows and says why.
+                            try? await socket.send(String(decoding: proof, as: UTF8.self))
                         }
                         if let entry = frame.entry {
                             pending.append(entry)
@@ -121,11 +130,15 @@ struct MailboxStreamClient: Sendable {
                 }
                 try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
             }
+            return Self.closedReason
         } onCancel: {
             _ = socket.close()
         }
         try? await socket.close()
+        return reason
     }
+
+    private static let closedReason = "the server closed the connection"
 
     /// Stores what is pending and acknowledges it.
     private func flush(

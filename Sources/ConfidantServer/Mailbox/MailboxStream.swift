@@ -35,6 +35,9 @@ struct MailboxStream: Sendable {
     /// The close code of a stream whose client did not prove that it holds its device's key
     /// (a token used without the device, or a device whose key was replaced).
     static let proofRefusedCloseCode = WebSocketErrorCode.unknown(4403)
+    /// The close code of a stream whose proof did not come within `streamProofSeconds`: a
+    /// client may simply have been slow, so it connects again.
+    static let proofLateCloseCode = WebSocketErrorCode.unknown(4408)
 
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
@@ -90,9 +93,10 @@ struct MailboxStream: Sendable {
         if let challenge = try? encoder.encode(Components.Schemas.StreamFrame(challenge: .init(proof.challenge))) {
             socket.send(String(decoding: challenge, as: UTF8.self), promise: nil)
         }
-        guard await proof.proven(within: .seconds(configuration.streamProofSeconds)) else {
+        let outcome = await proof.outcome(within: .seconds(configuration.streamProofSeconds))
+        guard outcome == .proven else {
             hub.unsubscribe(inbox)
-            try? await socket.close(code: Self.proofRefusedCloseCode)
+            try? await socket.close(code: outcome == .late ? Self.proofLateCloseCode : Self.proofRefusedCloseCode)
             frameInput.finish()
             await requests.value
             return
@@ -195,11 +199,11 @@ struct MailboxStream: Sendable {
                     let identity = try? await identity(caller.address),
                     proof.verifies(signature.data, by: identity, of: caller.address)
                 else {
-                    proof.decide(false)
+                    proof.decide(.refused)
                     break
                 }
                 proven = true
-                proof.decide(true)
+                proof.decide(.proven)
                 continue
             }
             guard let request else {

@@ -5,9 +5,18 @@ import Synchronization
 /// Whether a stream's client proved that it holds its device's key: decided once, by its first
 /// frame (the signature of the stream's challenge) or by the time limit running out.
 final class StreamProof: Sendable {
+    /// How the proof was decided.
+    enum Outcome: Equatable, Sendable {
+        /// The first frame was the device's signature of the challenge.
+        case proven
+        /// The first frame was something else, or a signature by another key.
+        case refused
+        /// Nothing came within the limit: a silent client, or one too slow to answer in time.
+        case late
+    }
     private enum State {
-        case pending(CheckedContinuation<Bool, Never>?)
-        case decided(Bool)
+        case pending(CheckedContinuation<Outcome, Never>?)
+        case decided(Outcome)
     }
     private let state = Mutex(State.pending(nil))
     /// The 32 random bytes the client signs (purpose `stream`, docs/PROTOCOL.md §7.1).
@@ -25,24 +34,24 @@ final class StreamProof: Sendable {
     }
 
     /// Decides, once; later calls change nothing.
-    func decide(_ proven: Bool) {
-        let waiter: CheckedContinuation<Bool, Never>?? = state.withLock { state in
+    func decide(_ outcome: Outcome) {
+        let waiter: CheckedContinuation<Outcome, Never>?? = state.withLock { state in
             guard case .pending(let waiter) = state else { return nil }
-            state = .decided(proven)
+            state = .decided(outcome)
             return .some(waiter)
         }
-        if case .some(let waiter?) = waiter { waiter.resume(returning: proven) }
+        if case .some(let waiter?) = waiter { waiter.resume(returning: outcome) }
     }
 
-    /// Waits for the decision, or decides `false` after `limit`.
-    func proven(within limit: Duration) async -> Bool {
+    /// Waits for the decision, or decides ``Outcome/late`` after `limit`.
+    func outcome(within limit: Duration) async -> Outcome {
         let timer = Task { [self] in
             try? await Task.sleep(for: limit)
-            decide(false)
+            decide(.late)
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
-            let decided: Bool? = state.withLock { state in
+            let decided: Outcome? = state.withLock { state in
                 switch state {
                 case .decided(let proven): return proven
                 case .pending:
