@@ -136,6 +136,9 @@ struct LoadCommand: AsyncParsableCommand {
         let total = perPair * pairs
         let sentAt = LockedBox<[UUID: ContinuousClock.Instant]>([:])
         let latencies = LockedBox<[Double]>([])
+        // Every id is counted once; another copy of one is a duplicate (relay.sh's runs check both).
+        let seen = LockedBox<Set<UUID>>([])
+        let duplicates = LockedBox(0)
         let (done, doneContinuation) = AsyncStream<Void>.makeStream()
 
         progress("connecting \(pairs) receivers")
@@ -147,6 +150,10 @@ struct LoadCommand: AsyncParsableCommand {
                     guard let text = entry.messageId, let id = UUID(uuidString: text) else { return }
                     let now = ContinuousClock.now
                     guard let start = sentAt.withLock({ $0[id] }) else { return }
+                    guard seen.withLock({ $0.insert(id).inserted }) else {
+                        duplicates.withLock { $0 += 1 }
+                        return
+                    }
                     let count = latencies.withLock { list in
                         list.append(
                             Double((now - start).components.attoseconds) / 1e15 + Double(
@@ -265,7 +272,8 @@ struct LoadCommand: AsyncParsableCommand {
             serverCPUMicrosecondsPerMessage: serverCPU / Double(total) * 1e6,
             generatorCPUMicrosecondsPerMessage: generatorCPU / Double(total) * 1e6,
             serverPeakRSSMiB: Double(peakDuringRun) / 1_048_576, idleConnections: idle,
-            serverRSSWithIdleMiB: idleRSS.map { Double($0) / 1_048_576 })
+            serverRSSWithIdleMiB: idleRSS.map { Double($0) / 1_048_576 },
+            lost: total - seen.withLock { $0.count }, duplicated: duplicates.withLock { $0 })
     }
 
     private func progress(_ text: String) {
@@ -295,6 +303,9 @@ struct BenchResult: Codable {
     let serverPeakRSSMiB: Double
     let idleConnections: Int
     let serverRSSWithIdleMiB: Double?
+    /// Sent and never delivered; delivered more than once. Both must be 0.
+    let lost: Int
+    let duplicated: Int
 
     var table: String {
         var lines = [
@@ -310,6 +321,7 @@ struct BenchResult: Codable {
                 format: "CPU per message     server %.0f µs, generator %.0f µs", serverCPUMicrosecondsPerMessage,
                 generatorCPUMicrosecondsPerMessage),
             String(format: "server peak RSS     %.0f MiB", serverPeakRSSMiB),
+            "lost / duplicated   \(lost) / \(duplicated)",
         ]
         if let serverRSSWithIdleMiB {
             lines.append(

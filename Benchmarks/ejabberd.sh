@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Confidant's relay beside ejabberd (Debian's 23.01), the XMPP server large deployments run, in one
+# run on this machine (docs/BENCHMARKS.md, issue #25). Same load shapes for both, alternating
+# round by round; medians at the end:
+#   - 32 sender/receiver pairs, open loop, 30,000 messages of a 200-byte body (Confidant: its
+#     1,280-byte padded envelopes, sealed before the clock starts);
+#   - one sender with 1 and with 8 messages in flight;
+#   - one sender at 50 messages/s for 20 s (latency), in the first round only.
+# ejabberd runs twice: routing in memory (nothing stored) and archiving every message to SQLite
+# (mod_mam, WAL). Its accounts are seeded into its SQLite file directly, as `pgbench -i` does.
+# Reports delivered messages/s, the server's CPU time (user + system) per message, its peak
+# resident memory, and lost and duplicated messages (both must be 0).
+#   Benchmarks/ejabberd.sh [ROUNDS]     (default 5; installs ejabberd with apt-get when root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+bin=${CONFIDANT_BIN_DIR:-.build-release/release}
+[ -x "$bin/relay-load" ] && [ -x "$bin/confidant" ] || {
+    echo "build first: swift build -c release --product confidant --scratch-path .build-release" >&2
+    echo "       and: swift build -c release --product relay-load --scratch-path .build-release" >&2
+    exit 1
+}
+if ! [ -d /usr/lib/x86_64-linux-gnu/ejabberd-23.01-1 ] && ! ls -d /usr/lib/*/ejabberd-* >/dev/null 2>&1; then
+    [ "$(id -u)" = 0 ] || { echo "needs ejabberd: sudo apt-get install ejabberd erlang-p1-sqlite3" >&2; exit 1; }
+    # The package would start its system-wide service; this benchmark starts its own instances.
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ejabberd erlang-p1-sqlite3 >/dev/null
+    rm -f /usr/sbin/policy-rc.d
+fi
+schema=/usr/share/ejabberd/sql/lite.sql
+ebin=$(ls -d /usr/lib/*/ejabberd-*/ebin | head -1)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/confidant-ejabberd.XXXXXX")
+chmod 755 "$work"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_ejabberd NAME MODULES → sets port_NAME and pid_NAME
+start_ejabberd() {
+    local name=$1 modules=$2 dir="$work/$1" port
+    port=$(free_port)
+    mkdir -p "$dir/spool"
+    python3 - "$dir/ejabberd.db" "$schema" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript(open(sys.argv[2]).read())
+db.execute("PRAGMA journal_mode=WAL")
+db.executemany("INSERT INTO users(username, password) VALUES (?, 'benchmark')", [(f"u{i}",) for i in range(64)])
+db.commit()
+PY
+    cat > "$dir/ejabberd.yml" <<EOF
+hosts: [localhost]
+loglevel: warning
+log_rotate_count: 0
+certfiles: []
+listen:
+  - port: $port
+    ip: "127.0.0.1"
+    module: ejabberd_c2s
+    backlog: 1024
+    max_stanza_size: 262144
+    starttls: false
+auth_method: sql
+auth_password_format: plain
+sql_type: sqlite
+sql_database: "$dir/ejabberd.db"
+modules: $modules
+EOF
+    local run=()
+    if [ "$(id -u)" = 0 ]; then
+        chown -R ejabberd:ejabberd "$dir"
+        run=(setpriv --reuid=ejabberd --regid=ejabberd --clear-groups)
+    fi
+    (cd "$dir" && exec env HOME="$dir" ERL_LIBS="$(dirname "$(dirname "$ebin")")" \
+        EJABBERD_CONFIG_PATH="$dir/ejabberd.yml" EJABBERD_LOG_PATH="$dir/ejabberd.log" \
+        "${run[@]}" erl -noinput -noshell +K true +P 250000 -mnesia dir "\"$dir/spool\"" -s ejabberd \
+        > "$dir/stdout" 2>&1) &
+    local pid=$!
+    pids+=("$pid")
+    for _ in $(seq 600); do
+        ss -ltn "sport = :$port" | grep -q LISTEN && break
+        kill -0 "$pid" 2>/dev/null || { cat "$dir/stdout" "$dir"/*.log >&2; exit 1; }
+        sleep 0.1
+    done
+    # The subshell exec'd erl, which exec'd the Erlang VM: $pid is the server itself.
+    eval "port_$name=$port pid_$name=$(pgrep -f "mnesia dir \"$dir/spool\"" | head -1)"
+}
+
+start_ejabberd memory '{}'
+start_ejabberd stored '{mod_mam: {db_type: sql, default: always}}'
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "ejabberd $(dpkg-query -W -f='${Version}' ejabberd 2>/dev/null || echo '?'), Confidant $(git rev-parse --short HEAD)"
+
+results="$work/results.jsonl"
+xmpp() {  # xmpp LABEL SERVER ARGS…
+    local label=$1 server=$2
+    shift 2
+    local port pid
+    eval "port=\$port_$server pid=\$pid_$server"
+    python3 Benchmarks/xmpp_load.py --port "$port" --server-pid "$pid" --label "$label" "$@" \
+        | sed "s/^{/{\"shape\": \"$shape\", /" >> "$results"
+}
+confidant() {  # confidant ARGS…
+    "$bin/relay-load" run --json "$@" | sed "s/^{/{\"shape\": \"$shape\", \"server\": \"Confidant (SQLite)\", /" \
+        >> "$results"
+}
+for round in $(seq "$rounds"); do
+    echo "round $round of $rounds" >&2
+    shape="32 pairs, open loop"
+    xmpp "ejabberd, in memory" memory --pairs 32 --messages 30000
+    confidant --pairs 32 --messages 30000
+    xmpp "ejabberd, archived to SQLite" stored --pairs 32 --messages 30000
+    shape="one sender, 1 in flight"
+    confidant --pairs 1 --messages 2000 --window 1
+    xmpp "ejabberd, in memory" memory --pairs 1 --messages 2000 --window 1
+    shape="one sender, 8 in flight"
+    xmpp "ejabberd, in memory" memory --pairs 1 --messages 8000 --window 8
+    confidant --pairs 1 --messages 8000 --window 8
+    if [ "$round" = 1 ]; then
+        shape="one sender at 50 messages/s for 20 s"
+        xmpp "ejabberd, in memory" memory --pairs 1 --messages 1000 --rate 50
+        confidant --pairs 1 --messages 1000 --rate 50
+    fi
+done
+
+python3 - "$results" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+groups = {}
+for row in rows:
+    groups.setdefault((row["shape"], row["server"]), []).append(row)
+print(f"\n| shape | server | runs | delivered msg/s | server CPU µs/msg | generator CPU µs/msg | p50 / p99 ms | server peak RSS MiB | lost / duplicated |")
+print("|---|---|---:|---:|---:|---:|---|---:|---|")
+for (shape, server), runs in groups.items():
+    m = lambda key: statistics.median(r[key] for r in runs)
+    lost = sum(r.get("lost", 0) for r in runs)
+    duplicated = sum(r.get("duplicated", 0) for r in runs)
+    print(f"| {shape} | {server} | {len(runs)} | {m('deliveredPerSecond'):,.0f} | {m('serverCPUMicrosecondsPerMessage'):.1f} "
+          f"| {m('generatorCPUMicrosecondsPerMessage'):.1f} | {m('p50Milliseconds'):.1f} / {m('p99Milliseconds'):.1f} "
+          f"| {max(r['serverPeakRSSMiB'] for r in runs):.0f} | {lost} / {duplicated} |")
+PY
