@@ -99,17 +99,19 @@ echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(n
 echo "ejabberd $(dpkg-query -W -f='${Version}' ejabberd 2>/dev/null || echo '?'), Confidant $(git rev-parse --short HEAD)"
 
 results="$work/results.jsonl"
+tag() {  # tag SERVER: adds the shape and the server to the JSON line on stdin
+    python3 -c 'import json, sys; row = json.loads(sys.stdin.read()); row.update(shape=sys.argv[1], server=sys.argv[2]); print(json.dumps(row))' \
+        "$shape" "$1" >> "$results"
+}
 xmpp() {  # xmpp LABEL SERVER ARGS…
     local label=$1 server=$2
     shift 2
     local port pid
     eval "port=\$port_$server pid=\$pid_$server"
-    python3 Benchmarks/xmpp_load.py --port "$port" --server-pid "$pid" --label "$label" "$@" \
-        | sed "s/^{/{\"shape\": \"$shape\", /" >> "$results"
+    python3 Benchmarks/xmpp_load.py --port "$port" --server-pid "$pid" "$@" | tag "$label"
 }
 confidant() {  # confidant ARGS…
-    "$bin/relay-load" run --json "$@" | sed "s/^{/{\"shape\": \"$shape\", \"server\": \"Confidant (SQLite)\", /" \
-        >> "$results"
+    "$bin/relay-load" run --json "$@" | tag "Confidant (SQLite)"
 }
 for round in $(seq "$rounds"); do
     echo "round $round of $rounds" >&2

@@ -64,11 +64,19 @@ def browser():
     return driver
 
 
+def last_text(driver, selector):
+    """The text of the last element matching `selector`, read in one step inside the page: a live
+    page may replace the element between finding it and reading it from here."""
+    return driver.execute_script(
+        "const all = document.querySelectorAll(arguments[0]); return all.length ? all[all.length - 1].textContent : null",
+        selector)
+
+
 def wait(driver, condition, what):
     try:
         # A page being replaced by the next one makes elements stale mid-check: check again.
         return WebDriverWait(driver, WAIT, poll_frequency=0.1,
-                             ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
+                             ignored_exceptions=(NoSuchElementException, StaleElementReferenceException, IndexError)).until(condition)
     except Exception as error:
         shown = driver.find_elements(By.TAG_NAME, "main")
         text = shown[0].text if shown else driver.page_source
@@ -256,12 +264,14 @@ try:
     alice_picture = bob.find_element(By.CSS_SELECTOR, "ul.conversations img.avatar")
     wait(bob, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", alice_picture) == 64,
          "bob sees the picture alice chose at sign-up")
-    expect(bob.find_element(By.CSS_SELECTOR, ".badge").text == "2", "two unread messages")
+    wait(bob, lambda d: d.find_element(By.CSS_SELECTOR, ".badge").text == "2", "two unread messages")
     screenshot(bob, "conversations")
 
     bob.find_element(By.CSS_SELECTOR, "ul.conversations a").click()
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Hello Bob"), "bob's chat")
-    texts = [element.text for element in bob.find_elements(By.CSS_SELECTOR, "ol.messages .text")]
+    # Read through wait(): the live chat may replace its lines while they are read.
+    texts = wait(bob, lambda d: [element.text for element in d.find_elements(By.CSS_SELECTOR, "ol.messages .text")],
+                 "the chat's lines")
     expect(hostile in texts, f"the hostile message is shown as its text: {texts}")
     expect(bob.execute_script("return window.__xss") is None, "the hostile message ran nothing in bob's page")
     expect(alice.execute_script("return window.__xss") is None, "nor in alice's")
@@ -320,7 +330,8 @@ try:
     click_in_message(alice, "<script>", "form[action$='/delete'] button")
     wait(bob, lambda d: "<script>" not in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
          "the deleted message is gone from bob's chat")
-    expect("This message was deleted" in bob.find_element(By.CSS_SELECTOR, "ol.messages").text, "a deleted line stays")
+    wait(bob, lambda d: "This message was deleted" in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
+         "a deleted line stays")
     bob.execute_script("window.__stayed = true")
 
     # Disappearing messages: alice turns them on, bob's chat says so; then off again.
@@ -352,7 +363,8 @@ try:
     wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Written while the server was down"),
          "the message written offline shows in alice's chat")
     wait(alice, EC.text_to_be_present_in_element((By.ID, "live"), "Offline"), "alice's chat says it is offline")
-    last_status = alice.find_elements(By.CSS_SELECTOR, "ol.messages .mine .status")[-1].text
+    last_status = last_text(alice, "ol.messages .mine .status")
+    expect(last_status is not None, "alice's message has a status")
     expect("not sent" not in last_status, f"the message waits rather than fails: {last_status!r}")
     restarted = subprocess.Popen(
         [arguments.relay_exe, "--port", str(port), "--data-dir", arguments.relay_data, "--log-level", "error",
