@@ -14,8 +14,9 @@ confidant=${CONFIDANT_BIN:-.build-release/release/confidant}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M') UTC; $(openssl version)"
-python3 - "$confidant" "$work" "$size_mib" "$pairs" <<'PY'
+PYTHONPATH=Benchmarks python3 - "$confidant" "$work" "$size_mib" "$pairs" <<'PY'
 import os, statistics, subprocess, sys, time
+import child_usage
 confidant, work, size_mib, pairs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 source = f"{work}/input.bin"
 with open(source, "wb") as f:
@@ -24,13 +25,9 @@ with open(source, "wb") as f:
 def run(command):
     """Wall and CPU seconds (user + system, from wait4) of one command, stdin from the file."""
     with open(source, "rb") as stdin, open(f"{work}/out.bin", "wb") as stdout:
-        start = time.perf_counter()
-        child = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - start
-    assert os.waitstatus_to_exitcode(status) == 0, command
+        wall, cpu, _ = child_usage.run(command, stdin=stdin, stdout=stdout)
     assert os.path.getsize(f"{work}/out.bin") == size_mib << 20, command
-    return wall, usage.ru_utime + usage.ru_stime
+    return wall, cpu
 
 key = "benchmark key"
 ours = [confidant, "lab", "encrypt", "--algorithm", "sblock", "--key", key]

@@ -17,21 +17,15 @@ command -v age >/dev/null || { echo "install age: apt-get install age" >&2; exit
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M') UTC; files in ${TMPDIR:-/tmp}"
-python3 - "$confidant" "$work" "$size_mib" "$pairs" <<'PY'
+PYTHONPATH=Benchmarks python3 - "$confidant" "$work" "$size_mib" "$pairs" <<'PY'
 import os, statistics, subprocess, sys, time
+import child_usage
 confidant, work, size_mib, pairs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 env = {**os.environ, "CONFIDANT_HOME": f"{work}/home", "CONFIDANT_PASSPHRASE": "benchmark"}
 
 def run(command):
-    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one command (its own
-    resource usage, from wait4)."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    assert child.returncode == 0, (command, child.returncode)
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one command."""
+    return child_usage.run(command, env=env)
 
 source = f"{work}/input.bin"
 with open(source, "wb") as f:

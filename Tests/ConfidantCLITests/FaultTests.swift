@@ -23,6 +23,22 @@ struct FaultTests {
         return try JSONDecoder().decode([Line].self, from: result.stdout)
     }
 
+    /// Bob's history with Alice (profiles `bob` and `alice`) holds exactly `expected`, each once and
+    /// in order, and none of Alice's own lines failed or is still waiting.
+    static func expectDelivered(
+        _ expected: [String], _ cli: CLIProcess, from alice: String, to bob: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let received = try await history(cli, profile: "bob", with: alice).filter { $0.direction == "incoming" }
+            .compactMap(\.text)
+        #expect(
+            received == expected, "\(received.count) of \(expected.count) arrived; exactly once and in order",
+            sourceLocation: sourceLocation)
+        let own = try await history(cli, profile: "alice", with: bob)
+        #expect(!own.contains { $0.status.hasPrefix("failed") }, "none failed", sourceLocation: sourceLocation)
+        #expect(!own.contains { $0.status == "pending" }, "none left waiting", sourceLocation: sourceLocation)
+    }
+
     /// Lines of about a kilobyte, numbered so order and duplicates show.
     static func lines(_ count: Int, _ label: String) -> [String] {
         (1...count).map { "\(label) \(String(format: "%04d", $0)) " + String(repeating: "x", count: 1000) }
@@ -74,11 +90,7 @@ struct FaultTests {
         // Space comes back; the next command delivers what waited.
         try FileManager.default.removeItem(at: filler)
         #expect(try await cli.run(["inbox", "--profile", "alice"]).status == 0)
-        let received = try await Self.history(cli, profile: "bob", with: alice).filter { $0.direction == "incoming" }
-        #expect(received.compactMap(\.text) == ["before the disk filled"] + typed, "all 500, in order, once")
-        let own = try await Self.history(cli, profile: "alice", with: bob)
-        #expect(!own.contains { $0.status.hasPrefix("failed") }, "none failed")
-        #expect(!own.contains { $0.status == "pending" }, "none left waiting")
+        try await Self.expectDelivered(["before the disk filled"] + typed, cli, from: alice, to: bob)
         print(
             "disk full: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); all 500 delivered after space returned"
         )
@@ -119,10 +131,7 @@ struct FaultTests {
         let sent = try await sending
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(try await cli.run(["inbox", "--profile", "alice"]).status == 0)
-        let received = try await Self.history(cli, profile: "bob", with: alice).compactMap(\.text)
-        #expect(received == typed, "\(received.count) of 300 arrived; exactly once and in order")
-        let own = try await Self.history(cli, profile: "alice", with: bob)
-        #expect(!own.contains { $0.status.hasPrefix("failed") || $0.status == "pending" })
+        try await Self.expectDelivered(typed, cli, from: alice, to: bob)
         print("PostgreSQL restart: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 300 of 300 delivered")
     }
 
@@ -182,8 +191,7 @@ struct FaultTests {
         }
         _ = try await restarted.relay()
         #expect(try await cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
-        let received = try await Self.history(cli, profile: "bob", with: alice).compactMap(\.text)
-        #expect(received == typed + ["after the restart"], "\(received.count) of 301; exactly once and in order")
+        try await Self.expectDelivered(typed + ["after the restart"], cli, from: alice, to: bob)
         print(
             "relay killed: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 301 of 301 delivered in order")
     }
