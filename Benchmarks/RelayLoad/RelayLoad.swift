@@ -112,7 +112,7 @@ struct LoadCommand: AsyncParsableCommand {
             let receiver = users[2 * pair + 1]
             batches.append(
                 try (0..<perPair).map { index in
-                    let id = UUID()
+                    let id = UUID.timeOrdered()
                     let envelope = try SealedEnvelope.seal(
                         Data("benchmark message \(index) ".utf8) + Data(count: 200), from: sender.identity,
                         senderUserID: sender.id, to: receiver.identity.publicIdentity,

@@ -91,7 +91,7 @@ public final class RelayServer: Sendable {
     /// The schema's versions, in order (`Migrations/`).
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
-        AddAttachments(),
+        AddAttachments(), ReindexMessages(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
@@ -148,14 +148,17 @@ public final class RelayServer: Sendable {
         return application.http.server.shared.localAddress?.port ?? configuration.port
     }
 
-    /// What runs every `maintenanceInterval`: deletes mailbox entries past their retention,
-    /// expired sign-in transactions and device challenges, accounts never verified, old
-    /// rate-limit windows, and attachments past theirs.
+    /// What runs every `maintenanceInterval`: deletes mailbox entries past their retention and
+    /// the records of sent message ids as old (a retry after that is a new message), expired
+    /// sign-in transactions and device challenges, accounts never verified, old rate-limit
+    /// windows, and attachments past theirs.
     public func runMaintenance() async throws {
         let now = configuration.now()
         let unverifiedBefore = now.addingTimeInterval(-configuration.unverifiedAccountLifetime)
         try await services.mailbox.purgeExpired()
+        let postedBefore = now.addingTimeInterval(-configuration.mailboxRetention)
         try await services.database.write { db in
+            try await PostedMessageRecord.query(on: db).filter(\.$receivedAt < postedBefore).delete()
             try await SignInTransactionRecord.query(on: db).filter(\.$expiresAt < now).delete()
             try await UsedChallengeRecord.query(on: db).filter(\.$expiresAt < now).delete()
             // Accounts whose address was never proved, after a week: the address is free again.

@@ -65,7 +65,9 @@ struct QuotaTests {
         }
     }
 
-    @Test("unread mailbox entries past the retention are deleted by maintenance")
+    @Test(
+        "unread mailbox entries past the retention are deleted by maintenance, and the record of their message ids with them"
+    )
     func mailboxRetention() async throws {
         let clock = ManualClock()
         try await TestRelay.run(adjust: {
@@ -75,13 +77,20 @@ struct QuotaTests {
         }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
-            _ = try await alice.send("old", to: [(bob.address, bob.identity.publicIdentity)])
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            let old = try alice.batch("old", to: toBob)
+            #expect(try await alice.client.sendMessage(body: .json(old)).ok.body.json.duplicate == false)
             clock.advance(by: 29 * 86_400)
-            _ = try await alice.send("recent", to: [(bob.address, bob.identity.publicIdentity)])
+            let recent = try alice.batch("recent", to: toBob)
+            #expect(try await alice.client.sendMessage(body: .json(recent)).ok.body.json.duplicate == false)
             clock.advance(by: 2 * 86_400)
             try await relay.server.runMaintenance()
             let entries = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 10)).ok.body.json.entries
             #expect(entries.count == 1)
+            // Idempotence is kept as long as the mailbox keeps messages: the recent retry is still
+            // answered as a duplicate; the old one's record went with it, so its retry is new.
+            #expect(try await alice.client.sendMessage(body: .json(recent)).ok.body.json.duplicate == true)
+            #expect(try await alice.client.sendMessage(body: .json(old)).ok.body.json.duplicate == false)
         }
     }
 

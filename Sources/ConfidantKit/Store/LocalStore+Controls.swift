@@ -16,7 +16,7 @@ extension LocalStore {
 
     /// Queues a control message to `peer` (and the account's other devices when `toOwnDevices`).
     func queueControl(_ payload: ChatPayload, to peer: UUID, toOwnDevices: Bool, now: Date, _ db: Database) throws {
-        let id = UUID()
+        let id = UUID.timeOrdered(at: now)
         try ControlRecord(
             seq: nil, messageID: id, peerID: peer, sealed: try seal(try payload.serialized, .control(id)),
             toOwnDevices: toOwnDevices, attempts: 0, nextAttemptAt: nil, lastError: nil, createdAt: now
