@@ -97,7 +97,8 @@ actor MessageSender {
         let sentAt = now()
         let timer = try store.timer(for: contact.id)
         let message = LocalStore.NewMessage(
-            id: .timeOrdered(at: sentAt), peer: contact.id, direction: .outgoing, senderDevice: cipher.identity.deviceID,
+            id: .timeOrdered(at: sentAt), peer: contact.id, direction: .outgoing,
+            senderDevice: cipher.identity.deviceID,
             sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
             expiresAt: timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
         let stored = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)

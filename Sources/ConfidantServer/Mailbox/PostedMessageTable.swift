@@ -49,7 +49,8 @@ enum PostedMessageTable {
                 .columns("id", Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
             for (key, row) in accepted[start..<min(start + 5000, accepted.count)] {
                 insert = insert.values(
-                    UUIDValue(.timeOrdered(at: row.receivedAt)), UUIDValue(key.sender), UUIDValue(key.message), SQLBind(row.stored),
+                    UUIDValue(.timeOrdered(at: row.receivedAt)), UUIDValue(key.sender), UUIDValue(key.message),
+                    SQLBind(row.stored),
                     SQLBind(row.receivedAt))
             }
             try await insert.run()
