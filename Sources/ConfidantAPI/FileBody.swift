@@ -6,17 +6,14 @@ extension HTTPBody {
     /// The bytes of an open file as a streamed body, read `chunkSize` bytes at a time only as the
     /// consumer asks for them (a slow reader holds back reading: never the whole file in memory);
     /// the handle is closed when the body has been read or is dropped.
-    /// - Parameters:
-    ///   - pace: awaited before each chunk after the first; a transport whose own back-pressure
-    ///     signal comes late returns from it once the chunks it was given have been written.
-    ///   - progress: called with the bytes read so far, after each chunk.
+    /// - Parameter progress: called with the bytes read so far, after each chunk.
     public static func streaming(
         _ handle: FileHandle, length: Int64, chunkSize: Int = 64 * 1024,
-        pace: (@Sendable () async throws -> Void)? = nil, progress: (@Sendable (Int64) -> Void)? = nil
+        progress: (@Sendable (Int64) -> Void)? = nil
     ) -> HTTPBody {
         HTTPBody(
-            FileChunks(file: OpenFile(handle), chunkSize: chunkSize, pace: pace, progress: progress),
-            length: .known(length), iterationBehavior: .single)
+            FileChunks(file: OpenFile(handle), chunkSize: chunkSize, progress: progress), length: .known(length),
+            iterationBehavior: .single)
     }
 }
 
@@ -26,19 +23,16 @@ struct FileChunks: AsyncSequence, Sendable {
     typealias Element = ArraySlice<UInt8>
     let file: OpenFile
     let chunkSize: Int
-    let pace: (@Sendable () async throws -> Void)?
     let progress: (@Sendable (Int64) -> Void)?
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let file: OpenFile
         let chunkSize: Int
-        let pace: (@Sendable () async throws -> Void)?
         let progress: (@Sendable (Int64) -> Void)?
         var done: Int64 = 0
 
         mutating func next() async throws -> ArraySlice<UInt8>? {
-            if done > 0, let pace { try await pace() }
-            guard let data = try file.read(chunkSize), !data.isEmpty else {
+            guard let data = try file.read(chunkSize) else {
                 file.close()
                 return nil
             }
@@ -48,9 +42,7 @@ struct FileChunks: AsyncSequence, Sendable {
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(file: file, chunkSize: chunkSize, pace: pace, progress: progress)
-    }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(file: file, chunkSize: chunkSize, progress: progress) }
 }
 
 /// A file handle read by one body and closed once, at its end or when the body is dropped.

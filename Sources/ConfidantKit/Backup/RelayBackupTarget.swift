@@ -65,8 +65,7 @@ public struct RelayBackupTarget: BackupTarget {
     public func upload(_ file: URL, as name: String) async throws {
         let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64 ?? 0
         let handle = try FileHandle(forReadingFrom: file)
-        try await put(
-            .streaming(handle, length: size, chunkSize: 256 * 1024, pace: RelayClient.partsWritten), name: name)
+        try await put(.streaming(handle, length: size, chunkSize: 256 * 1024), name: name)
     }
 
     /// Stores small data (a manifest) under `name`.

@@ -105,9 +105,7 @@ struct AttachmentTransfer: Sendable {
         }
         let total = Int64(pointer.encryptedSize)
         let name = pointer.name
-        let body = HTTPBody.streaming(
-            handle, length: total, chunkSize: 256 * 1024, pace: RelayClient.partsWritten
-        ) { done in
+        let body = HTTPBody.streaming(handle, length: total, chunkSize: 256 * 1024) { done in
             progress(.init(name: name, stage: .uploading, done: done, total: total))
         }
         let receipt: Components.Schemas.BlobReceipt
