@@ -1,10 +1,9 @@
-import ConfidantCrypto
 import Foundation
 import Testing
 
 @testable import ConfidantVault
 
-/// The vault's own file I/O: whole reads (`readWhole`) and the batched, pipelined writer.
+/// The vault's batched, pipelined file writer.
 @Suite struct FileIOTests {
     private func temporaryFile() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("fileio-\(UUID().uuidString)")
@@ -60,26 +59,5 @@ import Testing
         #expect(size % 4_096 == 0 && size <= 200 * 4_096)
         #expect(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int == size)
         #expect(throws: CancellationError.self) { try writer.finish() }
-    }
-
-    @Test("whole reads return the asked count until the end, then the rest, then nothing")
-    func wholeReads() throws {
-        let url = try temporaryFile()
-        defer { try? FileManager.default.removeItem(at: url) }
-        let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        try bytes.write(to: url)
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        var read = Data()
-        var sizes: [Int] = []
-        while true {
-            let chunk = try handle.readWhole(upToCount: 65_552)
-            if chunk.isEmpty { break }
-            sizes.append(chunk.count)
-            read.append(chunk)
-        }
-        #expect(sizes == [65_552, 65_552, 65_552, 65_552, 37_792])
-        #expect(read == bytes)
-        #expect(try handle.readWhole(upToCount: 0).isEmpty)
     }
 }

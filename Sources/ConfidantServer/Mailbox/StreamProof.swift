@@ -53,7 +53,7 @@ final class StreamProof: Sendable {
         return await withCheckedContinuation { continuation in
             let decided: Outcome? = state.withLock { state in
                 switch state {
-                case .decided(let proven): return proven
+                case .decided(let outcome): return outcome
                 case .pending:
                     state = .pending(continuation)
                     return nil
