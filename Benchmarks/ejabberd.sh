@@ -89,8 +89,12 @@ EOF
         kill -0 "$pid" 2>/dev/null || { cat "$dir/stdout" "$dir"/*.log >&2; exit 1; }
         sleep 0.1
     done
-    # The subshell exec'd erl, which exec'd the Erlang VM: $pid is the server itself.
-    eval "port_$name=$port pid_$name=$(pgrep -f "mnesia dir \"$dir/spool\"" | head -1)"
+    # The Erlang VM need not be $pid itself (it may run as its child): find it by its spool
+    # directory, for its CPU time and memory, and stop it at the end too.
+    local vm
+    vm=$(pgrep -f "mnesia dir \"$dir/spool\"" | head -1)
+    pids+=("$vm")
+    eval "port_$name=$port pid_$name=$vm"
 }
 
 start_ejabberd memory '{}'
