@@ -37,14 +37,6 @@ struct MailboxStreamClient: Sendable {
     var maximumDelay: Duration = .seconds(15)
     /// The most entries opened and stored in one transaction.
     static let batchLimit = 200
-    /// The relay's close code for a stream whose session ended (docs/PROTOCOL.md §8).
-    static let revokedCloseCode = WebSocketErrorCode.unknown(4401)
-    /// The relay's close code for a stream whose device proof it refused: the relay holds
-    /// another key for this device (it signed in elsewhere with a new key), so this one is out.
-    static let proofRefusedCloseCode = WebSocketErrorCode.unknown(4403)
-    /// The relay's close code for a proof that came after its time limit (a slow or busy
-    /// device): connecting again is right.
-    static let proofLateCloseCode = WebSocketErrorCode.unknown(4408)
 
     /// Runs until the task is cancelled; throws only `sessionExpired` (after reporting `signedOut`).
     func run(
@@ -97,15 +89,13 @@ struct MailboxStreamClient: Sendable {
                     switch event {
                     case .closed:
                         try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
-                        // The relay closes with 4401 when this session ended (signed out, the
-                        // device removed, the account deleted): reconnecting would be refused.
-                        if socket.closeCode == Self.revokedCloseCode || socket.closeCode == Self.proofRefusedCloseCode {
-                            throw ConfidantKitError.sessionExpired
+                        switch Self.relayCode(socket.closeCode) {
+                        // The session ended, or this device's key is not the device's any more:
+                        // reconnecting would be refused.
+                        case .revoked?, .proofRefused?: throw ConfidantKitError.sessionExpired
+                        case .proofLate?: return "this device's answer to the server's challenge came too late"
+                        case nil: return Self.closedReason
                         }
-                        if socket.closeCode == Self.proofLateCloseCode {
-                            return "this device's answer to the server's challenge came too late"
-                        }
-                        return Self.closedReason
                     case .frame(let frame):
                         if let challenge = frame.challenge {
                             let proof = try encoder.encode(
@@ -139,6 +129,12 @@ struct MailboxStreamClient: Sendable {
     }
 
     private static let closedReason = "the server closed the connection"
+
+    /// The relay's own reason for closing, if the close code is one of its codes.
+    private static func relayCode(_ code: WebSocketErrorCode?) -> StreamCloseCode? {
+        guard case .unknown(let raw)? = code else { return nil }
+        return StreamCloseCode(rawValue: raw)
+    }
 
     /// Stores what is pending and acknowledges it.
     private func flush(

@@ -29,15 +29,6 @@ struct MailboxStream: Sendable {
     /// Bytes of answers (receipts, refusals, problems) a connection may have waiting to be
     /// written to a client that does not read them (1008 past it).
     static let maximumUnwrittenAnswerBytes = 1 << 20
-    /// The close code of a stream whose session ended (signed out, device removed, account
-    /// deleted); 4000–4999 are the application's (RFC 6455 §7.4.2).
-    static let revokedCloseCode = WebSocketErrorCode.unknown(4401)
-    /// The close code of a stream whose client did not prove that it holds its device's key
-    /// (a token used without the device, or a device whose key was replaced).
-    static let proofRefusedCloseCode = WebSocketErrorCode.unknown(4403)
-    /// The close code of a stream whose proof did not come within `streamProofSeconds`: a
-    /// client may simply have been slow, so it connects again.
-    static let proofLateCloseCode = WebSocketErrorCode.unknown(4408)
 
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
@@ -96,7 +87,8 @@ struct MailboxStream: Sendable {
         let outcome = await proof.outcome(within: .seconds(configuration.streamProofSeconds))
         guard outcome == .proven else {
             hub.unsubscribe(inbox)
-            try? await socket.close(code: outcome == .late ? Self.proofLateCloseCode : Self.proofRefusedCloseCode)
+            let code: StreamCloseCode = outcome == .late ? .proofLate : .proofRefused
+            try? await socket.close(code: .unknown(code.rawValue))
             frameInput.finish()
             await requests.value
             return
@@ -131,7 +123,7 @@ struct MailboxStream: Sendable {
         }
         hub.unsubscribe(inbox)
         // A revoked session's stream closes with 4401, so that its client stops reconnecting with it.
-        try? await socket.close(code: inbox.isRevoked ? Self.revokedCloseCode : .normalClosure)
+        try? await socket.close(code: inbox.isRevoked ? .unknown(StreamCloseCode.revoked.rawValue) : .normalClosure)
         frameInput.finish()
         await requests.value
     }
