@@ -3,6 +3,7 @@ import ConfidantCrypto
 import ConfidantServer
 import ConfidantTestSupport
 import Foundation
+import NIOWebSocket
 import OpenAPIRuntime
 import Testing
 
@@ -119,5 +120,34 @@ struct DatabaseOutageTests {
         await server.shutdown()
         let tightened = try FileManager.default.attributesOfItem(atPath: open.path)[.posixPermissions] as? Int
         #expect(tightened.map { $0 & 0o777 } == 0o700)
+    }
+
+    @Test(
+        "the device's key cannot be read while a stream's proof is checked: closed as a server error (1011), not as a refused proof (4403) that would sign the device out; then it connects"
+    )
+    func streamProofWithoutDatabase() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            guard case .sqlite(let path) = relay.database else { return }
+            // Another process renames the table of device keys away, then back: reads of it fail.
+            func renameDevices(_ from: String, _ to: String) async throws {
+                let renamed = try await ChildProcess.run(
+                    command: "python3",
+                    [
+                        "-c",
+                        "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute(f'ALTER TABLE {sys.argv[2]} RENAME TO {sys.argv[3]}')",
+                        path, from, to,
+                    ])
+                #expect(renamed.status == 0, "\(renamed.errorText)")
+            }
+            try await renameDevices("devices", "devices_away")
+            let failing = try await StreamClient.connect(port: relay.port, user: alice)
+            #expect(try await RevocationTests.closeCode(of: failing) == .unexpectedServerError)
+
+            try await renameDevices("devices_away", "devices")
+            let stream = try await StreamClient.connect(port: relay.port, user: alice)
+            #expect(await stream.frames.first { $0.caughtUp == true } != nil)
+            await stream.close()
+        }
     }
 }

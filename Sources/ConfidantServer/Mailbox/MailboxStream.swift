@@ -87,8 +87,15 @@ struct MailboxStream: Sendable {
         let outcome = await proof.outcome(within: .seconds(configuration.streamProofSeconds))
         guard outcome == .proven else {
             hub.unsubscribe(inbox)
-            let code: StreamCloseCode = outcome == .late ? .proofLate : .proofRefused
-            try? await socket.close(code: .unknown(code.rawValue))
+            let code: WebSocketErrorCode =
+                switch outcome {
+                case .late: .unknown(StreamCloseCode.proofLate.rawValue)
+                case .refused: .unknown(StreamCloseCode.proofRefused.rawValue)
+                // Not the client's doing (`.proven` does not get here): an ordinary server error,
+                // after which the client connects again.
+                case .unavailable, .proven: .unexpectedServerError
+                }
+            try? await socket.close(code: code)
             frameInput.finish()
             await requests.value
             return
@@ -187,10 +194,23 @@ struct MailboxStream: Sendable {
             let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
             if !proven {
                 // The first frame must be the proof; anything else ends the stream.
-                guard let signature = request?.proof,
-                    let identity = try? await identity(caller.address),
-                    proof.verifies(signature.data, by: identity, of: caller.address)
-                else {
+                guard let signature = request?.proof else {
+                    proof.decide(.refused)
+                    break
+                }
+                let identity: PublicIdentity?
+                do {
+                    identity = try await self.identity(caller.address)
+                } catch {
+                    // A busy or failing database says nothing about the device's key: refusing
+                    // (4403) would sign the device out for good.
+                    logger.warning(
+                        "stream proof not checked: the device's key could not be read",
+                        metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                    proof.decide(.unavailable)
+                    break
+                }
+                guard let identity, proof.verifies(signature.data, by: identity, of: caller.address) else {
                     proof.decide(.refused)
                     break
                 }

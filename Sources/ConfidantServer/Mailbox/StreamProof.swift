@@ -13,6 +13,9 @@ final class StreamProof: Sendable {
         case refused
         /// Nothing came within the limit: a silent client, or one too slow to answer in time.
         case late
+        /// The device's key could not be looked up (the database failed): nothing was decided
+        /// about the client, which should try again.
+        case unavailable
     }
     private enum State {
         case pending(CheckedContinuation<Outcome, Never>?)
