@@ -13,10 +13,23 @@ struct SchemathesisTests {
             .appendingPathComponent("Interop/schemathesis.toml")
         try await TestRelay.run { relay in
             let user = try await TestUser.make(relay, name: "fuzzer")
+            // The served document, fetched here with a patient timeout: schemathesis gives a
+            // schema 10 s to load, which a relay sharing a saturated machine once missed.
+            let document = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "openapi-\(UUID().uuidString).yaml")
+            defer { try? FileManager.default.removeItem(at: document) }
+            let fetched = try await ChildProcess.run(
+                command: "python3",
+                [
+                    "-c",
+                    "import sys, urllib.request; open(sys.argv[2], 'wb').write(urllib.request.urlopen(sys.argv[1], timeout=120).read())",
+                    "\(relay.baseURL.absoluteString)/openapi.yaml", document.path,
+                ], mergingStandardError: true)
+            try #require(fetched.status == 0, "\(fetched.text)")
             let output = try await ChildProcess.run(
                 command: "st",
                 [
-                    "--config-file", config.path, "run", "\(relay.baseURL.absoluteString)/openapi.yaml", "--url",
+                    "--config-file", config.path, "run", document.path, "--url",
                     "\(relay.baseURL.absoluteString)/v1",
                     "--header", "Authorization: Bearer \(user.token)",
                     "--max-examples", ProcessInfo.processInfo.environment["CONFIDANT_FUZZ_EXAMPLES"] ?? "25",
