@@ -72,6 +72,15 @@ def last_text(driver, selector):
         selector)
 
 
+def image_width(driver, selector):
+    """The natural width of the first loaded image matching `selector`, found and read in one step
+    inside the page (0 while it loads): a live page may replace the element, and a handle found
+    before stays stale for good."""
+    return driver.execute_script(
+        "const image = document.querySelector(arguments[0]); return image && image.complete ? image.naturalWidth : 0",
+        selector)
+
+
 def wait(driver, condition, what):
     try:
         # A page being replaced by the next one makes elements stale mid-check: check again.
@@ -261,8 +270,7 @@ try:
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ul.conversations"), "Hello Bob"),
          "the preview is the latest message")
     expect(bob.execute_script("return window.__stayed") is True, "bob's list updated in place")
-    alice_picture = bob.find_element(By.CSS_SELECTOR, "ul.conversations img.avatar")
-    wait(bob, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", alice_picture) == 64,
+    wait(bob, lambda d: image_width(d, "ul.conversations img.avatar") == 64,
          "bob sees the picture alice chose at sign-up")
     wait(bob, lambda d: d.find_element(By.CSS_SELECTOR, ".badge").text == "2", "two unread messages")
     screenshot(bob, "conversations")
@@ -307,8 +315,7 @@ try:
     alice.find_element(By.ID, "attach-caption").send_keys("a snapshot")
     alice.find_element(By.CSS_SELECTOR, "#attach-form button[type=submit]").click()
     wait(bob, EC.presence_of_element_located((By.CSS_SELECTOR, "ol.messages .files img")), "the picture reaches bob")
-    picture = bob.find_element(By.CSS_SELECTOR, "ol.messages .files img")
-    wait(bob, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", picture) == 48,
+    wait(bob, lambda d: image_width(d, "ol.messages .files img") == 48,
          "bob's page shows the picture (decrypted by his app)")
     expect(bob.execute_script("return window.__stayed") is True, "bob's chat updated in place")
     screenshot(bob, "chat-picture")
