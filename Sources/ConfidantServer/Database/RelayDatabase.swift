@@ -9,18 +9,16 @@ struct RelayDatabase: Sendable {
     /// The pooled database of the application, for reads and inside `write`.
     let db: any Database
     let engine: Engine
-    private let synchronous: SQLiteSynchronous
-    /// How long a write waits for a lock another process holds on the SQLite file (a backup, a
-    /// `sqlite3` shell) before it fails with `database_unavailable`.
-    private let busyTimeoutMilliseconds: Int
+    private let setup: WriteConnectionSetup
     private let gate = WriteGate()
     private let checkpoints = WALCheckpoints()
 
+    /// `busyTimeoutMilliseconds`: how long a write waits for a lock another process holds on the
+    /// SQLite file (a backup, a `sqlite3` shell) before it fails with `database_unavailable`.
     init(db: any Database, engine: Engine, synchronous: SQLiteSynchronous, busyTimeoutMilliseconds: Int = 5_000) {
         self.db = db
         self.engine = engine
-        self.synchronous = synchronous
-        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        setup = WriteConnectionSetup(synchronous: synchronous, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
     }
 
     var isPostgres: Bool { engine == .postgresql }
@@ -57,18 +55,11 @@ struct RelayDatabase: Sendable {
             return result
         }
         await gate.acquire()
-        let synchronous = synchronous.rawValue
-        let busyTimeout = busyTimeoutMilliseconds
+        let setup = setup
         do {
-            // `synchronous` is per connection and the pool hands out any of several, so each write
-            // sets it on the connection it runs on (a no-op statement without I/O). NORMAL: a commit
-            // survives a crash of the server; FULL: also a power cut (docs/OPERATIONS.md).
             let result = try await db.withConnection { connection in
-                if let sql = connection as? any SQLDatabase {
-                    try await sql.raw(SQLQueryString("PRAGMA synchronous=\(unsafeRaw: synchronous)")).run()
-                    try await sql.raw("PRAGMA wal_autocheckpoint=0").run()
-                    try await sql.raw(SQLQueryString("PRAGMA busy_timeout=\(unsafeRaw: String(busyTimeout))")).run()
-                }
+                // Per connection, and the pool hands out any of several: set up before its first write.
+                try await setup.prepare(connection)
                 return try await connection.transaction { try await body($0) }
             }
             await committed(result)

@@ -198,38 +198,6 @@ enum MailboxTable {
             .returning(Column.cursor).all().count
     }
 
-    /// How many entries wait in each of the devices' mailboxes (devices without any are left out).
-    static func pendingCounts(of devices: Set<DeviceAddress>, on db: any Database) async throws -> [DeviceAddress: Int]
-    {
-        guard !devices.isEmpty else { return [:] }
-        var counts: [DeviceAddress: Int] = [:]
-        let all = Array(devices)
-        // SQLite takes at most 32,766 bound values per statement; 2 per device.
-        for start in stride(from: 0, to: all.count, by: 10_000) {
-            let rows = try await RelayDatabase.sql(db).select()
-                .column(Column.recipientUserID).column(Column.recipientDeviceID)
-                .column(SQLFunction("COUNT", args: SQLLiteral.all), as: "pending")
-                .from(MailboxRecord.schema)
-                .where(
-                    SQLGroupExpression([SQLColumn(Column.recipientUserID), SQLColumn(Column.recipientDeviceID)]), .in,
-                    values(
-                        all[start..<min(start + 10_000, all.count)].map {
-                            [UUIDValue($0.userID), UUIDValue($0.deviceID)]
-                        })
-                )
-                .groupBy(Column.recipientUserID).groupBy(Column.recipientDeviceID)
-                .all()
-            for row in rows {
-                counts[
-                    DeviceAddress(
-                        userID: try row.decode(column: Column.recipientUserID, as: UUID.self),
-                        deviceID: try row.decode(column: Column.recipientDeviceID, as: UUID.self))] =
-                    try row.decode(column: "pending", as: Int.self)
-            }
-        }
-        return counts
-    }
-
     /// For each sender, how many distinct messages from them wait in the device's mailbox.
     static func unreadMessages(for address: DeviceAddress, on db: any Database) async throws -> [UUID: Int] {
         let rows = try await RelayDatabase.sql(db).select()

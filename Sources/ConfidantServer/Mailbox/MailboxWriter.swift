@@ -127,8 +127,7 @@ actor MailboxWriter {
         let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
         let directory = try await RecipientDirectory.load(users, on: db)
         // How full each recipient's mailbox is, counting what this group adds.
-        var pending = try await MailboxTable.pendingCounts(
-            of: Set(submissions.flatMap { $0.envelopes.map(\.recipient) }), on: db)
+        var pending = directory.pending
 
         var results: [Result<MailboxReceipt, any Error>] = []
         var entries: [NewMailboxEntry] = []

@@ -3,27 +3,57 @@ import Fluent
 import Foundation
 import SQLKit
 
-/// Who a group of messages may go to: which of their users exist, and those users' current devices.
+/// Who a group of messages may go to: which of their users exist, those users' current devices,
+/// and how many entries wait in each of those devices' mailboxes.
 struct RecipientDirectory: Sendable {
     let users: Set<UUID>
     let devices: [UUID: Set<DeviceAddress>]
+    /// Entries waiting per current device (devices with none are left out).
+    let pending: [DeviceAddress: Int]
 
+    /// One statement for all three, since every statement is a trip to the database's thread and
+    /// back (docs/BENCHMARKS.md): each user, joined to its current devices, each with a count of
+    /// its mailbox (an index range on (recipient, cursor)).
     static func load(_ users: [UUID], on db: any Database) async throws -> RecipientDirectory {
         typealias Device = DeviceRecord.Column
-        let sql = try RelayDatabase.sql(db)
-        let known = Set(
-            try await sql.select().column("id").from(UserRecord.schema).where("id", .in, users).all()
-                .map { try $0.decode(column: "id", as: UUID.self) })
-        var devices: [UUID: Set<DeviceAddress>] = [:]
-        for row in try await sql.select().columns(Device.userID, Device.deviceID).from(DeviceRecord.schema)
-            .where(Device.userID, .in, users).where(Device.retiredAt, .is, SQLLiteral.null).all()
-        {
-            let address = DeviceAddress(
-                userID: try row.decode(column: Device.userID, as: UUID.self),
-                deviceID: try row.decode(column: Device.deviceID, as: UUID.self))
-            devices[address.userID, default: []].insert(address)
+        typealias Entry = MailboxRecord.Column
+        let user = { SQLColumn($0, table: UserRecord.schema) }
+        let device = { SQLColumn($0, table: DeviceRecord.schema) }
+        let mailbox = { SQLColumn($0, table: MailboxRecord.schema) }
+        let count = SQLSubquery.select {
+            $0
+                .column(SQLFunction("COUNT", args: SQLLiteral.all))
+                .from(MailboxRecord.schema)
+                .where(mailbox(Entry.recipientUserID), .equal, device(Device.userID))
+                .where(mailbox(Entry.recipientDeviceID), .equal, device(Device.deviceID))
         }
-        return RecipientDirectory(users: known, devices: devices)
+        let rows = try await RelayDatabase.sql(db).select()
+            .column(user("id"), as: "known_user")
+            .column(device(Device.deviceID), as: "device")
+            .column(count, as: "pending")
+            .from(UserRecord.schema)
+            .join(
+                DeviceRecord.schema, method: SQLJoinMethod.left,
+                on: SQLBinaryExpression(
+                    SQLBinaryExpression(device(Device.userID), .equal, user("id")), .and,
+                    SQLBinaryExpression(device(Device.retiredAt), .is, SQLLiteral.null))
+            )
+            .where(user("id"), .in, SQLBind.group(users))
+            .all()
+        var known = Set<UUID>()
+        var devices: [UUID: Set<DeviceAddress>] = [:]
+        var pending: [DeviceAddress: Int] = [:]
+        for row in rows {
+            let userID = try row.decode(column: "known_user", as: UUID.self)
+            known.insert(userID)
+            // A user without a current device comes back once, with no device.
+            guard let deviceID = try row.decode(column: "device", as: UUID?.self) else { continue }
+            let address = DeviceAddress(userID: userID, deviceID: deviceID)
+            devices[userID, default: []].insert(address)
+            let waiting = try row.decode(column: "pending", as: Int.self)
+            if waiting > 0 { pending[address] = waiting }
+        }
+        return RecipientDirectory(users: known, devices: devices, pending: pending)
     }
 
     /// A message must reach every current device of each recipient and every other current
