@@ -39,7 +39,7 @@ struct LoadCommand: AsyncParsableCommand {
         Double?
     @Option(
         help:
-            "How senders send: `stream` (over their WebSocket, up to --window unanswered each) or `http` (one POST /v1/messages per message)."
+            "How senders send: `stream` (binary send frames over their WebSocket, up to --window unanswered each, as ConfidantKit does), `json-stream` (the same with JSON `StreamRequest` frames) or `http` (one POST /v1/messages per message)."
     )
     var transport: SendTransport = .stream
     @Option(help: "Sends a stream sender may have waiting for their receipt.") var window = 64
@@ -106,7 +106,7 @@ struct LoadCommand: AsyncParsableCommand {
         // Sealed and, for the stream, encoded as frames ahead of time: the generator shares the
         // server's cores, and neither is what is measured.
         let frameEncoder = StreamCoding.encoder()
-        var batches: [[(id: UUID, body: Components.Schemas.MessageBatch, frame: String)]] = []
+        var batches: [[(id: UUID, body: Components.Schemas.MessageBatch, frame: BenchSendFrame)]] = []
         for pair in 0..<pairs {
             let sender = users[2 * pair]
             let receiver = users[2 * pair + 1]
@@ -125,11 +125,16 @@ struct LoadCommand: AsyncParsableCommand {
                                 recipientDeviceId: receiver.identity.deviceID.uuidString,
                                 envelope: .init(envelope.serialized))
                         ])
-                    let frame =
-                        self.transport == .stream
-                        ? String(
-                            decoding: try frameEncoder.encode(Components.Schemas.StreamRequest(send: body)),
-                            as: UTF8.self) : ""
+                    let frame: BenchSendFrame =
+                        switch self.transport {
+                        case .stream: .binary(try StreamSendFrame(envelopes: [envelope.serialized]).serialized())
+                        case .jsonStream:
+                            .text(
+                                String(
+                                    decoding: try frameEncoder.encode(Components.Schemas.StreamRequest(send: body)),
+                                    as: UTF8.self))
+                        case .http: .text("")
+                        }
                     return (id, body, frame)
                 })
         }
@@ -168,7 +173,7 @@ struct LoadCommand: AsyncParsableCommand {
 
         var senders: [BenchStream] = []
         let refusals = LockedBox<[String]>([])
-        if transport == .stream {
+        if transport != .http {
             progress("connecting \(pairs) senders")
             for pair in 0..<pairs {
                 senders.append(
@@ -200,7 +205,7 @@ struct LoadCommand: AsyncParsableCommand {
                         }
                         sentAt.withLock { $0[id] = ContinuousClock.now }
                         switch transport {
-                        case .stream: try await stream?.send(frame: frame)
+                        case .stream, .jsonStream: try await stream?.send(frame: frame)
                         case .http: _ = try await sender.sendMessage(body: .json(body)).ok
                         }
                     }
@@ -283,7 +288,17 @@ struct LoadCommand: AsyncParsableCommand {
 
 /// How the benchmark's senders send.
 enum SendTransport: String, ExpressibleByArgument, Sendable {
-    case stream, http
+    case stream
+    case jsonStream = "json-stream"
+    case http
+}
+
+/// A send as it goes over the stream, encoded before the clock starts.
+enum BenchSendFrame: Sendable {
+    /// A `StreamRequest` in JSON.
+    case text(String)
+    /// A `StreamSendFrame`.
+    case binary(Data)
 }
 
 struct BenchResult: Codable {
@@ -450,10 +465,13 @@ final class BenchStream: Sendable {
         throw ValidationError("A stream closed before it caught up.")
     }
 
-    /// Sends a `StreamRequest` frame once fewer than `window` sends wait for their receipt.
-    func send(frame: String) async throws {
+    /// Sends a frame once fewer than `window` sends wait for their receipt.
+    func send(frame: BenchSendFrame) async throws {
         await window.acquire()
-        try await socket.send(frame)
+        switch frame {
+        case .text(let text): try await socket.send(text)
+        case .binary(let bytes): try await socket.send(raw: bytes, opcode: .binary)
+        }
     }
 
     /// Returns when every send has its receipt.

@@ -87,6 +87,77 @@ struct RelayStreamSendTests {
     }
 
     @Test(
+        "binary send frames: announced with the challenge, stored and delivered like JSON sends; refusals name the message; malformed frames are answered",
+        arguments: TestDatabaseKind.available)
+    func binarySends(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+
+            // The challenge says which versions the relay takes; a binary frame is no proof.
+            let unproven = try await StreamClient.connect(port: relay.port, user: alice, proving: false)
+            let challenge = try #require(await unproven.frames.next(1).first)
+            #expect(challenge.challenge != nil && challenge.binarySendVersions == [Int(StreamSendFrame.version)])
+            try await unproven.sendBinary(try alice.batch("before the proof", to: toBob))
+            #expect(
+                try await RevocationTests.closeCode(of: unproven) == .unknown(StreamCloseCode.proofRefused.rawValue))
+
+            let aliceStream = try await Self.connect(relay, alice)
+            let bobStream = try await Self.connect(relay, bob)
+            let batches = try (0..<20).map { try alice.batch("b \($0)", to: toBob) }
+            for batch in batches { try await aliceStream.sendBinary(batch) }
+            let receipts = await aliceStream.frames.next(20).compactMap(\.receipt)
+            #expect(Set(receipts.map(\.messageId)) == Set(batches.map { $0.messageId.lowercased() }))
+            #expect(receipts.allSatisfy { $0.stored == 1 && !$0.duplicate })
+            let delivered = await bobStream.frames.next(20).compactMap(\.entry)
+            #expect(try delivered.map { try bob.read($0, from: alice) } == (0..<20).map { "b \($0)" })
+
+            // A retry, in either form, is a duplicate and delivers nothing.
+            try await aliceStream.sendBinary(batches[2])
+            try await aliceStream.send(batches[3])
+            #expect(await aliceStream.frames.next(2).compactMap(\.receipt).allSatisfy(\.duplicate))
+
+            // Refusals carry the message id of the first envelope's header.
+            let forged = try bob.batch(
+                "sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
+            let ghost = try PrivateIdentity.generate()
+            let unknownDevice = try alice.batch(
+                "to a device bob does not have",
+                to: [(DeviceAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
+            var mixed = try alice.batch("one message", to: toBob)
+            let carol = try await TestUser.make(relay, name: "carol")
+            mixed.envelopes += try alice.batch(
+                "another message", to: [(carol.address, carol.identity.publicIdentity)]
+            ).envelopes
+            for batch in [forged, unknownDevice, mixed] { try await aliceStream.sendBinary(batch) }
+            let refusals = Dictionary(
+                await aliceStream.frames.next(3).compactMap(\.refused).map { ($0.messageId, $0.error) },
+                uniquingKeysWith: { $1 })
+            #expect(
+                refusals == [
+                    forged.messageId.lowercased(): "sender_mismatch",
+                    unknownDevice.messageId.lowercased(): "device_mismatch",
+                    mixed.messageId.lowercased(): "envelope_mismatch",
+                ])
+
+            // Frames that are not one encoding of a send frame are answered and change nothing.
+            let good = try StreamSendFrame(
+                envelopes: try alice.batch("never stored", to: toBob).envelopes.map { Data($0.envelope.data) }
+            ).serialized()
+            var unknownVersion = good
+            unknownVersion[0] = 2
+            for bytes in [good + [0], Data(good.dropLast()), unknownVersion, Data([1, 0, 0]), Data()] {
+                try await aliceStream.sendBinary(bytes)
+            }
+            #expect(await aliceStream.problems.next(5) == Array(repeating: "malformed_request", count: 5))
+            let stored = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 500)).ok.body.json.entries
+            #expect(stored.count == 20)
+            for stream in [aliceStream, bobStream] { await stream.close() }
+        }
+    }
+
+    @Test(
         "entries stored by different paths reach a stream in cursor order, each once",
         arguments: TestDatabaseKind.available)
     func orderAcrossPaths(kind: TestDatabaseKind) async throws {

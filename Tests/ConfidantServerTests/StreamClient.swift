@@ -9,10 +9,20 @@ import WebSocketKit
 final class StreamClient: Sendable {
     let socket: WebSocket
     let frames: AsyncStream<Components.Schemas.StreamFrame>
+    /// The codes of bare `{"error", "message"}` answers (frames the relay could not take).
+    let problems: AsyncStream<String>
 
-    private init(socket: WebSocket, frames: AsyncStream<Components.Schemas.StreamFrame>) {
+    private init(
+        socket: WebSocket, frames: AsyncStream<Components.Schemas.StreamFrame>, problems: AsyncStream<String>
+    ) {
         self.socket = socket
         self.frames = frames
+        self.problems = problems
+    }
+
+    private struct Problem: Decodable {
+        let error: String
+        let message: String
     }
 
     /// Connects as `user`'s device and answers the stream's challenge with its key, unless
@@ -20,6 +30,7 @@ final class StreamClient: Sendable {
     static func connect(port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true) async throws -> StreamClient
     {
         let (frames, continuation) = AsyncStream<Components.Schemas.StreamFrame>.makeStream()
+        let (problems, problemInput) = AsyncStream<String>.makeStream()
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
         headers.add(name: .authorization, value: "Bearer \(user.token)")
@@ -28,6 +39,10 @@ final class StreamClient: Sendable {
             on: MultiThreadedEventLoopGroup.singleton
         ) { socket in
             socket.onText { socket, text in
+                if let problem = try? JSONDecoder().decode(Problem.self, from: Data(text.utf8)) {
+                    problemInput.yield(problem.error)
+                    return
+                }
                 if let frame = try? StreamCoding.decoder().decode(
                     Components.Schemas.StreamFrame.self, from: Data(text.utf8))
                 {
@@ -44,10 +59,13 @@ final class StreamClient: Sendable {
                     continuation.yield(frame)
                 }
             }
-            socket.onClose.whenComplete { _ in continuation.finish() }
+            socket.onClose.whenComplete { _ in
+                continuation.finish()
+                problemInput.finish()
+            }
             promise.succeed(socket)
         }.get()
-        return StreamClient(socket: try await promise.futureResult.get(), frames: frames)
+        return StreamClient(socket: try await promise.futureResult.get(), frames: frames, problems: problems)
     }
 
     func acknowledge(_ cursors: [Int64]) async throws {
@@ -64,6 +82,14 @@ final class StreamClient: Sendable {
     }
 
     func sendText(_ text: String) async throws { try await socket.send(text) }
+
+    /// Sends the batch's envelopes as a binary send frame (docs/PROTOCOL.md §7.2).
+    func sendBinary(_ batch: Components.Schemas.MessageBatch) async throws {
+        try await sendBinary(
+            try StreamSendFrame(envelopes: batch.envelopes.map { Data($0.envelope.data) }).serialized())
+    }
+
+    func sendBinary(_ bytes: Data) async throws { try await socket.send(raw: bytes, opcode: .binary) }
 
     func close() async { try? await socket.close() }
 }

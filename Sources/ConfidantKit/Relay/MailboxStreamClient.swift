@@ -98,6 +98,7 @@ struct MailboxStreamClient: Sendable {
                         }
                     case .frame(let frame):
                         if let challenge = frame.challenge {
+                            await sender.relayTakes(binarySendVersions: frame.binarySendVersions ?? [])
                             let proof = try encoder.encode(
                                 Components.Schemas.StreamRequest(answering: challenge, as: address, identity: identity))
                             // A send that fails found the socket closed: its close event

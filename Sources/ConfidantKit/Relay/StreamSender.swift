@@ -3,7 +3,8 @@ import ConfidantCrypto
 import Foundation
 import WebSocketKit
 
-/// Sends message batches over the live stream (`StreamRequest.send`) and waits for each one's
+/// Sends message batches over the live stream (a binary `StreamSendFrame` where the relay takes
+/// one, else `StreamRequest.send`) and waits for each one's
 /// `receipt` or `refused` frame — the relay's cheap path, about a tenth of the server's work of
 /// one HTTP request per message. Without a connection it says so, and the caller posts over HTTP.
 actor StreamSender {
@@ -11,6 +12,8 @@ actor StreamSender {
     struct Unavailable: Error {}
 
     private var socket: WebSocket?
+    /// The relay announced binary send frames (`StreamSendFrame`) with its challenge.
+    private var sendsBinary = false
     private var waiting: [String: CheckedContinuation<Components.Schemas.MessageReceipt, any Error>] = [:]
     private let encoder = StreamCoding.encoder()
 
@@ -18,11 +21,18 @@ actor StreamSender {
 
     func attach(_ socket: WebSocket) {
         self.socket = socket
+        sendsBinary = false
+    }
+
+    /// The relay's challenge listed the binary send frame versions it takes.
+    func relayTakes(binarySendVersions versions: [Int]) {
+        sendsBinary = versions.contains(Int(StreamSendFrame.version))
     }
 
     /// The connection is gone: whatever waits for an answer is sent again by its caller.
     func detach() {
         socket = nil
+        sendsBinary = false
         let waiting = waiting
         self.waiting = [:]
         for continuation in waiting.values { continuation.resume(throwing: Unavailable()) }
@@ -34,6 +44,15 @@ actor StreamSender {
         guard let socket else { throw Unavailable() }
         let key = batch.messageId.lowercased()
         guard waiting[key] == nil else { throw Unavailable() }
+        // Binary when the relay takes it: the envelope headers already name each recipient and
+        // the message, and the relay reads them without JSON or base64 (docs/PROTOCOL.md §7.2).
+        if sendsBinary {
+            let frame = try StreamSendFrame(envelopes: batch.envelopes.map { Data($0.envelope.data) }).serialized()
+            return try await withCheckedThrowingContinuation { continuation in
+                waiting[key] = continuation
+                socket.send(raw: frame, opcode: .binary, promise: nil)
+            }
+        }
         let frame = String(decoding: try encoder.encode(Components.Schemas.StreamRequest(send: batch)), as: UTF8.self)
         return try await withCheckedThrowingContinuation { continuation in
             waiting[key] = continuation

@@ -38,13 +38,16 @@ struct MailboxPublisher: Sendable {
     let database: RelayDatabase
     let hub: MailboxHub
 
-    func write<T: Sendable>(_ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T)
-        async throws -> T
-    {
+    /// `singleStatement`: as for `RelayDatabase.write`.
+    func write<T: Sendable>(
+        singleStatement: Bool = false,
+        _ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T
+    ) async throws -> T {
         let publication = MailboxPublication()
         let database = database
         let hub = hub
         return try await database.write(
+            singleStatement: singleStatement,
             { try await body($0, publication) },
             committed: { _ in
                 if database.isPostgres {

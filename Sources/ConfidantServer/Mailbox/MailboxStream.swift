@@ -60,7 +60,7 @@ struct MailboxStream: Sendable {
         let inbox = hub.subscribe(caller)
         // Frames are handled one at a time in the order they arrive (WebSocketKit's async
         // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
-        let (frames, frameInput) = AsyncStream<String>.makeStream(
+        let (frames, frameInput) = AsyncStream<IncomingFrame>.makeStream(
             bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
         let unread = ByteBudget(limit: Self.maximumQueuedBytes)
         socket.onClose.whenComplete { _ in
@@ -69,7 +69,13 @@ struct MailboxStream: Sendable {
         }
         socket.eventLoop.execute {  // the callback may only be set on the socket's event loop
             socket.onText { socket, text in
-                guard unread.take(text.utf8.count), case .enqueued = frameInput.yield(text) else {
+                guard unread.take(text.utf8.count), case .enqueued = frameInput.yield(.text(text)) else {
+                    _ = socket.close(code: .policyViolation)
+                    return
+                }
+            }
+            socket.onBinary { socket, buffer in
+                guard unread.take(buffer.readableBytes), case .enqueued = frameInput.yield(.binary(buffer)) else {
                     _ = socket.close(code: .policyViolation)
                     return
                 }
@@ -81,7 +87,10 @@ struct MailboxStream: Sendable {
         }
         let encoder = StreamCoding.encoder()
         // Nothing is delivered or taken before the client proves it holds its device's key.
-        if let challenge = try? encoder.encode(Components.Schemas.StreamFrame(challenge: .init(proof.challenge))) {
+        if let challenge = try? encoder.encode(
+            Components.Schemas.StreamFrame(
+                challenge: .init(proof.challenge), binarySendVersions: [Int(StreamSendFrame.version)]))
+        {
             socket.send(String(decoding: challenge, as: UTF8.self), promise: nil)
         }
         let outcome = await proof.outcome(within: .seconds(configuration.streamProofSeconds))
@@ -154,7 +163,7 @@ struct MailboxStream: Sendable {
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without
     /// waiting for the previous one to commit; its answer is sent when its group has.
     private func handle(
-        _ frames: AsyncStream<String>, unread: ByteBudget, from socket: WebSocket, inbox: MailboxInbox,
+        _ frames: AsyncStream<IncomingFrame>, unread: ByteBudget, from socket: WebSocket, inbox: MailboxInbox,
         proof: StreamProof, logger: Logger
     ) async {
         let caller = inbox.caller
@@ -186,12 +195,48 @@ struct MailboxStream: Sendable {
         @Sendable func refuse(_ messageID: String, _ failure: APIFailure) {
             answer(.init(refused: .init(messageId: messageID, error: failure.code.rawValue, message: failure.message)))
         }
+        /// Admits a send and hands it to the writer; its answer names `messageID` as the client wrote it.
+        @Sendable func send(_ submission: MailboxSubmission, messageID: String) async {
+            do {
+                try mailbox.admit(submission)
+            } catch {
+                refuse(messageID, error)
+                return
+            }
+            guard inFlight.begin(limit: Self.maximumInFlight) else {
+                refuse(
+                    messageID,
+                    APIFailure(
+                        .tooManyInFlight,
+                        "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."
+                    ))
+                return
+            }
+            await mailbox.enqueueSend(submission) { result in
+                inFlight.end()
+                switch result {
+                case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: messageID)))
+                case .failure(let error):
+                    refuse(messageID, APIFailure.reported(error, outages: outages, logger: logger))
+                }
+            }
+        }
         var proven = false
-        for await text in frames {
-            unread.give(text.utf8.count)
+        for await frame in frames {
+            unread.give(frame.count)
             // Nothing more is taken from a session that ended, not even what it sent just before.
             if inbox.isRevoked { break }
-            let request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
+            let request: Components.Schemas.StreamRequest?
+            var sendFrame: Result<StreamSendFrame, StreamSendFrameError>?
+            switch frame {
+            case .text(let text):
+                request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
+            case .binary(let buffer):
+                request = nil
+                sendFrame = Result { () throws(StreamSendFrameError) in
+                    try StreamSendFrame(serialized: Data(buffer.readableBytesView))
+                }
+            }
             if !proven {
                 // The first frame must be the proof; anything else ends the stream.
                 guard let signature = request?.proof else {
@@ -218,6 +263,28 @@ struct MailboxStream: Sendable {
                 proof.decide(.proven)
                 continue
             }
+            if let sendFrame {
+                switch sendFrame {
+                case .success(let sendFrame):
+                    do {
+                        let submission = try MailboxSubmission(
+                            sendFrame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
+                        await send(submission, messageID: submission.messageID.canonicalString)
+                    } catch {
+                        // The message id is the first envelope's, if its header can be read.
+                        let messageID = sendFrame.envelopes.first.flatMap { try? WireEnvelope(serialized: $0) }?
+                            .messageID.canonicalString
+                        if let messageID {
+                            refuse(messageID, error)
+                        } else {
+                            reply(Self.problem(error.code, error.message))
+                        }
+                    }
+                case .failure(let error):
+                    reply(Self.problem(.malformedRequest, error.description))
+                }
+                continue
+            }
             guard let request else {
                 reply(
                     Self.problem(
@@ -236,36 +303,12 @@ struct MailboxStream: Sendable {
                 }
             }
             if let batch = request.send {
-                let submission: MailboxSubmission
                 do {
-                    submission = try MailboxSubmission(
-                        batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
+                    await send(
+                        try MailboxSubmission(batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes),
+                        messageID: batch.messageId)
                 } catch {
                     refuse(batch.messageId, error)
-                    continue
-                }
-                do {
-                    try mailbox.admit(submission)
-                } catch {
-                    refuse(batch.messageId, error)
-                    continue
-                }
-                guard inFlight.begin(limit: Self.maximumInFlight) else {
-                    refuse(
-                        batch.messageId,
-                        APIFailure(
-                            .tooManyInFlight,
-                            "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."
-                        ))
-                    continue
-                }
-                await mailbox.enqueueSend(submission) { result in
-                    inFlight.end()
-                    switch result {
-                    case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: batch.messageId)))
-                    case .failure(let error):
-                        refuse(batch.messageId, APIFailure.reported(error, outages: outages, logger: logger))
-                    }
                 }
             }
         }
@@ -274,6 +317,20 @@ struct MailboxStream: Sendable {
     private static func problem(_ code: APIErrorCode, _ message: String) -> String {
         let body = ["error": code.rawValue, "message": message]
         return (try? JSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// A frame from the client: a `StreamRequest` in JSON, or a binary send frame.
+private enum IncomingFrame: Sendable {
+    case text(String)
+    case binary(ByteBuffer)
+
+    /// Its size, as counted against the connection's budget of unread bytes.
+    var count: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .binary(let buffer): buffer.readableBytes
+        }
     }
 }
 

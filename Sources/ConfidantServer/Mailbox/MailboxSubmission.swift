@@ -30,12 +30,36 @@ struct MailboxSubmission: Sendable {
                 userID: try RelayAPI.uuid(item.recipientUserId, "recipientUserId"),
                 deviceID: try RelayAPI.uuid(item.recipientDeviceId, "recipientDeviceId"))
             let bytes = Data(item.envelope.data)
-            guard bytes.count <= maximumEnvelopeBytes else {
-                throw APIFailure.tooLarge("Envelope \(index)", limit: maximumEnvelopeBytes)
+            let header = try Self.header(of: bytes, index: index, maximumEnvelopeBytes: maximumEnvelopeBytes)
+            try Self.check(header, index: index, sender: sender, messageID: messageID)
+            guard header.recipient == recipient else {
+                throw APIFailure(
+                    .envelopeMismatch, "Envelope \(index) is sealed to another device than the one it is addressed to.")
             }
-            try Self.checkHeader(bytes, index: index, sender: sender, recipient: recipient, messageID: messageID)
             envelopes.append(Envelope(recipient: recipient, bytes: bytes))
         }
+        try self.init(sender: sender, messageID: messageID, envelopes: envelopes)
+    }
+
+    /// A binary send frame: each envelope goes to the device its header names, and the first
+    /// header's message id is the message's.
+    init(_ frame: StreamSendFrame, from sender: DeviceAddress, maximumEnvelopeBytes: Int) throws(APIFailure) {
+        var messageID: UUID?
+        var envelopes: [Envelope] = []
+        for (index, bytes) in frame.envelopes.enumerated() {
+            let header = try Self.header(of: bytes, index: index, maximumEnvelopeBytes: maximumEnvelopeBytes)
+            let id = messageID ?? header.messageID
+            messageID = id
+            try Self.check(header, index: index, sender: sender, messageID: id)
+            envelopes.append(Envelope(recipient: header.recipient, bytes: bytes))
+        }
+        guard let messageID else {
+            throw APIFailure.malformed("A message has 1 to \(Self.maximumEnvelopes) envelopes.")
+        }
+        try self.init(sender: sender, messageID: messageID, envelopes: envelopes)
+    }
+
+    private init(sender: DeviceAddress, messageID: UUID, envelopes: [Envelope]) throws(APIFailure) {
         let recipients = envelopes.map(\.recipient)
         guard Set(recipients).count == recipients.count else {
             throw APIFailure.malformed("Two envelopes go to the same device.")
@@ -48,24 +72,27 @@ struct MailboxSubmission: Sendable {
         self.envelopes = envelopes
     }
 
-    /// The server cannot read an envelope (v1 or v2), but it can refuse one whose header claims
-    /// another sender, another recipient or another message than the batch it arrives in.
-    private static func checkHeader(
-        _ bytes: Data, index: Int, sender: DeviceAddress, recipient: DeviceAddress,
-        messageID: UUID
-    ) throws(APIFailure) {
-        let header: WireEnvelope
+    /// The server cannot read an envelope (v1 or v2), but it reads its header.
+    private static func header(of bytes: Data, index: Int, maximumEnvelopeBytes: Int) throws(APIFailure)
+        -> WireEnvelope
+    {
+        guard bytes.count <= maximumEnvelopeBytes else {
+            throw APIFailure.tooLarge("Envelope \(index)", limit: maximumEnvelopeBytes)
+        }
         do {
-            header = try WireEnvelope(serialized: bytes)
+            return try WireEnvelope(serialized: bytes)
         } catch {
             throw APIFailure(.invalidEnvelope, "Envelope \(index) is not a sealed envelope: \(error)")
         }
+    }
+
+    /// Refuses an envelope whose header claims another sender or another message than the
+    /// message it arrives in.
+    private static func check(_ header: WireEnvelope, index: Int, sender: DeviceAddress, messageID: UUID)
+        throws(APIFailure)
+    {
         guard header.sender == sender else {
             throw APIFailure(.senderMismatch, "Envelope \(index) names another sender than the signed-in device.")
-        }
-        guard header.recipient == recipient else {
-            throw APIFailure(
-                .envelopeMismatch, "Envelope \(index) is sealed to another device than the one it is addressed to.")
         }
         guard header.messageID == messageID else {
             throw APIFailure(.envelopeMismatch, "Envelope \(index) carries another message id than the batch.")

@@ -143,8 +143,12 @@ enum MailboxTable {
             SQLList([SQLRaw("VALUES"), SQLList(rows.map { SQLGroupExpression($0) })], separator: SQLRaw(" ")))
     }
 
-    /// For each request, deletes those of its cursors that belong to its device, all in one
-    /// statement; answers how many each request deleted.
+    /// Cursors one `delete` statement takes: SQLite takes at most 32,766 bound values per
+    /// statement, 3 per cursor.
+    static let cursorsPerDelete = 10_000
+
+    /// For each request, deletes those of its cursors that belong to its device, in one statement
+    /// per `cursorsPerDelete`; answers how many each request deleted.
     static func delete(_ requests: [(cursors: [Int64], address: DeviceAddress)], on db: any Database) async throws
         -> [Int]
     {
@@ -154,8 +158,7 @@ enum MailboxTable {
         }
         let keys = requests.flatMap { request in request.cursors.map { Key(address: request.address, cursor: $0) } }
         var deleted = Set<Key>()
-        // SQLite takes at most 32,766 bound values per statement; 3 per cursor.
-        for start in stride(from: 0, to: keys.count, by: 10_000) {
+        for start in stride(from: 0, to: keys.count, by: cursorsPerDelete) {
             let rows = try await RelayDatabase.sql(db).delete(from: MailboxRecord.schema)
                 .where(
                     SQLGroupExpression([
@@ -164,7 +167,7 @@ enum MailboxTable {
                     ]),
                     .in,
                     values(
-                        keys[start..<min(start + 10_000, keys.count)].map {
+                        keys[start..<min(start + cursorsPerDelete, keys.count)].map {
                             [UUIDValue($0.address.userID), UUIDValue($0.address.deviceID), SQLBind($0.cursor)]
                         })
                 )

@@ -46,7 +46,8 @@ actor MailboxWriter {
             queue.removeFirst(group.count)
             let results: GroupResults
             do {
-                results = try await publisher.write { [publisher, now, mailboxLimit] db, publication in
+                results = try await publisher.write(singleStatement: Self.isOneStatement(group)) {
+                    [publisher, now, mailboxLimit] db, publication in
                     try await Self.apply(
                         group, at: now().wholeMilliseconds, mailboxLimit: mailboxLimit, publisher: publisher,
                         publishing: publication, on: db)
@@ -58,6 +59,16 @@ actor MailboxWriter {
             Task.detached { results.reply(to: group) }
         }
         draining = false
+    }
+
+    /// Acknowledgements alone, few enough for one `DELETE`: they need no transaction around them.
+    private static func isOneStatement(_ group: [Request]) -> Bool {
+        var cursors = 0
+        for request in group {
+            guard case .acknowledge(let some, _, _) = request else { return false }
+            cursors += some.count
+        }
+        return cursors <= MailboxTable.cursorsPerDelete
     }
 
     /// A group's outcome, one per request in order.

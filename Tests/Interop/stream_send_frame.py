@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Binary send frames (docs/PROTOCOL.md §7.2), written and read here from the document alone:
+
+    version (1 byte, 1) ‖ count (UInt16 big-endian, 1–256) ‖ count × (length (UInt32 big-endian, ≥ 1) ‖ envelope)
+
+    stream_send_frame.py parse FRAME_HEX
+        prints the envelopes of a frame, one hex line each, or `refused <why>`
+    stream_send_frame.py send PORT DEVICE ENVELOPE_HEX…
+        sends one frame with those envelopes over a real stream (raw socket, opcode 2) as DEVICE
+        (see stream_abuse.py) and prints the relay's answer: its JSON frame on one line
+
+Everything is bounded in time.
+"""
+import json, struct, sys
+
+from stream_abuse import connect, frame, read_frame
+
+
+def write(envelopes):
+    if not 1 <= len(envelopes) <= 256 or any(len(e) == 0 for e in envelopes):
+        raise ValueError("1 to 256 envelopes, none empty")
+    return bytes([1]) + struct.pack(">H", len(envelopes)) + b"".join(struct.pack(">I", len(e)) + e for e in envelopes)
+
+
+def parse(data):
+    if len(data) < 3:
+        raise ValueError("truncated")
+    if data[0] != 1:
+        raise ValueError(f"version {data[0]}")
+    count, offset, envelopes = struct.unpack(">H", data[1:3])[0], 3, []
+    if not 1 <= count <= 256:
+        raise ValueError(f"count {count}")
+    for _ in range(count):
+        if len(data) < offset + 4:
+            raise ValueError("truncated")
+        length = struct.unpack(">I", data[offset:offset + 4])[0]
+        offset += 4
+        if length == 0:
+            raise ValueError("empty envelope")
+        if len(data) < offset + length:
+            raise ValueError("truncated")
+        envelopes.append(data[offset:offset + length])
+        offset += length
+    if offset != len(data):
+        raise ValueError(f"{len(data) - offset} trailing bytes")
+    return envelopes
+
+
+def send(port, device, envelopes):
+    sock, pending = connect(port, device)
+    sock.sendall(frame(0x2, write(envelopes)))
+    while True:
+        opcode, payload, pending = read_frame(sock, pending, 10)
+        if opcode != 0x1:
+            continue
+        answer = json.loads(payload)
+        if "receipt" in answer or "refused" in answer or "error" in answer:
+            print(json.dumps(answer, sort_keys=True))
+            return
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "parse":
+        try:
+            for envelope in parse(bytes.fromhex(sys.argv[2])):
+                print(envelope.hex())
+        except ValueError as error:
+            print(f"refused {error}")
+    elif sys.argv[1] == "send":
+        send(int(sys.argv[2]), sys.argv[3], [bytes.fromhex(h) for h in sys.argv[4:]])
+    else:
+        raise SystemExit(f"unknown command {sys.argv[1]}")
