@@ -35,6 +35,7 @@ struct BoundedWebSocketUpgrader: Upgrader {
             upgradePipelineHandler: { channel, _ in
                 let configuration = Self.configuration(maximumMessageBytes)
                 return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FlushCoalescer(), position: .first)
                     try channel.pipeline.syncOperations.addHandler(
                         MessageSizeLimiter(maximumMessageBytes: maximumMessageBytes))
                 }.flatMap {
