@@ -119,7 +119,9 @@ struct MailboxStream: Sendable {
                     lastSent = max(lastSent, entries.last?.cursor ?? lastSent)
                 case .read:
                     while !socket.isClosed {
-                        let page = try await mailbox.page(of: caller.address, after: lastSent, limit: Self.pageSize)
+                        let page = try await Self.briefly { [mailbox, lastSent] in
+                            try await mailbox.page(of: caller.address, after: lastSent, limit: Self.pageSize)
+                        }
                         try await send(page.entries, to: socket, encoder: encoder)
                         lastSent = page.entries.last?.cursor ?? lastSent
                         if !page.hasMore { break }
@@ -161,190 +163,22 @@ struct MailboxStream: Sendable {
     }
 
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without
-    /// waiting for the previous one to commit; its answer is sent when its group has.
+    /// waiting for the previous one to commit; its answer is sent when its group has. The loop
+    /// that waits here for as long as the connection lives keeps a small frame: the work for each
+    /// frame happens in `StreamRequests.take`, whose memory is given back when it returns.
     private func handle(
         _ frames: AsyncStream<IncomingFrame>, unread: ByteBudget, from socket: WebSocket, inbox: MailboxInbox,
         proof: StreamProof, logger: Logger
     ) async {
-        let caller = inbox.caller
-        let decoder = StreamCoding.decoder()
-        let encoder = StreamCoding.encoder()
-        let mailbox = mailbox
-        let maximumEnvelopeBytes = configuration.maximumEnvelopeBytes
-        let inFlight = InFlightCount()
-        let unwritten = ByteBudget(limit: Self.maximumUnwrittenAnswerBytes)
-        /// Sends an answer without waiting for it to be written; a client that leaves more than
-        /// the budget unread is closed instead of queued for.
-        @Sendable func reply(_ text: String) {
-            let bytes = text.utf8.count
-            guard unwritten.take(bytes) else {
-                _ = socket.close(code: .policyViolation)
-                return
-            }
-            let written = socket.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenComplete { _ in unwritten.give(bytes) }
-            socket.send(text, promise: written)
-        }
-        @Sendable func answer(_ frame: Components.Schemas.StreamFrame) {
-            if let receipt = frame.receipt, let text = try? StreamFrameText.receipt(receipt) {
-                reply(text)
-            } else if let data = try? encoder.encode(frame) {
-                reply(String(decoding: data, as: UTF8.self))
-            }
-        }
-        @Sendable func refuse(_ messageID: String, _ failure: APIFailure) {
-            answer(.init(refused: .init(messageId: messageID, error: failure.code.rawValue, message: failure.message)))
-        }
-        /// Admits a send and hands it to the writer; its answer names `messageID` as the client wrote it.
-        @Sendable func send(_ submission: MailboxSubmission, messageID: String) async {
-            do {
-                try mailbox.admit(submission)
-            } catch {
-                refuse(messageID, error)
-                return
-            }
-            guard inFlight.begin(limit: Self.maximumInFlight) else {
-                refuse(
-                    messageID,
-                    APIFailure(
-                        .tooManyInFlight,
-                        "More than \(Self.maximumInFlight) sends wait for their receipt; wait for some before sending more."
-                    ))
-                return
-            }
-            await mailbox.enqueueSend(submission) { result in
-                inFlight.end()
-                switch result {
-                case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: messageID)))
-                case .failure(let error):
-                    refuse(messageID, APIFailure.reported(error, outages: outages, logger: logger))
-                }
-            }
-        }
+        let requests = StreamRequests(
+            caller: inbox.caller, mailbox: mailbox, socket: socket, proof: proof, outages: outages,
+            maximumEnvelopeBytes: configuration.maximumEnvelopeBytes, identity: identity, logger: logger)
         var proven = false
         for await frame in frames {
             unread.give(frame.count)
             // Nothing more is taken from a session that ended, not even what it sent just before.
             if inbox.isRevoked { break }
-            let request: Components.Schemas.StreamRequest?
-            var sendFrame: Result<StreamSendFrame, StreamSendFrameError>?
-            switch frame {
-            case .text(let text):
-                request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
-            case .binary(let buffer):
-                request = nil
-                sendFrame = Result { () throws(StreamSendFrameError) in
-                    try StreamSendFrame(serialized: Data(buffer.readableBytesView))
-                }
-            }
-            if !proven {
-                // The first frame must be the proof; anything else ends the stream.
-                guard let signature = request?.proof else {
-                    proof.decide(.refused)
-                    break
-                }
-                let identity: PublicIdentity?
-                do {
-                    identity = try await self.identity(caller.address)
-                } catch {
-                    // A busy or failing database says nothing about the device's key: refusing
-                    // (4403) would sign the device out for good.
-                    logger.warning(
-                        "stream proof not checked: the device's key could not be read",
-                        metadata: ["error": "\(String(reflecting: type(of: error)))"])
-                    proof.decide(.unavailable)
-                    break
-                }
-                guard let identity, proof.verifies(signature.data, by: identity, of: caller.address) else {
-                    proof.decide(.refused)
-                    break
-                }
-                proven = true
-                proof.decide(.proven)
-                continue
-            }
-            if let sendFrame {
-                switch sendFrame {
-                case .success(let sendFrame):
-                    do {
-                        let submission = try MailboxSubmission(
-                            sendFrame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
-                        await send(submission, messageID: submission.messageID.canonicalString)
-                    } catch {
-                        // The message id is the first envelope's, if its header can be read.
-                        let messageID = sendFrame.envelopes.first.flatMap { try? WireEnvelope(serialized: $0) }?
-                            .messageID.canonicalString
-                        if let messageID {
-                            refuse(messageID, error)
-                        } else {
-                            reply(Self.problem(error.code, error.message))
-                        }
-                    }
-                case .failure(let error):
-                    reply(Self.problem(.malformedRequest, error.description))
-                }
-                continue
-            }
-            guard let request else {
-                reply(
-                    Self.problem(
-                        .malformedRequest,
-                        "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."))
-                continue
-            }
-            if let cursors = request.cursors {
-                do {
-                    try await mailbox.enqueueAcknowledgement(cursors, for: caller.address) { error in
-                        let failure = APIFailure.reported(error, outages: outages, logger: logger)
-                        reply(Self.problem(failure.code, failure.message))
-                    }
-                } catch {
-                    reply(Self.problem(error.code, error.message))
-                }
-            }
-            if let batch = request.send {
-                do {
-                    await send(
-                        try MailboxSubmission(batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes),
-                        messageID: batch.messageId)
-                } catch {
-                    refuse(batch.messageId, error)
-                }
-            }
+            guard await requests.take(frame, proven: &proven) else { break }
         }
     }
-
-    private static func problem(_ code: APIErrorCode, _ message: String) -> String {
-        let body = ["error": code.rawValue, "message": message]
-        return (try? JSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-}
-
-/// A frame from the client: a `StreamRequest` in JSON, or a binary send frame.
-private enum IncomingFrame: Sendable {
-    case text(String)
-    case binary(ByteBuffer)
-
-    /// Its size, as counted against the connection's budget of unread bytes.
-    var count: Int {
-        switch self {
-        case .text(let text): text.utf8.count
-        case .binary(let buffer): buffer.readableBytes
-        }
-    }
-}
-
-/// Sends of one connection waiting for their receipt.
-private final class InFlightCount: Sendable {
-    private let count = Mutex(0)
-
-    func begin(limit: Int) -> Bool {
-        count.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    func end() { count.withLock { $0 -= 1 } }
 }

@@ -1,0 +1,237 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+import WebSocketKit
+
+/// A frame from the client: a `StreamRequest` in JSON, or a binary send frame.
+enum IncomingFrame: Sendable {
+    case text(String)
+    case binary(ByteBuffer)
+
+    /// Its size, as counted against the connection's budget of unread bytes.
+    var count: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .binary(let buffer): buffer.readableBytes
+        }
+    }
+}
+
+/// What one stream does with the frames its client sends: the proof first, then
+/// acknowledgements and sends, each answered on the socket without waiting for it to be written.
+struct StreamRequests: Sendable {
+    let caller: Caller
+    let mailbox: MailboxService
+    let socket: WebSocket
+    let proof: StreamProof
+    let outages: OutageLog
+    let maximumEnvelopeBytes: Int
+    let identity: @Sendable (DeviceAddress) async throws -> PublicIdentity?
+    let logger: Logger
+    private let decoder = StreamCoding.decoder()
+    private let encoder = StreamCoding.encoder()
+    private let inFlight = InFlightCount()
+    private let unwritten = ByteBudget(limit: MailboxStream.maximumUnwrittenAnswerBytes)
+
+    init(
+        caller: Caller, mailbox: MailboxService, socket: WebSocket, proof: StreamProof, outages: OutageLog,
+        maximumEnvelopeBytes: Int, identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?,
+        logger: Logger
+    ) {
+        self.caller = caller
+        self.mailbox = mailbox
+        self.socket = socket
+        self.proof = proof
+        self.outages = outages
+        self.maximumEnvelopeBytes = maximumEnvelopeBytes
+        self.identity = identity
+        self.logger = logger
+    }
+
+    /// Handles one frame; false when the stream must end (no proof, or a refused one).
+    func take(_ frame: IncomingFrame, proven: inout Bool) async -> Bool {
+        let request: Components.Schemas.StreamRequest?
+        var sendFrame: Result<StreamSendFrame, StreamSendFrameError>?
+        switch frame {
+        case .text(let text):
+            request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
+        case .binary(let buffer):
+            request = nil
+            sendFrame = Result { () throws(StreamSendFrameError) in
+                try StreamSendFrame(serialized: Data(buffer.readableBytesView))
+            }
+        }
+        if !proven {
+            // The first frame must be the proof; anything else ends the stream.
+            guard let signature = request?.proof else {
+                proof.decide(.refused)
+                return false
+            }
+            guard await check(signature.data) else { return false }
+            proven = true
+            return true
+        }
+        if let sendFrame {
+            await take(sendFrame)
+            return true
+        }
+        guard let request else {
+            reply(
+                MailboxStream.problem(
+                    .malformedRequest,
+                    "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."))
+            return true
+        }
+        if let cursors = request.cursors {
+            do {
+                try await mailbox.enqueueAcknowledgement(cursors, for: caller.address) { [self] error in
+                    let failure = APIFailure.reported(error, outages: outages, logger: logger)
+                    reply(MailboxStream.problem(failure.code, failure.message))
+                }
+            } catch {
+                reply(MailboxStream.problem(error.code, error.message))
+            }
+        }
+        if let batch = request.send {
+            do {
+                await send(
+                    try MailboxSubmission(batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes),
+                    messageID: batch.messageId)
+            } catch {
+                refuse(batch.messageId, error)
+            }
+        }
+        return true
+    }
+
+    /// Checks the stream's proof against the device's current key and says how it went.
+    private func check(_ signature: some DataProtocol) async -> Bool {
+        let identity: PublicIdentity?
+        do {
+            identity = try await MailboxStream.briefly { [self] in try await self.identity(caller.address) }
+        } catch {
+            // A busy or failing database says nothing about the device's key: refusing
+            // (4403) would sign the device out for good.
+            logger.warning(
+                "stream proof not checked: the device's key could not be read",
+                metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            proof.decide(.unavailable)
+            return false
+        }
+        guard let identity, proof.verifies(signature, by: identity, of: caller.address) else {
+            proof.decide(.refused)
+            return false
+        }
+        proof.decide(.proven)
+        return true
+    }
+
+    /// A binary send frame, or why it is not one.
+    private func take(_ sendFrame: Result<StreamSendFrame, StreamSendFrameError>) async {
+        switch sendFrame {
+        case .success(let sendFrame):
+            do {
+                let submission = try MailboxSubmission(
+                    sendFrame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
+                await send(submission, messageID: submission.messageID.canonicalString)
+            } catch {
+                // The message id is the first envelope's, if its header can be read.
+                let messageID = sendFrame.envelopes.first.flatMap { try? WireEnvelope(serialized: $0) }?
+                    .messageID.canonicalString
+                if let messageID {
+                    refuse(messageID, error)
+                } else {
+                    reply(MailboxStream.problem(error.code, error.message))
+                }
+            }
+        case .failure(let error):
+            reply(MailboxStream.problem(.malformedRequest, error.description))
+        }
+    }
+
+    /// Admits a send and hands it to the writer; its answer names `messageID` as the client wrote it.
+    private func send(_ submission: MailboxSubmission, messageID: String) async {
+        do {
+            try mailbox.admit(submission)
+        } catch {
+            refuse(messageID, error)
+            return
+        }
+        guard inFlight.begin(limit: MailboxStream.maximumInFlight) else {
+            refuse(
+                messageID,
+                APIFailure(
+                    .tooManyInFlight,
+                    "More than \(MailboxStream.maximumInFlight) sends wait for their receipt; wait for some before sending more."
+                ))
+            return
+        }
+        await mailbox.enqueueSend(submission) { [self] result in
+            inFlight.end()
+            switch result {
+            case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: messageID)))
+            case .failure(let error):
+                refuse(messageID, APIFailure.reported(error, outages: outages, logger: logger))
+            }
+        }
+    }
+
+    /// Sends an answer without waiting for it to be written; a client that leaves more than
+    /// the budget unread is closed instead of queued for.
+    private func reply(_ text: String) {
+        let bytes = text.utf8.count
+        let unwritten = unwritten
+        guard unwritten.take(bytes) else {
+            _ = socket.close(code: .policyViolation)
+            return
+        }
+        let written = socket.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in unwritten.give(bytes) }
+        socket.send(text, promise: written)
+    }
+
+    private func answer(_ frame: Components.Schemas.StreamFrame) {
+        if let receipt = frame.receipt, let text = try? StreamFrameText.receipt(receipt) {
+            reply(text)
+        } else if let data = try? encoder.encode(frame) {
+            reply(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    private func refuse(_ messageID: String, _ failure: APIFailure) {
+        answer(.init(refused: .init(messageId: messageID, error: failure.code.rawValue, message: failure.message)))
+    }
+}
+
+extension MailboxStream {
+    /// Runs `work` — a database read, many async frames deep — in a task of its own. A task keeps
+    /// the memory its deepest call needed for as long as it lives, and a stream's two tasks live
+    /// as long as the connection (heaptrack; docs/BENCHMARKS.md).
+    static func briefly<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await Task { try await work() }.value
+    }
+
+    /// A bare `{"error", "message"}` answer.
+    static func problem(_ code: APIErrorCode, _ message: String) -> String {
+        let body = ["error": code.rawValue, "message": message]
+        return (try? JSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// Sends of one connection waiting for their receipt.
+private final class InFlightCount: Sendable {
+    private let count = Mutex(0)
+
+    func begin(limit: Int) -> Bool {
+        count.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func end() { count.withLock { $0 -= 1 } }
+}
