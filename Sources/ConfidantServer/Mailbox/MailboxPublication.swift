@@ -62,9 +62,11 @@ struct MailboxPublisher: Sendable {
     /// it first holds per-device locks until commit, so that entries for one device commit in
     /// cursor order (a stream reading "after cursor c" can then never miss an entry that commits
     /// later with a smaller cursor). SQLite has one writer anyway.
-    func store(_ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication)
-        async throws
-    {
+    /// `lastCursor` (SQLite): the mailbox's counter, if the transaction read it already.
+    func store(
+        _ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication,
+        lastCursor: Int64? = nil
+    ) async throws {
         guard !entries.isEmpty else { return }
         if database.isPostgres {
             // One statement; the locks are taken in array order, sorted, so two writers never wait on each other crosswise.
@@ -76,7 +78,7 @@ struct MailboxPublisher: Sendable {
             try await MailboxTable.insert(entries, on: db)
             publication.add(entries.map(\.recipient))
         } else {
-            publication.add(try await MailboxTable.insertNumbered(entries, on: db))
+            publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))
         }
     }
 

@@ -92,21 +92,31 @@ enum MailboxTable {
         try await insert(entries, firstCursor: nil, on: db)
     }
 
+    /// The table's AUTOINCREMENT counter on SQLite (the last cursor handed out), as a
+    /// subquery, for `insertNumbered`.
+    static let lastCursorSQLite = SQLQueryString(
+        "(SELECT seq FROM sqlite_sequence WHERE name = '\(unsafeRaw: MailboxRecord.schema)')")
+
     /// Stores `entries` numbered from the next free cursor and answers them as stored. Only for
     /// SQLite inside a write transaction: the one writer reads the table's AUTOINCREMENT counter
-    /// and numbers the rows itself, which saves reading every row back.
-    static func insertNumbered(_ entries: [NewMailboxEntry], on db: any Database) async throws -> [AddressedEntry] {
-        let last =
-            try await RelayDatabase.sql(db).raw(
-                "SELECT seq FROM sqlite_sequence WHERE name = \(bind: MailboxRecord.schema)"
-            ).first()?
-            .decode(column: "seq", as: Int64.self) ?? 0
-        try await insert(entries, firstCursor: last + 1, on: db)
+    /// and numbers the rows itself, which saves reading every row back. `lastCursor`: the counter
+    /// as read earlier in the same transaction (`lastCursorSQLite`), if it was.
+    static func insertNumbered(_ entries: [NewMailboxEntry], lastCursor: Int64? = nil, on db: any Database)
+        async throws -> [AddressedEntry]
+    {
+        var last = lastCursor
+        if last == nil {
+            last =
+                try await RelayDatabase.sql(db).raw(SQLQueryString("SELECT \(lastCursorSQLite) AS seq")).first()?
+                .decode(column: "seq", as: Int64?.self) ?? 0
+        }
+        let first = (last ?? 0) + 1
+        try await insert(entries, firstCursor: first, on: db)
         return entries.enumerated().map { index, new in
             AddressedEntry(
                 recipient: new.recipient,
                 entry: MailboxEntry(
-                    cursor: last + 1 + Int64(index), kind: new.kind, sender: new.sender,
+                    cursor: first + Int64(index), kind: new.kind, sender: new.sender,
                     messageID: new.messageID, payload: new.payload, receivedAt: new.receivedAt))
         }
     }

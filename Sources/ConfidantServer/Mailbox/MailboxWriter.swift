@@ -136,7 +136,8 @@ actor MailboxWriter {
         var posted = try await PostedMessageTable.receipts(
             for: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
         let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
-        let directory = try await RecipientDirectory.load(users, on: db)
+        let directory = try await RecipientDirectory.load(
+            users, readingLastCursor: !publisher.database.isPostgres, on: db)
         // How full each recipient's mailbox is, counting what this group adds.
         var pending = directory.pending
 
@@ -181,7 +182,7 @@ actor MailboxWriter {
             results.append(.success(MailboxReceipt(stored: recipients.count, duplicate: false, receivedAt: now)))
         }
         guard !entries.isEmpty else { return results }
-        try await publisher.store(entries, in: db, publishing: publication)
+        try await publisher.store(entries, in: db, publishing: publication, lastCursor: directory.lastCursor)
         try await PostedMessageTable.insert(accepted, on: db)
         try await ConversationTable.touch(conversations, at: now, on: db)
         return results

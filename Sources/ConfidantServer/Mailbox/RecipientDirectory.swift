@@ -10,11 +10,17 @@ struct RecipientDirectory: Sendable {
     let devices: [UUID: Set<DeviceAddress>]
     /// Entries waiting per current device (devices with none are left out).
     let pending: [DeviceAddress: Int]
+    /// SQLite, when asked for: the mailbox's last cursor handed out (its AUTOINCREMENT counter),
+    /// read in the same statement (`MailboxTable.insertNumbered`).
+    let lastCursor: Int64?
 
     /// One statement for all three, since every statement is a trip to the database's thread and
     /// back (docs/BENCHMARKS.md): each user, joined to its current devices, each with a count of
-    /// its mailbox (an index range on (recipient, cursor)).
-    static func load(_ users: [UUID], on db: any Database) async throws -> RecipientDirectory {
+    /// its mailbox (an index range on (recipient, cursor)); on SQLite, when `readingLastCursor`,
+    /// also the mailbox's counter that the group's insert numbers its rows from.
+    static func load(_ users: [UUID], readingLastCursor: Bool = false, on db: any Database) async throws
+        -> RecipientDirectory
+    {
         typealias Device = DeviceRecord.Column
         typealias Entry = MailboxRecord.Column
         let user = { SQLColumn($0, table: UserRecord.schema) }
@@ -27,7 +33,10 @@ struct RecipientDirectory: Sendable {
                 .where(mailbox(Entry.recipientUserID), .equal, device(Device.userID))
                 .where(mailbox(Entry.recipientDeviceID), .equal, device(Device.deviceID))
         }
-        let rows = try await RelayDatabase.sql(db).select()
+        var select = try RelayDatabase.sql(db).select()
+        if readingLastCursor { select = select.column(MailboxTable.lastCursorSQLite, as: "last_cursor") }
+        let rows =
+            try await select
             .column(user("id"), as: "known_user")
             .column(device(Device.deviceID), as: "device")
             .column(count, as: "pending")
@@ -43,7 +52,9 @@ struct RecipientDirectory: Sendable {
         var known = Set<UUID>()
         var devices: [UUID: Set<DeviceAddress>] = [:]
         var pending: [DeviceAddress: Int] = [:]
+        var lastCursor: Int64?
         for row in rows {
+            if readingLastCursor { lastCursor = try row.decode(column: "last_cursor", as: Int64?.self) ?? 0 }
             let userID = try row.decode(column: "known_user", as: UUID.self)
             known.insert(userID)
             // A user without a current device comes back once, with no device.
@@ -53,7 +64,7 @@ struct RecipientDirectory: Sendable {
             let waiting = try row.decode(column: "pending", as: Int.self)
             if waiting > 0 { pending[address] = waiting }
         }
-        return RecipientDirectory(users: known, devices: devices, pending: pending)
+        return RecipientDirectory(users: known, devices: devices, pending: pending, lastCursor: lastCursor)
     }
 
     /// A message must reach every current device of each recipient and every other current
