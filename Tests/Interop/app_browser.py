@@ -20,7 +20,7 @@ import pyotp
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
@@ -83,13 +83,30 @@ def image_width(driver, selector):
 
 def wait(driver, condition, what):
     try:
-        # A page being replaced by the next one makes elements stale mid-check: check again.
+        # A page being replaced by the next one makes elements stale mid-check, and ChromeDriver
+        # may answer a check that lands mid-navigation with a bare WebDriverException ("cannot
+        # find context"): check again. A condition that never holds still times out.
         return WebDriverWait(driver, WAIT, poll_frequency=0.1,
-                             ignored_exceptions=(NoSuchElementException, StaleElementReferenceException, IndexError)).until(condition)
+                             ignored_exceptions=(WebDriverException, IndexError)).until(condition)
     except Exception as error:
         shown = driver.find_elements(By.TAG_NAME, "main")
         text = shown[0].text if shown else driver.page_source
-        raise AssertionError(f"{what} (timed out; page {driver.current_url}: {text[:400]!r})") from error
+        detail = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+        raise AssertionError(f"{what} ({type(error).__name__} {detail}; page {driver.current_url}: {text[:400]!r})") from error
+
+
+def gone(element):
+    """The element's page was replaced. ChromeDriver reports an element of a replaced document as
+    stale, or, during some navigations, as not found; `EC.staleness_of` knows only the first, and
+    `wait` ignores the second as "not yet", so a finished navigation could time out (CI, sign-in:
+    'the answer is posted' with the conversation list already shown)."""
+    def check(_):
+        try:
+            element.is_enabled()
+            return False
+        except (StaleElementReferenceException, NoSuchElementException):
+            return True
+    return check
 
 
 def screenshot(driver, name):
@@ -197,7 +214,7 @@ def answer_step(driver, answer):
     field.send_keys(answer)
     driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
     # The old page goes first (its field goes stale), then the answer's page loads.
-    wait(driver, EC.staleness_of(field), "the answer is posted")
+    wait(driver, gone(field), "the answer is posted")
     wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", "the step's answer page")
 
 
@@ -603,7 +620,7 @@ try:
             for key in str(evaluate(challenge[0].text)):
                 alice.find_element(By.CSS_SELECTOR, f".keypad button[data-key='{key}']").click()
             alice.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
-            wait(alice, EC.staleness_of(field), "the answer is posted")
+            wait(alice, gone(field), "the answer is posted")
             wait(alice, lambda d: d.execute_script("return document.readyState") == "complete", "the answer page")
         else:
             answer_step(alice, mailed_code(alice_email, started))

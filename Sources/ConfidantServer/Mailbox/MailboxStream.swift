@@ -10,8 +10,8 @@ import Vapor
 /// `GET /v1/stream?after=CURSOR`: a WebSocket that replays the device's unacknowledged entries
 /// after `after`, says `caughtUp`, then pushes new entries as they are stored. The client
 /// acknowledges with `StreamRequest` frames (`cursors`) and may send messages over the same
-/// socket (`send`, answered by `receipt` or `refused`); unacknowledged entries come again on the
-/// next connection.
+/// socket (`send`, or a binary `StreamSendFrame`; answered by `receipt` or `refused`);
+/// unacknowledged entries come again on the next connection.
 struct MailboxStream: Sendable {
     let mailbox: MailboxService
     let configuration: ServerConfiguration
