@@ -49,12 +49,7 @@ struct RelayStreamSendTests {
             // Refusals name the message they refuse and say why.
             var otherID = try alice.batch("other id", to: toBob)
             otherID.messageId = UUID().uuidString
-            let forged = try bob.batch(
-                "sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
-            let ghost = try PrivateIdentity.generate()
-            let unknownDevice = try alice.batch(
-                "to a device bob does not have",
-                to: [(DeviceAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
+            let (forged, unknownDevice) = try Self.refusable(alice, bob)
             var notAUUID = try alice.batch("bad id", to: toBob)
             notAUUID.messageId = "not a uuid"
             for batch in [otherID, forged, unknownDevice, notAUUID] { try await aliceStream.send(batch) }
@@ -119,12 +114,7 @@ struct RelayStreamSendTests {
             #expect(await aliceStream.frames.next(2).compactMap(\.receipt).allSatisfy(\.duplicate))
 
             // Refusals carry the message id of the first envelope's header.
-            let forged = try bob.batch(
-                "sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
-            let ghost = try PrivateIdentity.generate()
-            let unknownDevice = try alice.batch(
-                "to a device bob does not have",
-                to: [(DeviceAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
+            let (forged, unknownDevice) = try Self.refusable(alice, bob)
             var mixed = try alice.batch("one message", to: toBob)
             let carol = try await TestUser.make(relay, name: "carol")
             mixed.envelopes += try alice.batch(
@@ -233,6 +223,20 @@ struct RelayStreamSendTests {
             )
             await aliceStream.close()
         }
+    }
+
+    /// Two messages from `alice` to `bob` the relay must refuse: one sealed as bob's
+    /// (`sender_mismatch`), one to a device bob does not have (`device_mismatch`).
+    static func refusable(_ alice: TestUser, _ bob: TestUser) throws -> (
+        forged: Components.Schemas.MessageBatch, unknownDevice: Components.Schemas.MessageBatch
+    ) {
+        let forged = try bob.batch(
+            "sent as bob by alice's device", to: [(alice.address, alice.identity.publicIdentity)])
+        let ghost = try PrivateIdentity.generate()
+        let unknownDevice = try alice.batch(
+            "to a device bob does not have",
+            to: [(DeviceAddress(userID: bob.id, deviceID: ghost.deviceID), ghost.publicIdentity)])
+        return (forged, unknownDevice)
     }
 
     /// A stream for `user`, once it has said it caught up.

@@ -32,7 +32,6 @@ actor StreamSender {
     /// The connection is gone: whatever waits for an answer is sent again by its caller.
     func detach() {
         socket = nil
-        sendsBinary = false
         let waiting = waiting
         self.waiting = [:]
         for continuation in waiting.values { continuation.resume(throwing: Unavailable()) }
@@ -46,17 +45,18 @@ actor StreamSender {
         guard waiting[key] == nil else { throw Unavailable() }
         // Binary when the relay takes it: the envelope headers already name each recipient and
         // the message, and the relay reads them without JSON or base64 (docs/PROTOCOL.md §7.2).
+        let write: @Sendable (WebSocket) -> Void
         if sendsBinary {
             let frame = try StreamSendFrame(envelopes: batch.envelopes.map { Data($0.envelope.data) }).serialized()
-            return try await withCheckedThrowingContinuation { continuation in
-                waiting[key] = continuation
-                socket.send(raw: frame, opcode: .binary, promise: nil)
-            }
+            write = { $0.send(raw: frame, opcode: .binary, promise: nil) }
+        } else {
+            let frame = String(
+                decoding: try encoder.encode(Components.Schemas.StreamRequest(send: batch)), as: UTF8.self)
+            write = { $0.send(frame, promise: nil) }
         }
-        let frame = String(decoding: try encoder.encode(Components.Schemas.StreamRequest(send: batch)), as: UTF8.self)
         return try await withCheckedThrowingContinuation { continuation in
             waiting[key] = continuation
-            socket.send(frame, promise: nil)
+            write(socket)
         }
     }
 

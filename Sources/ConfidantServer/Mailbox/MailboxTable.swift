@@ -104,13 +104,15 @@ enum MailboxTable {
     static func insertNumbered(_ entries: [NewMailboxEntry], lastCursor: Int64? = nil, on db: any Database)
         async throws -> [AddressedEntry]
     {
-        var last = lastCursor
-        if last == nil {
+        let last: Int64
+        if let lastCursor {
+            last = lastCursor
+        } else {
             last =
                 try await RelayDatabase.sql(db).raw(SQLQueryString("SELECT \(lastCursorSQLite) AS seq")).first()?
                 .decode(column: "seq", as: Int64?.self) ?? 0
         }
-        let first = (last ?? 0) + 1
+        let first = last + 1
         try await insert(entries, firstCursor: first, on: db)
         return entries.enumerated().map { index, new in
             AddressedEntry(

@@ -54,15 +54,20 @@ struct StreamRequests: Sendable {
     /// Handles one frame; false when the stream must end (no proof, or a refused one).
     func take(_ frame: IncomingFrame, proven: inout Bool) async -> Bool {
         let request: Components.Schemas.StreamRequest?
-        var sendFrame: Result<StreamSendFrame, StreamSendFrameError>?
         switch frame {
         case .text(let text):
             request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
         case .binary(let buffer):
-            request = nil
-            sendFrame = Result { () throws(StreamSendFrameError) in
-                try StreamSendFrame(serialized: Data(buffer.readableBytesView))
+            // A binary frame is a send, never the proof: before the proof it ends the stream.
+            guard proven else {
+                proof.decide(.refused)
+                return false
             }
+            await take(
+                Result { () throws(StreamSendFrameError) in
+                    try StreamSendFrame(serialized: Data(buffer.readableBytesView))
+                })
+            return true
         }
         if !proven {
             // The first frame must be the proof; anything else ends the stream.
@@ -72,10 +77,6 @@ struct StreamRequests: Sendable {
             }
             guard await check(signature.data) else { return false }
             proven = true
-            return true
-        }
-        if let sendFrame {
-            await take(sendFrame)
             return true
         }
         guard let request else {
