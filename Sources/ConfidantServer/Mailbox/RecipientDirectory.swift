@@ -14,7 +14,10 @@ struct RecipientDirectory: Sendable {
     /// read in the same statement (`MailboxTable.insertNumbered`).
     let lastCursor: Int64?
 
-    /// One statement for all three, since every statement is a trip to the database's thread and
+    /// Users one statement looks up.
+    static let usersPerStatement = 10_000
+
+    /// One statement (per `usersPerStatement` users) for all three, since every statement is a trip to the database's thread and
     /// back (docs/BENCHMARKS.md): each user, joined to its current devices, each with a count of
     /// its mailbox (an index range on (recipient, cursor)); on SQLite, when `readingLastCursor`,
     /// also the mailbox's counter that the group's insert numbers its rows from.
@@ -33,22 +36,30 @@ struct RecipientDirectory: Sendable {
                 .where(mailbox(Entry.recipientUserID), .equal, device(Device.userID))
                 .where(mailbox(Entry.recipientDeviceID), .equal, device(Device.deviceID))
         }
-        var select = try RelayDatabase.sql(db).select()
-        if readingLastCursor { select = select.column(MailboxTable.lastCursorSQLite, as: "last_cursor") }
-        let rows =
-            try await select
-            .column(user("id"), as: "known_user")
-            .column(device(Device.deviceID), as: "device")
-            .column(count, as: "pending")
-            .from(UserRecord.schema)
-            .join(
-                DeviceRecord.schema, method: SQLJoinMethod.left,
-                on: SQLBinaryExpression(
-                    SQLBinaryExpression(device(Device.userID), .equal, user("id")), .and,
-                    SQLBinaryExpression(device(Device.retiredAt), .is, SQLLiteral.null))
-            )
-            .where(user("id"), .in, SQLBind.group(users))
-            .all()
+        // PostgreSQL binds at most 65,535 values per statement (SQLite's limit depends on how it
+        // was built; 32,766 by default), and a group's messages may name more users than that
+        // (1,024 messages of up to 256 recipients each), so they go in chunks.
+        var rows: [any SQLRow] = []
+        for start in stride(from: 0, to: users.count, by: usersPerStatement) {
+            var select = try RelayDatabase.sql(db).select()
+            if readingLastCursor { select = select.column(MailboxTable.lastCursorSQLite, as: "last_cursor") }
+            rows +=
+                try await select
+                .column(user("id"), as: "known_user")
+                .column(device(Device.deviceID), as: "device")
+                .column(count, as: "pending")
+                .from(UserRecord.schema)
+                .join(
+                    DeviceRecord.schema, method: SQLJoinMethod.left,
+                    on: SQLBinaryExpression(
+                        SQLBinaryExpression(device(Device.userID), .equal, user("id")), .and,
+                        SQLBinaryExpression(device(Device.retiredAt), .is, SQLLiteral.null))
+                )
+                .where(
+                    user("id"), .in, SQLBind.group(Array(users[start..<min(start + usersPerStatement, users.count)]))
+                )
+                .all()
+        }
         var known = Set<UUID>()
         var devices: [UUID: Set<DeviceAddress>] = [:]
         var pending: [DeviceAddress: Int] = [:]
