@@ -78,7 +78,6 @@ struct MailboxStreamClient: Sendable {
         let inbox = FrameInbox()
         let socket = try await connect(after: cursor, inbox: inbox)
         connected()
-        await sender.attach(socket)
         let encoder = StreamCoding.encoder()
         let reason = try await withTaskCancellationHandler {
             // Whatever arrived together is taken at once, so a burst is opened and stored in a
@@ -98,12 +97,15 @@ struct MailboxStreamClient: Sendable {
                         }
                     case .frame(let frame):
                         if let challenge = frame.challenge {
-                            await sender.relayTakes(binarySendVersions: frame.binarySendVersions ?? [])
                             let proof = try encoder.encode(
                                 Components.Schemas.StreamRequest(answering: challenge, as: address, identity: identity))
                             // A send that fails found the socket closed: its close event
                             // follows and says why.
                             try? await socket.send(String(decoding: proof, as: UTF8.self))
+                            // Sends go over this socket only once the proof is on it: the relay
+                            // takes anything else first as a refused proof (4403), which signs
+                            // the device out for good.
+                            await sender.attach(socket, binarySendVersions: frame.binarySendVersions ?? [])
                         }
                         if let entry = frame.entry {
                             pending.append(entry)

@@ -19,13 +19,10 @@ actor StreamSender {
 
     var isConnected: Bool { socket != nil }
 
-    func attach(_ socket: WebSocket) {
+    /// Sends go over `socket` from now on: its proof has been sent. `binarySendVersions`: what
+    /// the relay's challenge listed.
+    func attach(_ socket: WebSocket, binarySendVersions versions: [Int]) {
         self.socket = socket
-        sendsBinary = false
-    }
-
-    /// The relay's challenge listed the binary send frame versions it takes.
-    func relayTakes(binarySendVersions versions: [Int]) {
         sendsBinary = versions.contains(Int(StreamSendFrame.version))
     }
 
