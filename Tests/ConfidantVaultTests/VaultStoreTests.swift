@@ -32,7 +32,15 @@ struct Scratch {
         try vault.addItem(chapter: "Summer 2026", text: "Only words.", files: [])
 
         let out = scratch.url.appendingPathComponent("export")
-        try vault.export(item.shortID, to: out)
+        var reports: [Vault.FileProgress] = []
+        try vault.export(item.shortID, to: out) { reports.append($0) }
+        // Each file starts at 0 of its own size, and its last report is its whole size.
+        #expect(reports.filter { $0.done == 0 }.map(\.total) == sizes)
+        for (size, file) in zip(sizes, files) {
+            let own = reports.filter { $0.name == file.lastPathComponent }
+            #expect(own.allSatisfy { $0.total == size } && own.last?.done == size, "\(own)")
+            #expect(zip(own, own.dropFirst()).allSatisfy { $0.done <= $1.done })
+        }
         for (size, file) in zip(sizes, files) {
             #expect(try Data(contentsOf: out.appendingPathComponent("file-\(size).bin")) == Data(contentsOf: file))
         }

@@ -2,18 +2,28 @@ import ConfidantCrypto
 import Foundation
 
 extension Vault {
+    /// How far the export of one file has come.
+    public struct FileProgress: Sendable {
+        /// The file's name in the vault.
+        public let name: String
+        /// Plaintext bytes written so far; 0 when the file starts.
+        public let done: Int
+        /// The file's plaintext size.
+        public let total: Int
+    }
+
     /// Decrypts one item into `directory`: `text.txt` for its text, and each media file under its
     /// own name. Existing files are not overwritten. Files appear only when fully verified.
     /// - Returns: the files written.
     @discardableResult
-    public func export(_ reference: String, to directory: URL, progress: (String, Int) -> Void = { _, _ in }) throws
-        -> [URL]
+    public func export(_ reference: String, to directory: URL, progress: (FileProgress) -> Void = { _ in })
+        throws -> [URL]
     {
         try export(item(reference), to: directory, progress: progress)
     }
 
     @discardableResult
-    func export(_ item: Item, to directory: URL, progress: (String, Int) -> Void) throws -> [URL] {
+    func export(_ item: Item, to directory: URL, progress: (FileProgress) -> Void) throws -> [URL] {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var written: [URL] = []
         if let text = item.text {
@@ -30,10 +40,12 @@ extension Vault {
             guard !FileManager.default.fileExists(atPath: url.path) else {
                 throw VaultError.io("\(url.path) exists; export into an empty directory")
             }
+            progress(FileProgress(name: media.name, done: 0, total: media.size))
             try MediaStream.decryptFile(
                 at: objectURL(media.objectHash), to: url, key: key, objectID: media.id, name: media.name
-            ) {
-                progress(media.name, $0)
+            ) { done in
+                // An empty file was reported whole by its start.
+                if done > 0 { progress(FileProgress(name: media.name, done: done, total: media.size)) }
             }
             written.append(url)
         }
@@ -42,7 +54,7 @@ extension Vault {
 
     /// Exports every item as `DIR/<chapter>/<yyyy-MM-dd HHmmss> <short id>/…`.
     @discardableResult
-    public func exportAll(to directory: URL, progress: (String, Int) -> Void = { _, _ in }) throws -> [URL] {
+    public func exportAll(to directory: URL, progress: (FileProgress) -> Void = { _ in }) throws -> [URL] {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
