@@ -45,8 +45,13 @@ struct RelayDatabase: Sendable {
     ///
     /// `singleStatement`: `body` runs exactly one statement, which the database applies atomically
     /// on its own, so it runs without `BEGIN` and `COMMIT` (two trips to SQLite's thread fewer).
+    ///
+    /// `onConnectionLoop` (SQLite): `body` runs on the event loop that answers its statements
+    /// (`EventLoopTaskExecutor`), one thread wake-up fewer per statement. Only for bodies that
+    /// do little besides their statements: nothing slow may hold up that loop's connections.
     func write<T: Sendable>(
         singleStatement: Bool = false,
+        onConnectionLoop: Bool = false,
         _ body: @escaping @Sendable (any Database) async throws -> T,
         committed: @Sendable (T) async -> Void = { _ in }
     ) async throws -> T {
@@ -62,10 +67,16 @@ struct RelayDatabase: Sendable {
         let setup = setup
         do {
             let result = try await db.withConnection { connection in
-                // Per connection, and the pool hands out any of several: set up before its first write.
-                try await setup.prepare(connection)
-                if singleStatement { return try await body(connection) }
-                return try await connection.transaction { try await body($0) }
+                guard onConnectionLoop else {
+                    // Per connection, and the pool hands out any of several: set up before its first write.
+                    try await setup.prepare(connection)
+                    if singleStatement { return try await body(connection) }
+                    return try await connection.transaction { try await body($0) }
+                }
+                return try await Task(executorPreference: EventLoopTaskExecutor(connection.eventLoop)) {
+                    try await setup.prepare(connection)
+                    return try await Self.transaction(singleStatement: singleStatement, on: connection, body)
+                }.value
             }
             await committed(result)
             await gate.release()
@@ -73,6 +84,24 @@ struct RelayDatabase: Sendable {
             return result
         } catch {
             await gate.release()
+            throw error
+        }
+    }
+
+    /// What Fluent's SQLite `transaction` does, without the task it starts on the global executor.
+    private static func transaction<T: Sendable>(
+        singleStatement: Bool, on connection: any Database,
+        _ body: @escaping @Sendable (any Database) async throws -> T
+    ) async throws -> T {
+        if singleStatement { return try await body(connection) }
+        let sql = try Self.sql(connection)
+        try await sql.raw("BEGIN TRANSACTION").run()
+        do {
+            let result = try await body(connection)
+            try await sql.raw("COMMIT TRANSACTION").run()
+            return result
+        } catch {
+            try? await sql.raw("ROLLBACK TRANSACTION").run()
             throw error
         }
     }

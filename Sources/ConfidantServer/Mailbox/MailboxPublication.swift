@@ -40,14 +40,14 @@ struct MailboxPublisher: Sendable {
 
     /// `singleStatement`: as for `RelayDatabase.write`.
     func write<T: Sendable>(
-        singleStatement: Bool = false,
+        singleStatement: Bool = false, onConnectionLoop: Bool = false,
         _ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T
     ) async throws -> T {
         let publication = MailboxPublication()
         let database = database
         let hub = hub
         return try await database.write(
-            singleStatement: singleStatement,
+            singleStatement: singleStatement, onConnectionLoop: onConnectionLoop,
             { try await body($0, publication) },
             committed: { _ in
                 if database.isPostgres {

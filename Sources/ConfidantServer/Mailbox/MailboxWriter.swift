@@ -46,7 +46,10 @@ actor MailboxWriter {
             queue.removeFirst(group.count)
             let results: GroupResults
             do {
-                results = try await publisher.write(singleStatement: Self.isOneStatement(group)) {
+                // A group's work is its statements and a little bookkeeping: it may run on the
+                // connection's event loop.
+                results = try await publisher.write(singleStatement: Self.isOneStatement(group), onConnectionLoop: true)
+                {
                     [publisher, now, mailboxLimit] db, publication in
                     try await Self.apply(
                         group, at: now().wholeMilliseconds, mailboxLimit: mailboxLimit, publisher: publisher,
