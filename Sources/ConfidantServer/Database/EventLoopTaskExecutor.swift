@@ -5,8 +5,8 @@ import NIOCore
 /// A write to SQLite is a series of statements, and SQLiteNIO answers each on its connection's
 /// event loop. A task that prefers this executor resumes on that same thread after every
 /// answer; on Swift's global executor each answer would first wake one of its threads — one
-/// more thread wake-up per statement, which is what a single message in flight waits on
-/// (docs/BENCHMARKS.md).
+/// more thread wake-up per statement (docs/BENCHMARKS.md: about a tenth of the server's CPU per
+/// message with 32 pairs sending).
 final class EventLoopTaskExecutor: TaskExecutor {
     private let loop: any EventLoop
 
