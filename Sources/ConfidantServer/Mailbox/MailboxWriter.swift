@@ -136,11 +136,11 @@ actor MailboxWriter {
         _ submissions: [MailboxSubmission], at now: Date, mailboxLimit: Int, publisher: MailboxPublisher,
         publishing publication: MailboxPublication, on db: any Database
     ) async throws -> [Result<MailboxReceipt, any Error>] {
-        var posted = try await PostedMessageTable.receipts(
-            for: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
         let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
         let directory = try await RecipientDirectory.load(
-            users, readingLastCursor: !publisher.database.isPostgres, on: db)
+            users, readingLastCursor: !publisher.database.isPostgres,
+            postedPairs: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
+        var posted = directory.posted
         // How full each recipient's mailbox is, counting what this group adds.
         var pending = directory.pending
 

@@ -18,28 +18,40 @@ enum PostedMessageTable {
         let receivedAt: Date
     }
 
-    /// What was stored for those of the (sender, message) pairs that were sent before.
-    static func receipts(for pairs: [(sender: UUID, message: UUID)], on db: any Database) async throws -> [Key: Row] {
-        var found: [Key: Row] = [:]
+    /// Result columns of the earlier receipts' part of `RecipientDirectory`'s statement.
+    static let receiptColumns = ["posted_sender", "posted_message", "posted_stored", "posted_received_at"]
+
+    /// Makes `branch` select what was stored for those of the (sender, message) pairs that were
+    /// sent before, as `receiptColumns`, after `leading` empty columns.
+    static func receipts(
+        for pairs: [(sender: UUID, message: UUID)], leading: [String], in branch: any SQLSubqueryClauseBuilder
+    ) -> any SQLSubqueryClauseBuilder {
+        var branch = branch
+        for name in leading { branch = branch.column(SQLLiteral.null, as: name) }
         // Pairs, so that the unique (sender_user_id, message_id) index answers one probe per
         // message (two IN lists would probe every sender with every message id).
-        let rows = try await RelayDatabase.sql(db).select()
-            .columns(Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
+        return
+            branch
+            .column(SQLColumn(Column.senderUserID), as: receiptColumns[0])
+            .column(SQLColumn(Column.messageID), as: receiptColumns[1])
+            .column(SQLColumn(Column.stored), as: receiptColumns[2])
+            .column(SQLColumn(Column.receivedAt), as: receiptColumns[3])
             .from(PostedMessageRecord.schema)
             .where(
                 SQLGroupExpression([SQLColumn(Column.senderUserID), SQLColumn(Column.messageID)]), .in,
                 MailboxTable.values(pairs.map { [UUIDValue($0.sender), UUIDValue($0.message)] })
             )
-            .all()
-        for row in rows {
-            let key = Key(
-                sender: try row.decode(column: Column.senderUserID, as: UUID.self),
-                message: try row.decode(column: Column.messageID, as: UUID.self))
-            found[key] = Row(
-                stored: try row.decode(column: Column.stored, as: Int.self),
-                receivedAt: try row.decode(column: Column.receivedAt, as: Date.self))
-        }
-        return found
+    }
+
+    /// The earlier receipt a row of that statement holds, if it holds one.
+    static func receipt(in row: any SQLRow) throws -> (key: Key, row: Row)? {
+        guard let sender = try row.decode(column: receiptColumns[0], as: UUID?.self) else { return nil }
+        return (
+            Key(sender: sender, message: try row.decode(column: receiptColumns[1], as: UUID.self)),
+            Row(
+                stored: try row.decode(column: receiptColumns[2], as: Int.self),
+                receivedAt: try row.decode(column: receiptColumns[3], as: Date.self))
+        )
     }
 
     static func insert(_ accepted: [(key: Key, row: Row)], on db: any Database) async throws {

@@ -4,7 +4,8 @@ import Foundation
 import SQLKit
 
 /// Who a group of messages may go to: which of their users exist, those users' current devices,
-/// and how many entries wait in each of those devices' mailboxes.
+/// and how many entries wait in each of those devices' mailboxes; and, read in the same
+/// statement, which of the group's messages were stored before.
 struct RecipientDirectory: Sendable {
     let users: Set<UUID>
     let devices: [UUID: Set<DeviceAddress>]
@@ -13,6 +14,8 @@ struct RecipientDirectory: Sendable {
     /// SQLite, when asked for: the mailbox's last cursor handed out (its AUTOINCREMENT counter),
     /// read in the same statement (`MailboxTable.insertNumbered`).
     let lastCursor: Int64?
+    /// What was stored for those of the asked-for (sender, message) pairs that were sent before.
+    let posted: [PostedMessageTable.Key: PostedMessageTable.Row]
 
     /// Users one statement looks up.
     static let usersPerStatement = 10_000
@@ -20,10 +23,12 @@ struct RecipientDirectory: Sendable {
     /// One statement (per `usersPerStatement` users) for all three, since every statement is a trip to the database's thread and
     /// back (docs/BENCHMARKS.md): each user, joined to its current devices, each with a count of
     /// its mailbox (an index range on (recipient, cursor)); on SQLite, when `readingLastCursor`,
-    /// also the mailbox's counter that the group's insert numbers its rows from.
-    static func load(_ users: [UUID], readingLastCursor: Bool = false, on db: any Database) async throws
-        -> RecipientDirectory
-    {
+    /// also the mailbox's counter that the group's insert numbers its rows from. The earlier
+    /// receipts of `postedPairs` come in the first statement too (`UNION ALL`), one trip fewer.
+    static func load(
+        _ users: [UUID], readingLastCursor: Bool = false, postedPairs: [(sender: UUID, message: UUID)] = [],
+        on db: any Database
+    ) async throws -> RecipientDirectory {
         typealias Device = DeviceRecord.Column
         typealias Entry = MailboxRecord.Column
         let user = { SQLColumn($0, table: UserRecord.schema) }
@@ -39,15 +44,19 @@ struct RecipientDirectory: Sendable {
         // PostgreSQL binds at most 65,535 values per statement (SQLite's limit depends on how it
         // was built; 32,766 by default), and a group's messages may name more users than that
         // (1,024 messages of up to 256 recipients each), so they go in chunks.
+        let directoryColumns = (readingLastCursor ? ["last_cursor"] : []) + ["known_user", "device", "pending"]
         var rows: [any SQLRow] = []
         for start in stride(from: 0, to: users.count, by: usersPerStatement) {
             var select = try RelayDatabase.sql(db).select()
             if readingLastCursor { select = select.column(MailboxTable.lastCursorSQLite, as: "last_cursor") }
-            rows +=
-                try await select
+            select =
+                select
                 .column(user("id"), as: "known_user")
                 .column(device(Device.deviceID), as: "device")
                 .column(count, as: "pending")
+            for name in PostedMessageTable.receiptColumns { select = select.column(SQLLiteral.null, as: name) }
+            select =
+                select
                 .from(UserRecord.schema)
                 .join(
                     DeviceRecord.schema, method: SQLJoinMethod.left,
@@ -58,13 +67,25 @@ struct RecipientDirectory: Sendable {
                 .where(
                     user("id"), .in, SQLBind.group(Array(users[start..<min(start + usersPerStatement, users.count)]))
                 )
-                .all()
+            if start == 0, !postedPairs.isEmpty {
+                rows +=
+                    try await select.union(all: {
+                        PostedMessageTable.receipts(for: postedPairs, leading: directoryColumns, in: $0)
+                    }).all()
+            } else {
+                rows += try await select.all()
+            }
         }
         var known = Set<UUID>()
         var devices: [UUID: Set<DeviceAddress>] = [:]
         var pending: [DeviceAddress: Int] = [:]
         var lastCursor: Int64?
+        var posted: [PostedMessageTable.Key: PostedMessageTable.Row] = [:]
         for row in rows {
+            if let receipt = try PostedMessageTable.receipt(in: row) {
+                posted[receipt.key] = receipt.row
+                continue
+            }
             if readingLastCursor { lastCursor = try row.decode(column: "last_cursor", as: Int64?.self) ?? 0 }
             let userID = try row.decode(column: "known_user", as: UUID.self)
             known.insert(userID)
@@ -75,7 +96,8 @@ struct RecipientDirectory: Sendable {
             let waiting = try row.decode(column: "pending", as: Int.self)
             if waiting > 0 { pending[address] = waiting }
         }
-        return RecipientDirectory(users: known, devices: devices, pending: pending, lastCursor: lastCursor)
+        return RecipientDirectory(
+            users: known, devices: devices, pending: pending, lastCursor: lastCursor, posted: posted)
     }
 
     /// A message must reach every current device of each recipient and every other current
