@@ -26,6 +26,12 @@ public final class RelayServer: Sendable {
     let services: RelayServices
     private let maintenance = Mutex<Task<Void, Never>?>(nil)
     private let certificates: ServerCertificates?
+    /// Password hashes (bcrypt, slow on purpose) run here, apart from the database's statements.
+    private let passwordHashing: NIOThreadPool
+
+    /// Threads for SQLite's statements: one per pooled connection (4 per event loop), so a
+    /// statement waiting on a lock (a backup holding the file) does not hold up the others.
+    static let databaseThreads = 4 * System.coreCount
 
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "confidant.relay")) async throws {
         try configuration.validate()
@@ -35,6 +41,13 @@ public final class RelayServer: Sendable {
         environment.commandInput.arguments = []
         let app = try await Application.make(environment)
         app.logger = logger
+        // Vapor's default is the process's shared pool of one thread per core, for SQLite's
+        // statements and the password hashes alike: two sign-ins hashing held up every statement,
+        // and relays in one process (the tests) waited on each other's locked files. Before any
+        // database is configured, which takes the pool it finds.
+        app.threadPool = NIOThreadPool(numberOfThreads: Self.databaseThreads)
+        passwordHashing = NIOThreadPool(numberOfThreads: System.coreCount)
+        passwordHashing.start()
         self.application = app
         do {
             // The owner's alone: 0700, refused when other users can write it.
@@ -78,12 +91,13 @@ public final class RelayServer: Sendable {
                 busyTimeoutMilliseconds: configuration.sqliteBusyTimeoutMilliseconds)
             let services = try RelayServices(
                 configuration: configuration, database: database, hub: hub, cache: sessionCache,
-                threadPool: app.threadPool,
+                passwordHashing: passwordHashing,
                 logger: logger)
             self.services = services
             try routes(app, services: services)
         } catch {
             try? await app.asyncShutdown()
+            try? await passwordHashing.shutdownGracefully()
             throw error
         }
     }
@@ -182,5 +196,6 @@ public final class RelayServer: Sendable {
         hub.finishAll()
         await application.server.shutdown()
         try? await application.asyncShutdown()
+        try? await passwordHashing.shutdownGracefully()
     }
 }

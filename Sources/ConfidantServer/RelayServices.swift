@@ -24,7 +24,7 @@ struct RelayServices: Sendable {
 
     init(
         configuration: ServerConfiguration, database: RelayDatabase, hub: MailboxHub, cache: SessionCache,
-        threadPool: NIOThreadPool, logger: Logger
+        passwordHashing: NIOThreadPool, logger: Logger
     ) throws {
         let now = configuration.now
         let secrets = try AuthSecrets.load(from: configuration.resolvedAuthKeyFile)
@@ -49,7 +49,7 @@ struct RelayServices: Sendable {
             lifetime: configuration.sessionLifetime, now: now)
         accounts = AccountService(
             devices: devices, revoker: revoker, passwords: PasswordPolicy(cost: configuration.passwordCost),
-            blobFiles: files, configuration: configuration, threadPool: threadPool)
+            blobFiles: files, configuration: configuration, passwordHashing: passwordHashing)
         directory = DirectoryService(database: database)
         challenges = DeviceChallenges(secrets: secrets, database: database, now: now)
         signIn = SignInService(

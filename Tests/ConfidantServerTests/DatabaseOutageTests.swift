@@ -1,16 +1,31 @@
 import ConfidantAPI
 import ConfidantCrypto
-import ConfidantServer
 import ConfidantTestSupport
 import Foundation
+import NIOCore
+import NIOPosix
 import NIOWebSocket
 import OpenAPIRuntime
 import Testing
+
+@testable import ConfidantServer
 
 /// The database failing under the relay: a typed 503 with `Retry-After`, never `500 internal`,
 /// and service again as soon as the database is back.
 @Suite("Database outages")
 struct DatabaseOutageTests {
+    @Test(
+        "each relay runs its statements on threads of its own, not the process's shared pool, so another relay's locked file cannot hold them up"
+    )
+    func ownBlockingThreads() async throws {
+        try await TestRelay.run { first in
+            try await TestRelay.run { second in
+                let pools = [first, second].map { ObjectIdentifier($0.server.application.threadPool) }
+                #expect(Set(pools + [ObjectIdentifier(NIOSingletons.posixBlockingThreadPool)]).count == 3)
+            }
+        }
+    }
+
     @Test("an outside lock on the SQLite file: sends get 503 database_unavailable with Retry-After, then go through")
     func sqliteLockedByAnotherProcess() async throws {
         try await TestRelay.run(adjust: { $0.sqliteBusyTimeoutMilliseconds = 200 }) { relay in

@@ -24,7 +24,8 @@ struct AccountService: Sendable {
     let passwords: PasswordPolicy
     let blobFiles: BlobFiles
     let configuration: ServerConfiguration
-    let threadPool: NIOThreadPool
+    /// Where password hashes run (slow on purpose), apart from the database's statements.
+    let passwordHashing: NIOThreadPool
 
     private var mailbox: MailboxService { devices.mailbox }
     private var database: RelayDatabase { mailbox.publisher.database }
@@ -55,7 +56,7 @@ struct AccountService: Sendable {
         if existing?.emailVerifiedAt != nil {
             throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
         }
-        let hash = try await passwords.hash(form.password, on: threadPool)
+        let hash = try await passwords.hash(form.password, on: passwordHashing)
         // An account whose address was never proved belongs to nobody yet: signing up again
         // replaces it (whoever receives the code sent to the address then owns it), so that
         // registering someone else's address first cannot keep them out.
@@ -119,7 +120,7 @@ struct AccountService: Sendable {
     func confirmPassword(_ password: String, of caller: Caller, otherwise: String) async throws -> UserRecord {
         guard let user = try await user(caller.userID) else { throw APIFailure.unauthenticated }
         let reservation = try await throttle.reserve(["sign-in/account/\(user.email)"], on: database, now: now)
-        guard try await passwords.verify(password, against: user.passwordHash, on: threadPool) else {
+        guard try await passwords.verify(password, against: user.passwordHash, on: passwordHashing) else {
             throw APIFailure(.invalidCredentials, "The password is wrong; \(otherwise).")
         }
         try await reservation.release()

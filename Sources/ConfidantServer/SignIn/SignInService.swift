@@ -41,7 +41,7 @@ struct SignInService: Sendable {
         let user = try await accounts.user(email: email)
         let verified = try await accounts.passwords.verify(
             password, against: user?.passwordHash ?? PasswordPolicy.decoyHash,
-            on: accounts.threadPool)
+            on: accounts.passwordHashing)
         guard verified, let user, user.id != nil else {
             throw APIFailure(.invalidCredentials, "The e-mail address or the password is wrong.")
         }
@@ -295,7 +295,7 @@ struct SignInService: Sendable {
         switch method {
         case .password:
             return try await accounts.passwords.verify(
-                answer, against: user?.passwordHash ?? PasswordPolicy.decoyHash, on: accounts.threadPool)
+                answer, against: user?.passwordHash ?? PasswordPolicy.decoyHash, on: accounts.passwordHashing)
                 && user != nil
         case .arithmetic:
             guard let text = transaction.challenge.map({ String(decoding: $0, as: UTF8.self) }),
