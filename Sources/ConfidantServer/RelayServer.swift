@@ -29,10 +29,6 @@ public final class RelayServer: Sendable {
     /// Password hashes (bcrypt, slow on purpose) run here, apart from the database's statements.
     private let passwordHashing: NIOThreadPool
 
-    /// Threads for SQLite's statements: one per pooled connection (4 per event loop), so a
-    /// statement waiting on a lock (a backup holding the file) does not hold up the others.
-    static let databaseThreads = 4 * System.coreCount
-
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "confidant.relay")) async throws {
         try configuration.validate()
         self.configuration = configuration
@@ -41,11 +37,11 @@ public final class RelayServer: Sendable {
         environment.commandInput.arguments = []
         let app = try await Application.make(environment)
         app.logger = logger
-        // Vapor's default is the process's shared pool of one thread per core, for SQLite's
-        // statements and the password hashes alike: two sign-ins hashing held up every statement,
-        // and relays in one process (the tests) waited on each other's locked files. Before any
-        // database is configured, which takes the pool it finds.
-        app.threadPool = NIOThreadPool(numberOfThreads: Self.databaseThreads)
+        // Vapor's thread pool (the process's shared one, a thread per core) runs SQLite's
+        // statements; password hashes go to a pool of their own, so that two sign-ins hashing do
+        // not hold up every statement. (Not a pool of the application's own for SQLite: Vapor shuts
+        // that down with the application, and a connection SQLiteNIO closes after that stays open —
+        // an assertion failure in a debug build, seen in CI.)
         passwordHashing = NIOThreadPool(numberOfThreads: System.coreCount)
         passwordHashing.start()
         self.application = app

@@ -14,14 +14,12 @@ import Testing
 /// and service again as soon as the database is back.
 @Suite("Database outages")
 struct DatabaseOutageTests {
-    @Test(
-        "each relay runs its statements on threads of its own, not the process's shared pool, so another relay's locked file cannot hold them up"
-    )
-    func ownBlockingThreads() async throws {
+    @Test("password hashes run on each relay's own threads, not on the shared pool that runs the statements")
+    func ownHashingThreads() async throws {
         try await TestRelay.run { first in
             try await TestRelay.run { second in
-                let pools = [first, second].map { ObjectIdentifier($0.server.application.threadPool) }
-                #expect(Set(pools + [ObjectIdentifier(NIOSingletons.posixBlockingThreadPool)]).count == 3)
+                let pools = [first, second].map { ObjectIdentifier($0.server.services.accounts.passwordHashing) }
+                #expect(Set(pools + [ObjectIdentifier(first.server.application.threadPool)]).count == 3)
             }
         }
     }
