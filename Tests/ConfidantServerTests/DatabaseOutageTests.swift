@@ -2,8 +2,6 @@ import ConfidantAPI
 import ConfidantCrypto
 import ConfidantTestSupport
 import Foundation
-import NIOCore
-import NIOPosix
 import NIOWebSocket
 import OpenAPIRuntime
 import Testing

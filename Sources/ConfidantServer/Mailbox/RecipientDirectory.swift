@@ -44,16 +44,14 @@ struct RecipientDirectory: Sendable {
         // PostgreSQL binds at most 65,535 values per statement (SQLite's limit depends on how it
         // was built; 32,766 by default), and a group's messages may name more users than that
         // (1,024 messages of up to 256 recipients each), so they go in chunks.
-        let directoryColumns = (readingLastCursor ? ["last_cursor"] : []) + ["known_user", "device", "pending"]
+        let columns: [(value: any SQLExpression, name: String)] =
+            (readingLastCursor ? [(MailboxTable.lastCursorSQLite, "last_cursor")] : []) + [
+                (user("id"), "known_user"), (device(Device.deviceID), "device"), (count, "pending"),
+            ]
         var rows: [any SQLRow] = []
         for start in stride(from: 0, to: users.count, by: usersPerStatement) {
             var select = try RelayDatabase.sql(db).select()
-            if readingLastCursor { select = select.column(MailboxTable.lastCursorSQLite, as: "last_cursor") }
-            select =
-                select
-                .column(user("id"), as: "known_user")
-                .column(device(Device.deviceID), as: "device")
-                .column(count, as: "pending")
+            for column in columns { select = select.column(column.value, as: column.name) }
             for name in PostedMessageTable.receiptColumns { select = select.column(SQLLiteral.null, as: name) }
             select =
                 select
@@ -70,7 +68,7 @@ struct RecipientDirectory: Sendable {
             if start == 0, !postedPairs.isEmpty {
                 rows +=
                     try await select.union(all: {
-                        PostedMessageTable.receipts(for: postedPairs, leading: directoryColumns, in: $0)
+                        PostedMessageTable.receipts(for: postedPairs, leading: columns.map(\.name), in: $0)
                     }).all()
             } else {
                 rows += try await select.all()
