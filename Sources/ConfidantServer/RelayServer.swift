@@ -45,6 +45,7 @@ public final class RelayServer: Sendable {
         passwordHashing = NIOThreadPool(numberOfThreads: System.coreCount)
         passwordHashing.start()
         self.application = app
+        var ownWriteConnection: RelayDatabase?
         do {
             // The owner's alone: 0700, refused when other users can write it.
             try DataDirectory.prepare(configuration.dataDirectory)
@@ -81,10 +82,13 @@ public final class RelayServer: Sendable {
                 try await sql.raw("PRAGMA journal_mode=WAL").run()
             }
             try await app.autoMigrate()
+            var sqlitePath: String?
+            if case .sqlite(let path) = configuration.database { sqlitePath = path }
             let database = RelayDatabase(
-                db: app.db, engine: listener == nil ? .sqlite : .postgresql,
+                db: app.db, engine: listener == nil ? .sqlite : .postgresql, sqlitePath: sqlitePath,
                 synchronous: configuration.sqliteSynchronous,
                 busyTimeoutMilliseconds: configuration.sqliteBusyTimeoutMilliseconds)
+            ownWriteConnection = database
             let services = try RelayServices(
                 configuration: configuration, database: database, hub: hub, cache: sessionCache,
                 passwordHashing: passwordHashing,
@@ -93,6 +97,7 @@ public final class RelayServer: Sendable {
             try routes(app, services: services)
         } catch {
             try? await app.asyncShutdown()
+            await ownWriteConnection?.close()
             try? await passwordHashing.shutdownGracefully()
             throw error
         }
@@ -192,6 +197,7 @@ public final class RelayServer: Sendable {
         hub.finishAll()
         await application.server.shutdown()
         try? await application.asyncShutdown()
+        await services.database.close()
         try? await passwordHashing.shutdownGracefully()
     }
 }

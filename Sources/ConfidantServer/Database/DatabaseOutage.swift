@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 import SQLiteNIO
 import Synchronization
+import VaporCSQLite
 
 /// Failures of the database, or of the disk under it, that are not the request's fault: a full
 /// disk, a database that is restarting or unreachable, a pool with no free connection. They are
@@ -33,12 +34,14 @@ enum DatabaseOutage {
             return postgres(error)
         case let error as SQLiteError:
             return sqlite(error)
+        case let failure as SQLiteStatementFailure:
+            return sqlite(failure)
         default:
             return nil
         }
     }
 
-    private static func database(_ cause: String) -> Classified {
+    fileprivate static func database(_ cause: String) -> Classified {
         Classified(
             failure: APIFailure(
                 .databaseUnavailable, "The server's database is unavailable for the moment; retry shortly.",
@@ -46,7 +49,7 @@ enum DatabaseOutage {
             cause: cause)
     }
 
-    private static func storage(_ cause: String) -> Classified {
+    fileprivate static func storage(_ cause: String) -> Classified {
         Classified(
             failure: APIFailure(
                 .storageUnavailable, "The server cannot store anything at the moment; retry later.",
@@ -91,6 +94,20 @@ enum DatabaseOutage {
             return database("the SQLite database cannot be opened (\(error.reason))")
         default:
             return nil
+        }
+    }
+}
+
+extension DatabaseOutage {
+    /// The same causes as SQLiteNIO's errors, from the relay's own write connection.
+    fileprivate static func sqlite(_ failure: SQLiteStatementFailure) -> Classified? {
+        switch failure.primaryCode {
+        case SQLITE_FULL: return storage("the disk holding the SQLite database is full")
+        case SQLITE_IOERR: return storage("the SQLite database could not be read or written (\(failure))")
+        case SQLITE_READONLY: return storage("the SQLite database is read-only (\(failure))")
+        case SQLITE_BUSY, SQLITE_LOCKED: return database("the SQLite database is busy (\(failure))")
+        case SQLITE_CANTOPEN: return database("the SQLite database cannot be opened (\(failure))")
+        default: return nil
         }
     }
 }

@@ -9,16 +9,33 @@ struct RelayDatabase: Sendable {
     /// The pooled database of the application, for reads and inside `write`.
     let db: any Database
     let engine: Engine
+    /// SQLite: the relay's own write connection, for writes that are only statements
+    /// (`writeOnOwnConnection`); nil on PostgreSQL.
+    let writer: SQLiteWriter?
     private let setup: WriteConnectionSetup
     private let gate = WriteGate()
     private let checkpoints = WALCheckpoints()
 
     /// `busyTimeoutMilliseconds`: how long a write waits for a lock another process holds on the
     /// SQLite file (a backup, a `sqlite3` shell) before it fails with `database_unavailable`.
-    init(db: any Database, engine: Engine, synchronous: SQLiteSynchronous, busyTimeoutMilliseconds: Int = 5_000) {
+    /// `sqlitePath`: the SQLite file, for the relay's own write connection.
+    init(
+        db: any Database, engine: Engine, sqlitePath: String? = nil, synchronous: SQLiteSynchronous,
+        busyTimeoutMilliseconds: Int = 5_000
+    ) {
         self.db = db
         self.engine = engine
         setup = WriteConnectionSetup(synchronous: synchronous, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        writer = sqlitePath.map {
+            SQLiteWriter(
+                path: $0, pragmas: WriteConnectionSetup.pragmas(synchronous: synchronous),
+                busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        }
+    }
+
+    /// Closes the relay's own write connection (after the application, with nothing left to write).
+    func close() async {
+        await writer?.close()
     }
 
     var isPostgres: Bool { engine == .postgresql }
@@ -78,6 +95,29 @@ struct RelayDatabase: Sendable {
                     return try await Self.transaction(singleStatement: singleStatement, on: connection, body)
                 }.value
             }
+            await committed(result)
+            await gate.release()
+            checkpoints.committed(db)
+            return result
+        } catch {
+            await gate.release()
+            throw error
+        }
+    }
+
+    /// SQLite: runs `body` as one transaction on the relay's own write connection, one trip to its
+    /// thread and back however many statements `body` runs. Ordered with every other write as
+    /// `write` is (one writer at a time; `committed` before the next writer starts).
+    func writeOnOwnConnection<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteWriteConnection) throws -> T,
+        committed: @Sendable (T) async -> Void = { _ in }
+    ) async throws -> T {
+        guard let writer else {
+            throw APIFailure(.internal, "The relay has no SQLite write connection of its own on \(engine.rawValue).")
+        }
+        await gate.acquire()
+        do {
+            let result = try await writer.transaction(body)
             await committed(result)
             await gate.release()
             checkpoints.committed(db)

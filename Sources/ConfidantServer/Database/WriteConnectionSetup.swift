@@ -17,13 +17,14 @@ final class WriteConnectionSetup: Sendable {
     private let pragmas: [String]
 
     init(synchronous: SQLiteSynchronous, busyTimeoutMilliseconds: Int) {
-        // NORMAL: a commit survives a crash of the server; FULL: also a power cut
-        // (docs/OPERATIONS.md). Checkpoints run in the background (`WALCheckpoints`).
-        pragmas = [
-            "PRAGMA synchronous=\(synchronous.rawValue)",
-            "PRAGMA wal_autocheckpoint=0",
-            "PRAGMA busy_timeout=\(busyTimeoutMilliseconds)",
-        ]
+        pragmas = Self.pragmas(synchronous: synchronous) + ["PRAGMA busy_timeout=\(busyTimeoutMilliseconds)"]
+    }
+
+    /// Every write connection's pragmas but its busy timeout. NORMAL: a commit survives a crash
+    /// of the server; FULL: also a power cut (docs/OPERATIONS.md). Checkpoints run in the
+    /// background (`WALCheckpoints`).
+    static func pragmas(synchronous: SQLiteSynchronous) -> [String] {
+        ["PRAGMA synchronous=\(synchronous.rawValue)", "PRAGMA wal_autocheckpoint=0"]
     }
 
     /// Sets the pragmas on `connection` unless they are set already.

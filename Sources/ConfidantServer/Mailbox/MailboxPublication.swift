@@ -58,6 +58,17 @@ struct MailboxPublisher: Sendable {
             })
     }
 
+    /// SQLite: as `write`, as one transaction on the relay's own write connection
+    /// (`RelayDatabase.writeOnOwnConnection`); `body` adds the entries it stored to the publication.
+    func writeOnOwnConnection<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteWriteConnection, MailboxPublication) throws -> T
+    ) async throws -> T {
+        let publication = MailboxPublication()
+        let hub = hub
+        return try await database.writeOnOwnConnection(
+            { try body($0, publication) }, committed: { _ in hub.deliver(publication.entries) })
+    }
+
     /// Within `write`: stores entries for `publication` to hand over after commit. On PostgreSQL
     /// it first holds per-device locks until commit, so that entries for one device commit in
     /// cursor order (a stream reading "after cursor c" can then never miss an entry that commits

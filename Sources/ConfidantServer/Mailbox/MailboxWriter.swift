@@ -46,15 +46,7 @@ actor MailboxWriter {
             queue.removeFirst(group.count)
             let results: GroupResults
             do {
-                // A group's work is its statements and a little bookkeeping: it may run on the
-                // connection's event loop.
-                results = try await publisher.write(singleStatement: Self.isOneStatement(group), onConnectionLoop: true)
-                {
-                    [publisher, now, mailboxLimit] db, publication in
-                    try await Self.apply(
-                        group, at: now().wholeMilliseconds, mailboxLimit: mailboxLimit, publisher: publisher,
-                        publishing: publication, on: db)
-                }
+                results = try await write(group)
             } catch {
                 results = GroupResults(failure: error)
             }
@@ -62,6 +54,24 @@ actor MailboxWriter {
             Task.detached { results.reply(to: group) }
         }
         draining = false
+    }
+
+    /// SQLite: the whole group on the relay's own write connection, one trip to its thread.
+    /// PostgreSQL: statement by statement through Fluent.
+    private func write(_ group: [Request]) async throws -> GroupResults {
+        let now = now().wholeMilliseconds
+        if publisher.database.writer != nil {
+            return try await publisher.writeOnOwnConnection { [mailboxLimit] connection, publication in
+                try Self.apply(group, at: now, mailboxLimit: mailboxLimit, publishing: publication, on: connection)
+            }
+        }
+        // A group's work is its statements and a little bookkeeping: it may run on the
+        // connection's event loop.
+        return try await publisher.write(singleStatement: Self.isOneStatement(group), onConnectionLoop: true) {
+            [publisher, mailboxLimit] db, publication in
+            try await Self.apply(
+                group, at: now, mailboxLimit: mailboxLimit, publisher: publisher, publishing: publication, on: db)
+        }
     }
 
     /// Acknowledgements alone, few enough for one `DELETE`: they need no transaction around them.
@@ -100,94 +110,88 @@ actor MailboxWriter {
         }
     }
 
-    /// The group's sends, then its acknowledgements, in one transaction.
+    /// A group split into its sends and its acknowledgements, each with its place in the group.
+    private struct SortedGroup {
+        var sends: [(index: Int, submission: MailboxSubmission)] = []
+        var acknowledgements: [(index: Int, cursors: [Int64], address: DeviceAddress)] = []
+
+        init(_ group: [Request]) {
+            for (index, request) in group.enumerated() {
+                switch request {
+                case .send(let submission, _): sends.append((index, submission))
+                case .acknowledge(let cursors, let address, _): acknowledgements.append((index, cursors, address))
+                }
+            }
+        }
+    }
+
+    /// The group's sends, then its acknowledgements, in one transaction (PostgreSQL).
     private static func apply(
         _ group: [Request], at now: Date, mailboxLimit: Int, publisher: MailboxPublisher,
         publishing publication: MailboxPublication,
         on db: any Database
     ) async throws -> GroupResults {
         var results = GroupResults()
-        var sends: [(index: Int, submission: MailboxSubmission)] = []
-        var acknowledgements: [(index: Int, cursors: [Int64], address: DeviceAddress)] = []
-        for (index, request) in group.enumerated() {
-            switch request {
-            case .send(let submission, _): sends.append((index, submission))
-            case .acknowledge(let cursors, let address, _): acknowledgements.append((index, cursors, address))
+        let sorted = SortedGroup(group)
+        if !sorted.sends.isEmpty {
+            let submissions = sorted.sends.map(\.submission)
+            let directory = try await RecipientDirectory.load(
+                users(of: submissions), readingLastCursor: !publisher.database.isPostgres,
+                postedPairs: postedPairs(of: submissions), on: db)
+            let plan = SendPlan(submissions, directory: directory, at: now, mailboxLimit: mailboxLimit)
+            if !plan.entries.isEmpty {
+                try await publisher.store(
+                    plan.entries, in: db, publishing: publication, lastCursor: directory.lastCursor)
+                try await PostedMessageTable.insert(plan.accepted, on: db)
+                try await ConversationTable.touch(plan.conversations, at: now, on: db)
             }
+            for (send, receipt) in zip(sorted.sends, plan.results) { results.receipts[send.index] = receipt }
         }
-        if !sends.isEmpty {
-            let receipts = try await store(
-                sends.map(\.submission), at: now, mailboxLimit: mailboxLimit, publisher: publisher,
-                publishing: publication, on: db)
-            for (send, receipt) in zip(sends, receipts) { results.receipts[send.index] = receipt }
-        }
-        if !acknowledgements.isEmpty {
-            let counts = try await MailboxTable.delete(acknowledgements.map { ($0.cursors, $0.address) }, on: db)
-            for (acknowledgement, count) in zip(acknowledgements, counts) {
+        if !sorted.acknowledgements.isEmpty {
+            let counts = try await MailboxTable.delete(sorted.acknowledgements.map { ($0.cursors, $0.address) }, on: db)
+            for (acknowledgement, count) in zip(sorted.acknowledgements, counts) {
                 results.acknowledged[acknowledgement.index] = count
             }
         }
         return results
     }
 
-    /// Inside one transaction: answers duplicates from the sent message ids, checks each message's
-    /// devices, then writes every accepted message with a few multi-row statements.
-    private static func store(
-        _ submissions: [MailboxSubmission], at now: Date, mailboxLimit: Int, publisher: MailboxPublisher,
-        publishing publication: MailboxPublication, on db: any Database
-    ) async throws -> [Result<MailboxReceipt, any Error>] {
-        let users = Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
-        let directory = try await RecipientDirectory.load(
-            users, readingLastCursor: !publisher.database.isPostgres,
-            postedPairs: submissions.map { ($0.sender.userID, $0.messageID) }, on: db)
-        var posted = directory.posted
-        // How full each recipient's mailbox is, counting what this group adds.
-        var pending = directory.pending
-
-        var results: [Result<MailboxReceipt, any Error>] = []
-        var entries: [NewMailboxEntry] = []
-        var accepted: [(key: PostedMessageTable.Key, row: PostedMessageTable.Row)] = []
-        var conversations: [UUID: Set<UUID>] = [:]
-        for submission in submissions {
-            let key = PostedMessageTable.Key(sender: submission.sender.userID, message: submission.messageID)
-            if let earlier = posted[key] {
-                results.append(
-                    .success(MailboxReceipt(stored: earlier.stored, duplicate: true, receivedAt: earlier.receivedAt)))
-                continue
+    /// The same on SQLite, inside the transaction on the relay's own write connection.
+    private static func apply(
+        _ group: [Request], at now: Date, mailboxLimit: Int, publishing publication: MailboxPublication,
+        on connection: SQLiteWriteConnection
+    ) throws -> GroupResults {
+        var results = GroupResults()
+        let sorted = SortedGroup(group)
+        if !sorted.sends.isEmpty {
+            let submissions = sorted.sends.map(\.submission)
+            let directory = try MailboxWriteStatements.directory(
+                users(of: submissions), postedPairs: postedPairs(of: submissions), on: connection)
+            let plan = SendPlan(submissions, directory: directory, at: now, mailboxLimit: mailboxLimit)
+            if !plan.entries.isEmpty {
+                publication.add(
+                    try MailboxWriteStatements.insert(plan.entries, after: directory.lastCursor ?? 0, on: connection))
+                try MailboxWriteStatements.insertPosted(plan.accepted, on: connection)
+                try MailboxWriteStatements.touch(plan.conversations, at: now, on: connection)
             }
-            let recipients = submission.envelopes.map(\.recipient)
-            do {
-                try directory.check(recipients, sender: submission.sender)
-                if let full = recipients.first(where: { pending[$0, default: 0] >= mailboxLimit }) {
-                    throw APIFailure(
-                        .quotaExceeded,
-                        """
-                        The mailbox of device \(full) is full (\(mailboxLimit) messages wait unread); \
-                        try again once it has read some.
-                        """, retryAfter: 60)
-                }
-            } catch {
-                results.append(.failure(error))
-                continue
-            }
-            for recipient in recipients { pending[recipient, default: 0] += 1 }
-            entries += submission.envelopes.map {
-                NewMailboxEntry(
-                    recipient: $0.recipient, kind: .envelope, sender: submission.sender,
-                    messageID: submission.messageID,
-                    payload: $0.bytes, receivedAt: now)
-            }
-            let row = PostedMessageTable.Row(stored: recipients.count, receivedAt: now)
-            accepted.append((key, row))
-            posted[key] = row
-            conversations[submission.sender.userID, default: []]
-                .formUnion(Set(recipients.map(\.userID)).subtracting([submission.sender.userID]))
-            results.append(.success(MailboxReceipt(stored: recipients.count, duplicate: false, receivedAt: now)))
+            for (send, receipt) in zip(sorted.sends, plan.results) { results.receipts[send.index] = receipt }
         }
-        guard !entries.isEmpty else { return results }
-        try await publisher.store(entries, in: db, publishing: publication, lastCursor: directory.lastCursor)
-        try await PostedMessageTable.insert(accepted, on: db)
-        try await ConversationTable.touch(conversations, at: now, on: db)
+        if !sorted.acknowledgements.isEmpty {
+            let counts = try MailboxWriteStatements.delete(
+                sorted.acknowledgements.map { ($0.cursors, $0.address) }, on: connection)
+            for (acknowledgement, count) in zip(sorted.acknowledgements, counts) {
+                results.acknowledged[acknowledgement.index] = count
+            }
+        }
         return results
+    }
+
+    /// Every user the submissions involve: their recipients and senders.
+    private static func users(of submissions: [MailboxSubmission]) -> [UUID] {
+        Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
+    }
+
+    private static func postedPairs(of submissions: [MailboxSubmission]) -> [(sender: UUID, message: UUID)] {
+        submissions.map { ($0.sender.userID, $0.messageID) }
     }
 }

@@ -1,0 +1,187 @@
+import ConfidantCrypto
+import Foundation
+
+/// The send group's and the acknowledgements' statements on SQLite, run on the relay's own write
+/// connection (`SQLiteWriter`): the same reads and writes as `RecipientDirectory.load`,
+/// `MailboxTable.insertNumbered`, `PostedMessageTable.insert`, `ConversationTable.touch` and
+/// `MailboxTable.delete`, one row per step of a statement prepared once. Without a trip per
+/// statement, a multi-row statement built anew for each group (SQLKit writing its text, SQLite
+/// parsing it) costs more than stepping a prepared one per row.
+enum MailboxWriteStatements {
+    private typealias Entry = MailboxRecord.Column
+    private typealias Device = DeviceRecord.Column
+    private typealias Posted = PostedMessageRecord.Column
+    private typealias Conversation = ConversationRecord.Column
+
+    private static let lastCursor = "SELECT seq FROM sqlite_sequence WHERE name = '\(MailboxRecord.schema)'"
+
+    /// The user if it exists, each of its current devices (or one row with NULL when it has none)
+    /// and how many entries wait in that device's mailbox (an index range on (recipient, cursor)).
+    private static let devices = """
+        SELECT u."id", d."\(Device.deviceID)", (SELECT COUNT(*) FROM "\(MailboxRecord.schema)" m \
+        WHERE m."\(Entry.recipientUserID)" = d."\(Device.userID)" AND m."\(Entry.recipientDeviceID)" = d."\(Device.deviceID)") \
+        FROM "\(UserRecord.schema)" u LEFT JOIN "\(DeviceRecord.schema)" d \
+        ON d."\(Device.userID)" = u."id" AND d."\(Device.retiredAt)" IS NULL \
+        WHERE u."id" = ?1
+        """
+
+    private static let earlierReceipt = """
+        SELECT "\(Posted.stored)", "\(Posted.receivedAt)" FROM "\(PostedMessageRecord.schema)" \
+        WHERE "\(Posted.senderUserID)" = ?1 AND "\(Posted.messageID)" = ?2
+        """
+
+    private static let insertEntry = """
+        INSERT INTO "\(MailboxRecord.schema)" ("\(Entry.recipientUserID)", "\(Entry.recipientDeviceID)", \
+        "\(Entry.kind)", "\(Entry.senderUserID)", "\(Entry.senderDeviceID)", "\(Entry.messageID)", \
+        "\(Entry.payload)", "\(Entry.receivedAt)", "\(Entry.cursor)") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        """
+
+    private static let insertPosted = """
+        INSERT INTO "\(PostedMessageRecord.schema)" ("id", "\(Posted.senderUserID)", "\(Posted.messageID)", \
+        "\(Posted.stored)", "\(Posted.receivedAt)") VALUES (?1, ?2, ?3, ?4, ?5)
+        """
+
+    private static let touchConversation = """
+        INSERT INTO "\(ConversationRecord.schema)" ("id", "\(Conversation.ownerID)", "\(Conversation.peerID)", \
+        "\(Conversation.lastActivity)") VALUES (?1, ?2, ?3, ?4) \
+        ON CONFLICT ("\(Conversation.ownerID)", "\(Conversation.peerID)") \
+        DO UPDATE SET "\(Conversation.lastActivity)" = excluded."\(Conversation.lastActivity)"
+        """
+
+    private static let deleteEntry = """
+        DELETE FROM "\(MailboxRecord.schema)" WHERE "\(Entry.recipientUserID)" = ?1 \
+        AND "\(Entry.recipientDeviceID)" = ?2 AND "\(Entry.cursor)" = ?3
+        """
+
+    /// `RecipientDirectory.load(users, readingLastCursor: true, postedPairs:)`, inside the group's
+    /// transaction.
+    static func directory(
+        _ users: [UUID], postedPairs: [(sender: UUID, message: UUID)], on connection: SQLiteWriteConnection
+    ) throws -> RecipientDirectory {
+        let last = try connection.statement(lastCursor)
+        let lastCursor = try last.step() ? last.int64(0) : 0
+
+        var posted: [PostedMessageTable.Key: PostedMessageTable.Row] = [:]
+        let receipt = try connection.statement(earlierReceipt)
+        for pair in postedPairs {
+            receipt.reset()
+            try receipt.bind(1, pair.sender)
+            try receipt.bind(2, pair.message)
+            if try receipt.step() {
+                posted[PostedMessageTable.Key(sender: pair.sender, message: pair.message)] = PostedMessageTable.Row(
+                    stored: Int(receipt.int64(0)), receivedAt: receipt.date(1))
+            }
+        }
+
+        var known = Set<UUID>()
+        var devices: [UUID: Set<DeviceAddress>] = [:]
+        var pending: [DeviceAddress: Int] = [:]
+        let rows = try connection.statement(Self.devices)
+        for user in users {
+            rows.reset()
+            try rows.bind(1, user)
+            while try rows.step() {
+                known.insert(user)
+                // A user without a current device comes back once, with no device.
+                guard let deviceID = try rows.uuid(1) else { continue }
+                let address = DeviceAddress(userID: user, deviceID: deviceID)
+                devices[user, default: []].insert(address)
+                let waiting = Int(rows.int64(2))
+                if waiting > 0 { pending[address] = waiting }
+            }
+        }
+        return RecipientDirectory(
+            users: known, devices: devices, pending: pending, lastCursor: lastCursor, posted: posted)
+    }
+
+    /// `MailboxTable.insertNumbered`: stores `entries` numbered after `lastCursor`, answered as stored.
+    static func insert(_ entries: [NewMailboxEntry], after lastCursor: Int64, on connection: SQLiteWriteConnection)
+        throws -> [AddressedEntry]
+    {
+        let insert = try connection.statement(insertEntry)
+        var stored: [AddressedEntry] = []
+        stored.reserveCapacity(entries.count)
+        for (index, new) in entries.enumerated() {
+            let cursor = lastCursor + 1 + Int64(index)
+            insert.reset()
+            try insert.bind(1, new.recipient.userID)
+            try insert.bind(2, new.recipient.deviceID)
+            try insert.bind(3, new.kind.rawValue)
+            try insert.bind(4, new.sender.userID)
+            try insert.bind(5, new.sender.deviceID)
+            try insert.bind(6, new.messageID)
+            try insert.bind(7, new.payload)
+            try insert.bind(8, new.receivedAt)
+            try insert.bind(9, cursor)
+            try insert.run()
+            stored.append(
+                AddressedEntry(
+                    recipient: new.recipient,
+                    entry: MailboxEntry(
+                        cursor: cursor, kind: new.kind, sender: new.sender, messageID: new.messageID,
+                        payload: new.payload, receivedAt: new.receivedAt)))
+        }
+        return stored
+    }
+
+    /// `PostedMessageTable.insert`.
+    static func insertPosted(
+        _ accepted: [(key: PostedMessageTable.Key, row: PostedMessageTable.Row)], on connection: SQLiteWriteConnection
+    ) throws {
+        let insert = try connection.statement(insertPosted)
+        for (key, row) in accepted {
+            insert.reset()
+            try insert.bind(1, UUID.timeOrdered(at: row.receivedAt))
+            try insert.bind(2, key.sender)
+            try insert.bind(3, key.message)
+            try insert.bind(4, Int64(row.stored))
+            try insert.bind(5, row.receivedAt)
+            try insert.run()
+        }
+    }
+
+    /// `ConversationTable.touch`: "last activity" for both directions of each pair.
+    static func touch(_ conversations: [UUID: Set<UUID>], at now: Date, on connection: SQLiteWriteConnection) throws {
+        let touch = try connection.statement(touchConversation)
+        for (sender, peers) in conversations {
+            for peer in peers {
+                for (owner, other) in [(sender, peer), (peer, sender)] {
+                    touch.reset()
+                    try touch.bind(1, UUID())
+                    try touch.bind(2, owner)
+                    try touch.bind(3, other)
+                    try touch.bind(4, now)
+                    try touch.run()
+                }
+            }
+        }
+    }
+
+    /// `MailboxTable.delete`: for each request, deletes those of its cursors that belong to its
+    /// device; answers how many each request deleted.
+    static func delete(_ requests: [(cursors: [Int64], address: DeviceAddress)], on connection: SQLiteWriteConnection)
+        throws -> [Int]
+    {
+        struct Key: Hashable {
+            let address: DeviceAddress
+            let cursor: Int64
+        }
+        let delete = try connection.statement(deleteEntry)
+        var deleted = Set<Key>()
+        for request in requests {
+            for cursor in Set(request.cursors) {
+                let key = Key(address: request.address, cursor: cursor)
+                if deleted.contains(key) { continue }
+                delete.reset()
+                try delete.bind(1, request.address.userID)
+                try delete.bind(2, request.address.deviceID)
+                try delete.bind(3, cursor)
+                try delete.run()
+                if connection.changes > 0 { deleted.insert(key) }
+            }
+        }
+        return requests.map { request in
+            Set(request.cursors).filter { deleted.contains(Key(address: request.address, cursor: $0)) }.count
+        }
+    }
+}

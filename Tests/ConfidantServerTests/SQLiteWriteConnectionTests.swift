@@ -1,0 +1,160 @@
+import ConfidantCrypto
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+@testable import ConfidantServer
+
+/// The relay's own SQLite write connection, on which send groups and acknowledgements run: it
+/// must read and write exactly what the Fluent statements it stands in for read and write.
+@Suite("SQLite write connection")
+struct SQLiteWriteConnectionTests {
+    private static func path(of relay: TestRelay) throws -> String {
+        guard case .sqlite(let path) = relay.database else {
+            throw SQLiteStatementFailure(code: 1, message: "not SQLite")
+        }
+        return path
+    }
+
+    private static func writer(of relay: TestRelay) throws -> SQLiteWriter {
+        guard let writer = relay.server.services.database.writer else {
+            throw SQLiteStatementFailure(code: 1, message: "the relay has no write connection of its own")
+        }
+        return writer
+    }
+
+    @Test("the directory read on the own connection equals the one Fluent's statement reads")
+    func directoryMatchesFluent() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let sent = UUID()
+            _ = try await alice.send("once", to: [(bob.address, bob.identity.publicIdentity)], messageID: sent)
+            let users = [alice.id, bob.id, UUID()]
+            let pairs: [(sender: UUID, message: UUID)] = [(alice.id, sent), (alice.id, UUID()), (bob.id, sent)]
+            let fluent = try await RecipientDirectory.load(
+                users, readingLastCursor: true, postedPairs: pairs, on: relay.server.application.db)
+            let own = try await Self.writer(of: relay).transaction { connection in
+                try MailboxWriteStatements.directory(users, postedPairs: pairs, on: connection)
+            }
+            #expect(own.users == fluent.users)
+            #expect(own.users == [alice.id, bob.id])
+            #expect(own.devices == fluent.devices)
+            #expect(own.pending == fluent.pending)
+            #expect(own.pending == [bob.address: 1])
+            #expect(own.lastCursor == fluent.lastCursor)
+            #expect(Set(own.posted.keys) == Set(fluent.posted.keys))
+            for (key, row) in fluent.posted {
+                #expect(own.posted[key]?.stored == row.stored)
+                #expect(own.posted[key]?.receivedAt == row.receivedAt)
+            }
+        }
+    }
+
+    @Test(
+        "entries written on the own connection read back through Fluent as they were stored; acknowledging deletes each once"
+    )
+    func entriesRoundTrip() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let now = Date().wholeMilliseconds
+            let new = [
+                NewMailboxEntry(
+                    recipient: bob.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                    payload: Data((0..<300).map { UInt8($0 % 256) }), receivedAt: now),
+                NewMailboxEntry(
+                    recipient: bob.address, kind: .keyChange, sender: alice.address, messageID: nil,
+                    payload: Data(), receivedAt: now.addingTimeInterval(0.001)),
+            ]
+            let stored = try await Self.writer(of: relay).transaction { connection in
+                try MailboxWriteStatements.insert(new, after: 41, on: connection)
+            }
+            #expect(stored.map(\.entry.cursor) == [42, 43])
+            let page = try await MailboxTable.page(
+                of: bob.address, after: 0, limit: 10, on: relay.server.application.db)
+            #expect(page.map(\.cursor) == [42, 43])
+            for (read, written) in zip(page, stored.map(\.entry)) {
+                #expect(read.kind == written.kind)
+                #expect(read.sender == written.sender)
+                #expect(read.messageID == written.messageID)
+                #expect(read.payload == written.payload)
+                // SQLiteNIO reads dates back to the microsecond (since 2001): equal at the API's
+                // precision, as entries written through Fluent are.
+                #expect(read.receivedAt.wholeMilliseconds == written.receivedAt)
+            }
+            // Alice's cursors are not hers to delete; Bob's are deleted once, even when asked twice.
+            let counts = try await Self.writer(of: relay).transaction { connection in
+                try MailboxWriteStatements.delete(
+                    [([42], alice.address), ([42, 42, 43, 44], bob.address), ([43], bob.address)], on: connection)
+            }
+            #expect(counts == [0, 2, 1])
+            #expect(
+                try await MailboxTable.page(of: bob.address, after: 0, limit: 10, on: relay.server.application.db)
+                    .isEmpty)
+        }
+    }
+
+    @Test("a failing transaction leaves nothing behind; a read left on a row does not outlive its transaction")
+    func rollbackAndSnapshots() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let writer = try Self.writer(of: relay)
+            let entry = NewMailboxEntry(
+                recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                payload: Data([1]), receivedAt: Date())
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                try await writer.transaction { connection in
+                    _ = try MailboxWriteStatements.insert([entry], after: 0, on: connection)
+                    throw Refused()
+                }
+            }
+            let db = relay.server.application.db
+            #expect(try await MailboxTable.page(of: alice.address, after: 0, limit: 10, on: db).isEmpty)
+
+            // The directory's statement of the last cursor stops on its row. If it kept its read
+            // transaction past COMMIT, the next write here would fail (SQLITE_BUSY_SNAPSHOT) once
+            // another connection has written.
+            _ = try await writer.transaction { connection in
+                try MailboxWriteStatements.insert([entry], after: 0, on: connection)
+            }
+            let directory = try await writer.transaction { connection in
+                try MailboxWriteStatements.directory([alice.id], postedPairs: [], on: connection)
+            }
+            #expect(directory.lastCursor == 1)
+            try await relay.server.services.database.write { db in
+                try await MailboxTable.insert([entry], on: db)
+            }
+            let stored = try await writer.transaction { connection in
+                try MailboxWriteStatements.insert([entry], after: 100, on: connection)
+            }
+            #expect(stored.map(\.entry.cursor) == [101])
+            #expect(try await MailboxTable.page(of: alice.address, after: 0, limit: 10, on: db).count == 3)
+        }
+    }
+
+    @Test("a file another connection holds locked fails as database_unavailable after the busy timeout, then works")
+    func busyFile() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let path = try Self.path(of: relay)
+            let holder = try SQLiteWriteConnection(path: path, pragmas: [], busyTimeoutMilliseconds: 0)
+            try holder.execute("BEGIN EXCLUSIVE")
+            let writer = SQLiteWriter(path: path, pragmas: [], busyTimeoutMilliseconds: 50)
+            do {
+                let failure = await #expect(throws: SQLiteStatementFailure.self) {
+                    try await writer.transaction { _ in 1 }
+                }
+                #expect(failure?.primaryCode == 5)  // SQLITE_BUSY
+                #expect(failure.flatMap(DatabaseOutage.classify)?.failure.code == .databaseUnavailable)
+                try holder.execute("ROLLBACK")
+                #expect(try await writer.transaction { _ in 1 } == 1)
+            } catch {
+                await writer.close()
+                throw error
+            }
+            await writer.close()
+            await #expect(throws: SQLiteStatementFailure.self) { try await writer.transaction { _ in 1 } }
+        }
+    }
+}
