@@ -24,19 +24,22 @@ struct SignInAbuseTests {
             }
         ) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
-            let answers = try await withThrowingTaskGroup(of: String?.self) { group in
-                for index in 0..<50 {
-                    group.addTask {
-                        try await relay.client().signIn(
-                            body: .json(
-                                try await .proving(
-                                    email: alice.email, password: "wrong password \(index)", identity: alice.identity,
-                                    on: relay.client()))
-                        ).problem
+            // All 50 at once (the shared client would open 8 connections and queue the rest).
+            let answers = try await relay.withParallelClient(connections: 100) { client in
+                try await withThrowingTaskGroup(of: String?.self) { group in
+                    for index in 0..<50 {
+                        group.addTask {
+                            try await client.signIn(
+                                body: .json(
+                                    try await .proving(
+                                        email: alice.email, password: "wrong password \(index)",
+                                        identity: alice.identity, on: client))
+                            ).problem
+                        }
                     }
-                }
-                return try await group.reduce(into: [String: Int]()) { counts, answer in
-                    counts[answer ?? "ok", default: 0] += 1
+                    return try await group.reduce(into: [String: Int]()) { counts, answer in
+                        counts[answer ?? "ok", default: 0] += 1
+                    }
                 }
             }
             #expect(answers["invalid_credentials 401"] == 5, "\(answers)")

@@ -34,6 +34,29 @@ extension RelayEndpoint {
             serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
             transport: AsyncHTTPClientTransport(), middlewares: token.map { [BearerTokenMiddleware(token: $0)] } ?? [])
     }
+
+    /// Runs `body` with an unauthenticated client of its own that opens up to `connections`
+    /// connections at once, for tests whose point is many requests arriving together: the shared
+    /// client opens 8 per host and queues the rest, and a request's deadline runs while it
+    /// queues. The deadline is 5 minutes, so only a hang fails, not a busy machine.
+    package func withParallelClient<T: Sendable>(
+        connections: Int, isolation: isolated (any Actor)? = #isolation, _ body: (Client) async throws -> T
+    ) async throws -> T {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let client = Client(
+            serverURL: baseURL.appendingPathComponent("v1"), configuration: APIConfiguration.default,
+            transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: .minutes(5))))
+        do {
+            let result = try await body(client)
+            try await http.shutdown()
+            return result
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
 }
 
 /// A relay on a free loopback port with its own temporary data directory (and database).
