@@ -44,4 +44,45 @@ struct RecipientDirectoryTests {
             if kind == .sqlite { #expect((directory.lastCursor ?? 0) >= 1) }
         }
     }
+
+    @Test("the check's shortcut decides every list of up to four recipients as the rule with sets does")
+    func checkMatchesTheRule() {
+        let alice = UUID()
+        let bob = UUID()
+        let carol = UUID()
+        let dave = UUID()
+        let a1 = DeviceAddress(userID: alice, deviceID: UUID())
+        let a2 = DeviceAddress(userID: alice, deviceID: UUID())
+        let retired = DeviceAddress(userID: alice, deviceID: UUID())
+        let b1 = DeviceAddress(userID: bob, deviceID: UUID())
+        let unknown = DeviceAddress(userID: carol, deviceID: UUID())
+        let deviceless = DeviceAddress(userID: dave, deviceID: UUID())
+        let directory = RecipientDirectory(
+            users: [alice, bob, dave], devices: [alice: [a1, a2], bob: [b1]], pending: [:], lastCursor: nil, posted: [:]
+        )
+        // The rule, as sets: every current device of each user involved but the sender's own,
+        // and nothing else (a device named twice counts once), from known users only.
+        func rule(_ recipients: [DeviceAddress], sender: DeviceAddress) -> Bool {
+            let involved = Set(recipients.map(\.userID)).union([sender.userID])
+            guard involved.isSubset(of: directory.users) else { return false }
+            let expected = involved.reduce(into: Set<DeviceAddress>()) { $0.formUnion(directory.devices[$1] ?? []) }
+            return Set(recipients) == expected.subtracting([sender])
+        }
+        let pool = [a1, a2, retired, b1, unknown, deviceless]
+        var lists: [[DeviceAddress]] = [[]]
+        for _ in 0..<4 {
+            lists += lists.filter { $0.count == lists.map(\.count).max() }.flatMap { list in pool.map { list + [$0] } }
+        }
+        #expect(lists.count == 1 + 6 + 36 + 216 + 1296)
+        var accepted = 0
+        for sender in [a1, b1, retired] {
+            for list in lists {
+                let allowed = (try? directory.check(list, sender: sender)) != nil
+                #expect(allowed == rule(list, sender: sender), "\(list) from \(sender)")
+                if allowed { accepted += 1 }
+            }
+        }
+        // Some lists pass (e.g. [a2, b1] from a1, and [a2, a2] from a1 through the sets), most do not.
+        #expect(accepted > 10)
+    }
 }

@@ -34,7 +34,7 @@ struct SQLiteWriteConnectionTests {
             let pairs: [(sender: UUID, message: UUID)] = [(alice.id, sent), (alice.id, UUID()), (bob.id, sent)]
             let fluent = try await RecipientDirectory.load(
                 users, readingLastCursor: true, postedPairs: pairs, on: relay.server.application.db)
-            let own = try await Self.writer(of: relay).transaction { connection in
+            let own = try await Self.writer(of: relay).write { connection in
                 try MailboxWriteStatements.directory(users, postedPairs: pairs, on: connection)
             }
             #expect(own.users == fluent.users)
@@ -67,7 +67,7 @@ struct SQLiteWriteConnectionTests {
                     recipient: bob.address, kind: .keyChange, sender: alice.address, messageID: nil,
                     payload: Data(), receivedAt: now.addingTimeInterval(0.001)),
             ]
-            let stored = try await Self.writer(of: relay).transaction { connection in
+            let stored = try await Self.writer(of: relay).write { connection in
                 try MailboxWriteStatements.insert(new, after: 41, on: connection)
             }
             #expect(stored.map(\.entry.cursor) == [42, 43])
@@ -84,7 +84,7 @@ struct SQLiteWriteConnectionTests {
                 #expect(read.receivedAt.wholeMilliseconds == written.receivedAt)
             }
             // Alice's cursors are not hers to delete; Bob's are deleted once, even when asked twice.
-            let counts = try await Self.writer(of: relay).transaction { connection in
+            let counts = try await Self.writer(of: relay).write { connection in
                 try MailboxWriteStatements.delete(
                     [([42], alice.address), ([42, 42, 43, 44], bob.address), ([43], bob.address)], on: connection)
             }
@@ -105,7 +105,7 @@ struct SQLiteWriteConnectionTests {
                 payload: Data([1]), receivedAt: Date())
             struct Refused: Error {}
             await #expect(throws: Refused.self) {
-                try await writer.transaction { connection in
+                try await writer.write { connection in
                     _ = try MailboxWriteStatements.insert([entry], after: 0, on: connection)
                     throw Refused()
                 }
@@ -116,17 +116,17 @@ struct SQLiteWriteConnectionTests {
             // The directory's statement of the last cursor stops on its row. If it kept its read
             // transaction past COMMIT, the next write here would fail (SQLITE_BUSY_SNAPSHOT) once
             // another connection has written.
-            _ = try await writer.transaction { connection in
+            _ = try await writer.write { connection in
                 try MailboxWriteStatements.insert([entry], after: 0, on: connection)
             }
-            let directory = try await writer.transaction { connection in
+            let directory = try await writer.write { connection in
                 try MailboxWriteStatements.directory([alice.id], postedPairs: [], on: connection)
             }
             #expect(directory.lastCursor == 1)
             try await relay.server.services.database.write { db in
                 try await MailboxTable.insert([entry], on: db)
             }
-            let stored = try await writer.transaction { connection in
+            let stored = try await writer.write { connection in
                 try MailboxWriteStatements.insert([entry], after: 100, on: connection)
             }
             #expect(stored.map(\.entry.cursor) == [101])
@@ -140,21 +140,21 @@ struct SQLiteWriteConnectionTests {
             let path = try Self.path(of: relay)
             let holder = try SQLiteWriteConnection(path: path, pragmas: [], busyTimeoutMilliseconds: 0)
             try holder.execute("BEGIN EXCLUSIVE")
-            let writer = SQLiteWriter(path: path, pragmas: [], busyTimeoutMilliseconds: 50)
+            let writer = SQLiteWriter(path: path, pragmas: [], busyTimeoutMilliseconds: 50, gate: WriteGate())
             do {
                 let failure = await #expect(throws: SQLiteStatementFailure.self) {
-                    try await writer.transaction { _ in 1 }
+                    try await writer.write { _ in 1 }
                 }
                 #expect(failure?.primaryCode == 5)  // SQLITE_BUSY
                 #expect(failure.flatMap(DatabaseOutage.classify)?.failure.code == .databaseUnavailable)
                 try holder.execute("ROLLBACK")
-                #expect(try await writer.transaction { _ in 1 } == 1)
+                #expect(try await writer.write { _ in 1 } == 1)
             } catch {
                 await writer.close()
                 throw error
             }
             await writer.close()
-            await #expect(throws: SQLiteStatementFailure.self) { try await writer.transaction { _ in 1 } }
+            await #expect(throws: SQLiteStatementFailure.self) { try await writer.write { _ in 1 } }
         }
     }
 }

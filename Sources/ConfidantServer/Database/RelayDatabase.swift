@@ -12,8 +12,8 @@ struct RelayDatabase: Sendable {
     /// SQLite: the relay's own write connection, for writes that are only statements
     /// (`writeOnOwnConnection`); nil on PostgreSQL.
     let writer: SQLiteWriter?
+    private let gate: WriteGate
     private let setup: WriteConnectionSetup
-    private let gate = WriteGate()
     private let checkpoints = WALCheckpoints()
 
     /// `busyTimeoutMilliseconds`: how long a write waits for a lock another process holds on the
@@ -26,10 +26,12 @@ struct RelayDatabase: Sendable {
         self.db = db
         self.engine = engine
         setup = WriteConnectionSetup(synchronous: synchronous, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        let gate = WriteGate()
+        self.gate = gate
         writer = sqlitePath.map {
             SQLiteWriter(
-                path: $0, pragmas: WriteConnectionSetup.pragmas(synchronous: synchronous),
-                busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                path: $0, pragmas: WriteConnectionSetup.pragmas(synchronous: synchronous) + SQLiteWriter.pragmas,
+                busyTimeoutMilliseconds: busyTimeoutMilliseconds, gate: gate)
         }
     }
 
@@ -96,36 +98,25 @@ struct RelayDatabase: Sendable {
                 }.value
             }
             await committed(result)
-            await gate.release()
+            gate.release()
             checkpoints.committed(db)
             return result
         } catch {
-            await gate.release()
+            gate.release()
             throw error
         }
     }
 
-    /// SQLite: runs `body` as one transaction on the relay's own write connection, one trip to its
-    /// thread and back however many statements `body` runs. Ordered with every other write as
+    /// SQLite, on the relay's own write connection's thread: runs `body` as one transaction
+    /// there, without a trip however many statements it runs. Ordered with every other write as
     /// `write` is (one writer at a time; `committed` before the next writer starts).
-    func writeOnOwnConnection<T: Sendable>(
-        _ body: @escaping @Sendable (SQLiteWriteConnection) throws -> T,
-        committed: @Sendable (T) async -> Void = { _ in }
-    ) async throws -> T {
-        guard let writer else {
-            throw APIFailure(.internal, "The relay has no SQLite write connection of its own on \(engine.rawValue).")
-        }
-        await gate.acquire()
-        do {
-            let result = try await writer.transaction(body)
-            await committed(result)
-            await gate.release()
-            checkpoints.committed(db)
-            return result
-        } catch {
-            await gate.release()
-            throw error
-        }
+    func writeOnOwnConnection<T>(
+        on thread: borrowing SQLiteWriter.OnThread, _ body: (SQLiteWriteConnection) throws -> T,
+        committed: (T) -> Void = { _ in }
+    ) throws -> T {
+        let result = try thread.write(body, committed: committed)
+        checkpoints.committed(db)
+        return result
     }
 
     /// What Fluent's SQLite `transaction` does, without the task it starts on the global executor.

@@ -3,12 +3,14 @@ import NIOPosix
 import VaporCSQLite
 
 /// The relay's own SQLite write connection and the one thread it runs on: a whole write
-/// transaction is one trip to that thread and back (see `SQLiteWriteConnection`). Opened on first
-/// use, and again after a failure that left it inside a transaction.
+/// transaction is one trip to that thread (see `SQLiteWriteConnection`), or none for work that
+/// runs there already (`submit`). Opened on first use, and again after a failure that left it
+/// inside a transaction.
 final class SQLiteWriter: Sendable {
     private let path: String
     private let pragmas: [String]
     private let busyTimeoutMilliseconds: Int
+    private let gate: WriteGate
     private let thread = NIOThreadPool(numberOfThreads: 1)
     private let slot = ConnectionSlot()
 
@@ -17,23 +19,56 @@ final class SQLiteWriter: Sendable {
         var connection: SQLiteWriteConnection?
     }
 
-    init(path: String, pragmas: [String], busyTimeoutMilliseconds: Int) {
+    /// The write connection's own pragmas, besides every write connection's
+    /// (`WriteConnectionSetup.pragmas`): foreign keys checked, as on Fluent's connections; and a
+    /// page cache of 32 MiB instead of 2 MiB, since a group commit dirties a leaf page of each
+    /// index per mailbox and sender it touches, and a smaller cache spilled them to the log
+    /// before the commit and read them back from the file (perf: `pagerStress`, `readDbPage`).
+    static let pragmas = ["PRAGMA foreign_keys=ON", "PRAGMA cache_size=-32768"]
+
+    /// `gate`: the relay's one-writer-at-a-time gate, which every transaction here takes.
+    init(path: String, pragmas: [String], busyTimeoutMilliseconds: Int, gate: WriteGate) {
         self.path = path
         self.pragmas = pragmas
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.gate = gate
         thread.start()
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT` on the write connection's thread; rolls back
-    /// when it throws. The caller keeps other writers out (`WriteGate`).
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLiteWriteConnection) throws -> T) async throws -> T {
+    /// Being on the write connection's thread, where work handed to `submit` runs: only there
+    /// may a transaction run without a trip.
+    struct OnThread: ~Copyable {
+        fileprivate let writer: SQLiteWriter
+
+        /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, holding the gate; rolls back when it
+        /// throws. `committed` runs after the commit and before the next writer starts.
+        func write<T>(_ body: (SQLiteWriteConnection) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
+            writer.gate.acquireBlocking()
+            defer { writer.gate.release() }
+            let result = try writer.run(body)
+            committed(result)
+            return result
+        }
+    }
+
+    /// Runs `work` on the write connection's thread, after the work handed over before it.
+    /// Work handed over once the relay is shutting down is dropped.
+    func submit(_ work: @escaping @Sendable (borrowing OnThread) -> Void) {
+        thread.submit { [self] state in
+            guard case .active = state else { return }
+            work(OnThread(writer: self))
+        }
+    }
+
+    /// `OnThread.write` from anywhere: one trip to the thread and back.
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteWriteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             thread.submit { [self] state in
                 guard case .active = state else {
                     return continuation.resume(
                         throwing: SQLiteStatementFailure(code: SQLITE_MISUSE, message: "The relay is shutting down."))
                 }
-                continuation.resume(with: Result { try run(body) })
+                continuation.resume(with: Result { try OnThread(writer: self).write(body) })
             }
         }
     }

@@ -58,15 +58,14 @@ struct MailboxPublisher: Sendable {
             })
     }
 
-    /// SQLite: as `write`, as one transaction on the relay's own write connection
+    /// SQLite, on the relay's own write connection's thread: as `write`, as one transaction there
     /// (`RelayDatabase.writeOnOwnConnection`); `body` adds the entries it stored to the publication.
-    func writeOnOwnConnection<T: Sendable>(
-        _ body: @escaping @Sendable (SQLiteWriteConnection, MailboxPublication) throws -> T
-    ) async throws -> T {
+    func writeOnOwnConnection<T>(
+        on thread: borrowing SQLiteWriter.OnThread, _ body: (SQLiteWriteConnection, MailboxPublication) throws -> T
+    ) throws -> T {
         let publication = MailboxPublication()
-        let hub = hub
-        return try await database.writeOnOwnConnection(
-            { try body($0, publication) }, committed: { _ in hub.deliver(publication.entries) })
+        return try database.writeOnOwnConnection(
+            on: thread, { try body($0, publication) }, committed: { _ in hub.deliver(publication.entries) })
     }
 
     /// Within `write`: stores entries for `publication` to hand over after commit. On PostgreSQL

@@ -50,7 +50,7 @@ final class MailboxService: Sendable {
     func send(_ submission: MailboxSubmission) async throws -> MailboxReceipt {
         try admit(submission)
         return try await withCheckedThrowingContinuation { continuation in
-            Task { await writer.enqueue(.send(submission, reply: { continuation.resume(with: $0) })) }
+            writer.enqueue(.send(submission, reply: { continuation.resume(with: $0) }))
         }
     }
 
@@ -58,8 +58,8 @@ final class MailboxService: Sendable {
     /// once its group has committed.
     func enqueueSend(
         _ submission: MailboxSubmission, reply: @escaping @Sendable (Result<MailboxReceipt, any Error>) -> Void
-    ) async {
-        await writer.enqueue(.send(submission, reply: reply))
+    ) {
+        writer.enqueue(.send(submission, reply: reply))
     }
 
     /// Deletes the device's own entries among `cursors` (anyone else's are left alone); answers
@@ -67,7 +67,7 @@ final class MailboxService: Sendable {
     func acknowledge(_ cursors: [Int64], for address: DeviceAddress) async throws -> Int {
         guard try Self.checkAcknowledgement(cursors) else { return 0 }
         return try await withCheckedThrowingContinuation { continuation in
-            Task { await writer.enqueue(.acknowledge(cursors, for: address, reply: { continuation.resume(with: $0) })) }
+            writer.enqueue(.acknowledge(cursors, for: address, reply: { continuation.resume(with: $0) }))
         }
     }
 
@@ -75,9 +75,9 @@ final class MailboxService: Sendable {
     func enqueueAcknowledgement(
         _ cursors: [Int64], for address: DeviceAddress,
         failed: @escaping @Sendable (any Error) -> Void
-    ) async throws(APIFailure) {
+    ) throws(APIFailure) {
         guard try Self.checkAcknowledgement(cursors) else { return }
-        await writer.enqueue(
+        writer.enqueue(
             .acknowledge(cursors, for: address, reply: { if case .failure(let error) = $0 { failed(error) } }))
     }
 

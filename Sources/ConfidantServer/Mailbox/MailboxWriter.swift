@@ -2,6 +2,7 @@ import ConfidantCrypto
 import Fluent
 import Foundation
 import SQLKit
+import Synchronization
 
 /// Group commit for sends and acknowledgements: requests that arrive while a transaction runs
 /// are stored together in the next one, so the database commits once per group instead of once
@@ -9,7 +10,11 @@ import SQLKit
 /// concurrency). Each request is still checked on its own; one refused message does not affect
 /// the others in its group. Requests are applied in the order they were enqueued, so messages
 /// one connection sends in a row get increasing cursors.
-actor MailboxWriter {
+///
+/// On SQLite the groups run on the relay's own write connection's thread (`SQLiteWriter`): a
+/// request is handed from the connection that made it straight to that thread, which stores its
+/// group, hands the entries to the streams and answers, with no task in between.
+final class MailboxWriter: Sendable {
     enum Request: Sendable {
         case send(MailboxSubmission, reply: @Sendable (Result<MailboxReceipt, any Error>) -> Void)
         /// Deletes those of the cursors that belong to the device; anyone else's are left alone.
@@ -21,8 +26,8 @@ actor MailboxWriter {
     private let publisher: MailboxPublisher
     private let mailboxLimit: Int
     private let now: @Sendable () -> Date
-    private var queue: [Request] = []
-    private var draining = false
+    /// Requests not yet in a group, and whether a drain is under way to take them.
+    private let queue = Mutex<(requests: [Request], draining: Bool)>(([], false))
 
     init(publisher: MailboxPublisher, mailboxLimit: Int, now: @escaping @Sendable () -> Date) {
         self.publisher = publisher
@@ -33,44 +38,69 @@ actor MailboxWriter {
     /// Enqueues `request` without waiting; its reply runs once its group has committed (or
     /// failed). Callers that enqueue one after another keep their order.
     func enqueue(_ request: Request) {
-        queue.append(request)
-        if !draining {
-            draining = true
+        let start = queue.withLock { queue in
+            queue.requests.append(request)
+            guard !queue.draining else { return false }
+            queue.draining = true
+            return true
+        }
+        guard start else { return }
+        if let writer = publisher.database.writer {
+            writer.submit { [self] thread in drain(on: thread) }
+        } else {
             Task { await drain() }
         }
     }
 
-    private func drain() async {
-        while !queue.isEmpty {
-            let group = Array(queue.prefix(Self.maximumGroup))
-            queue.removeFirst(group.count)
+    /// The next group, or nil (and no drain under way) when none waits.
+    private func nextGroup() -> [Request]? {
+        queue.withLock { queue in
+            guard !queue.requests.isEmpty else {
+                queue.draining = false
+                return nil
+            }
+            let group = Array(queue.requests.prefix(Self.maximumGroup))
+            queue.requests.removeFirst(group.count)
+            return group
+        }
+    }
+
+    /// SQLite: every waiting group, on the write connection's thread, each answered there.
+    private func drain(on thread: borrowing SQLiteWriter.OnThread) {
+        while let group = nextGroup() {
+            let now = now().wholeMilliseconds
             let results: GroupResults
             do {
-                results = try await write(group)
+                results = try publisher.writeOnOwnConnection(on: thread) { [mailboxLimit] connection, publication in
+                    try Self.apply(group, at: now, mailboxLimit: mailboxLimit, publishing: publication, on: connection)
+                }
+            } catch {
+                results = GroupResults(failure: error)
+            }
+            results.reply(to: group)
+        }
+    }
+
+    /// PostgreSQL: every waiting group, statement by statement through Fluent.
+    private func drain() async {
+        while let group = nextGroup() {
+            let now = now().wholeMilliseconds
+            let results: GroupResults
+            do {
+                // A group's work is its statements and a little bookkeeping: it may run on the
+                // connection's event loop.
+                results = try await publisher.write(singleStatement: Self.isOneStatement(group), onConnectionLoop: true)
+                {
+                    [publisher, mailboxLimit] db, publication in
+                    try await Self.apply(
+                        group, at: now, mailboxLimit: mailboxLimit, publisher: publisher, publishing: publication,
+                        on: db)
+                }
             } catch {
                 results = GroupResults(failure: error)
             }
             // Answering (a stream encodes a receipt per send) need not hold up the next group.
             Task.detached { results.reply(to: group) }
-        }
-        draining = false
-    }
-
-    /// SQLite: the whole group on the relay's own write connection, one trip to its thread.
-    /// PostgreSQL: statement by statement through Fluent.
-    private func write(_ group: [Request]) async throws -> GroupResults {
-        let now = now().wholeMilliseconds
-        if publisher.database.writer != nil {
-            return try await publisher.writeOnOwnConnection { [mailboxLimit] connection, publication in
-                try Self.apply(group, at: now, mailboxLimit: mailboxLimit, publishing: publication, on: connection)
-            }
-        }
-        // A group's work is its statements and a little bookkeeping: it may run on the
-        // connection's event loop.
-        return try await publisher.write(singleStatement: Self.isOneStatement(group), onConnectionLoop: true) {
-            [publisher, mailboxLimit] db, publication in
-            try await Self.apply(
-                group, at: now, mailboxLimit: mailboxLimit, publisher: publisher, publishing: publication, on: db)
         }
     }
 

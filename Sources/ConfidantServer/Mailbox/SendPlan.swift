@@ -51,8 +51,9 @@ struct SendPlan {
             let row = PostedMessageTable.Row(stored: recipients.count, receivedAt: now)
             accepted.append((key, row))
             posted[key] = row
-            conversations[submission.sender.userID, default: []]
-                .formUnion(Set(recipients.map(\.userID)).subtracting([submission.sender.userID]))
+            for recipient in recipients where recipient.userID != submission.sender.userID {
+                conversations[submission.sender.userID, default: []].insert(recipient.userID)
+            }
             results.append(.success(MailboxReceipt(stored: recipients.count, duplicate: false, receivedAt: now)))
         }
     }

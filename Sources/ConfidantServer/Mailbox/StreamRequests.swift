@@ -88,7 +88,7 @@ struct StreamRequests: Sendable {
         }
         if let cursors = request.cursors {
             do {
-                try await mailbox.enqueueAcknowledgement(cursors, for: caller.address) { [self] error in
+                try mailbox.enqueueAcknowledgement(cursors, for: caller.address) { [self] error in
                     let failure = APIFailure.reported(error, outages: outages, logger: logger)
                     reply(MailboxStream.problem(failure.code, failure.message))
                 }
@@ -170,7 +170,7 @@ struct StreamRequests: Sendable {
                 ))
             return
         }
-        await mailbox.enqueueSend(submission) { [self] result in
+        mailbox.enqueueSend(submission) { [self] result in
             inFlight.end()
             switch result {
             case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: messageID)))
