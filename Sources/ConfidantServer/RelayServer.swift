@@ -106,7 +106,7 @@ public final class RelayServer: Sendable {
     /// The schema's versions, in order (`Migrations/`).
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
-        AddAttachments(), ReindexMessages(),
+        AddAttachments(), ReindexMessages(), KeyPostedMessages(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
@@ -173,7 +173,7 @@ public final class RelayServer: Sendable {
         try await services.mailbox.purgeExpired()
         let postedBefore = now.addingTimeInterval(-configuration.mailboxRetention)
         try await services.database.write { db in
-            try await PostedMessageRecord.query(on: db).filter(\.$receivedAt < postedBefore).delete()
+            try await PostedMessageTable.deleteReceived(before: postedBefore, on: db)
             try await SignInTransactionRecord.query(on: db).filter(\.$expiresAt < now).delete()
             try await UsedChallengeRecord.query(on: db).filter(\.$expiresAt < now).delete()
             // Accounts whose address was never proved, after a week: the address is free again.

@@ -151,7 +151,7 @@ struct AccountService: Sendable {
             try await ConversationRecord.query(on: db).group(.or) {
                 $0.filter(\.$ownerID == userID).filter(\.$peerID == userID)
             }.delete()
-            try await PostedMessageRecord.query(on: db).filter(\.$senderUserID == userID).delete()
+            try await PostedMessageTable.deleteAll(sentBy: userID, on: db)
             try await SessionRecord.query(on: db).filter(\.$userID == userID).delete()
             try await DeviceRecord.query(on: db).filter(\.$userID == userID).delete()
             try await UserRecord.query(on: db).filter(\.$id == userID).delete()

@@ -37,8 +37,8 @@ enum MailboxWriteStatements {
         """
 
     private static let insertPosted = """
-        INSERT INTO "\(PostedMessageRecord.schema)" ("id", "\(Posted.senderUserID)", "\(Posted.messageID)", \
-        "\(Posted.stored)", "\(Posted.receivedAt)") VALUES (?1, ?2, ?3, ?4, ?5)
+        INSERT INTO "\(PostedMessageRecord.schema)" ("\(Posted.senderUserID)", "\(Posted.messageID)", \
+        "\(Posted.stored)", "\(Posted.receivedAt)") VALUES (?1, ?2, ?3, ?4)
         """
 
     private static let touchConversation = """
@@ -131,11 +131,10 @@ enum MailboxWriteStatements {
         let insert = try connection.statement(insertPosted)
         for (key, row) in accepted {
             insert.reset()
-            try insert.bind(1, UUID.timeOrdered(at: row.receivedAt))
-            try insert.bind(2, key.sender)
-            try insert.bind(3, key.message)
-            try insert.bind(4, Int64(row.stored))
-            try insert.bind(5, row.receivedAt)
+            try insert.bind(1, key.sender)
+            try insert.bind(2, key.message)
+            try insert.bind(3, Int64(row.stored))
+            try insert.bind(4, row.receivedAt)
             try insert.run()
         }
     }

@@ -55,17 +55,27 @@ enum PostedMessageTable {
     }
 
     static func insert(_ accepted: [(key: Key, row: Row)], on db: any Database) async throws {
-        // SQLite takes at most 32,766 bound values per statement; 5 per row.
+        // SQLite takes at most 32,766 bound values per statement; 4 per row.
         for start in stride(from: 0, to: accepted.count, by: 5000) {
             var insert = try RelayDatabase.sql(db).insert(into: PostedMessageRecord.schema)
-                .columns("id", Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
+                .columns(Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
             for (key, row) in accepted[start..<min(start + 5000, accepted.count)] {
                 insert = insert.values(
-                    UUIDValue(.timeOrdered(at: row.receivedAt)), UUIDValue(key.sender), UUIDValue(key.message),
-                    SQLBind(row.stored),
-                    SQLBind(row.receivedAt))
+                    UUIDValue(key.sender), UUIDValue(key.message), SQLBind(row.stored), SQLBind(row.receivedAt))
             }
             try await insert.run()
         }
+    }
+
+    /// Forgets every message `sender` sent (the account is deleted).
+    static func deleteAll(sentBy sender: UUID, on db: any Database) async throws {
+        try await RelayDatabase.sql(db).delete(from: PostedMessageRecord.schema)
+            .where(Column.senderUserID, .equal, UUIDValue(sender)).run()
+    }
+
+    /// Forgets messages stored before `cutoff`: a retry after that is a new message.
+    static func deleteReceived(before cutoff: Date, on db: any Database) async throws {
+        try await RelayDatabase.sql(db).delete(from: PostedMessageRecord.schema)
+            .where(Column.receivedAt, .lessThan, SQLBind(cutoff)).run()
     }
 }
