@@ -155,6 +155,13 @@ struct SQLiteWriteConnectionTests {
             }
             await writer.close()
             await #expect(throws: SQLiteStatementFailure.self) { try await writer.write { _ in 1 } }
+            // Work handed over after the close still runs, and hears that its writes fail.
+            let outcome = await withCheckedContinuation { continuation in
+                writer.submit { thread in
+                    continuation.resume(returning: Result { try thread.write { _ in 1 } })
+                }
+            }
+            #expect(throws: SQLiteStatementFailure.self) { try outcome.get() }
         }
     }
 }

@@ -39,10 +39,14 @@ final class SQLiteWriter: Sendable {
     /// may a transaction run without a trip.
     struct OnThread: ~Copyable {
         fileprivate let writer: SQLiteWriter
+        /// False once the thread has stopped: work handed over then runs where it was handed
+        /// over, and every write fails.
+        fileprivate let running: Bool
 
         /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, holding the gate; rolls back when it
         /// throws. `committed` runs after the commit and before the next writer starts.
         func write<T>(_ body: (SQLiteWriteConnection) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
+            guard running else { throw SQLiteWriter.shuttingDown }
             writer.gate.acquireBlocking()
             defer { writer.gate.release() }
             let result = try writer.run(body)
@@ -51,24 +55,24 @@ final class SQLiteWriter: Sendable {
         }
     }
 
-    /// Runs `work` on the write connection's thread, after the work handed over before it.
-    /// Work handed over once the relay is shutting down is dropped.
+    /// Runs `work` on the write connection's thread, after the work handed over before it. Once
+    /// the thread has stopped, `work` still runs (on the caller's thread), and its writes fail:
+    /// whoever waits on it hears so instead of waiting forever.
     func submit(_ work: @escaping @Sendable (borrowing OnThread) -> Void) {
         thread.submit { [self] state in
-            guard case .active = state else { return }
-            work(OnThread(writer: self))
+            guard case .active = state else { return work(OnThread(writer: self, running: false)) }
+            work(OnThread(writer: self, running: true))
         }
     }
+
+    static let shuttingDown = SQLiteStatementFailure(code: SQLITE_MISUSE, message: "The relay is shutting down.")
 
     /// `OnThread.write` from anywhere: one trip to the thread and back.
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteWriteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             thread.submit { [self] state in
-                guard case .active = state else {
-                    return continuation.resume(
-                        throwing: SQLiteStatementFailure(code: SQLITE_MISUSE, message: "The relay is shutting down."))
-                }
-                continuation.resume(with: Result { try OnThread(writer: self).write(body) })
+                guard case .active = state else { return continuation.resume(throwing: Self.shuttingDown) }
+                continuation.resume(with: Result { try OnThread(writer: self, running: true).write(body) })
             }
         }
     }
