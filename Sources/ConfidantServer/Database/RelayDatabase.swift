@@ -65,12 +65,10 @@ struct RelayDatabase: Sendable {
     /// `singleStatement`: `body` runs exactly one statement, which the database applies atomically
     /// on its own, so it runs without `BEGIN` and `COMMIT` (two trips to SQLite's thread fewer).
     ///
-    /// `onConnectionLoop` (SQLite): `body` runs on the event loop that answers its statements
-    /// (`EventLoopTaskExecutor`), one thread wake-up fewer per statement. Only for bodies that
-    /// do little besides their statements: nothing slow may hold up that loop's connections.
+    /// Sends and acknowledgements on SQLite go to the relay's own connection instead
+    /// (`writeOnOwnConnection`).
     func write<T: Sendable>(
         singleStatement: Bool = false,
-        onConnectionLoop: Bool = false,
         _ body: @escaping @Sendable (any Database) async throws -> T,
         committed: @Sendable (T) async -> Void = { _ in }
     ) async throws -> T {
@@ -86,16 +84,10 @@ struct RelayDatabase: Sendable {
         let setup = setup
         do {
             let result = try await db.withConnection { connection in
-                guard onConnectionLoop else {
-                    // Per connection, and the pool hands out any of several: set up before its first write.
-                    try await setup.prepare(connection)
-                    if singleStatement { return try await body(connection) }
-                    return try await connection.transaction { try await body($0) }
-                }
-                return try await Task(executorPreference: EventLoopTaskExecutor(connection.eventLoop)) {
-                    try await setup.prepare(connection)
-                    return try await Self.transaction(singleStatement: singleStatement, on: connection, body)
-                }.value
+                // Per connection, and the pool hands out any of several: set up before its first write.
+                try await setup.prepare(connection)
+                if singleStatement { return try await body(connection) }
+                return try await connection.transaction { try await body($0) }
             }
             await committed(result)
             gate.release()
@@ -117,24 +109,6 @@ struct RelayDatabase: Sendable {
         let result = try thread.write(body, committed: committed)
         checkpoints.committed(db)
         return result
-    }
-
-    /// What Fluent's SQLite `transaction` does, without the task it starts on the global executor.
-    private static func transaction<T: Sendable>(
-        singleStatement: Bool, on connection: any Database,
-        _ body: @escaping @Sendable (any Database) async throws -> T
-    ) async throws -> T {
-        if singleStatement { return try await body(connection) }
-        let sql = try Self.sql(connection)
-        try await sql.raw("BEGIN TRANSACTION").run()
-        do {
-            let result = try await body(connection)
-            try await sql.raw("COMMIT TRANSACTION").run()
-            return result
-        } catch {
-            try? await sql.raw("ROLLBACK TRANSACTION").run()
-            throw error
-        }
     }
 
     /// `SELECT 1`: whether the database answers.

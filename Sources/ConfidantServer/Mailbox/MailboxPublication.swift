@@ -40,15 +40,14 @@ struct MailboxPublisher: Sendable {
 
     /// `singleStatement`: as for `RelayDatabase.write`.
     func write<T: Sendable>(
-        singleStatement: Bool = false, onConnectionLoop: Bool = false,
+        singleStatement: Bool = false,
         _ body: @escaping @Sendable (any Database, MailboxPublication) async throws -> T
     ) async throws -> T {
         let publication = MailboxPublication()
         let database = database
         let hub = hub
         return try await database.write(
-            singleStatement: singleStatement, onConnectionLoop: onConnectionLoop,
-            { try await body($0, publication) },
+            singleStatement: singleStatement, { try await body($0, publication) },
             committed: { _ in
                 if database.isPostgres {
                     await Self.wake(publication.addresses, hub: hub, on: database.db)

@@ -164,10 +164,7 @@ enum MailboxTable {
     static func delete(_ requests: [(cursors: [Int64], address: DeviceAddress)], on db: any Database) async throws
         -> [Int]
     {
-        struct Key: Hashable {
-            let address: DeviceAddress
-            let cursor: Int64
-        }
+        typealias Key = DeletedCursor
         let keys = requests.flatMap { request in request.cursors.map { Key(address: request.address, cursor: $0) } }
         var deleted = Set<Key>()
         for start in stride(from: 0, to: keys.count, by: cursorsPerDelete) {
@@ -194,8 +191,21 @@ enum MailboxTable {
                         cursor: try row.decode(column: Column.cursor, as: Int64.self)))
             }
         }
-        return requests.map { request in
-            Set(request.cursors).filter { deleted.contains(Key(address: request.address, cursor: $0)) }.count
+        return counts(of: requests, deleted: deleted)
+    }
+
+    /// A mailbox entry a `delete` removed.
+    struct DeletedCursor: Hashable {
+        let address: DeviceAddress
+        let cursor: Int64
+    }
+
+    /// How many of its cursors each request deleted (a cursor it names twice counts once).
+    static func counts(of requests: [(cursors: [Int64], address: DeviceAddress)], deleted: Set<DeletedCursor>)
+        -> [Int]
+    {
+        requests.map { request in
+            Set(request.cursors).filter { deleted.contains(DeletedCursor(address: request.address, cursor: $0)) }.count
         }
     }
 

@@ -161,10 +161,7 @@ enum MailboxWriteStatements {
     static func delete(_ requests: [(cursors: [Int64], address: DeviceAddress)], on connection: SQLiteWriteConnection)
         throws -> [Int]
     {
-        struct Key: Hashable {
-            let address: DeviceAddress
-            let cursor: Int64
-        }
+        typealias Key = MailboxTable.DeletedCursor
         let delete = try connection.statement(deleteEntry)
         var deleted = Set<Key>()
         for request in requests {
@@ -179,8 +176,6 @@ enum MailboxWriteStatements {
                 if connection.changes > 0 { deleted.insert(key) }
             }
         }
-        return requests.map { request in
-            Set(request.cursors).filter { deleted.contains(Key(address: request.address, cursor: $0)) }.count
-        }
+        return MailboxTable.counts(of: requests, deleted: deleted)
     }
 }

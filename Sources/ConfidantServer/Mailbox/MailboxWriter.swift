@@ -87,10 +87,7 @@ final class MailboxWriter: Sendable {
             let now = now().wholeMilliseconds
             let results: GroupResults
             do {
-                // A group's work is its statements and a little bookkeeping: it may run on the
-                // connection's event loop.
-                results = try await publisher.write(singleStatement: Self.isOneStatement(group), onConnectionLoop: true)
-                {
+                results = try await publisher.write(singleStatement: Self.isOneStatement(group)) {
                     [publisher, mailboxLimit] db, publication in
                     try await Self.apply(
                         group, at: now, mailboxLimit: mailboxLimit, publisher: publisher, publishing: publication,
@@ -153,6 +150,16 @@ final class MailboxWriter: Sendable {
                 }
             }
         }
+
+        /// The outcomes in the group's order: one receipt per send, one count per acknowledgement.
+        func results(receipts: [Result<MailboxReceipt, any Error>], acknowledged counts: [Int]) -> GroupResults {
+            var results = GroupResults()
+            for (send, receipt) in zip(sends, receipts) { results.receipts[send.index] = receipt }
+            for (acknowledgement, count) in zip(acknowledgements, counts) {
+                results.acknowledged[acknowledgement.index] = count
+            }
+            return results
+        }
     }
 
     /// The group's sends, then its acknowledgements, in one transaction (PostgreSQL).
@@ -161,8 +168,8 @@ final class MailboxWriter: Sendable {
         publishing publication: MailboxPublication,
         on db: any Database
     ) async throws -> GroupResults {
-        var results = GroupResults()
         let sorted = SortedGroup(group)
+        var receipts: [Result<MailboxReceipt, any Error>] = []
         if !sorted.sends.isEmpty {
             let submissions = sorted.sends.map(\.submission)
             let directory = try await RecipientDirectory.load(
@@ -175,15 +182,13 @@ final class MailboxWriter: Sendable {
                 try await PostedMessageTable.insert(plan.accepted, on: db)
                 try await ConversationTable.touch(plan.conversations, at: now, on: db)
             }
-            for (send, receipt) in zip(sorted.sends, plan.results) { results.receipts[send.index] = receipt }
+            receipts = plan.results
         }
+        var counts: [Int] = []
         if !sorted.acknowledgements.isEmpty {
-            let counts = try await MailboxTable.delete(sorted.acknowledgements.map { ($0.cursors, $0.address) }, on: db)
-            for (acknowledgement, count) in zip(sorted.acknowledgements, counts) {
-                results.acknowledged[acknowledgement.index] = count
-            }
+            counts = try await MailboxTable.delete(sorted.acknowledgements.map { ($0.cursors, $0.address) }, on: db)
         }
-        return results
+        return sorted.results(receipts: receipts, acknowledged: counts)
     }
 
     /// The same on SQLite, inside the transaction on the relay's own write connection.
@@ -191,8 +196,8 @@ final class MailboxWriter: Sendable {
         _ group: [Request], at now: Date, mailboxLimit: Int, publishing publication: MailboxPublication,
         on connection: SQLiteWriteConnection
     ) throws -> GroupResults {
-        var results = GroupResults()
         let sorted = SortedGroup(group)
+        var receipts: [Result<MailboxReceipt, any Error>] = []
         if !sorted.sends.isEmpty {
             let submissions = sorted.sends.map(\.submission)
             let directory = try MailboxWriteStatements.directory(
@@ -204,16 +209,14 @@ final class MailboxWriter: Sendable {
                 try MailboxWriteStatements.insertPosted(plan.accepted, on: connection)
                 try MailboxWriteStatements.touch(plan.conversations, at: now, on: connection)
             }
-            for (send, receipt) in zip(sorted.sends, plan.results) { results.receipts[send.index] = receipt }
+            receipts = plan.results
         }
+        var counts: [Int] = []
         if !sorted.acknowledgements.isEmpty {
-            let counts = try MailboxWriteStatements.delete(
+            counts = try MailboxWriteStatements.delete(
                 sorted.acknowledgements.map { ($0.cursors, $0.address) }, on: connection)
-            for (acknowledgement, count) in zip(sorted.acknowledgements, counts) {
-                results.acknowledged[acknowledgement.index] = count
-            }
         }
-        return results
+        return sorted.results(receipts: receipts, acknowledged: counts)
     }
 
     /// Every user the submissions involve: their recipients and senders.
