@@ -51,6 +51,27 @@ struct SQLiteWriteConnectionTests {
         }
     }
 
+    @Test("statements are prepared once: sends to one user and then another plan none of them again")
+    func statementsArePreparedOnce() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let carol = try await TestUser.make(relay, name: "carol")
+            for (index, recipient) in [bob, carol, bob, carol].enumerated() {
+                _ = try await alice.send(
+                    "message \(index)", to: [(recipient.address, recipient.identity.publicIdentity)])
+            }
+            let counts = try await Self.writer(of: relay).write { $0.reprepareCounts }
+            // The device query is the one whose plan looks at its bound user (SQLite marks it so
+            // that rebinding may re-plan it): it must be among the statements kept.
+            #expect(counts.keys.contains { $0.contains("LEFT JOIN") })
+            #expect(counts.keys.contains("COMMIT"))
+            for (sql, count) in counts {
+                #expect(count == 0, "prepared again \(count) times: \(sql)")
+            }
+        }
+    }
+
     @Test(
         "entries written on the own connection read back through Fluent as they were stored; acknowledging deletes each once"
     )

@@ -45,17 +45,18 @@ final class SQLiteWriteConnection {
         guard result == SQLITE_OK else { throw failure(result) }
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it throws.
+    /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it throws. The three
+    /// are prepared once like the group's statements: `sqlite3_exec` parses its text every time.
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        try statement("BEGIN IMMEDIATE").run()
         do {
             let result = try body()
             resetAll()
-            try execute("COMMIT")
+            try statement("COMMIT").run()
             return result
         } catch {
             resetAll()
-            try? execute("ROLLBACK")
+            try? statement("ROLLBACK").run()
             throw error
         }
     }
@@ -67,11 +68,11 @@ final class SQLiteWriteConnection {
         for statement in prepared.values { sqlite_nio_sqlite3_reset(statement) }
     }
 
-    /// The statement for `sql`, prepared on first use and kept; its parameters are cleared.
+    /// The statement for `sql`, prepared on first use and kept, reset (`SQLiteWriteStatement.reset`:
+    /// its parameters keep their last values until bound again).
     func statement(_ sql: String) throws(SQLiteStatementFailure) -> SQLiteWriteStatement {
         if let statement = prepared[sql] {
             sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
             return SQLiteWriteStatement(pointer: statement, connection: self)
         }
         var statement: OpaquePointer?
@@ -79,6 +80,12 @@ final class SQLiteWriteConnection {
         guard result == SQLITE_OK, let statement else { throw failure(result) }
         prepared[sql] = statement
         return SQLiteWriteStatement(pointer: statement, connection: self)
+    }
+
+    /// For each statement prepared so far, how many times SQLite prepared it again: each time is a
+    /// parse and a plan that keeping the statement was meant to save.
+    var reprepareCounts: [String: Int32] {
+        prepared.mapValues { SQLiteWriteStatement(pointer: $0, connection: self).reprepareCount }
     }
 
     /// Whether a transaction is open (one that failed to roll back leaves it so).

@@ -47,10 +47,18 @@ struct SQLiteWriteStatement {
         try check(result)
     }
 
-    /// Makes the statement ready to run again, its parameters cleared.
+    /// Makes the statement ready to run again. Its parameters keep their values: every use binds
+    /// all of them. `sqlite3_clear_bindings` is not called because it marks a statement whose plan
+    /// looked at a bound value (the directory's device query does) as expired, and SQLite then
+    /// parses and plans it again on the next step: 6 % of the relay's time with one message in
+    /// flight (perf, docs/BENCHMARKS.md).
     func reset() {
         sqlite_nio_sqlite3_reset(pointer)
-        sqlite_nio_sqlite3_clear_bindings(pointer)
+    }
+
+    /// How many times SQLite has prepared this statement again since it was first prepared.
+    var reprepareCount: Int32 {
+        sqlite_nio_sqlite3_stmt_status(pointer, SQLITE_STMTSTATUS_REPREPARE, 0)
     }
 
     /// Steps once: true when a row is ready to read, false when the statement is done.

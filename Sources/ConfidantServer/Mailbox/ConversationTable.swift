@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Fluent
 import Foundation
 import SQLKit
@@ -19,7 +20,8 @@ enum ConversationTable {
             var insert = try RelayDatabase.sql(db).insert(into: ConversationRecord.schema)
                 .columns("id", Column.ownerID, Column.peerID, Column.lastActivity)
             for pair in all[start..<min(start + 4000, all.count)] {
-                insert = insert.values(UUIDValue(UUID()), UUIDValue(pair[0]), UUIDValue(pair[1]), SQLBind(now))
+                insert = insert.values(
+                    UUIDValue(UUID.timeOrdered(at: now)), UUIDValue(pair[0]), UUIDValue(pair[1]), SQLBind(now))
             }
             try await insert.onConflict(with: [Column.ownerID, Column.peerID]) {
                 $0.set(excludedValueOf: Column.lastActivity)
