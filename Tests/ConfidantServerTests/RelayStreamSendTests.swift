@@ -148,6 +148,35 @@ struct RelayStreamSendTests {
     }
 
     @Test(
+        "JSON and binary sends interleaved on one connection are stored and delivered in the order they were sent",
+        arguments: TestDatabaseKind.available)
+    func interleavedForms(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            let aliceStream = try await Self.connect(relay, alice)
+            let bobStream = try await Self.connect(relay, bob)
+            // A binary send the event loop takes at once must not overtake JSON sends still
+            // waiting in the stream's task (StreamFrameOrder); runs of each form make both happen.
+            let count = 240
+            let batches = try (0..<count).map { try alice.batch("m \($0)", to: toBob) }
+            for (index, batch) in batches.enumerated() {
+                if (index / 3) % 2 == 0 {
+                    try await aliceStream.send(batch)
+                } else {
+                    try await aliceStream.sendBinary(batch)
+                }
+            }
+            let receipts = await aliceStream.frames.next(count, within: 60).compactMap(\.receipt)
+            #expect(receipts.count == count)
+            let delivered = await bobStream.frames.next(count, within: 60).compactMap(\.entry)
+            #expect(try delivered.map { try bob.read($0, from: alice) } == (0..<count).map { "m \($0)" })
+            for stream in [aliceStream, bobStream] { await stream.close() }
+        }
+    }
+
+    @Test(
         "entries stored by different paths reach a stream in cursor order, each once",
         arguments: TestDatabaseKind.available)
     func orderAcrossPaths(kind: TestDatabaseKind) async throws {

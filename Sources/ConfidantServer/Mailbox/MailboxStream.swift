@@ -63,27 +63,44 @@ struct MailboxStream: Sendable {
         let (frames, frameInput) = AsyncStream<IncomingFrame>.makeStream(
             bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
         let unread = ByteBudget(limit: Self.maximumQueuedBytes)
-        socket.onClose.whenComplete { _ in
-            frameInput.finish()
-            hub.unsubscribe(inbox)
-        }
-        socket.eventLoop.execute {  // the callback may only be set on the socket's event loop
+        let order = StreamFrameOrder()
+        let proof = StreamProof()
+        let requests = StreamRequests(
+            caller: caller, mailbox: mailbox, socket: socket, proof: proof, outages: outages,
+            maximumEnvelopeBytes: configuration.maximumEnvelopeBytes, identity: identity, logger: logger)
+        socket.eventLoop.execute {  // the callbacks may only be set on the socket's event loop
             socket.onText { socket, text in
+                order.enqueue()
                 guard unread.take(text.utf8.count), case .enqueued = frameInput.yield(.text(text)) else {
                     _ = socket.close(code: .policyViolation)
                     return
                 }
             }
             socket.onBinary { socket, buffer in
+                // Nothing more is taken from a session that ended, not even what it sent just before.
+                if order.mayTakeAtOnce, !inbox.isRevoked {
+                    requests.takeSend(buffer)
+                    return
+                }
+                order.enqueue()
                 guard unread.take(buffer.readableBytes), case .enqueued = frameInput.yield(.binary(buffer)) else {
                     _ = socket.close(code: .policyViolation)
                     return
                 }
             }
+            // Registered after the callbacks, on the same loop: if the socket closed already, this
+            // runs at once and still finds them to clear.
+            socket.onClose.whenComplete { _ in
+                frameInput.finish()
+                hub.unsubscribe(inbox)
+                // The binary callback holds `requests`, which holds the socket, and WebSocketKit
+                // keeps its callbacks as long as the socket lives: the cycle is broken here.
+                socket.onText { _, _ in }
+                socket.onBinary { _, _ in }
+            }
         }
-        let proof = StreamProof()
-        let requests = Task {
-            await handle(frames, unread: unread, from: socket, inbox: inbox, proof: proof, logger: logger)
+        let handling = Task {
+            await handle(frames, with: requests, unread: unread, order: order, inbox: inbox)
         }
         let encoder = StreamCoding.encoder()
         // Nothing is delivered or taken before the client proves it holds its device's key.
@@ -106,7 +123,7 @@ struct MailboxStream: Sendable {
                 }
             try? await socket.close(code: code)
             frameInput.finish()
-            await requests.value
+            await handling.value
             return
         }
         var lastSent = after
@@ -143,7 +160,7 @@ struct MailboxStream: Sendable {
         // A revoked session's stream closes with 4401, so that its client stops reconnecting with it.
         try? await socket.close(code: inbox.isRevoked ? .unknown(StreamCloseCode.revoked.rawValue) : .normalClosure)
         frameInput.finish()
-        await requests.value
+        await handling.value
     }
 
     /// One frame per entry; waits only for the last one to be written, so that a slow reader
@@ -165,20 +182,20 @@ struct MailboxStream: Sendable {
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without
     /// waiting for the previous one to commit; its answer is sent when its group has. The loop
     /// that waits here for as long as the connection lives keeps a small frame: the work for each
-    /// frame happens in `StreamRequests.take`, whose memory is given back when it returns.
+    /// frame happens in `StreamRequests.take`, whose memory is given back when it returns. Binary
+    /// sends that find nothing queued here skip this loop (`StreamFrameOrder`).
     private func handle(
-        _ frames: AsyncStream<IncomingFrame>, unread: ByteBudget, from socket: WebSocket, inbox: MailboxInbox,
-        proof: StreamProof, logger: Logger
+        _ frames: AsyncStream<IncomingFrame>, with requests: StreamRequests, unread: ByteBudget,
+        order: StreamFrameOrder, inbox: MailboxInbox
     ) async {
-        let requests = StreamRequests(
-            caller: inbox.caller, mailbox: mailbox, socket: socket, proof: proof, outages: outages,
-            maximumEnvelopeBytes: configuration.maximumEnvelopeBytes, identity: identity, logger: logger)
         var proven = false
         for await frame in frames {
             unread.give(frame.count)
             // Nothing more is taken from a session that ended, not even what it sent just before.
             if inbox.isRevoked { break }
             guard await requests.take(frame, proven: &proven) else { break }
+            if proven { order.prove() }
+            order.finished()
         }
     }
 }

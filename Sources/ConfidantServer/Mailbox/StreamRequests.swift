@@ -63,10 +63,7 @@ struct StreamRequests: Sendable {
                 proof.decide(.refused)
                 return false
             }
-            await take(
-                Result { () throws(StreamSendFrameError) in
-                    try StreamSendFrame(serialized: Data(buffer.readableBytesView))
-                })
+            takeSend(buffer)
             return true
         }
         if !proven {
@@ -98,7 +95,7 @@ struct StreamRequests: Sendable {
         }
         if let batch = request.send {
             do {
-                await send(
+                send(
                     try MailboxSubmission(batch, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes),
                     messageID: batch.messageId)
             } catch {
@@ -130,14 +127,18 @@ struct StreamRequests: Sendable {
         return true
     }
 
-    /// A binary send frame, or why it is not one.
-    private func take(_ sendFrame: Result<StreamSendFrame, StreamSendFrameError>) async {
+    /// A binary send frame of a proven stream: handed to the writer, or answered with why not.
+    /// Nothing here waits, so the connection's event loop may call it (`StreamFrameOrder`).
+    func takeSend(_ buffer: ByteBuffer) {
+        let sendFrame = Result { () throws(StreamSendFrameError) in
+            try StreamSendFrame(serialized: Data(buffer.readableBytesView))
+        }
         switch sendFrame {
         case .success(let sendFrame):
             do {
                 let submission = try MailboxSubmission(
                     sendFrame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
-                await send(submission, messageID: submission.messageID.canonicalString)
+                send(submission, messageID: submission.messageID.canonicalString)
             } catch {
                 // The message id is the first envelope's, if its header can be read.
                 let messageID = sendFrame.envelopes.first.flatMap { try? WireEnvelope(serialized: $0) }?
@@ -154,7 +155,7 @@ struct StreamRequests: Sendable {
     }
 
     /// Admits a send and hands it to the writer; its answer names `messageID` as the client wrote it.
-    private func send(_ submission: MailboxSubmission, messageID: String) async {
+    private func send(_ submission: MailboxSubmission, messageID: String) {
         do {
             try mailbox.admit(submission)
         } catch {
