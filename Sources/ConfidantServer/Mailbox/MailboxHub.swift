@@ -12,10 +12,10 @@ import Synchronization
 final class MailboxHub: Sendable {
     private let inboxes = Mutex<[DeviceAddress: [ObjectIdentifier: MailboxInbox]]>([:])
 
-    /// An inbox for `caller`'s device that asks its stream to read what is stored at once, then
-    /// fills as entries arrive.
-    func subscribe(_ caller: Caller) -> MailboxInbox {
-        let inbox = MailboxInbox(caller: caller)
+    /// An inbox for `caller`'s device that asks its stream to read what is stored after `after`
+    /// at once, then fills as entries arrive.
+    func subscribe(_ caller: Caller, after: Int64 = 0) -> MailboxInbox {
+        let inbox = MailboxInbox(caller: caller, after: after)
         inboxes.withLock { $0[caller.address, default: [:]][ObjectIdentifier(inbox)] = inbox }
         return inbox
     }
@@ -73,64 +73,119 @@ final class MailboxHub: Sendable {
     }
 }
 
-/// What one stream has yet to send: rows handed over, or "read the mailbox".
+/// What one stream has yet to send: rows handed over, or "read the mailbox"; or, while the stream
+/// is caught up and has nothing left to send, nothing, because new rows go out at once.
 final class MailboxInbox: Sendable {
     enum Next {
         case entries([MailboxEntry])
         case read
     }
 
+    /// Sends rows to the stream's client at once, in the order given; false when it cannot take
+    /// them now (too much is unwritten), and nothing was sent.
+    typealias LiveSend = @Sendable ([MailboxEntry]) -> Bool
+
     /// Rows an inbox holds before it falls back to reading (a stream far behind its mailbox).
     static let capacity = 1000
+
+    private struct State {
+        var rows: [MailboxEntry] = []
+        var mustRead = true
+        /// Set while the stream is idle and caught up (`goLive`).
+        var live: LiveSend?
+        /// The highest cursor sent to the client, by the stream or live.
+        var sentThrough: Int64
+    }
 
     let caller: Caller
     var address: DeviceAddress { caller.address }
     /// Yields when there is something to take with `next()`; coalesces.
     let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
-    private let state = Mutex<(rows: [MailboxEntry], mustRead: Bool)>(([], true))
+    private let state: Mutex<State>
     private let revoked = Atomic<Bool>(false)
 
-    fileprivate init(caller: Caller) {
+    fileprivate init(caller: Caller, after: Int64) {
         self.caller = caller
+        state = Mutex(State(sentThrough: after))
         (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         signal.yield()
     }
 
     fileprivate func push(_ rows: [MailboxEntry]) {
-        state.withLock { state in
-            guard !state.mustRead else { return }  // the coming read finds them
+        let signalled = state.withLock { state -> Bool in
+            guard !state.mustRead else { return false }  // the coming read finds them
+            if let live = state.live {
+                // Sent under the lock, so that rows pushed next cannot overtake them.
+                let fresh = rows.filter { $0.cursor > state.sentThrough }
+                if live(fresh) {
+                    state.sentThrough = fresh.last?.cursor ?? state.sentThrough
+                    return false
+                }
+                state.live = nil
+            }
             if state.rows.count + rows.count > Self.capacity {
-                state = ([], true)
+                state.rows = []
+                state.mustRead = true
             } else {
                 state.rows += rows
             }
+            return true
+        }
+        if signalled { signal.yield() }
+    }
+
+    fileprivate func wake() {
+        state.withLock { state in
+            state.rows = []
+            state.mustRead = true
+            state.live = nil
         }
         signal.yield()
     }
 
-    fileprivate func wake() {
-        state.withLock { $0 = ([], true) }
-        signal.yield()
+    fileprivate func finish() {
+        state.withLock { $0.live = nil }
+        signal.finish()
     }
-
-    fileprivate func finish() { signal.finish() }
 
     fileprivate func revoke() {
         revoked.store(true, ordering: .releasing)
-        signal.finish()
+        finish()
     }
 
     /// Whether the stream's session ended (signed out, device removed, account deleted): it must
     /// take no more requests and close.
     var isRevoked: Bool { revoked.load(ordering: .acquiring) }
 
-    /// Takes what there is. After `.read` the stream reads everything after its last cursor;
-    /// rows pushed meanwhile come with the next call and are skipped if the read had them.
+    /// Takes what there is. After `.read` the stream reads everything after `sentThrough`; rows
+    /// pushed meanwhile come with the next call and are skipped if the read had them.
     func next() -> Next {
         state.withLock { state in
-            defer { state = ([], false) }
+            defer {
+                state.rows = []
+                state.mustRead = false
+            }
             return state.mustRead ? .read : .entries(state.rows)
+        }
+    }
+
+    /// The highest cursor the client was sent.
+    var sentThrough: Int64 { state.withLock { $0.sentThrough } }
+
+    /// The stream sent the client everything through `cursor`.
+    func sent(through cursor: Int64) {
+        state.withLock { $0.sentThrough = max($0.sentThrough, cursor) }
+    }
+
+    /// The stream is caught up and has sent all it took: until there is something it must do
+    /// itself (a read, rows `send` cannot take), rows are handed to `send` as they are pushed,
+    /// without waking the stream. False when something waits already; the stream takes it next.
+    func goLive(_ send: @escaping LiveSend) -> Bool {
+        state.withLock { state in
+            guard state.rows.isEmpty, !state.mustRead, !isRevoked else { return false }
+            state.live = send
+            return true
         }
     }
 }

@@ -57,7 +57,7 @@ struct MailboxStream: Sendable {
 
     private func run(_ socket: WebSocket, caller: Caller, after: Int64, logger: Logger) async {
         let hub = mailbox.hub
-        let inbox = hub.subscribe(caller)
+        let inbox = hub.subscribe(caller, after: after)
         // Frames are handled one at a time in the order they arrive (WebSocketKit's async
         // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
         let (frames, frameInput) = AsyncStream<IncomingFrame>.makeStream(
@@ -126,21 +126,22 @@ struct MailboxStream: Sendable {
             await handling.value
             return
         }
-        var lastSent = after
         var caughtUp = false
+        let live = Self.liveSend(to: socket, logger: logger)
         do {
             for await _ in inbox.signals {
                 switch inbox.next() {
                 case .entries(let entries):
-                    try await send(entries.filter { $0.cursor > lastSent }, to: socket, encoder: encoder)
-                    lastSent = max(lastSent, entries.last?.cursor ?? lastSent)
+                    let fresh = entries.filter { $0.cursor > inbox.sentThrough }
+                    try await send(fresh, to: socket, encoder: encoder)
+                    if let last = fresh.last { inbox.sent(through: last.cursor) }
                 case .read:
                     while !socket.isClosed {
-                        let page = try await Self.briefly { [mailbox, lastSent] in
-                            try await mailbox.page(of: caller.address, after: lastSent, limit: Self.pageSize)
+                        let page = try await Self.briefly { [mailbox, after = inbox.sentThrough] in
+                            try await mailbox.page(of: caller.address, after: after, limit: Self.pageSize)
                         }
                         try await send(page.entries, to: socket, encoder: encoder)
-                        lastSent = page.entries.last?.cursor ?? lastSent
+                        if let last = page.entries.last { inbox.sent(through: last.cursor) }
                         if !page.hasMore { break }
                     }
                 }
@@ -152,6 +153,9 @@ struct MailboxStream: Sendable {
                     )
                 }
                 if socket.isClosed { break }
+                // Caught up, and all it took is written: rows now go out from the thread that
+                // committed them until this loop has work again (`MailboxInbox.goLive`).
+                _ = inbox.goLive(live)
             }
         } catch {
             logger.debug("stream ended", metadata: ["error": "\(String(reflecting: type(of: error)))"])
@@ -163,14 +167,55 @@ struct MailboxStream: Sendable {
         await handling.value
     }
 
+    /// Bytes of entries a caught-up stream may have sent without waiting (`liveSend`) and not yet
+    /// written to its client; past them the stream's task sends, one batch written at a time.
+    static let maximumLiveUnwrittenBytes = 1 << 20
+
+    /// Sends entries from the thread that committed them, for a stream that is caught up and
+    /// idle: one hand-over to the socket's event loop instead of a wake-up of the stream's task
+    /// and then one to the event loop. Refuses (false) what would put more than
+    /// `maximumLiveUnwrittenBytes` unwritten, so that a client that does not read meets the
+    /// task's back-pressure instead of a growing buffer.
+    static func liveSend(to socket: WebSocket, logger: Logger) -> MailboxInbox.LiveSend {
+        let unwritten = ByteBudget(limit: maximumLiveUnwrittenBytes)
+        return { entries in
+            guard !entries.isEmpty else { return true }
+            // Base64 is 4/3 of the envelope; the rest of a frame is well under 400 bytes.
+            let bytes = entries.reduce(0) { $0 + $1.payload.count / 3 * 4 + 400 }
+            guard unwritten.take(bytes) else { return false }
+            socket.eventLoop.execute {
+                let written = socket.eventLoop.makePromise(of: Void.self)
+                written.futureResult.whenComplete { _ in unwritten.give(bytes) }
+                do {
+                    for (index, entry) in entries.enumerated() {
+                        let frame = try StreamFrameText.entry(entry) ?? frame(entry, encoder: StreamCoding.encoder())
+                        socket.send(frame, promise: index == entries.count - 1 ? written : nil)
+                    }
+                } catch {
+                    // The entries stay stored: the client gets them again when it reconnects.
+                    logger.warning(
+                        "stream closed: an entry could not be encoded",
+                        metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                    written.succeed()
+                    _ = socket.close(code: .unexpectedServerError)
+                }
+            }
+            return true
+        }
+    }
+
+    /// An entry's frame: `StreamFrameText` for envelopes, `JSONEncoder` for the rest.
+    private static func frame(_ entry: MailboxEntry, encoder: JSONEncoder) throws -> String {
+        try StreamFrameText.entry(entry)
+            ?? String(
+                decoding: try encoder.encode(Components.Schemas.StreamFrame(entry: try entry.wire)), as: UTF8.self)
+    }
+
     /// One frame per entry; waits only for the last one to be written, so that a slow reader
     /// holds up its own stream and nothing else.
     private func send(_ entries: [MailboxEntry], to socket: WebSocket, encoder: JSONEncoder) async throws {
         for (index, entry) in entries.enumerated() {
-            let frame =
-                try StreamFrameText.entry(entry)
-                ?? String(
-                    decoding: try encoder.encode(Components.Schemas.StreamFrame(entry: try entry.wire)), as: UTF8.self)
+            let frame = try Self.frame(entry, encoder: encoder)
             if index == entries.count - 1 {
                 try await socket.send(frame)
             } else {

@@ -1,0 +1,88 @@
+import ConfidantCrypto
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ConfidantServer
+
+/// A stream's inbox: rows pushed after commit go to the stream's task, or, while the stream is
+/// caught up and idle, straight to its client (`goLive`) — in cursor order, each once.
+@Suite("Mailbox inbox")
+struct MailboxInboxTests {
+    private static let caller = Caller(userID: UUID(), deviceID: UUID(), sessionID: UUID())
+
+    private static func rows(_ cursors: ClosedRange<Int64>) -> [AddressedEntry] {
+        cursors.map {
+            AddressedEntry(
+                recipient: caller.address,
+                entry: MailboxEntry(
+                    cursor: $0, kind: .envelope, sender: caller.address, messageID: UUID(), payload: Data([1]),
+                    receivedAt: Date(timeIntervalSince1970: 0)))
+        }
+    }
+
+    /// A live sender that records what it was given and takes it while `accepting`.
+    private final class Recorder: Sendable {
+        let sent = Mutex<[Int64]>([])
+        let accepting = Atomic<Bool>(true)
+
+        var send: MailboxInbox.LiveSend {
+            { entries in
+                guard self.accepting.load(ordering: .sequentiallyConsistent) else { return false }
+                self.sent.withLock { $0 += entries.map(\.cursor) }
+                return true
+            }
+        }
+    }
+
+    private static func cursors(_ next: MailboxInbox.Next) -> [Int64]? {
+        guard case .entries(let entries) = next else { return nil }
+        return entries.map(\.cursor)
+    }
+
+    @Test("live: pushed rows go to the client at once; refused rows, a wake-up or revocation hand the work back")
+    func liveAndBack() {
+        let hub = MailboxHub()
+        let inbox = hub.subscribe(Self.caller, after: 4)
+        let recorder = Recorder()
+        // A new stream reads first; nothing goes live before it has.
+        #expect(!inbox.goLive(recorder.send))
+        #expect(Self.cursors(inbox.next()) == nil)
+        #expect(inbox.sentThrough == 4)
+        hub.deliver(Self.rows(5...6))
+        // Rows wait: the stream takes them before it may go live.
+        #expect(!inbox.goLive(recorder.send))
+        #expect(Self.cursors(inbox.next()) == [5, 6])
+        inbox.sent(through: 6)
+
+        #expect(inbox.goLive(recorder.send))
+        hub.deliver(Self.rows(7...8))
+        hub.deliver(Self.rows(8...9))  // 8 again (a read may have had it): sent once
+        #expect(recorder.sent.withLock { $0 } == [7, 8, 9])
+        #expect(inbox.sentThrough == 9)
+        #expect(Self.cursors(inbox.next()) == [])
+
+        // The client falls behind: the rows wait for the stream's task, which is no longer live.
+        recorder.accepting.store(false, ordering: .sequentiallyConsistent)
+        hub.deliver(Self.rows(10...10))
+        recorder.accepting.store(true, ordering: .sequentiallyConsistent)
+        hub.deliver(Self.rows(11...11))
+        #expect(recorder.sent.withLock { $0 } == [7, 8, 9])
+        #expect(Self.cursors(inbox.next()) == [10, 11])
+        inbox.sent(through: 11)
+
+        // A wake-up (another instance wrote) means a read, and ends live sending.
+        #expect(inbox.goLive(recorder.send))
+        hub.wake([Self.caller.address])
+        hub.deliver(Self.rows(12...12))
+        #expect(recorder.sent.withLock { $0 } == [7, 8, 9])
+        #expect(Self.cursors(inbox.next()) == nil)
+
+        // A revoked session sends nothing more, live or not.
+        #expect(inbox.goLive(recorder.send))
+        hub.revoke(Revocation.session(Self.caller.sessionID))
+        hub.deliver(Self.rows(13...13))
+        #expect(!inbox.goLive(recorder.send))
+        #expect(recorder.sent.withLock { $0 } == [7, 8, 9])
+    }
+}
