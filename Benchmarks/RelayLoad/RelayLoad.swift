@@ -197,6 +197,13 @@ struct LoadCommand: AsyncParsableCommand {
                 let stream = senders.isEmpty ? nil : senders[pair]
                 let batch = batches[pair]
                 group.addTask {
+                    if interval == nil, let stream {
+                        // As fast as the relay answers: sent from the event loop as receipts come.
+                        await stream.pump(batch.map { ($0.id, $0.frame) }) { id in
+                            sentAt.withLock { $0[id] = ContinuousClock.now }
+                        }
+                        return
+                    }
                     var next = ContinuousClock.now
                     for (id, body, frame) in batch {
                         if let interval {
@@ -475,6 +482,20 @@ final class BenchStream: Sendable {
         }
     }
 
+    /// Sends `frames` from the socket's event loop — `window` of them at first, then one as each
+    /// receipt (or refusal) arrives — and returns when the last has its receipt. Without a task
+    /// resumed per send and per receipt, the generator needs less of the two cores it shares with
+    /// the relay; ejabberd's client (an asyncio loop) sends the same way. `stamp` runs just before
+    /// each send.
+    func pump(_ frames: [(id: UUID, frame: BenchSendFrame)], stamp: @escaping @Sendable (UUID) -> Void) async {
+        guard !frames.isEmpty else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let pump = SendPump(frames: frames, window: window.size, socket: socket, stamp: stamp, done: done)
+            window.divert { pump.answered() }
+            socket.eventLoop.execute { pump.fill() }
+        }
+    }
+
     /// Returns when every send has its receipt.
     func drained() async throws {
         await window.waitUntilIdle()
@@ -578,6 +599,58 @@ struct BenchFrame: Decodable {
     }
 }
 
+/// `BenchStream.pump`'s state: which frame goes next and how many wait for their receipt. Used
+/// on the socket's event loop (receipts are read there too).
+final class SendPump: Sendable {
+    private let frames: [(id: UUID, frame: BenchSendFrame)]
+    private let window: Int
+    private let socket: WebSocket
+    private let stamp: @Sendable (UUID) -> Void
+    private let state: Mutex<(next: Int, inFlight: Int, done: CheckedContinuation<Void, Never>?)>
+
+    init(
+        frames: [(id: UUID, frame: BenchSendFrame)], window: Int, socket: WebSocket,
+        stamp: @escaping @Sendable (UUID) -> Void, done: CheckedContinuation<Void, Never>
+    ) {
+        self.frames = frames
+        self.window = window
+        self.socket = socket
+        self.stamp = stamp
+        state = Mutex((0, 0, done))
+    }
+
+    func answered() {
+        state.withLock { $0.inFlight -= 1 }
+        fill()
+    }
+
+    /// Sends until `window` wait; resumes the caller once all are sent and answered.
+    func fill() {
+        while true {
+            let next: (id: UUID, frame: BenchSendFrame)? = state.withLock { state in
+                guard state.inFlight < window, state.next < frames.count else { return nil }
+                defer {
+                    state.next += 1
+                    state.inFlight += 1
+                }
+                return frames[state.next]
+            }
+            guard let next else { break }
+            stamp(next.id)
+            switch next.frame {
+            case .text(let text): socket.send(text, promise: nil)
+            case .binary(let bytes): socket.send(raw: bytes, opcode: .binary, promise: nil)
+            }
+        }
+        let finished = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.next == frames.count, state.inFlight == 0 else { return nil }
+            defer { state.done = nil }
+            return state.done
+        }
+        finished?.resume()
+    }
+}
+
 /// A counting semaphore for sends waiting for their receipt.
 final class SendWindow: Sendable {
     private struct State {
@@ -588,8 +661,17 @@ final class SendWindow: Sendable {
     }
 
     private let state: Mutex<State>
+    /// While a `SendPump` drives the sends, each receipt goes to it instead.
+    private let diverted = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(size: Int) { state = Mutex(State(available: max(1, size), size: max(1, size))) }
+
+    var size: Int { state.withLock { $0.size } }
+
+    /// From now on a receipt (or refusal) calls `answered` instead of freeing a place.
+    func divert(to answered: @escaping @Sendable () -> Void) {
+        diverted.withLock { $0 = answered }
+    }
 
     func acquire() async {
         await withCheckedContinuation { continuation in
@@ -606,6 +688,7 @@ final class SendWindow: Sendable {
     }
 
     func release() {
+        if let answered = diverted.withLock({ $0 }) { return answered() }
         let (waiter, idle) = state.withLock {
             state -> (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
             if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
