@@ -428,7 +428,14 @@ final class BenchStream: Sendable {
         headers.add(name: .authorization, value: "Bearer \(user.token)")
         let pending = LockedBox<[Int64]>([])
         let sendWindow = SendWindow(size: window)
-        try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/v1/stream", headers: headers, on: group) { socket in
+        // Entries several to a frame, as ConfidantKit asks for them; such a frame (or one large
+        // entry) is more than WebSocketKit's default limit of 16 KiB.
+        var configuration = WebSocketClient.Configuration()
+        configuration.maxFrameSize = 1 << 23
+        try await WebSocket.connect(
+            to: "ws://127.0.0.1:\(port)/v1/stream?batched=true", headers: headers, configuration: configuration,
+            on: group
+        ) { socket in
             let decoder = JSONDecoder()
             socket.onText { socket, text in
                 guard let frame = BenchFrame.scan(text) ?? (try? decoder.decode(BenchFrame.self, from: Data(text.utf8)))
@@ -449,10 +456,11 @@ final class BenchStream: Sendable {
                     onRefused(refused)
                     sendWindow.release()
                 }
-                guard let entry = frame.entry else { return }
-                onEntry(entry)
+                let entries = (frame.entry.map { [$0] } ?? []) + (frame.entries ?? [])
+                guard !entries.isEmpty else { return }
+                for entry in entries { onEntry(entry) }
                 let batch: [Int64]? = pending.withLock { list in
-                    list.append(entry.cursor)
+                    list += entries.map(\.cursor)
                     guard list.count >= 50 else { return nil }
                     defer { list = [] }
                     return list
@@ -523,6 +531,7 @@ struct BenchFrame: Decodable {
 
     var challenge: String?
     var entry: Entry?
+    var entries: [Entry]?
     var caughtUp: Bool?
     var receipt: Receipt?
     var refused: Components.Schemas.StreamRefusal?
@@ -543,21 +552,50 @@ struct BenchFrame: Decodable {
                 return BenchFrame(
                     receipt: Receipt(messageId: String(decoding: bytes[start..<start + 36], as: UTF8.self)))
             }
-            guard bytes.starts(with: entryPrefix) else { return nil }
-            var index = entryPrefix.count
-            var cursor: Int64 = 0
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                cursor = cursor &* 10 &+ Int64(bytes[index] - UInt8(ascii: "0"))
-                index += 1
+            if bytes.starts(with: entryPrefix) {
+                guard let (entry, _) = scanEntry(bytes, from: entryPrefix.count - cursorKey.count) else { return nil }
+                return BenchFrame(entry: entry)
             }
-            guard index > entryPrefix.count, let key = find(messageIDKey, in: bytes, from: index) else { return nil }
-            let idStart = key + messageIDKey.count
-            guard bytes.count >= idStart + 36, let id = uuid(bytes[idStart..<idStart + 36]) else { return nil }
-            return BenchFrame(entry: Entry(cursor: cursor, messageId: nil, id: id))
+            // `{"entries":[{"cursor":…},…]}`: base64 and UUIDs hold no `{`, so each entry starts at
+            // the next `{"cursor":`.
+            guard bytes.starts(with: entriesPrefix) else { return nil }
+            var entries: [Entry] = []
+            var index = entriesPrefix.count - 1
+            while index < bytes.count, bytes[index] != UInt8(ascii: "]") {
+                guard let (entry, end) = scanEntry(bytes, from: index + 1),
+                    let next = find(objectEnd, in: bytes, from: end)
+                else { return nil }
+                entries.append(entry)
+                index = next + 1
+            }
+            return BenchFrame(entries: entries)
         }
     }
 
+    /// The entry whose object starts at `start` (`{"cursor":N,…"messageId":"…"`), and where its
+    /// message id ends.
+    private static func scanEntry(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (Entry, Int)? {
+        guard bytes.count >= start + cursorKey.count,
+            bytes[start..<start + cursorKey.count].elementsEqual(cursorKey)
+        else { return nil }
+        let digits = start + cursorKey.count
+        var index = digits
+        var cursor: Int64 = 0
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            cursor = cursor &* 10 &+ Int64(bytes[index] - UInt8(ascii: "0"))
+            index += 1
+        }
+        guard index > digits, let key = find(messageIDKey, in: bytes, from: index) else { return nil }
+        let idStart = key + messageIDKey.count
+        guard bytes.count >= idStart + 36, let id = uuid(bytes[idStart..<idStart + 36]) else { return nil }
+        return (Entry(cursor: cursor, messageId: nil, id: id), idStart + 36)
+    }
+
     private static let entryPrefix = Array(#"{"entry":{"cursor":"#.utf8)
+    private static let entriesPrefix = Array(#"{"entries":["#.utf8)
+    private static let cursorKey = Array(#"{"cursor":"#.utf8)
+    /// An entry object's end: its envelope's closing quote and brace.
+    private static let objectEnd = Array(#""}"#.utf8)
     private static let receiptPrefix = Array(#"{"receipt":{"messageId":""#.utf8)
     private static let messageIDKey = Array(#""messageId":""#.utf8)
 

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import ConfidantAPI
 import ConfidantCrypto
 import ConfidantTestSupport
@@ -172,6 +173,50 @@ struct RelayStreamSendTests {
             #expect(receipts.count == count)
             let delivered = await bobStream.frames.next(count, within: 60).compactMap(\.entry)
             #expect(try delivered.map { try bob.read($0, from: alice) } == (0..<count).map { "m \($0)" })
+            for stream in [aliceStream, bobStream] { await stream.close() }
+        }
+    }
+
+    @Test(
+        "batched=true: stored and new entries come several to a frame, in cursor order, each once; a bad value is refused",
+        arguments: TestDatabaseKind.available)
+    func batchedEntries(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            // Stored while bob is away: the replay puts them in one frame.
+            for index in 0..<30 { _ = try await alice.send("stored \(index)", to: toBob) }
+            let bobStream = try await StreamClient.connect(port: relay.port, user: bob, batched: true)
+            var frames: [Components.Schemas.StreamFrame] = []
+            while frames.last?.caughtUp != true {
+                guard let frame = await bobStream.frames.next(1).first else { break }
+                frames.append(frame)
+            }
+            #expect(frames.allSatisfy { $0.entry == nil })
+            let stored = frames.flatMap { $0.entries ?? [] }
+            #expect(frames.dropLast().count < 30)
+            #expect(try stored.map { try bob.read($0, from: alice) } == (0..<30).map { "stored \($0)" })
+
+            // Sent while bob listens: batched too (a frame per group or fewer), nothing twice.
+            let aliceStream = try await Self.connect(relay, alice)
+            let batches = try (0..<60).map { try alice.batch("live \($0)", to: toBob) }
+            for batch in batches { try await aliceStream.sendBinary(batch) }
+            #expect(await aliceStream.frames.next(60, within: 30).compactMap(\.receipt).count == 60)
+            var live: [Components.Schemas.MailboxEntry] = []
+            while live.count < 60, let frame = await bobStream.frames.next(1, within: 30).first {
+                #expect(frame.entry == nil)
+                live += frame.entries ?? []
+            }
+            #expect(live.count == 60)
+            #expect(Set(live.map(\.cursor)).count == live.count)
+            #expect(try live.map { try bob.read($0, from: alice) } == (0..<60).map { "live \($0)" })
+            #expect(zip(stored + live, (stored + live).dropFirst()).allSatisfy { $0.cursor < $1.cursor })
+
+            var request = HTTPClientRequest(url: relay.baseURL.absoluteString + "/v1/stream?after=0&batched=yes")
+            request.headers.add(name: "Authorization", value: "Bearer \(bob.token)")
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            #expect(response.status == .badRequest)
             for stream in [aliceStream, bobStream] { await stream.close() }
         }
     }

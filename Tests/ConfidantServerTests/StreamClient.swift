@@ -26,17 +26,23 @@ final class StreamClient: Sendable {
     }
 
     /// Connects as `user`'s device and answers the stream's challenge with its key, unless
-    /// `proving` is false (then the stream waits for a proof that never comes).
-    static func connect(port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true) async throws -> StreamClient
-    {
+    /// `proving` is false (then the stream waits for a proof that never comes); `batched` asks for
+    /// `entries` frames.
+    static func connect(
+        port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true, batched: Bool = false
+    ) async throws -> StreamClient {
         let (frames, continuation) = AsyncStream<Components.Schemas.StreamFrame>.makeStream()
         let (problems, problemInput) = AsyncStream<String>.makeStream()
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
         headers.add(name: .authorization, value: "Bearer \(user.token)")
+        // As ConfidantKit: an entry frame carries up to a 4 MiB envelope in base64, a batched one
+        // several entries (WebSocketKit's default limit is 16 KiB).
+        var configuration = WebSocketClient.Configuration()
+        configuration.maxFrameSize = 1 << 23
         try await WebSocket.connect(
-            to: "ws://127.0.0.1:\(port)/v1/stream?after=\(after)", headers: headers,
-            on: MultiThreadedEventLoopGroup.singleton
+            to: "ws://127.0.0.1:\(port)/v1/stream?after=\(after)\(batched ? "&batched=true" : "")", headers: headers,
+            configuration: configuration, on: MultiThreadedEventLoopGroup.singleton
         ) { socket in
             socket.onText { socket, text in
                 if let problem = try? JSONDecoder().decode(Problem.self, from: Data(text.utf8)) {

@@ -40,4 +40,34 @@ struct StreamFrameTextTests {
             messageId: "not \"a\" uuid", stored: 1, duplicate: false, receivedAt: times[0])
         #expect(try StreamFrameText.receipt(odd) == nil)
     }
+
+    @Test("batched frames: at most 256 entries and 256 KiB of envelopes each, a larger entry alone, notices too")
+    func batches() throws {
+        let sender = DeviceAddress(userID: UUID(), deviceID: UUID())
+        let time = Date(timeIntervalSince1970: 1_764_000_000.5)
+        let notice = try StreamCoding.encoder().encode(
+            Components.Schemas.KeyChange(
+                userId: sender.userID.uuidString, deviceId: sender.deviceID.uuidString, change: .added))
+        let sizes = Array(repeating: 100, count: 300) + [300 << 10] + Array(repeating: 100 << 10, count: 5)
+        var entries = sizes.enumerated().map { index, size in
+            MailboxEntry(
+                cursor: Int64(index + 1), kind: .envelope, sender: sender, messageID: UUID(),
+                payload: Data(repeating: UInt8(index % 256), count: size), receivedAt: time)
+        }
+        entries.insert(
+            MailboxEntry(
+                cursor: 0, kind: .keyChange, sender: sender, messageID: nil, payload: notice, receivedAt: time),
+            at: 0)
+        let frames = try StreamFrameText.frames(entries, batched: true)
+        let decoded = try frames.map { try Self.decoded($0) }
+        // 257 small ones (the notice and 256 envelopes), 44, the large one alone, 2 + 2 + 1 of 100 KiB.
+        #expect(decoded.map { $0.entries?.count ?? 0 } == [256, 45, 1, 2, 2, 1])
+        #expect(decoded.allSatisfy { $0.entry == nil })
+        let expected = try Self.viaEncoder(
+            Components.Schemas.StreamFrame(entries: try entries.map { try $0.wire })
+        ).entries
+        #expect(decoded.flatMap { $0.entries ?? [] } == expected)
+        #expect(try StreamFrameText.frames(entries, batched: false).count == entries.count)
+        #expect(try StreamFrameText.frames([], batched: true).isEmpty)
+    }
 }

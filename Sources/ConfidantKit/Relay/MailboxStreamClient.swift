@@ -107,7 +107,7 @@ struct MailboxStreamClient: Sendable {
                             // the device out for good.
                             await sender.attach(socket, binarySendVersions: frame.binarySendVersions ?? [])
                         }
-                        if let entry = frame.entry {
+                        for entry in (frame.entry.map { [$0] } ?? []) + (frame.entries ?? []) {
                             pending.append(entry)
                             if pending.count >= Self.batchLimit {
                                 try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
@@ -160,7 +160,10 @@ struct MailboxStreamClient: Sendable {
         }
         components.scheme = components.scheme == "https" ? "wss" : "ws"
         components.path = "/v1/stream"
-        components.queryItems = [URLQueryItem(name: "after", value: String(cursor))]
+        // Batched: a burst comes in a few frames instead of one per entry (docs/PROTOCOL.md §7).
+        components.queryItems = [
+            URLQueryItem(name: "after", value: String(cursor)), URLQueryItem(name: "batched", value: "true"),
+        ]
         guard let url = components.string else { throw ConfidantKitError.invalidServerURL(serverURL.absoluteString) }
         var headers = HTTPHeaders()
         headers.add(name: "Authorization", value: "Bearer \(token)")

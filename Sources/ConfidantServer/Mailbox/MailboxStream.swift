@@ -37,13 +37,19 @@ struct MailboxStream: Sendable {
             guard let after = Int64(text), after >= 0 else {
                 throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).")
             }
+            let batched: Bool
+            switch request.query[String.self, at: "batched"] {
+            case nil, "false": batched = false
+            case "true": batched = true
+            default: throw APIFailure.malformed("`batched` must be true or false.")
+            }
             let response = Response(status: .switchingProtocols)
             let logger = request.logger
             response.upgrader = BoundedWebSocketUpgrader(
                 maximumMessageBytes: Self.maximumFrameBytes(configuration),
                 pingInterval: .seconds(Int64(configuration.streamPingSeconds))
             ) { socket in
-                Task { await run(socket, caller: caller, after: after, logger: logger) }
+                Task { await run(socket, caller: caller, after: after, batched: batched, logger: logger) }
             }
             return response
         }
@@ -55,7 +61,7 @@ struct MailboxStream: Sendable {
         max(1 << 16, configuration.maximumJSONBodyBytes)
     }
 
-    private func run(_ socket: WebSocket, caller: Caller, after: Int64, logger: Logger) async {
+    private func run(_ socket: WebSocket, caller: Caller, after: Int64, batched: Bool, logger: Logger) async {
         let hub = mailbox.hub
         let inbox = hub.subscribe(caller, after: after)
         // Frames are handled one at a time in the order they arrive (WebSocketKit's async
@@ -127,20 +133,20 @@ struct MailboxStream: Sendable {
             return
         }
         var caughtUp = false
-        let live = Self.liveSend(to: socket, logger: logger)
+        let live = Self.liveSend(to: socket, batched: batched, logger: logger)
         do {
             for await _ in inbox.signals {
                 switch inbox.next() {
                 case .entries(let entries):
                     let fresh = entries.filter { $0.cursor > inbox.sentThrough }
-                    try await send(fresh, to: socket, encoder: encoder)
+                    try await send(fresh, to: socket, batched: batched)
                     if let last = fresh.last { inbox.sent(through: last.cursor) }
                 case .read:
                     while !socket.isClosed {
                         let page = try await Self.briefly { [mailbox, after = inbox.sentThrough] in
                             try await mailbox.page(of: caller.address, after: after, limit: Self.pageSize)
                         }
-                        try await send(page.entries, to: socket, encoder: encoder)
+                        try await send(page.entries, to: socket, batched: batched)
                         if let last = page.entries.last { inbox.sent(through: last.cursor) }
                         if !page.hasMore { break }
                     }
@@ -176,7 +182,7 @@ struct MailboxStream: Sendable {
     /// and then one to the event loop. Refuses (false) what would put more than
     /// `maximumLiveUnwrittenBytes` unwritten, so that a client that does not read meets the
     /// task's back-pressure instead of a growing buffer.
-    static func liveSend(to socket: WebSocket, logger: Logger) -> MailboxInbox.LiveSend {
+    static func liveSend(to socket: WebSocket, batched: Bool, logger: Logger) -> MailboxInbox.LiveSend {
         let unwritten = ByteBudget(limit: maximumLiveUnwrittenBytes)
         return { entries in
             guard !entries.isEmpty else { return true }
@@ -187,9 +193,9 @@ struct MailboxStream: Sendable {
                 let written = socket.eventLoop.makePromise(of: Void.self)
                 written.futureResult.whenComplete { _ in unwritten.give(bytes) }
                 do {
-                    for (index, entry) in entries.enumerated() {
-                        let frame = try StreamFrameText.entry(entry) ?? frame(entry, encoder: StreamCoding.encoder())
-                        socket.send(frame, promise: index == entries.count - 1 ? written : nil)
+                    let frames = try StreamFrameText.frames(entries, batched: batched)
+                    for (index, frame) in frames.enumerated() {
+                        socket.send(frame, promise: index == frames.count - 1 ? written : nil)
                     }
                 } catch {
                     // The entries stay stored: the client gets them again when it reconnects.
@@ -204,19 +210,12 @@ struct MailboxStream: Sendable {
         }
     }
 
-    /// An entry's frame: `StreamFrameText` for envelopes, `JSONEncoder` for the rest.
-    private static func frame(_ entry: MailboxEntry, encoder: JSONEncoder) throws -> String {
-        try StreamFrameText.entry(entry)
-            ?? String(
-                decoding: try encoder.encode(Components.Schemas.StreamFrame(entry: try entry.wire)), as: UTF8.self)
-    }
-
-    /// One frame per entry; waits only for the last one to be written, so that a slow reader
-    /// holds up its own stream and nothing else.
-    private func send(_ entries: [MailboxEntry], to socket: WebSocket, encoder: JSONEncoder) async throws {
-        for (index, entry) in entries.enumerated() {
-            let frame = try Self.frame(entry, encoder: encoder)
-            if index == entries.count - 1 {
+    /// The entries' frames (`StreamFrameText.frames`); waits only for the last one to be written,
+    /// so that a slow reader holds up its own stream and nothing else.
+    private func send(_ entries: [MailboxEntry], to socket: WebSocket, batched: Bool) async throws {
+        let frames = try StreamFrameText.frames(entries, batched: batched)
+        for (index, frame) in frames.enumerated() {
+            if index == frames.count - 1 {
                 try await socket.send(frame)
             } else {
                 socket.send(frame, promise: nil)

@@ -23,11 +23,50 @@ enum StreamFrameText {
 
     /// `{"entry": MailboxEntry}` for an envelope; nil for other kinds.
     static func entry(_ row: MailboxEntry) throws -> String? {
+        try envelopeObject(row).map { #"{"entry":"# + $0 + "}" }
+    }
+
+    /// The `MailboxEntry` object of an envelope; nil for other kinds.
+    private static func envelopeObject(_ row: MailboxEntry) throws -> String? {
         guard row.kind == .envelope, let messageID = row.messageID else { return nil }
         return
-            #"{"entry":{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.canonicalString)","#
+            #"{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.canonicalString)","#
             + #""senderDeviceId":"\#(row.sender.deviceID.canonicalString)","messageId":"\#(messageID.canonicalString)","#
-            + #""receivedAt":"\#(try text(of: row.receivedAt))","envelope":"\#(row.payload.base64EncodedString())"}}"#
+            + #""receivedAt":"\#(try text(of: row.receivedAt))","envelope":"\#(row.payload.base64EncodedString())"}"#
+    }
+
+    /// Entries a batched frame carries at most.
+    static let maximumBatchEntries = 256
+    /// Bytes of envelopes a batched frame carries at most; a larger entry goes alone.
+    static let maximumBatchBytes = 256 << 10
+
+    /// The frames that send `entries`, in order: `{"entry": …}` each, or, for a client that
+    /// asked for batches (`/v1/stream?batched=true`), `{"entries": [...]}` frames of up to
+    /// `maximumBatchEntries` entries and `maximumBatchBytes` of envelopes (one larger entry
+    /// alone). A frame costs the relay and the client more than the bytes in it.
+    static func frames(_ entries: [MailboxEntry], batched: Bool) throws -> [String] {
+        var encoder: JSONEncoder?
+        func object(_ row: MailboxEntry) throws -> String {
+            if let text = try envelopeObject(row) { return text }
+            let json = encoder ?? StreamCoding.encoder()
+            encoder = json
+            return String(decoding: try json.encode(try row.wire), as: UTF8.self)
+        }
+        guard batched else { return try entries.map { #"{"entry":"# + (try object($0)) + "}" } }
+        var frames: [String] = []
+        var batch: [String] = []
+        var bytes = 0
+        for row in entries {
+            if !batch.isEmpty, batch.count == maximumBatchEntries || bytes + row.payload.count > maximumBatchBytes {
+                frames.append(#"{"entries":["# + batch.joined(separator: ",") + "]}")
+                batch = []
+                bytes = 0
+            }
+            batch.append(try object(row))
+            bytes += row.payload.count
+        }
+        if !batch.isEmpty { frames.append(#"{"entries":["# + batch.joined(separator: ",") + "]}") }
+        return frames
     }
 
     /// `{"receipt": MessageReceipt}`; nil if the message id (the client's text) is not plainly a UUID.
