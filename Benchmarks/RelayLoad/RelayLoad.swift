@@ -566,7 +566,7 @@ struct BenchFrame: Decodable {
                     let next = find(objectEnd, in: bytes, from: end)
                 else { return nil }
                 entries.append(entry)
-                index = next + 1
+                index = next + objectEnd.count
             }
             return BenchFrame(entries: entries)
         }
