@@ -499,7 +499,7 @@ final class BenchStream: Sendable {
         guard !frames.isEmpty else { return }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let pump = SendPump(frames: frames, window: window.size, socket: socket, stamp: stamp, done: done)
-            window.divert { pump.answered() }
+            window.divert(to: pump)
             socket.eventLoop.execute { pump.fill() }
         }
     }
@@ -699,16 +699,18 @@ final class SendWindow: Sendable {
     }
 
     private let state: Mutex<State>
-    /// While a `SendPump` drives the sends, each receipt goes to it instead.
-    private let diverted = Mutex<(@Sendable () -> Void)?>(nil)
+    /// While a `SendPump` drives the sends, each receipt goes to it instead. (A class, not a
+    /// closure: a closure in a `Mutex` is wrapped in two more reabstraction thunks by every
+    /// `withLock`, so each receipt took longer than the one before.)
+    private let diverted = Mutex<SendPump?>(nil)
 
     init(size: Int) { state = Mutex(State(available: max(1, size), size: max(1, size))) }
 
     var size: Int { state.withLock { $0.size } }
 
-    /// From now on a receipt (or refusal) calls `answered` instead of freeing a place.
-    func divert(to answered: @escaping @Sendable () -> Void) {
-        diverted.withLock { $0 = answered }
+    /// From now on a receipt (or refusal) goes to `pump` instead of freeing a place.
+    func divert(to pump: SendPump) {
+        diverted.withLock { $0 = pump }
     }
 
     func acquire() async {
@@ -726,7 +728,7 @@ final class SendWindow: Sendable {
     }
 
     func release() {
-        if let answered = diverted.withLock({ $0 }) { return answered() }
+        if let pump = diverted.withLock({ $0 }) { return pump.answered() }
         let (waiter, idle) = state.withLock {
             state -> (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
             if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
