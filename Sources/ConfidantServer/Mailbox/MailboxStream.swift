@@ -7,8 +7,9 @@ import NIOWebSocket
 import Synchronization
 import Vapor
 
-/// `GET /v1/stream?after=CURSOR`: a WebSocket that replays the device's unacknowledged entries
-/// after `after`, says `caughtUp`, then pushes new entries as they are stored. The client
+/// `GET /v1/stream?after=CURSOR[&batched=true]`: a WebSocket that replays the device's
+/// unacknowledged entries after `after`, says `caughtUp`, then pushes new entries as they are
+/// stored, one to a frame or, batched, several (`StreamFrameText.frames`). The client
 /// acknowledges with `StreamRequest` frames (`cursors`) and may send messages over the same
 /// socket (`send`, or a binary `StreamSendFrame`; answered by `receipt` or `refused`);
 /// unacknowledged entries come again on the next connection.
