@@ -28,7 +28,9 @@ struct StreamFrameTextTests {
             let entry = MailboxEntry(
                 cursor: Int64(index + 1), kind: .envelope, sender: sender, messageID: .timeOrdered(at: time),
                 payload: Data((0..<(index * 37)).map { UInt8(truncatingIfNeeded: $0) }), receivedAt: time)
-            let text = try #require(try StreamFrameText.entry(entry))
+            // Written by hand (not by the JSONEncoder fallback), and framed as `{"entry": …}`.
+            #expect(try StreamFrameText.envelopeObject(entry) != nil)
+            let text = try #require(try StreamFrameText.frames([entry], batched: false).first)
             #expect(try Self.decoded(text) == Self.viaEncoder(Components.Schemas.StreamFrame(entry: try entry.wire)))
 
             let receipt = Components.Schemas.MessageReceipt(

@@ -139,7 +139,8 @@ struct MailboxStream: Sendable {
             for await _ in inbox.signals {
                 switch inbox.next() {
                 case .entries(let entries):
-                    let fresh = entries.filter { $0.cursor > inbox.sentThrough }
+                    let sentThrough = inbox.sentThrough
+                    let fresh = entries.filter { $0.cursor > sentThrough }
                     try await send(fresh, to: socket, batched: batched)
                     if let last = fresh.last { inbox.sent(through: last.cursor) }
                 case .read:
@@ -194,10 +195,7 @@ struct MailboxStream: Sendable {
                 let written = socket.eventLoop.makePromise(of: Void.self)
                 written.futureResult.whenComplete { _ in unwritten.give(bytes) }
                 do {
-                    let frames = try StreamFrameText.frames(entries, batched: batched)
-                    for (index, frame) in frames.enumerated() {
-                        socket.send(frame, promise: index == frames.count - 1 ? written : nil)
-                    }
+                    write(try StreamFrameText.frames(entries, batched: batched), to: socket, written: written)
                 } catch {
                     // The entries stay stored: the client gets them again when it reconnects.
                     logger.warning(
@@ -214,14 +212,17 @@ struct MailboxStream: Sendable {
     /// The entries' frames (`StreamFrameText.frames`); waits only for the last one to be written,
     /// so that a slow reader holds up its own stream and nothing else.
     private func send(_ entries: [MailboxEntry], to socket: WebSocket, batched: Bool) async throws {
-        let frames = try StreamFrameText.frames(entries, batched: batched)
-        for (index, frame) in frames.enumerated() {
-            if index == frames.count - 1 {
-                try await socket.send(frame)
-            } else {
-                socket.send(frame, promise: nil)
-            }
-        }
+        let written = socket.eventLoop.makePromise(of: Void.self)
+        Self.write(try StreamFrameText.frames(entries, batched: batched), to: socket, written: written)
+        try await written.futureResult.get()
+    }
+
+    /// Sends `frames` in order without waiting; `written` completes once the last is written (at
+    /// once when there are none).
+    private static func write(_ frames: [String], to socket: WebSocket, written: EventLoopPromise<Void>) {
+        guard let last = frames.last else { return written.succeed() }
+        for frame in frames.dropLast() { socket.send(frame, promise: nil) }
+        socket.send(last, promise: written)
     }
 
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without

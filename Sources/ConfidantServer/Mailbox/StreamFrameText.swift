@@ -21,13 +21,9 @@ enum StreamFrameText {
         return text
     }
 
-    /// `{"entry": MailboxEntry}` for an envelope; nil for other kinds.
-    static func entry(_ row: MailboxEntry) throws -> String? {
-        try envelopeObject(row).map { #"{"entry":"# + $0 + "}" }
-    }
-
-    /// The `MailboxEntry` object of an envelope; nil for other kinds.
-    private static func envelopeObject(_ row: MailboxEntry) throws -> String? {
+    /// The `MailboxEntry` object of an envelope; nil for other kinds (`frames` has `JSONEncoder`
+    /// write those).
+    static func envelopeObject(_ row: MailboxEntry) throws -> String? {
         guard row.kind == .envelope, let messageID = row.messageID else { return nil }
         return
             #"{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.canonicalString)","#
@@ -56,16 +52,18 @@ enum StreamFrameText {
         var frames: [String] = []
         var batch: [String] = []
         var bytes = 0
+        func closeBatch() {
+            guard !batch.isEmpty else { return }
+            frames.append(#"{"entries":["# + batch.joined(separator: ",") + "]}")
+            batch = []
+            bytes = 0
+        }
         for row in entries {
-            if !batch.isEmpty, batch.count == maximumBatchEntries || bytes + row.payload.count > maximumBatchBytes {
-                frames.append(#"{"entries":["# + batch.joined(separator: ",") + "]}")
-                batch = []
-                bytes = 0
-            }
+            if batch.count == maximumBatchEntries || bytes + row.payload.count > maximumBatchBytes { closeBatch() }
             batch.append(try object(row))
             bytes += row.payload.count
         }
-        if !batch.isEmpty { frames.append(#"{"entries":["# + batch.joined(separator: ",") + "]}") }
+        closeBatch()
         return frames
     }
 
