@@ -155,6 +155,44 @@ struct SQLiteWriteConnectionTests {
         }
     }
 
+    @Test("the write-ahead log starts over once it is past its limit instead of growing with every commit")
+    func logStartsOver() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let limit = 64
+            let writer = SQLiteWriter(
+                path: try Self.path(of: relay), pragmas: [], busyTimeoutMilliseconds: 1_000, gate: WriteGate(),
+                logLimitFrames: limit)
+            var longest = 0
+            var restarts = 0
+            do {
+                var last = 0
+                for index in 0..<400 {
+                    // Each commit writes at least the table's and the index's page: 800 frames
+                    // or more when the log never starts over.
+                    let entry = NewMailboxEntry(
+                        recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                        payload: Data(repeating: 7, count: 100), receivedAt: Date())
+                    // Inside the transaction, the count is still the commit's before.
+                    let frames = try await writer.write { connection in
+                        _ = try MailboxWriteStatements.insert([entry], after: Int64(1_000 + index), on: connection)
+                        return connection.logFrames
+                    }
+                    if frames < last { restarts += 1 }
+                    last = frames
+                    longest = max(longest, frames)
+                }
+            } catch {
+                await writer.close()
+                throw error
+            }
+            await writer.close()
+            #expect(restarts > 0)
+            // A checkpoint at the first commit past the limit; the log starts over at the next one.
+            #expect(longest <= limit + 8, "the log reached \(longest) frames")
+        }
+    }
+
     @Test("a file another connection holds locked fails as database_unavailable after the busy timeout, then works")
     func busyFile() async throws {
         try await TestRelay.run(.sqlite) { relay in

@@ -17,6 +17,8 @@ import VaporCSQLite
 final class SQLiteWriteConnection {
     private var handle: OpaquePointer?
     private var prepared: [String: OpaquePointer] = [:]
+    /// Frames in the write-ahead log after this connection's last commit (SQLite's WAL hook).
+    private(set) var logFrames = 0
 
     /// Opens the existing database at `path` (the relay's migrations created it) and sets the
     /// write connection's pragmas (`WriteConnectionSetup`).
@@ -32,6 +34,15 @@ final class SQLiteWriteConnection {
         }
         sqlite_nio_sqlite3_busy_timeout(handle, Int32(clamping: busyTimeoutMilliseconds))
         for pragma in pragmas { try execute(pragma) }
+        // Called inside this connection's own `COMMIT`, on its thread, while it is alive. It
+        // replaces SQLite's automatic checkpoint, which `wal_autocheckpoint=0` turned off anyway.
+        sqlite_nio_sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<SQLiteWriteConnection>.fromOpaque(context).takeUnretainedValue().logFrames = Int(frames)
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
@@ -86,6 +97,20 @@ final class SQLiteWriteConnection {
     /// parse and a plan that keeping the statement was meant to save.
     var reprepareCounts: [String: Int32] {
         prepared.mapValues { SQLiteWriteStatement(pointer: $0, connection: self).reprepareCount }
+    }
+
+    /// A passive checkpoint on this connection, outside a transaction: copies the log's pages
+    /// into the database file without waiting for readers or writers. Once the whole log is
+    /// copied, the next write transaction starts the log again from its beginning instead of
+    /// appending to it. True when it copied the whole log; false when readers still use some of
+    /// it, another checkpoint is running (`SQLITE_BUSY`), or it failed: none of these harms the
+    /// data, and the next attempt catches up.
+    @discardableResult
+    func checkpoint() -> Bool {
+        var logged: Int32 = 0
+        var copied: Int32 = 0
+        let result = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
+        return result == SQLITE_OK && logged == copied
     }
 
     /// Whether a transaction is open (one that failed to roll back leaves it so).

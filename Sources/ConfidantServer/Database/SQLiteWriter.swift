@@ -11,12 +11,17 @@ final class SQLiteWriter: Sendable {
     private let pragmas: [String]
     private let busyTimeoutMilliseconds: Int
     private let gate: WriteGate
+    private let logLimitFrames: Int
     private let thread = NIOThreadPool(numberOfThreads: 1)
     private let slot = ConnectionSlot()
 
     /// Only touched on `thread`, one work item at a time.
     private final class ConnectionSlot: @unchecked Sendable {
-        var connection: SQLiteWriteConnection?
+        var connection: SQLiteWriteConnection? {
+            didSet { checkpointedAt = 0 }
+        }
+        /// The log's length when this connection last checkpointed it.
+        var checkpointedAt = 0
     }
 
     /// The write connection's own pragmas, besides every write connection's
@@ -24,14 +29,27 @@ final class SQLiteWriter: Sendable {
     /// page cache of 32 MiB instead of 2 MiB, since a group commit dirties a leaf page of each
     /// index per mailbox and sender it touches, and a smaller cache spilled them to the log
     /// before the commit and read them back from the file (perf: `pagerStress`, `readDbPage`).
-    static let pragmas = ["PRAGMA foreign_keys=ON", "PRAGMA cache_size=-32768"]
+    /// And a log that grew while something kept it from starting over (a long read) is cut
+    /// back to 64 MiB once it does.
+    static let pragmas = [
+        "PRAGMA foreign_keys=ON", "PRAGMA cache_size=-32768", "PRAGMA journal_size_limit=\(64 << 20)",
+    ]
+
+    /// Frames (pages) the write-ahead log may hold before this connection checkpoints it itself
+    /// (`OnThread.write`): 16 MiB.
+    static let logLimitFrames = 4096
 
     /// `gate`: the relay's one-writer-at-a-time gate, which every transaction here takes.
-    init(path: String, pragmas: [String], busyTimeoutMilliseconds: Int, gate: WriteGate) {
+    /// `logLimitFrames`: see `SQLiteWriter.logLimitFrames`.
+    init(
+        path: String, pragmas: [String], busyTimeoutMilliseconds: Int, gate: WriteGate,
+        logLimitFrames: Int = SQLiteWriter.logLimitFrames
+    ) {
         self.path = path
         self.pragmas = pragmas
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.gate = gate
+        self.logLimitFrames = logLimitFrames
         thread.start()
     }
 
@@ -45,12 +63,27 @@ final class SQLiteWriter: Sendable {
 
         /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, holding the gate; rolls back when it
         /// throws. `committed` runs after the commit and before the next writer starts.
+        ///
+        /// After that, a log longer than `logLimitFrames` is checkpointed here. The relay's
+        /// background checkpoints (`WALCheckpoints`) copy the log while writes go on, but SQLite
+        /// starts the log over only when a write begins with all of it copied. Under steady load
+        /// a commit always lands while a checkpoint runs, so the log never started over: it grew
+        /// by every page written (100 MB a second with one message in flight), each commit
+        /// allocating new file blocks. Here no write can land in between, and the background
+        /// checkpoints have usually copied all but the last few commits.
         func write<T>(_ body: (SQLiteWriteConnection) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
             guard running else { throw SQLiteWriter.shuttingDown }
             writer.gate.acquireBlocking()
-            defer { writer.gate.release() }
-            let result = try writer.run(body)
+            let result: T
+            do {
+                result = try writer.run(body)
+            } catch {
+                writer.gate.release()
+                throw error
+            }
             committed(result)
+            writer.gate.release()
+            writer.checkpointIfLong()
             return result
         }
     }
@@ -75,6 +108,17 @@ final class SQLiteWriter: Sendable {
                 continuation.resume(with: Result { try OnThread(writer: self, running: true).write(body) })
             }
         }
+    }
+
+    /// A checkpoint once the log is over its limit; while a reader keeps it from starting over,
+    /// again only after another quarter of the limit, not after every commit.
+    private func checkpointIfLong() {
+        guard let connection = slot.connection else { return }
+        let frames = connection.logFrames
+        if frames < slot.checkpointedAt { slot.checkpointedAt = 0 }
+        guard frames > logLimitFrames, frames >= slot.checkpointedAt + logLimitFrames / 4 else { return }
+        slot.checkpointedAt = frames
+        connection.checkpoint()
     }
 
     private func run<T>(_ body: (SQLiteWriteConnection) throws -> T) throws -> T {
