@@ -77,6 +77,11 @@ struct MailboxStream: Sendable {
             maximumEnvelopeBytes: configuration.maximumEnvelopeBytes, identity: identity, logger: logger)
         socket.eventLoop.execute {  // the callbacks may only be set on the socket's event loop
             socket.onText { socket, text in
+                // As for binary sends below: taken at once when nothing waits before it.
+                if order.mayTakeAtOnce, !inbox.isRevoked {
+                    requests.takeRequest(text)
+                    return
+                }
                 order.enqueue()
                 guard unread.take(text.utf8.count), case .enqueued = frameInput.yield(.text(text)) else {
                     _ = socket.close(code: .policyViolation)
@@ -228,8 +233,8 @@ struct MailboxStream: Sendable {
     /// Acknowledgements and sends from the client, in order. Each goes to the writer without
     /// waiting for the previous one to commit; its answer is sent when its group has. The loop
     /// that waits here for as long as the connection lives keeps a small frame: the work for each
-    /// frame happens in `StreamRequests.take`, whose memory is given back when it returns. Binary
-    /// sends that find nothing queued here skip this loop (`StreamFrameOrder`).
+    /// frame happens in `StreamRequests.take`, whose memory is given back when it returns. Frames
+    /// that find nothing queued here once the proof is accepted skip this loop (`StreamFrameOrder`).
     private func handle(
         _ frames: AsyncStream<IncomingFrame>, with requests: StreamRequests, unread: ByteBudget,
         order: StreamFrameOrder, inbox: MailboxInbox

@@ -1,13 +1,13 @@
 import Synchronization
 
-/// Whether a stream's binary send may be taken at once on the connection's event loop, or must
-/// wait its turn in the stream's task (`MailboxStream.handle`).
+/// Whether a stream's frame (a send or an acknowledgement) may be taken at once on the
+/// connection's event loop, or must wait its turn in the stream's task (`MailboxStream.handle`).
 ///
-/// Messages sent one after another on a connection are stored in that order, so a send is taken
-/// at once only when the task has no frame before it. Nothing is taken at once before the task
-/// has accepted the proof. Why take any at once: the task is one more hand-over between threads
-/// for every send (event loop → Swift's cooperative pool → the writer's thread), and with one
-/// message in flight each hand-over is a thread woken up (docs/BENCHMARKS.md).
+/// Requests a connection makes one after another reach the writer in that order, so a frame is
+/// taken at once only when the task has no frame before it. Nothing is taken at once before the
+/// task has accepted the proof. Why take any at once: the task is one more hand-over between
+/// threads for every frame (event loop → Swift's cooperative pool → the writer's thread), and
+/// with one message in flight each hand-over is a thread woken up (docs/BENCHMARKS.md).
 final class StreamFrameOrder: Sendable {
     private let queued = Atomic<Int>(0)
     private let proven = Atomic<Bool>(false)

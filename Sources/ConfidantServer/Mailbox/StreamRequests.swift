@@ -53,10 +53,7 @@ struct StreamRequests: Sendable {
 
     /// Handles one frame; false when the stream must end (no proof, or a refused one).
     func take(_ frame: IncomingFrame, proven: inout Bool) async -> Bool {
-        let request: Components.Schemas.StreamRequest?
         switch frame {
-        case .text(let text):
-            request = try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
         case .binary(let buffer):
             // A binary frame is a send, never the proof: before the proof it ends the stream.
             guard proven else {
@@ -64,24 +61,36 @@ struct StreamRequests: Sendable {
                 return false
             }
             takeSend(buffer)
-            return true
-        }
-        if !proven {
-            // The first frame must be the proof; anything else ends the stream.
-            guard let signature = request?.proof else {
-                proof.decide(.refused)
-                return false
+        case .text(let text):
+            guard proven else {
+                // The first frame must be the proof; anything else ends the stream.
+                guard let signature = decode(text)?.proof else {
+                    proof.decide(.refused)
+                    return false
+                }
+                guard await check(signature.data) else { return false }
+                proven = true
+                return true
             }
-            guard await check(signature.data) else { return false }
-            proven = true
-            return true
+            takeRequest(text)
         }
-        guard let request else {
+        return true
+    }
+
+    private func decode(_ text: String) -> Components.Schemas.StreamRequest? {
+        try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
+    }
+
+    /// A text frame of a proven stream: acknowledgements go to the writer, a JSON send is
+    /// handed over as `takeSend` hands a binary one. Nothing here waits, so the connection's
+    /// event loop may call it (`StreamFrameOrder`).
+    func takeRequest(_ text: String) {
+        guard let request = decode(text) else {
             reply(
                 MailboxStream.problem(
                     .malformedRequest,
                     "Send {\"cursors\": [..]} to acknowledge or {\"send\": {..}} (a MessageBatch) to send."))
-            return true
+            return
         }
         if let cursors = request.cursors {
             do {
@@ -102,7 +111,6 @@ struct StreamRequests: Sendable {
                 refuse(batch.messageId, error)
             }
         }
-        return true
     }
 
     /// Checks the stream's proof against the device's current key and says how it went.
