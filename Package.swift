@@ -166,6 +166,7 @@ let package = Package(
                 "ConfidantServer",
                 "ConfidantAPI",
                 "ConfidantCrypto",
+                "ConfidantKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),

@@ -23,7 +23,7 @@ struct RelayLoad: AsyncParsableCommand {
         commandName: "relay-load",
         abstract: "Load-test the relay: N sender/receiver pairs over HTTP and WebSockets on loopback.",
         discussion: "Benchmarks/relay.sh runs the set reported in docs/BENCHMARKS.md.",
-        subcommands: [LoadCommand.self, ChildRelayCommand.self, TokenCommand.self],
+        subcommands: [LoadCommand.self, KitCommand.self, ChildRelayCommand.self, TokenCommand.self],
         defaultSubcommand: LoadCommand.self
     )
 }
@@ -76,13 +76,7 @@ struct LoadCommand: AsyncParsableCommand {
             throw error
         }
         try? await http.shutdown()
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
-        } else {
-            print(result.table)
-        }
+        try BenchOutput.report(result, table: result.table, json: json)
     }
 
     private func measure(
@@ -288,8 +282,22 @@ struct LoadCommand: AsyncParsableCommand {
             lost: total - seen.withLock { $0.count }, duplicated: duplicates.withLock { $0 })
     }
 
-    private func progress(_ text: String) {
+    private func progress(_ text: String) { BenchOutput.progress(text) }
+}
+
+/// What the benchmark's commands print.
+enum BenchOutput {
+    /// A step, on standard error.
+    static func progress(_ text: String) {
         FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    }
+
+    /// The result: `table`, or one JSON line with `json`.
+    static func report(_ result: some Encodable, table: String, json: Bool) throws {
+        guard json else { return print(table) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        print(String(decoding: try encoder.encode(result), as: UTF8.self))
     }
 }
 

@@ -1,6 +1,7 @@
 import ConfidantCrypto
 import ConfidantTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ConfidantKit
@@ -67,6 +68,44 @@ struct MessengerTests {
             #expect(copies.map(\.text) == ["from the phone"])
             #expect(copies.first?.direction == .outgoing)
             #expect(copies.first?.peer == bobID)
+        }
+    }
+
+    @Test("keys fetched for sending serve for a minute; a device added meanwhile still gets the next message")
+    func keysForSending() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            let bobID = await bob.messenger.me
+            let shared = await alice.messenger.directory
+            let clock = LockedDate(Date())
+            let directory = KeyDirectory(
+                relay: shared.relay, store: shared.store, identity: shared.identity, me: shared.me,
+                events: shared.events, now: { clock.value })
+            #expect(try await directory.keysForSending(of: bobID).count == 1)
+
+            let tablet = try await bob.secondDevice(relay)
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                    await tablet.remove()
+                }
+            }
+            clock.advance(by: KeyDirectory.keysFreshFor - 1)
+            #expect(try await directory.keysForSending(of: bobID).count == 1, "not asked again within the minute")
+            clock.advance(by: 2)
+            #expect(try await directory.keysForSending(of: bobID).count == 2)
+
+            // The messenger's own directory fetched Bob's one device before the tablet signed in;
+            // the relay refuses that list and the message goes to both.
+            let contact = try await alice.messenger.contact(email: bob.email)
+            _ = try await alice.messenger.send("before", to: contact)
+            let third = try await bob.secondDevice(relay)
+            defer { Task { await third.remove() } }
+            let sent = try await alice.messenger.send("after", to: contact)
+            #expect(sent.status == .sent)
+            #expect(try await third.messenger.sync().map(\.text) == ["after"])
         }
     }
 
@@ -362,5 +401,18 @@ struct MessengerTests {
             #expect(await again.account.token != nil)
             #expect(again.identity.deviceID == alice.messenger.identity.deviceID)
         }
+    }
+}
+
+/// A date a test moves by hand.
+final class LockedDate: Sendable {
+    private let date: Mutex<Date>
+
+    init(_ date: Date) { self.date = Mutex(date) }
+
+    var value: Date { date.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) {
+        date.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }

@@ -270,11 +270,14 @@ struct RichMessageTests {
             let cached = bob.profile.directory.appendingPathComponent("avatars/\(SHA256Hex.of(png))")
             #expect(FileManager.default.fileExists(atPath: cached.path))
             // A new picture: until Bob's device learns its digest it shows the cached one (no fetch),
-            // then the new one.
+            // then the new one. Sends reuse the keys they fetched for a minute
+            // (`KeyDirectory.keysFreshFor`), so the next fetch is what tells: here the safety numbers'.
             let newer = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Self.bytes(400, seed: 6)
             try await alice.messenger.setAvatar(try Avatar(newer))
             #expect(try await bob.messenger.avatar(of: contact.id)?.data == png)
-            _ = try await bob.messenger.send("new picture?", to: contact)  // refreshes the contact
+            _ = try await bob.messenger.send("new picture?", to: contact)
+            #expect(try await bob.messenger.avatar(of: contact.id)?.data == png, "the send fetched nothing")
+            _ = try await bob.messenger.verification(of: contact)  // refreshes the contact
             #expect(try await bob.messenger.avatar(of: contact.id)?.data == newer)
         }
     }

@@ -27,6 +27,31 @@ struct KeyDirectory: Sendable {
     let me: UUID
     let events: MessengerEvents
     let now: @Sendable () -> Date
+    /// Shared by the copies of this directory (the sender's, the receiver's).
+    let fetchedKeys = FetchedKeys()
+
+    /// How long keys fetched for sending are used without asking the relay again. The relay
+    /// refuses a send whose devices are not exactly the recipient's current ones
+    /// (`device_mismatch`), and the sender then fetches them again, so a list that went stale
+    /// costs a retry, never a message sealed for the wrong devices (a new key is a new device).
+    /// Fetching before every message was two HTTP requests per message (docs/BENCHMARKS.md).
+    /// What the user looks at — devices, safety numbers — is always fetched.
+    static let keysFreshFor: TimeInterval = 60
+
+    /// The user's current devices for sending: as fetched less than `keysFreshFor` ago, or
+    /// fetched now (`refreshKeys`). A user who had no device is always asked about again: with
+    /// none, nothing is sent, and so the relay cannot say that one appeared.
+    func keysForSending(of user: UUID) async throws -> [PublicIdentity] {
+        if let keys = fetchedKeys.keys(of: user, since: now().addingTimeInterval(-Self.keysFreshFor)), !keys.isEmpty {
+            return keys
+        }
+        return try await refreshKeys(of: user)
+    }
+
+    /// The relay said `user`'s devices are not the ones sent to: the next send fetches them.
+    func devicesChanged(of user: UUID) {
+        fetchedKeys.forget(user)
+    }
 
     /// Users on the server except this one, ordered by e-mail; `search` is an e-mail or name prefix.
     func users(search: String? = nil, limit: Int = 1000) async throws -> [Contact] {
@@ -111,6 +136,7 @@ struct KeyDirectory: Sendable {
                 }, transaction.db)
         }
         for notice in notices { events.emit(.message(notice)) }
+        fetchedKeys.record(identities, of: user, at: now)
         return identities
     }
 

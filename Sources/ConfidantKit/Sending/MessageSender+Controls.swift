@@ -11,7 +11,7 @@ extension MessageSender {
                 // A peer whose verified key changed gets nothing until the user confirms (a
                 // message sent anyway accepts the new key); the control waits.
                 if try directory.keysChangedSinceVerification(control.peer) { continue }
-                let peerKeys = try await directory.refreshKeys(of: control.peer)
+                let peerKeys = try await directory.keysForSending(of: control.peer)
                 guard !peerKeys.isEmpty else {
                     try store.finishControl(control.messageID)
                     continue
@@ -19,7 +19,9 @@ extension MessageSender {
                 let payload = try control.payload.serialized
                 var groups = [(payload, peerKeys.map { SessionCipher.Recipient(user: control.peer, identity: $0) })]
                 if control.toOwnDevices {
-                    let own = try await directory.refreshKeys(of: me).filter { $0.deviceID != cipher.identity.deviceID }
+                    let own = try await directory.keysForSending(of: me).filter {
+                        $0.deviceID != cipher.identity.deviceID
+                    }
                     groups.append((payload, own.map { SessionCipher.Recipient(user: me, identity: $0) }))
                 }
                 try await transmit(try await seal(groups, messageID: control.messageID, sentAt: now()))
@@ -32,7 +34,11 @@ extension MessageSender {
             } catch let error as ConfidantKitError {
                 switch error {
                 case .sessionExpired, .storeDamaged: throw error
-                case .server(_, .deviceMismatch, _): continue  // keys are fetched again next time
+                case .server(_, .deviceMismatch, _):
+                    // Fetched again next time.
+                    directory.devicesChanged(of: control.peer)
+                    directory.devicesChanged(of: me)
+                    continue
                 default: try store.finishControl(control.messageID)  // refused for good: dropped
                 }
             }

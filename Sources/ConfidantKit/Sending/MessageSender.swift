@@ -80,7 +80,7 @@ actor MessageSender {
         try store.saveContact(contact)
         var peerKeys: [PublicIdentity]?
         do {
-            peerKeys = try await directory.refreshKeys(of: contact.id)
+            peerKeys = try await directory.keysForSending(of: contact.id)
             if try directory.keysChangedSinceVerification(contact.id), !confirmKeyChange {
                 throw ConfidantKitError.keyChangedSinceVerification(name: contact.displayName)
             }
@@ -220,6 +220,8 @@ actor MessageSender {
                 let peerKeys: [PublicIdentity]
                 if let keys = fetched {
                     peerKeys = keys
+                } else if attempt == 0 {
+                    peerKeys = try await directory.keysForSending(of: message.peer)
                 } else {
                     peerKeys = try await directory.refreshKeys(of: message.peer)
                 }
@@ -239,7 +241,9 @@ actor MessageSender {
                     return try finish(message.id, .failed("the recipient has no signed-in device yet"))
                 }
                 let (forPeer, forOwn) = try await payloads(of: message)
-                let ownKeys = try await directory.refreshKeys(of: me).filter { $0.deviceID != cipher.identity.deviceID }
+                let ownKeys = try await
+                    (attempt == 0 ? directory.keysForSending(of: me) : directory.refreshKeys(of: me))
+                    .filter { $0.deviceID != cipher.identity.deviceID }
                 let batch = try await seal(
                     [(forPeer, peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) })]
                         + [(forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) })],

@@ -8,12 +8,14 @@ import GRDB
 final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     let db: Database
     private let dataKey: LocalDataKey
+    private let parsedPrekeys: ParsedPrekeys
     private var prekeys: DevicePrekeys??
     private var prekeysChanged = false
 
-    init(_ db: Database, dataKey: LocalDataKey) {
+    init(_ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys) {
         self.db = db
         self.dataKey = dataKey
+        self.parsedPrekeys = parsedPrekeys
     }
 
     // MARK: SessionStore
@@ -61,8 +63,10 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     func devicePrekeys() throws -> DevicePrekeys? {
         if let prekeys { return prekeys }
-        let stored = try MetaRecord.fetchOne(db, key: MetaRecord.Key.prekeys.rawValue).map {
-            try DevicePrekeys(serialized: dataKey.open($0.value, context: SealContext.prekeys.text))
+        let stored = try MetaRecord.fetchOne(db, key: MetaRecord.Key.prekeys.rawValue).map { row in
+            try parsedPrekeys.prekeys(in: row.value) { [dataKey] sealed in
+                try DevicePrekeys(serialized: dataKey.open(sealed, context: SealContext.prekeys.text))
+            }
         }
         prekeys = .some(stored)
         return stored
@@ -78,6 +82,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
         guard prekeysChanged, let prekeys = prekeys ?? nil else { return }
         let sealed = try dataKey.seal(prekeys.serialized, context: SealContext.prekeys.text)
         try MetaRecord(key: MetaRecord.Key.prekeys.rawValue, value: sealed).save(db)
+        parsedPrekeys.remember(prekeys, sealed: sealed)
         prekeysChanged = false
     }
 

@@ -1,0 +1,278 @@
+import ArgumentParser
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+import Synchronization
+
+/// `relay-load kit`: the client's real path. Two ConfidantKit messengers (their own profiles,
+/// local stores and Double Ratchet sessions) on a child relay; one sends with `Messenger.send`,
+/// as the app and the CLI do, from `--window` callers at once, while the other is live and
+/// receives. Everything `run` leaves out is in: sealing, the local stores of both sides, key
+/// look-ups, receipts, decryption. Sealing's share is measured apart in the same process, on a
+/// session of its own, for the same message.
+struct KitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kit", abstract: "Send through ConfidantKit from one messenger to another on a child relay.")
+
+    @Option(help: "Messages to send.") var messages = 1_000
+    @Option(help: "Callers of Messenger.send at once.") var window = 1
+    @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
+        String?
+    @Flag(help: "Print one JSON line instead of the table.") var json = false
+
+    func run() async throws {
+        guard messages > 0, window > 0 else { throw ValidationError("Need at least one message and one caller.") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-bench-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ChildServer(dataDirectory: directory, database: database)
+        defer { server.stop() }
+        let port = try server.waitForPort()
+        guard let url = URL(string: "http://127.0.0.1:\(port)") else { throw ValidationError("Bad port \(port).") }
+        let outbox = directory.appendingPathComponent("outbox")
+
+        progress("registering two messengers")
+        let alice = try await KitPeer.register("alice", server: url, in: directory, outbox: outbox)
+        let bob = try await KitPeer.register("bob", server: url, in: directory, outbox: outbox)
+        let bobContact = try await alice.messenger.contact(email: bob.email)
+        let received = KitArrivals(expected: messages + 1)
+        let events = await bob.messenger.events()
+        let listening = Task {
+            for await event in events {
+                if case .message(let message) = event, message.direction == .incoming, let text = message.text {
+                    received.arrived(text)
+                }
+            }
+        }
+        await alice.messenger.startLive()
+        await bob.messenger.startLive()
+        defer { listening.cancel() }
+        // The first message starts the session (a prekey bundle, PQXDH); it is not measured.
+        let sentAt = KitSendTimes()
+        sentAt.stamp("warm-up")
+        _ = try await alice.messenger.send("warm-up", to: bobContact)
+        guard await received.wait(for: 1, within: .seconds(30)) else {
+            throw ValidationError("The warm-up message did not arrive within 30 s.")
+        }
+
+        progress("sending \(messages) messages through Messenger.send, \(window) at a time")
+        let serverCPUBefore = server.cpuSeconds()
+        let clientCPUBefore = ChildServer.ownCPUSeconds()
+        let started = ContinuousClock.now
+        let next = LockedBox(0)
+        let failures = LockedBox(0)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<window {
+                group.addTask { [messages] in
+                    while true {
+                        let index = next.withLock { next in
+                            defer { next += 1 }
+                            return next
+                        }
+                        guard index < messages else { return }
+                        let text = "benchmark message \(index) " + String(repeating: "x", count: 200)
+                        sentAt.stamp(text)
+                        let sent = try? await alice.messenger.send(text, to: bobContact)
+                        if sent?.status != .sent { failures.withLock { $0 += 1 } }
+                    }
+                }
+            }
+        }
+        let complete = await received.wait(for: messages + 1, within: .seconds(60))
+        let elapsed = ContinuousClock.now - started
+        let serverCPU = server.cpuSeconds() - serverCPUBefore
+        let clientCPU = ChildServer.ownCPUSeconds() - clientCPUBefore
+        await alice.messenger.stopLive()
+        await bob.messenger.stopLive()
+        let stored = try await bob.messenger.history(with: alice.messenger.me, limit: messages + 10).count
+
+        progress("sealing \(messages) messages on a session of their own")
+        let sealing = try SealingCost.measure(messages: messages)
+
+        let latencies = received.latencies(from: sentAt).sorted()
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let result = KitResult(
+            database: database == nil ? "sqlite" : "postgresql", window: window, messages: messages,
+            deliveredPerSecond: Double(messages) / seconds, p50Milliseconds: percentile(0.5),
+            p99Milliseconds: percentile(0.99),
+            serverCPUMicrosecondsPerMessage: serverCPU / Double(messages) * 1e6,
+            clientsCPUMicrosecondsPerMessage: clientCPU / Double(messages) * 1e6,
+            sealMicrosecondsPerMessage: sealing * 1e6, notSent: failures.withLock { $0 },
+            lost: complete ? 0 : messages + 1 - received.count, duplicated: received.duplicated,
+            storedByReceiver: stored)
+        try BenchOutput.report(result, table: result.table, json: json)
+        await alice.remove()
+        await bob.remove()
+    }
+
+    private func progress(_ text: String) { BenchOutput.progress(text) }
+}
+
+/// A messenger registered on the child relay, with a profile directory of its own.
+struct KitPeer: Sendable {
+    let messenger: Messenger
+    let email: String
+    let profile: URL
+
+    static func register(_ name: String, server: URL, in directory: URL, outbox: URL) async throws -> KitPeer {
+        let profile = directory.appendingPathComponent("profile-\(name)")
+        let email = "\(name)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        // The profile's key file uses scrypt's testing cost: opening it is not what is measured.
+        let storage = ProfileStorage(directory: profile, keyParameters: .testing)
+        let messenger = try await Messenger.register(
+            storage, passphrase: "benchmark profile passphrase", server: server, email: email,
+            password: "benchmark password \(name)", displayName: name,
+            answer: { step in
+                guard step.method == .emailCode else {
+                    throw ValidationError("Unexpected sign-in step \(step.method).")
+                }
+                return try BenchUser.mailedCode(to: email, in: outbox)
+            }, allowInsecureHTTP: true)
+        return KitPeer(messenger: messenger, email: email, profile: profile)
+    }
+
+    func remove() async {
+        await messenger.stopLive()
+        try? FileManager.default.removeItem(at: profile)
+    }
+}
+
+/// When each message's text was handed to `Messenger.send`.
+final class KitSendTimes: Sendable {
+    private let times = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    func stamp(_ text: String) {
+        let now = ContinuousClock.now
+        times.withLock { $0[text] = now }
+    }
+
+    func time(of text: String) -> ContinuousClock.Instant? { times.withLock { $0[text] } }
+}
+
+/// The texts the receiver stored, when, and how many came twice.
+final class KitArrivals: Sendable {
+    private struct State {
+        var arrivals: [String: ContinuousClock.Instant] = [:]
+        var duplicated = 0
+        var waiter: (count: Int, continuation: CheckedContinuation<Bool, Never>)?
+    }
+    private let state = Mutex(State())
+    let expected: Int
+
+    init(expected: Int) { self.expected = expected }
+
+    func arrived(_ text: String) {
+        let now = ContinuousClock.now
+        let resume = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if state.arrivals[text] != nil {
+                state.duplicated += 1
+                return nil
+            }
+            state.arrivals[text] = now
+            guard let waiter = state.waiter, state.arrivals.count >= waiter.count else { return nil }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        resume?.resume(returning: true)
+    }
+
+    var count: Int { state.withLock { $0.arrivals.count } }
+    var duplicated: Int { state.withLock { $0.duplicated } }
+
+    /// Whether `count` texts arrived within `limit`.
+    func wait(for count: Int, within limit: Duration) async -> Bool {
+        let timeout = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            self?.giveUp()
+        }
+        defer { timeout.cancel() }
+        return await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if state.arrivals.count >= count { return true }
+                state.waiter = (count, continuation)
+                return false
+            }
+            if done { continuation.resume(returning: true) }
+        }
+    }
+
+    private func giveUp() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            defer { state.waiter = nil }
+            return state.waiter?.continuation
+        }
+        waiter?.resume(returning: false)
+    }
+
+    /// Milliseconds from each send to its arrival.
+    func latencies(from sent: KitSendTimes) -> [Double] {
+        state.withLock { $0.arrivals }.compactMap { text, arrival in
+            guard text != "warm-up", let start = sent.time(of: text) else { return nil }
+            let elapsed = arrival - start
+            return Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15
+        }
+    }
+}
+
+/// What sealing alone costs: the same text, as ConfidantKit seals it for one device (a chat
+/// payload in a v2 session envelope, symmetric ratchet steps), on a session of its own.
+enum SealingCost {
+    /// CPU seconds per message.
+    static func measure(messages: Int) throws -> Double {
+        let alice = try PrivateIdentity.generate()
+        let bob = try PrivateIdentity.generate()
+        let prekeys = try DevicePrekeys.generate()
+        let upload = try prekeys.upload(signedBy: bob, oneTimePrekeys: prekeys.allOneTimePrekeys)
+        let bundle = PrekeyBundle(
+            deviceID: bob.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+            oneTimePrekey: upload.oneTimePrekeys.first)
+        var session = SessionRecord()
+        try session.start(from: alice, to: bob.publicIdentity, bundle: bundle)
+        let aliceUser = UUID()
+        let bobUser = UUID()
+        let payload = try ChatPayload(
+            conversation: bobUser, text: "benchmark message 0 " + String(repeating: "x", count: 200)
+        ).serialized
+        let before = ChildServer.ownCPUSeconds()
+        for _ in 0..<messages {
+            _ = try session.seal(
+                payload, from: alice, senderUserID: aliceUser, to: bob.publicIdentity, recipientUserID: bobUser)
+        }
+        return (ChildServer.ownCPUSeconds() - before) / Double(messages)
+    }
+}
+
+struct KitResult: Codable {
+    let database: String
+    let window: Int
+    let messages: Int
+    let deliveredPerSecond: Double
+    let p50Milliseconds: Double
+    let p99Milliseconds: Double
+    let serverCPUMicrosecondsPerMessage: Double
+    /// Both messengers: they run in this one process.
+    let clientsCPUMicrosecondsPerMessage: Double
+    let sealMicrosecondsPerMessage: Double
+    let notSent: Int
+    let lost: Int
+    let duplicated: Int
+    let storedByReceiver: Int
+
+    var table: String {
+        [
+            "database            \(database)",
+            "messages            \(messages) through Messenger.send, \(window) caller(s) at once",
+            "delivered           \(Int(deliveredPerSecond)) messages/s",
+            String(
+                format: "latency p50/p99     %.1f / %.1f ms (send called -> stored by the receiver)", p50Milliseconds,
+                p99Milliseconds),
+            String(
+                format: "CPU per message     server %.0f µs, both clients %.0f µs (sealing alone %.0f µs)",
+                serverCPUMicrosecondsPerMessage, clientsCPUMicrosecondsPerMessage, sealMicrosecondsPerMessage),
+            "not sent / lost / duplicated   \(notSent) / \(lost) / \(duplicated)",
+            "stored by the receiver         \(storedByReceiver) (with the warm-up)",
+        ].joined(separator: "\n")
+    }
+}
