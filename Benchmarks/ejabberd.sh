@@ -4,7 +4,9 @@
 # round by round; medians at the end:
 #   - 32 sender/receiver pairs, open loop, 30,000 messages of a 200-byte body (Confidant: its
 #     1,280-byte padded envelopes, sealed before the clock starts);
-#   - one sender with 1 and with 8 messages in flight;
+#   - one sender with 1 and with 8 messages in flight; with 1, also through ConfidantKit itself
+#     (`relay-load kit`: two messengers, Messenger.send as the app calls it, sealing and both local
+#     stores included, 1,000 messages);
 #   - one sender at 50 messages/s for 20 s (latency), in the first round only.
 # ejabberd runs twice: routing in memory (nothing stored) and archiving every message to SQLite
 # (mod_mam, WAL). Its accounts are seeded into its SQLite file directly, as `pgbench -i` does.
@@ -117,6 +119,9 @@ xmpp() {  # xmpp LABEL SERVER ARGS…
 confidant() {  # confidant ARGS…
     "$bin/relay-load" run --json "$@" | tag "Confidant (SQLite)"
 }
+kit() {  # kit ARGS…: the client's own path, sealing included
+    "$bin/relay-load" kit --json "$@" | tag "Confidant (SQLite), through ConfidantKit"
+}
 for round in $(seq "$rounds"); do
     echo "round $round of $rounds" >&2
     shape="32 pairs, open loop"
@@ -126,6 +131,7 @@ for round in $(seq "$rounds"); do
     shape="one sender, 1 in flight"
     confidant --pairs 1 --messages 2000 --window 1
     xmpp "ejabberd, in memory" memory --pairs 1 --messages 2000 --window 1
+    kit --messages 1000
     shape="one sender, 8 in flight"
     xmpp "ejabberd, in memory" memory --pairs 1 --messages 8000 --window 8
     confidant --pairs 1 --messages 8000 --window 8
@@ -151,4 +157,9 @@ for (shape, server), runs in groups.items():
     print(f"| {shape} | {server} | {len(runs)} | {m('deliveredPerSecond'):,.0f} | {m('serverCPUMicrosecondsPerMessage'):.1f} "
           f"| {m('generatorCPUMicrosecondsPerMessage'):.1f} | {m('p50Milliseconds'):.1f} / {m('p99Milliseconds'):.1f} "
           f"| {max(r['serverPeakRSSMiB'] for r in runs):.0f} | {lost} / {duplicated} |")
+for (shape, server), runs in groups.items():
+    if "sealMicrosecondsPerMessage" in runs[0]:
+        m = lambda key: statistics.median(r[key] for r in runs)
+        print(f"\n{server}: the generator's CPU is both messengers' (sender and receiver, local stores "
+              f"included); sealing alone {m('sealMicrosecondsPerMessage'):.0f} µs per message.")
 PY

@@ -71,8 +71,12 @@ struct KitCommand: AsyncParsableCommand {
                         guard index < messages else { return }
                         let text = "benchmark message \(index) " + String(repeating: "x", count: 200)
                         sentAt.stamp(text)
-                        let sent = try? await alice.messenger.send(text, to: bobContact)
-                        if sent?.status != .sent { failures.withLock { $0 += 1 } }
+                        // With several callers one send may return `pending` while another's
+                        // delivery of the outbox takes it: only a failure counts.
+                        switch (try? await alice.messenger.send(text, to: bobContact))?.status {
+                        case nil, .failed(_)?: failures.withLock { $0 += 1 }
+                        default: break
+                        }
                     }
                 }
             }
@@ -81,6 +85,7 @@ struct KitCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - started
         let serverCPU = server.cpuSeconds() - serverCPUBefore
         let clientCPU = ChildServer.ownCPUSeconds() - clientCPUBefore
+        let peak = server.memory().peak
         await alice.messenger.stopLive()
         await bob.messenger.stopLive()
         let stored = try await bob.messenger.history(with: alice.messenger.me, limit: messages + 10).count
@@ -98,8 +103,8 @@ struct KitCommand: AsyncParsableCommand {
             deliveredPerSecond: Double(messages) / seconds, p50Milliseconds: percentile(0.5),
             p99Milliseconds: percentile(0.99),
             serverCPUMicrosecondsPerMessage: serverCPU / Double(messages) * 1e6,
-            clientsCPUMicrosecondsPerMessage: clientCPU / Double(messages) * 1e6,
-            sealMicrosecondsPerMessage: sealing * 1e6, notSent: failures.withLock { $0 },
+            generatorCPUMicrosecondsPerMessage: clientCPU / Double(messages) * 1e6,
+            sealMicrosecondsPerMessage: sealing * 1e6, serverPeakRSSMiB: Double(peak) / 1_048_576, notSent: failures.withLock { $0 },
             lost: complete ? 0 : messages + 1 - received.count, duplicated: received.duplicated,
             storedByReceiver: stored)
         try BenchOutput.report(result, table: result.table, json: json)
@@ -252,9 +257,10 @@ struct KitResult: Codable {
     let p50Milliseconds: Double
     let p99Milliseconds: Double
     let serverCPUMicrosecondsPerMessage: Double
-    /// Both messengers: they run in this one process.
-    let clientsCPUMicrosecondsPerMessage: Double
+    /// Both messengers: they run in this one process (the name `run`'s generator has).
+    let generatorCPUMicrosecondsPerMessage: Double
     let sealMicrosecondsPerMessage: Double
+    let serverPeakRSSMiB: Double
     let notSent: Int
     let lost: Int
     let duplicated: Int
@@ -270,7 +276,7 @@ struct KitResult: Codable {
                 p99Milliseconds),
             String(
                 format: "CPU per message     server %.0f µs, both clients %.0f µs (sealing alone %.0f µs)",
-                serverCPUMicrosecondsPerMessage, clientsCPUMicrosecondsPerMessage, sealMicrosecondsPerMessage),
+                serverCPUMicrosecondsPerMessage, generatorCPUMicrosecondsPerMessage, sealMicrosecondsPerMessage),
             "not sent / lost / duplicated   \(notSent) / \(lost) / \(duplicated)",
             "stored by the receiver         \(storedByReceiver) (with the warm-up)",
         ].joined(separator: "\n")
