@@ -104,7 +104,8 @@ struct KitCommand: AsyncParsableCommand {
             p99Milliseconds: percentile(0.99),
             serverCPUMicrosecondsPerMessage: serverCPU / Double(messages) * 1e6,
             generatorCPUMicrosecondsPerMessage: clientCPU / Double(messages) * 1e6,
-            sealMicrosecondsPerMessage: sealing * 1e6, serverPeakRSSMiB: Double(peak) / 1_048_576, notSent: failures.withLock { $0 },
+            sealMicrosecondsPerMessage: sealing * 1e6, serverPeakRSSMiB: Double(peak) / 1_048_576,
+            notSent: failures.withLock { $0 },
             lost: complete ? 0 : messages + 1 - received.count, duplicated: received.duplicated,
             storedByReceiver: stored)
         try BenchOutput.report(result, table: result.table, json: json)
