@@ -5,6 +5,9 @@ import GRDB
 /// Contacts (sealed), the device keys seen for each user, and what the user verified.
 extension LocalStore {
     func saveContact(_ contact: Contact) throws {
+        // Every send saves its contact, nearly always unchanged, and a write transaction is a
+        // sync to disk (the store's `synchronous=FULL`): a read first is cheaper.
+        if try self.contact(id: contact.id) == contact { return }
         let record = try contactRecord(contact)
         try write { db in try Self.save(record, db) }
     }
