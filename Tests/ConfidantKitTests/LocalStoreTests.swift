@@ -122,6 +122,48 @@ struct LocalStoreTests {
         }
     }
 
+    @Test("prekeys kept parsed follow the stored row: a write that rolled back is not read back")
+    func parsedPrekeysFollowTheRow() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        var prekeys = try DevicePrekeys.generate()
+        _ = prekeys.addOneTimePrekeys(3)
+        try store.transaction { try $0.storeDevicePrekeys(prekeys) }
+        #expect(try store.transaction { try $0.devicePrekeys()?.serialized } == prekeys.serialized)
+
+        struct Refused: Error {}
+        var more = prekeys
+        _ = more.addOneTimePrekeys(2)
+        #expect(throws: Refused.self) {
+            try store.transaction { transaction in
+                try transaction.storeDevicePrekeys(more)
+                try transaction.flush()
+                throw Refused()
+            }
+        }
+        #expect(more.oneTimeCount == prekeys.oneTimeCount + 2)
+        #expect(try store.transaction { try $0.devicePrekeys()?.oneTimeCount } == prekeys.oneTimeCount)
+        try store.transaction { try $0.storeDevicePrekeys(more) }
+        #expect(try store.transaction { try $0.devicePrekeys()?.oneTimeCount } == more.oneTimeCount)
+    }
+
+    @Test("identities kept parsed: each bytes give their own identity, and bad bytes still fail")
+    func parsedIdentities() throws {
+        let parsed = ParsedIdentities()
+        let one = try PrivateIdentity.generate().publicIdentity
+        let two = try PrivateIdentity.generate().publicIdentity
+        for _ in 0..<2 {
+            #expect(try parsed.identity(one.serialized).serialized == one.serialized)
+            #expect(try parsed.identity(two.serialized).serialized == two.serialized)
+        }
+        var tampered = one.serialized
+        tampered[tampered.count - 1] ^= 1
+        #expect(throws: (any Error).self) { try parsed.identity(tampered) }
+        #expect(throws: (any Error).self) { try parsed.identity(tampered) }
+    }
+
     @Test("a sealed body moved to another row is detected, not shown")
     func swappedCiphertext() throws {
         let profile = TestProfile()

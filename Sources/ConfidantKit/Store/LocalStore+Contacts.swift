@@ -61,7 +61,7 @@ extension LocalStore {
             if !includingRetired { request = request.filter(ContactKeyRecord.Columns.retiredAt == nil) }
             return try request.order(ContactKeyRecord.Columns.firstSeen).fetchAll(db).map {
                 KnownKey(
-                    identity: try PublicIdentity(serialized: $0.identity), firstSeen: $0.firstSeen,
+                    identity: try parsedIdentities.identity($0.identity), firstSeen: $0.firstSeen,
                     retiredAt: $0.retiredAt)
             }
         }

@@ -12,6 +12,7 @@ final class LocalStore: Sendable {
     /// Where the encrypted attachment files are (`attachments/` beside the database, 0700).
     let attachmentsDirectory: URL
     private let parsedPrekeys = ParsedPrekeys()
+    let parsedIdentities = ParsedIdentities()
 
     private init(database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL) {
         self.database = database
@@ -67,7 +68,8 @@ final class LocalStore: Sendable {
     /// and prekeys the protocol changes commit with whatever else `body` writes.
     func transaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try database.write { db in
-            let transaction = StoreTransaction(db, dataKey: dataKey, parsedPrekeys: parsedPrekeys)
+            let transaction = StoreTransaction(
+                db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities)
             let result = try body(transaction)
             try transaction.flush()
             return result

@@ -9,13 +9,15 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     let db: Database
     private let dataKey: LocalDataKey
     private let parsedPrekeys: ParsedPrekeys
+    private let parsedIdentities: ParsedIdentities
     private var prekeys: DevicePrekeys??
     private var prekeysChanged = false
 
-    init(_ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys) {
+    init(_ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys, parsedIdentities: ParsedIdentities) {
         self.db = db
         self.dataKey = dataKey
         self.parsedPrekeys = parsedPrekeys
+        self.parsedIdentities = parsedIdentities
     }
 
     // MARK: SessionStore
@@ -99,7 +101,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
             .sorted { ($0.retiredAt ?? .distantFuture) > ($1.retiredAt ?? .distantFuture) }
             .map {
                 KnownKey(
-                    identity: try PublicIdentity(serialized: $0.identity), firstSeen: $0.firstSeen,
+                    identity: try parsedIdentities.identity($0.identity), firstSeen: $0.firstSeen,
                     retiredAt: $0.retiredAt)
             }
     }

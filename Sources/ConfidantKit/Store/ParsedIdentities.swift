@@ -1,0 +1,25 @@
+import ConfidantCrypto
+import Foundation
+import Synchronization
+
+/// Device keys as read from the store, parsed once. Parsing a public identity checks its
+/// Ed25519 signature, and a message sent or received reads the keys of its devices several times
+/// (the identity store, the sender's known devices): 8 % of a client's CPU per message (perf;
+/// docs/BENCHMARKS.md). The same bytes always parse to the same identity, so answering from here
+/// changes nothing but the time.
+final class ParsedIdentities: Sendable {
+    /// Keys kept at most; past it the map starts again empty.
+    static let maximumKeys = 4_096
+
+    private let parsed = Mutex<[Data: PublicIdentity]>([:])
+
+    func identity(_ serialized: Data) throws -> PublicIdentity {
+        if let known = parsed.withLock({ $0[serialized] }) { return known }
+        let identity = try PublicIdentity(serialized: serialized)
+        parsed.withLock { parsed in
+            if parsed.count >= Self.maximumKeys { parsed.removeAll(keepingCapacity: true) }
+            parsed[serialized] = identity
+        }
+        return identity
+    }
+}
