@@ -101,8 +101,15 @@ final class StreamClient: Sendable {
 }
 
 extension AsyncStream {
+    /// How long a test waits for frames it expects: long, so that only a hang fails. A loaded CI
+    /// machine (tests in parallel, each with its relay and PostgreSQL database) took more than 10 s
+    /// to prove and catch up a stream on PostgreSQL. A test that expects nothing passes a short
+    /// `within` of its own.
+    static var expectedWithin: Double { 60 }
+
     /// The first element that satisfies `predicate`, or nil if the stream ends or `seconds` pass.
-    func first(within seconds: Double = 10, where predicate: @escaping @Sendable (Element) -> Bool) async -> Element?
+    func first(within seconds: Double = expectedWithin, where predicate: @escaping @Sendable (Element) -> Bool) async
+        -> Element?
     where Element: Sendable {
         await withTaskGroup(of: Element?.self) { group in
             group.addTask {
@@ -120,7 +127,7 @@ extension AsyncStream {
     }
 
     /// The next `count` elements, or fewer if the stream ends or `seconds` pass.
-    func next(_ count: Int, within seconds: Double = 10) async -> [Element] where Element: Sendable {
+    func next(_ count: Int, within seconds: Double = expectedWithin) async -> [Element] where Element: Sendable {
         await withTaskGroup(of: [Element].self) { group in
             group.addTask {
                 var collected: [Element] = []

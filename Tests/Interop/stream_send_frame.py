@@ -50,7 +50,9 @@ def send(port, device, envelopes):
     sock, pending = connect(port, device)
     sock.sendall(frame(0x2, write(envelopes)))
     while True:
-        opcode, payload, pending = read_frame(sock, pending, 10)
+        # Long: on a loaded machine (tests in parallel, each with its relay and database) the
+        # proof, the catch-up and the receipt took more than 10 s on PostgreSQL.
+        opcode, payload, pending = read_frame(sock, pending, 60)
         if opcode != 0x1:
             continue
         answer = json.loads(payload)
