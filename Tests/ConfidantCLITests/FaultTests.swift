@@ -182,11 +182,17 @@ struct FaultTests {
         try await Self.waitUntilPosted(3, url)
         first.kill(SIGKILL)
         _ = first.waitForExit()
+        // Until the restart no other server may listen on the dead relay's port: another test's
+        // relay that got it would answer the sender 401, and the CLI would rightly say it was
+        // signed out (seen once on a loaded CI machine). The placeholder resets connections.
+        let placeholder = PortPlaceholder(port: port)
         let sent = try await sending
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.text.contains("queued"), "the rest wait: \(sent.text)")
 
         // A supervisor starts it again where it was; the next command sends what waited first.
+        let holding = placeholder != nil
+        placeholder?.close()
         let restarted = try ServeProcess(dataDirectory: dataA, database: url, port: port)
         defer {
             restarted.kill(SIGTERM)
@@ -196,7 +202,8 @@ struct FaultTests {
         #expect(try await cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
         try await Self.expectDelivered(typed + ["after the restart"], cli, from: alice, to: bob)
         print(
-            "relay killed: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 401 of 401 delivered in order")
+            "relay killed: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 401 of 401 delivered in order; "
+                + "its port \(holding ? "held" : "could not be held") until the restart")
     }
 
     /// Waits (at most a minute) until the relay has stored `count` messages: a fault injected then
@@ -229,4 +236,57 @@ enum ChildProcessSync {
         process.waitUntilExit()
         return process.terminationStatus
     }
+}
+
+/// A loopback TCP port held until the restart: it listens, so that no other server can bind it,
+/// and resets every connection at once, as a dead relay's refused port would fail them. Nil when
+/// the port cannot be bound.
+final class PortPlaceholder: @unchecked Sendable {
+    // Set once in `init`; `close` runs once, after which the accepting thread stops.
+    private let descriptor: Int32
+    private let closed = NSLock()
+    private var isClosed = false
+
+    init?(port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        // The killed relay's connections linger in TIME_WAIT on this port.
+        var one: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else {
+            Glibc.close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+        Thread.detachNewThread { [descriptor] in
+            while true {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                var reset = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+                Glibc.close(connection)
+            }
+        }
+    }
+
+    func close() {
+        closed.lock()
+        defer { closed.unlock() }
+        guard !isClosed else { return }
+        isClosed = true
+        // Wakes the accepting thread (accept fails), then frees the port.
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        Glibc.close(descriptor)
+    }
+
+    deinit { close() }
 }
