@@ -5,7 +5,7 @@ import Synchronization
 /// The device's prekeys as last read or written, with the sealed row they came from. Parsing
 /// them makes every private key again, which derives its public half (a scalar multiplication
 /// for each of 100 and more one-time prekeys), and every received message's transaction reads
-/// them: that was an eighth of a client's CPU while receiving (perf; docs/BENCHMARKS.md). Keyed
+/// them: that was a quarter of the clients' CPU in `relay-load kit` (perf; docs/BENCHMARKS.md). Keyed
 /// by the sealed bytes, so a row written by a transaction that rolled back, or by another
 /// process, is never answered from here.
 final class ParsedPrekeys: Sendable {
