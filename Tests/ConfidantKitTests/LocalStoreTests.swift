@@ -149,6 +149,92 @@ struct LocalStoreTests {
         #expect(try store.transaction { try $0.devicePrekeys()?.oneTimeCount } == more.oneTimeCount)
     }
 
+    @Test("sessions read in a transaction follow its writes: replaced, ended, and rolled back")
+    func sessionsFollowTheTransaction() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let device = DeviceAddress(userID: UUID(), deviceID: UUID())
+        try store.transaction { transaction in
+            #expect(try transaction.session(with: device, fingerprint: "one") == nil)
+            try transaction.storeSession(SessionRecord(), with: device, fingerprint: "one")
+            #expect(try transaction.session(with: device, fingerprint: "one") != nil)
+            // One session per device: a session with another key replaces it.
+            try transaction.storeSession(SessionRecord(), with: device, fingerprint: "two")
+            #expect(try transaction.session(with: device, fingerprint: "one") == nil)
+            #expect(try transaction.session(with: device, fingerprint: "two") != nil)
+        }
+        #expect(try store.session(with: device, fingerprint: "one") == nil)
+        #expect(try store.session(with: device, fingerprint: "two") != nil)
+
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.transaction { transaction in
+                #expect(try transaction.session(with: device, fingerprint: "two") != nil)
+                try transaction.endSessions(of: device.userID, devices: [device.deviceID])
+                #expect(try transaction.session(with: device, fingerprint: "two") == nil)
+                throw Refused()
+            }
+        }
+        #expect(try store.session(with: device, fingerprint: "two") != nil)
+        try store.transaction { transaction in
+            _ = try transaction.session(with: device, fingerprint: "two")
+            try transaction.endAllSessions()
+            #expect(try transaction.session(with: device, fingerprint: "two") == nil)
+        }
+        #expect(try store.session(with: device, fingerprint: "two") == nil)
+    }
+
+    @Test("records read by hand decode every column as they were written, set and unset")
+    func recordsDecodeByHand() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        func same<Record: StoreRecord>(_ written: Record, _ read: Record?) throws -> Bool {
+            guard let read else { return false }
+            return try encoder.encode(written) == encoder.encode(read)
+        }
+        let time = Date(timeIntervalSince1970: 1_795_600_000.125)
+        let full = MessageRecord(
+            seq: 7, messageID: UUID(), peerID: UUID(), direction: .outgoing, senderDevice: UUID(), sentAt: time,
+            body: Data([1, 2]), unreadableReason: "why", state: .failed, failure: "refused", isRead: true,
+            envelope: 2, editedAt: time + 1, deletedAt: time + 2, expiresAt: time + 3)
+        let bare = MessageRecord(
+            seq: 8, messageID: UUID(), peerID: UUID(), direction: .incoming, senderDevice: nil, sentAt: time,
+            body: nil, unreadableReason: nil, state: .received, failure: nil, isRead: false, envelope: nil,
+            editedAt: nil, deletedAt: nil, expiresAt: nil)
+        let queued = OutboxRecord(
+            messageID: full.messageID, peerID: full.peerID, attempts: 3, confirmed: true, createdAt: time,
+            nextAttemptAt: time + 4, lastError: "away")
+        let control = ControlRecord(
+            seq: 1, messageID: UUID(), peerID: UUID(), sealed: Data([3]), toOwnDevices: true, attempts: 2,
+            nextAttemptAt: time + 5, lastError: "away", createdAt: time)
+        let key = ContactKeyRecord(
+            userID: UUID(), deviceID: UUID(), fingerprint: "f", identity: Data([4]), firstSeen: time,
+            retiredAt: time + 6)
+        let contact = ContactRecord(
+            userID: UUID(), emailLookup: Data([5]), sealed: Data([6]), verifiedDigest: Data([7]))
+        try store.write { db in
+            for record in [full, bare] { try record.insert(db) }
+            try queued.insert(db)
+            try control.insert(db)
+            try key.insert(db)
+            try contact.insert(db)
+            let messages = try MessageRecord.fetchAll(db, sql: "SELECT * FROM message ORDER BY seq")
+            #expect(messages.count == 2)
+            #expect(try same(full, messages.first))
+            #expect(try same(bare, messages.last))
+            #expect(try same(queued, OutboxRecord.fetchOne(db, sql: "SELECT * FROM outbox")))
+            #expect(try same(control, ControlRecord.fetchOne(db, sql: "SELECT * FROM control_outbox")))
+            #expect(try same(key, ContactKeyRecord.fetchOne(db, sql: "SELECT * FROM contact_key")))
+            #expect(try same(contact, ContactRecord.fetchOne(db, sql: "SELECT * FROM contact")))
+        }
+    }
+
     @Test("identities kept parsed: each bytes give their own identity, and bad bytes still fail")
     func parsedIdentities() throws {
         let parsed = ParsedIdentities()

@@ -188,7 +188,7 @@ actor MessageReceiver {
         for entry in entries where entry.kind == .envelope {
             guard let sender = UUID(uuidString: entry.senderUserId), !refreshed.contains(sender) else { continue }
             let device = entry.senderDeviceId.flatMap(UUID.init(uuidString:))
-            let knownContact = try sender == me || store.contact(id: sender) != nil
+            let knownContact = try sender == me || store.knowsContact(sender)
             let knownDevice =
                 try device.map { device in
                     try store.keys(of: sender, includingRetired: true).contains { $0.deviceID == device }

@@ -321,25 +321,45 @@ actor MessageSender {
         )
     }
 
-    /// Claims prekey bundles for the devices that need one, then seals each payload for its
-    /// devices in one store transaction (sessions stored before anything leaves, so a message key
-    /// is never used twice).
+    /// Seals each payload for its devices in one store transaction (sessions stored before
+    /// anything leaves, so a message key is never used twice). Devices without a session get a
+    /// prekey bundle claimed first, outside the transaction (no I/O inside one), and the
+    /// transaction starts again; with sessions for all, as for nearly every message, it is one
+    /// transaction.
     func seal(
         _ groups: [(payload: Data, recipients: [SessionCipher.Recipient])], messageID: UUID, sentAt: Date
     ) async throws -> Components.Schemas.MessageBatch {
         let recipients = groups.flatMap(\.recipients)
-        let needing = try store.transaction { transaction in
-            try recipients.filter { try cipher.needsBundle($0, sessions: transaction) }
+        enum Outcome {
+            case sealed([Data])
+            case needing([SessionCipher.Recipient])
         }
         var bundles: [DeviceAddress: SessionCipher.Bundle] = [:]
-        for recipient in needing { bundles[recipient.address] = try await claimBundle(of: recipient.address) }
-        let envelopes: [Data]
+        var envelopes: [Data] = []
         do {
-            envelopes = try store.transaction { transaction in
-                try groups.flatMap { group in
-                    try cipher.seal(
-                        group.payload, messageID: messageID, sentAt: sentAt, for: group.recipients, bundles: bundles,
-                        sessions: transaction)
+            // A session can end between two rounds (a key change seen meanwhile): a third round
+            // seals with what it has, and a device still without a bundle fails the attempt.
+            rounds: for round in 0..<3 {
+                let outcome = try store.transaction { transaction -> Outcome in
+                    let needing = try recipients.filter {
+                        try bundles[$0.address] == nil && cipher.needsBundle($0, sessions: transaction)
+                    }
+                    guard needing.isEmpty || round == 2 else { return .needing(needing) }
+                    return .sealed(
+                        try groups.flatMap { group in
+                            try cipher.seal(
+                                group.payload, messageID: messageID, sentAt: sentAt, for: group.recipients,
+                                bundles: bundles, sessions: transaction)
+                        })
+                }
+                switch outcome {
+                case .sealed(let sealed):
+                    envelopes = sealed
+                    break rounds
+                case .needing(let needing):
+                    for recipient in needing {
+                        bundles[recipient.address] = try await claimBundle(of: recipient.address)
+                    }
                 }
             }
         } catch SessionCipher.SealError.untrustedBundle(let device, let reason) {

@@ -23,15 +23,14 @@ extension LocalStore {
 
     static func cursor(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(
-            db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?",
+            db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?"),
             arguments: [MetaRecord.Key.cursor.rawValue]) ?? 0
     }
 
     static func setCursor(_ cursor: Int64, _ db: Database) throws {
         // Stored as an integer, as the first version did.
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            arguments: [MetaRecord.Key.cursor.rawValue, cursor])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
+            .execute(arguments: [MetaRecord.Key.cursor.rawValue, cursor])
     }
 
     func prekeys() throws -> DevicePrekeys? {

@@ -9,23 +9,28 @@ extension LocalStore {
     /// read, never back. Returns how many changed.
     @discardableResult
     func applyReceipt(_ receipt: Receipt, from peer: UUID, _ db: Database) throws -> Int {
-        let states: [MessageState] =
+        // The states it moves on from; `delivered` is listed twice for a delivery receipt, so one
+        // cached statement serves both kinds (a receipt comes with nearly every message sent).
+        let (new, states): (MessageState, [MessageState]) =
             switch receipt.type {
-            case .delivered: [.pending, .sent]
-            case .read: [.pending, .sent, .delivered]
+            case .delivered: (.delivered, [.pending, .sent, .sent])
+            case .read: (.read, [.pending, .sent, .delivered])
             }
-        let new: MessageState = receipt.type == .delivered ? .delivered : .read
+        let update = try db.cachedStatement(
+            sql: """
+                UPDATE message SET state = ?, failure = NULL
+                WHERE message_id = ? AND peer_id = ? AND direction = ? AND state IN (?, ?, ?)
+                """)
+        // A message a receipt names got through, whatever the outbox thought.
+        let dequeue = try db.cachedStatement(sql: "DELETE FROM outbox WHERE message_id = ?")
         var changed = 0
-        for chunk in stride(from: 0, to: receipt.messageIDs.count, by: 500) {
-            let ids = receipt.messageIDs[chunk..<min(chunk + 500, receipt.messageIDs.count)].map(\.canonicalString)
-            changed += try MessageRecord.filter(
-                ids.contains(MessageRecord.Columns.messageID)
-                    && MessageRecord.Columns.peerID == peer.canonicalString
-                    && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing
-                    && states.contains(MessageRecord.Columns.state)
-            ).updateAll(db, MessageRecord.Columns.state.set(to: new), MessageRecord.Columns.failure.set(to: nil))
-            // A message a receipt names got through, whatever the outbox thought.
-            try OutboxRecord.filter(ids.contains(OutboxRecord.Columns.messageID)).deleteAll(db)
+        for id in receipt.messageIDs {
+            try update.execute(arguments: [
+                new, id.canonicalString, peer.canonicalString, ChatMessage.Direction.outgoing, states[0], states[1],
+                states[2],
+            ])
+            changed += db.changesCount
+            try dequeue.execute(arguments: [id.canonicalString])
         }
         return changed
     }
@@ -87,7 +92,9 @@ extension LocalStore {
 
     /// The conversation's disappearing-message timer in seconds, nil when messages stay.
     func timer(for peer: UUID, _ db: Database) throws -> Int? {
-        try ConversationSettingRecord.fetchOne(db, key: peer.canonicalString)?.expiresAfter
+        try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT expires_after FROM conversation_setting WHERE peer_id = ?"),
+            arguments: [peer.canonicalString])
     }
 
     func timer(for peer: UUID) throws -> Int? { try read { db in try timer(for: peer, db) } }

@@ -45,9 +45,24 @@ extension LocalStore {
     /// The contacts among `ids` that this profile knows, in one query.
     func contacts(_ ids: some Collection<UUID>, _ db: Database) throws -> [UUID: Contact] {
         guard !ids.isEmpty else { return [:] }
-        let records = try ContactRecord.filter(ids.map(\.canonicalString).contains(ContactRecord.Columns.userID))
-            .fetchAll(db)
+        // One contact (every send, every message received) by a cached statement.
+        let records =
+            if ids.count == 1, let id = ids.first {
+                try ContactRecord.fetchAll(
+                    db.cachedStatement(sql: "SELECT * FROM contact WHERE user_id = ?"), arguments: [id.canonicalString])
+            } else {
+                try ContactRecord.filter(ids.map(\.canonicalString).contains(ContactRecord.Columns.userID)).fetchAll(db)
+            }
         return Dictionary(try records.map { ($0.userID, try contact($0)) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether this profile knows the user, without opening the contact.
+    func knowsContact(_ id: UUID) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM contact WHERE user_id = ?"), arguments: [id.canonicalString])
+                ?? false
+        }
     }
 
     private func contact(_ record: ContactRecord) throws -> Contact {
@@ -57,9 +72,12 @@ extension LocalStore {
     /// The user's device keys, oldest first; retired ones only when asked.
     func keys(of user: UUID, includingRetired: Bool = false) throws -> [KnownKey] {
         try read { db in
-            var request = ContactKeyRecord.filter(ContactKeyRecord.Columns.userID == user.canonicalString)
-            if !includingRetired { request = request.filter(ContactKeyRecord.Columns.retiredAt == nil) }
-            return try request.order(ContactKeyRecord.Columns.firstSeen).fetchAll(db).map {
+            let statement =
+                includingRetired
+                ? try db.cachedStatement(sql: "SELECT * FROM contact_key WHERE user_id = ? ORDER BY first_seen")
+                : try db.cachedStatement(
+                    sql: "SELECT * FROM contact_key WHERE user_id = ? AND retired_at IS NULL ORDER BY first_seen")
+            return try ContactKeyRecord.fetchAll(statement, arguments: [user.canonicalString]).map {
                 KnownKey(
                     identity: try parsedIdentities.identity($0.identity), firstSeen: $0.firstSeen,
                     retiredAt: $0.retiredAt)
@@ -107,7 +125,11 @@ extension LocalStore {
     }
 
     func verifiedDigest(of user: UUID) throws -> Data? {
-        try read { db in try ContactRecord.fetchOne(db, key: user.canonicalString)?.verifiedDigest }
+        try read { db in
+            try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT verified_digest FROM contact WHERE user_id = ?"),
+                arguments: [user.canonicalString])
+        }
     }
 
     func setVerifiedDigest(_ digest: Data?, of user: UUID) throws {

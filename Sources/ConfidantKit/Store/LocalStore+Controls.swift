@@ -26,7 +26,8 @@ extension LocalStore {
     /// Everything waiting, oldest first.
     func controls() throws -> [QueuedControl] {
         try read { db in
-            try ControlRecord.order(ControlRecord.Columns.seq).fetchAll(db).map { record in
+            try ControlRecord.fetchAll(db.cachedStatement(sql: "SELECT * FROM control_outbox ORDER BY seq")).map {
+                record in
                 let bytes = try open(record.sealed, .control(record.messageID))
                 do {
                     return QueuedControl(
@@ -42,8 +43,10 @@ extension LocalStore {
 
     /// Takes a control message out of the queue (sent, or not worth sending any more).
     func finishControl(_ id: UUID) throws {
-        _ = try write { db in
-            try ControlRecord.filter(ControlRecord.Columns.messageID == id.canonicalString).deleteAll(db)
+        try write { db in
+            try db.cachedStatement(sql: "DELETE FROM control_outbox WHERE message_id = ?").execute(arguments: [
+                id.canonicalString
+            ])
         }
     }
 

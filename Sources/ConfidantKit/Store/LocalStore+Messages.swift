@@ -32,11 +32,12 @@ extension LocalStore {
             let body = try message.text.map {
                 try seal(Data($0.utf8), .message(id: message.id, peer: message.peer, direction: message.direction))
             }
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     message.id.canonicalString, message.peer.canonicalString, message.direction,
                     message.senderDevice?.canonicalString, message.sentAt.timeIntervalSince1970, body,
@@ -108,7 +109,17 @@ extension LocalStore {
     func chatMessages(_ records: [MessageRecord], _ db: Database) throws -> [ChatMessage] {
         let ids = records.map(\.messageID.canonicalString)
         var byMessage: [String: [AttachmentRecord]] = [:]
-        if !ids.isEmpty {
+        if records.count == 1, let record = records.first {
+            // One message (every send, every receipt) by a cached statement.
+            let attachments = try AttachmentRecord.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM attachment WHERE message_id = ?"),
+                arguments: [record.messageID.canonicalString])
+            for attachment in attachments {
+                let key =
+                    "\(attachment.messageID.canonicalString)|\(attachment.peerID.canonicalString)|\(attachment.direction.rawValue)"
+                byMessage[key, default: []].append(attachment)
+            }
+        } else if !ids.isEmpty {
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
                 for attachment in try AttachmentRecord.filter(chunk.contains(AttachmentRecord.Columns.messageID))
                     .fetchAll(db)
@@ -123,7 +134,12 @@ extension LocalStore {
         let pending = records.filter { $0.state == .pending }.map(\.messageID.canonicalString)
         var waiting: [String: OutboxRecord] = [:]
         if !pending.isEmpty {
-            for record in try OutboxRecord.filter(pending.contains(OutboxRecord.Columns.messageID)).fetchAll(db) {
+            let queued =
+                pending.count == 1
+                ? try OutboxRecord.fetchAll(
+                    db.cachedStatement(sql: "SELECT * FROM outbox WHERE message_id = ?"), arguments: [pending[0]])
+                : try OutboxRecord.filter(pending.contains(OutboxRecord.Columns.messageID)).fetchAll(db)
+            for record in queued {
                 waiting[record.messageID.canonicalString] = record
             }
         }
@@ -156,9 +172,9 @@ extension LocalStore {
 
     func message(id: UUID, direction: ChatMessage.Direction, _ db: Database) throws -> ChatMessage? {
         try chatMessages(
-            MessageRecord.filter(
-                MessageRecord.Columns.messageID == id.canonicalString && MessageRecord.Columns.direction == direction
-            ).fetchAll(db), db
+            MessageRecord.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM message WHERE message_id = ? AND direction = ?"),
+                arguments: [id.canonicalString, direction]), db
         ).first
     }
 

@@ -31,13 +31,13 @@ extension LocalStore {
     func outbox() throws -> [QueuedMessage] {
         try read { db in
             let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT m.*, o.confirmed AS outbox_confirmed, o.attempts AS outbox_attempts, o.next_attempt_at AS outbox_next,
-                           o.last_error AS outbox_error
-                    FROM outbox o JOIN message m ON m.message_id = o.message_id AND m.direction = ?
-                    ORDER BY m.seq
-                    """, arguments: [ChatMessage.Direction.outgoing])
+                db.cachedStatement(
+                    sql: """
+                        SELECT m.*, o.confirmed AS outbox_confirmed, o.attempts AS outbox_attempts, o.next_attempt_at AS outbox_next,
+                               o.last_error AS outbox_error
+                        FROM outbox o JOIN message m ON m.message_id = o.message_id AND m.direction = ?
+                        ORDER BY m.seq
+                        """), arguments: [ChatMessage.Direction.outgoing])
             return try rows.map { row in
                 QueuedMessage(
                     message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],
@@ -51,16 +51,17 @@ extension LocalStore {
     /// Marks an outgoing message sent, or failed for good, and takes it out of the outbox.
     func finish(_ id: UUID, failure: String?) throws {
         try write { db in
-            // Only a pending message: a receipt may have moved it on already.
-            try MessageRecord.filter(
-                MessageRecord.Columns.messageID == id.canonicalString
-                    && MessageRecord.Columns.direction == ChatMessage.Direction.outgoing
-                    && MessageRecord.Columns.state == MessageState.pending
-            )
-            .updateAll(
-                db, MessageRecord.Columns.state.set(to: failure == nil ? MessageState.sent : .failed),
-                MessageRecord.Columns.failure.set(to: failure))
-            try OutboxRecord.deleteOne(db, key: id.canonicalString)
+            // Only a pending message: a receipt may have moved it on already. Cached statements:
+            // this runs for every message sent.
+            try db.cachedStatement(
+                sql: "UPDATE message SET state = ?, failure = ? WHERE message_id = ? AND direction = ? AND state = ?"
+            ).execute(arguments: [
+                failure == nil ? MessageState.sent : .failed, failure, id.canonicalString,
+                ChatMessage.Direction.outgoing, MessageState.pending,
+            ])
+            try db.cachedStatement(sql: "DELETE FROM outbox WHERE message_id = ?").execute(arguments: [
+                id.canonicalString
+            ])
         }
     }
 

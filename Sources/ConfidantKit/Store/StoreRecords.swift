@@ -5,8 +5,21 @@ import GRDB
 // since 1970 (REAL), as the first version of the schema did; sealed columns hold AES-GCM boxes
 // under the profile's `LocalDataKey`.
 
-/// Common encoding for the store's records.
+/// Common encoding for the store's records. The records read for every message (messages, keys,
+/// the queues, contacts) decode their rows by hand (`init(row:)`): GRDB's `Decodable` path was a
+/// measurable share of a message's cost (docs/BENCHMARKS.md). Writes still go through `Encodable`.
 protocol StoreRecord: Codable, FetchableRecord, PersistableRecord {}
+
+extension Row {
+    /// A time stored as seconds since 1970.
+    func date(_ column: String) throws -> Date {
+        Date(timeIntervalSince1970: try decode(Double.self, forColumn: column))
+    }
+
+    func dateIfPresent(_ column: String) throws -> Date? {
+        try decode(Double?.self, forColumn: column).map(Date.init(timeIntervalSince1970:))
+    }
+}
 
 extension StoreRecord {
     static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy { .lowercaseString }
@@ -63,6 +76,15 @@ struct ContactRecord: StoreRecord {
     }
 }
 
+extension ContactRecord {
+    init(row: Row) throws {
+        userID = try row.decode(forColumn: "user_id")
+        emailLookup = try row.decode(forColumn: "email_lookup")
+        sealed = try row.decode(forColumn: "sealed")
+        verifiedDigest = try row.decode(forColumn: "verified_digest")
+    }
+}
+
 /// `contact_key`: every device key seen for a user; retired keys stay, so old envelopes can
 /// still be told apart from forgeries.
 struct ContactKeyRecord: StoreRecord {
@@ -90,6 +112,17 @@ struct ContactKeyRecord: StoreRecord {
         static let fingerprint = Column(CodingKeys.fingerprint)
         static let firstSeen = Column(CodingKeys.firstSeen)
         static let retiredAt = Column(CodingKeys.retiredAt)
+    }
+}
+
+extension ContactKeyRecord {
+    init(row: Row) throws {
+        userID = try row.decode(forColumn: "user_id")
+        deviceID = try row.decode(forColumn: "device_id")
+        fingerprint = try row.decode(forColumn: "fingerprint")
+        identity = try row.decode(forColumn: "identity")
+        firstSeen = try row.date("first_seen")
+        retiredAt = try row.dateIfPresent("retired_at")
     }
 }
 
@@ -153,6 +186,26 @@ struct MessageRecord: StoreRecord {
     }
 }
 
+extension MessageRecord {
+    init(row: Row) throws {
+        seq = try row.decode(forColumn: "seq")
+        messageID = try row.decode(forColumn: "message_id")
+        peerID = try row.decode(forColumn: "peer_id")
+        direction = try row.decode(forColumn: "direction")
+        senderDevice = try row.decode(forColumn: "sender_device")
+        sentAt = try row.date("sent_at")
+        body = try row.decode(forColumn: "body")
+        unreadableReason = try row.decode(forColumn: "unreadable_reason")
+        state = try row.decode(forColumn: "state")
+        failure = try row.decode(forColumn: "failure")
+        isRead = try row.decode(forColumn: "is_read")
+        envelope = try row.decode(forColumn: "envelope")
+        editedAt = try row.dateIfPresent("edited_at")
+        deletedAt = try row.dateIfPresent("deleted_at")
+        expiresAt = try row.dateIfPresent("expires_at")
+    }
+}
+
 /// `outbox`: outgoing messages waiting for the server, delivered in the order they were written.
 struct OutboxRecord: StoreRecord {
     static let databaseTableName = "outbox"
@@ -183,6 +236,18 @@ struct OutboxRecord: StoreRecord {
         static let attempts = Column(CodingKeys.attempts)
         static let nextAttemptAt = Column(CodingKeys.nextAttemptAt)
         static let lastError = Column(CodingKeys.lastError)
+    }
+}
+
+extension OutboxRecord {
+    init(row: Row) throws {
+        messageID = try row.decode(forColumn: "message_id")
+        peerID = try row.decode(forColumn: "peer_id")
+        attempts = try row.decode(forColumn: "attempts")
+        confirmed = try row.decode(forColumn: "confirmed")
+        createdAt = try row.date("created_at")
+        nextAttemptAt = try row.dateIfPresent("next_attempt_at")
+        lastError = try row.decode(forColumn: "last_error")
     }
 }
 
@@ -289,5 +354,19 @@ struct ControlRecord: StoreRecord {
         static let attempts = Column(CodingKeys.attempts)
         static let nextAttemptAt = Column(CodingKeys.nextAttemptAt)
         static let lastError = Column(CodingKeys.lastError)
+    }
+}
+
+extension ControlRecord {
+    init(row: Row) throws {
+        seq = try row.decode(forColumn: "seq")
+        messageID = try row.decode(forColumn: "message_id")
+        peerID = try row.decode(forColumn: "peer_id")
+        sealed = try row.decode(forColumn: "sealed")
+        toOwnDevices = try row.decode(forColumn: "to_own_devices")
+        attempts = try row.decode(forColumn: "attempts")
+        nextAttemptAt = try row.dateIfPresent("next_attempt_at")
+        lastError = try row.decode(forColumn: "last_error")
+        createdAt = try row.date("created_at")
     }
 }

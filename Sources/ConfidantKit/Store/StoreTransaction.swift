@@ -12,6 +12,14 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     private let parsedIdentities: ParsedIdentities
     private var prekeys: DevicePrekeys??
     private var prekeysChanged = false
+    /// Sessions read or stored in this transaction: sealing asks for a session twice (does it
+    /// need a bundle? then seal), and opening each one costs a decryption and a parse.
+    private var sessions: [SessionKey: SessionRecord?] = [:]
+
+    private struct SessionKey: Hashable {
+        let device: DeviceAddress
+        let fingerprint: String
+    }
 
     init(_ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys, parsedIdentities: ParsedIdentities) {
         self.db = db
@@ -23,32 +31,50 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     // MARK: SessionStore
 
     func session(with device: DeviceAddress, fingerprint: String) throws -> SessionRecord? {
+        let key = SessionKey(device: device, fingerprint: fingerprint)
+        if let known = sessions[key] { return known }
+        let record = try readSession(with: device, fingerprint: fingerprint)
+        sessions[key] = .some(record)
+        return record
+    }
+
+    private func readSession(with device: DeviceAddress, fingerprint: String) throws -> SessionRecord? {
+        // Cached statements here and below: these run for every message sealed or opened, and
+        // building and preparing the query each time was most of their cost (docs/BENCHMARKS.md).
+        let statement = try db.cachedStatement(
+            sql: "SELECT sealed FROM session WHERE user_id = ? AND device_id = ? AND fingerprint = ?")
         guard
-            let row =
-                try SessionRow
-                .filter(
-                    SessionRow.Columns.userID == device.userID.canonicalString
-                        && SessionRow.Columns.deviceID == device.deviceID.canonicalString
-                        && SessionRow.Columns.fingerprint == fingerprint
-                )
-                .fetchOne(db)
+            let sealed = try Data.fetchOne(
+                statement,
+                arguments: [device.userID.canonicalString, device.deviceID.canonicalString, fingerprint])
         else { return nil }
         return try SessionRecord(
-            serialized: dataKey.open(row.sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
+            serialized: dataKey.open(sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
     }
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
-        try SessionRow(
-            userID: device.userID, deviceID: device.deviceID, fingerprint: fingerprint, sealed: sealed,
-            updatedAt: Date()
-        ).save(db)
+        // One session per device (a device's other fingerprints are forgotten with it)
+        sessions = sessions.filter { $0.key.device != device }
+        sessions[SessionKey(device: device, fingerprint: fingerprint)] = .some(record)
+        // One session per device: a session bound to another key is replaced.
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO session (user_id, device_id, fingerprint, sealed, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (user_id, device_id) DO UPDATE SET
+                    fingerprint = excluded.fingerprint, sealed = excluded.sealed, updated_at = excluded.updated_at
+                """
+        ).execute(arguments: [
+            device.userID.canonicalString, device.deviceID.canonicalString, fingerprint, sealed,
+            Date().timeIntervalSince1970,
+        ])
     }
 
     /// Ends the sessions with the devices (their keys changed).
     func endSessions(of user: UUID, devices: [UUID]) throws {
         guard !devices.isEmpty else { return }
+        sessions = sessions.filter { !($0.key.device.userID == user && devices.contains($0.key.device.deviceID)) }
         try SessionRow.filter(
             SessionRow.Columns.userID == user.canonicalString
                 && devices.map(\.canonicalString).contains(SessionRow.Columns.deviceID)
@@ -58,6 +84,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     /// Forgets every session (this device's own key changed).
     func endAllSessions() throws {
+        sessions = [:]
         try SessionRow.deleteAll(db)
     }
 
@@ -91,18 +118,16 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     // MARK: IdentityStore
 
     func knownKeys(of device: DeviceAddress) throws -> [KnownKey] {
-        try ContactKeyRecord
-            .filter(
-                ContactKeyRecord.Columns.userID == device.userID.canonicalString
-                    && ContactKeyRecord.Columns.deviceID == device.deviceID.canonicalString
-            )
-            .fetchAll(db)
-            // Current first, then retired ones, newest first.
-            .sorted { ($0.retiredAt ?? .distantFuture) > ($1.retiredAt ?? .distantFuture) }
-            .map {
-                KnownKey(
-                    identity: try parsedIdentities.identity($0.identity), firstSeen: $0.firstSeen,
-                    retiredAt: $0.retiredAt)
-            }
+        try ContactKeyRecord.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM contact_key WHERE user_id = ? AND device_id = ?"),
+            arguments: [device.userID.canonicalString, device.deviceID.canonicalString]
+        )
+        // Current first, then retired ones, newest first.
+        .sorted { ($0.retiredAt ?? .distantFuture) > ($1.retiredAt ?? .distantFuture) }
+        .map {
+            KnownKey(
+                identity: try parsedIdentities.identity($0.identity), firstSeen: $0.firstSeen,
+                retiredAt: $0.retiredAt)
+        }
     }
 }
