@@ -42,11 +42,13 @@ extension LocalStore {
     func attachments(of message: UUID, peer: UUID, direction: ChatMessage.Direction, _ db: Database) throws
         -> [AttachmentPointer]
     {
-        try AttachmentRecord.filter(
-            AttachmentRecord.Columns.messageID == message.canonicalString
-                && AttachmentRecord.Columns.peerID == peer.canonicalString
-                && AttachmentRecord.Columns.direction == direction
-        ).order(AttachmentRecord.Columns.position).fetchAll(db).map(openAttachment)
+        // A cached statement: every message sent asks, nearly always for none.
+        try AttachmentRecord.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT * FROM attachment WHERE message_id = ? AND peer_id = ? AND direction = ? ORDER BY position"
+            ),
+            arguments: [message.canonicalString, peer.canonicalString, direction]
+        ).map(openAttachment)
     }
 
     /// Replaces a stored pointer (the blob id and capability once uploaded and granted).

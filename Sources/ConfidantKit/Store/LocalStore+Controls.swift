@@ -41,12 +41,12 @@ extension LocalStore {
         }
     }
 
-    /// Takes a control message out of the queue (sent, or not worth sending any more).
-    func finishControl(_ id: UUID) throws {
+    /// Takes control messages out of the queue (sent, or not worth sending any more), in one
+    /// transaction.
+    func finishControls(_ ids: [UUID]) throws {
         try write { db in
-            try db.cachedStatement(sql: "DELETE FROM control_outbox WHERE message_id = ?").execute(arguments: [
-                id.canonicalString
-            ])
+            let statement = try db.cachedStatement(sql: "DELETE FROM control_outbox WHERE message_id = ?")
+            for id in ids { try statement.execute(arguments: [id.canonicalString]) }
         }
     }
 

@@ -92,8 +92,11 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     func devicePrekeys() throws -> DevicePrekeys? {
         if let prekeys { return prekeys }
-        let stored = try MetaRecord.fetchOne(db, key: MetaRecord.Key.prekeys.rawValue).map { row in
-            try parsedPrekeys.prekeys(in: row.value) { [dataKey] sealed in
+        let stored = try Data.fetchOne(
+            db.cachedStatement(sql: "SELECT value FROM meta WHERE key = ?"),
+            arguments: [MetaRecord.Key.prekeys.rawValue]
+        ).map { value in
+            try parsedPrekeys.prekeys(in: value) { [dataKey] sealed in
                 try DevicePrekeys(serialized: dataKey.open(sealed, context: SealContext.prekeys.text))
             }
         }
