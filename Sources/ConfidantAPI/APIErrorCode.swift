@@ -39,6 +39,9 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     case senderMismatch = "sender_mismatch"
     case envelopeMismatch = "envelope_mismatch"
     case deviceMismatch = "device_mismatch"
+    /// A send that names the message it follows (a version 2 binary send frame) when the relay
+    /// does not hold that message: refused, so that it does not overtake it.
+    case predecessorMissing = "predecessor_missing"
     case tooManyInFlight = "too_many_in_flight"
 
     // Prekeys
@@ -84,7 +87,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
         case .forbidden, .senderMismatch, .stepUpRequired: 403
         case .notFound, .unknownUser, .transactionNotFound: 404
         case .methodNotAllowed: 405
-        case .conflict, .emailTaken, .deviceMismatch, .wrongStep: 409
+        case .conflict, .emailTaken, .deviceMismatch, .predecessorMissing, .wrongStep: 409
         case .transactionExpired: 410
         case .tooLarge, .quotaExceeded: 413
         case .unsupportedMediaType, .unsupportedImage: 415

@@ -6,29 +6,51 @@ import Foundation
 /// (4/3 of the bytes) and its decoding (a tenth of the relay's time per message) are left out.
 ///
 ///     version (1 byte, 1) ‖ count (UInt16 big-endian, 1–256) ‖ count × (length (UInt32 big-endian, ≥ 1) ‖ envelope)
+///     version (1 byte, 2) ‖ after (16 bytes) ‖ count ‖ count × (length ‖ envelope)
 ///
-/// Nothing may follow the last envelope. A relay announces the versions it takes in its
-/// `challenge` frame (`binarySendVersions`); a client sends JSON to one that does not.
+/// Version 2 names the message this one follows (`after`, its id's 16 bytes): the relay stores it
+/// only if it holds that message from the same sender, so a client can send several messages
+/// without waiting for each receipt and still none overtakes one the relay refused. Nothing may
+/// follow the last envelope. A relay announces the versions it takes in its `challenge` frame
+/// (`binarySendVersions`); a client sends JSON to one that does not.
 public struct StreamSendFrame: Sendable, Hashable {
+    /// The version without a predecessor.
     public static let version: UInt8 = 1
+    /// The version with one (`after`).
+    public static let orderedVersion: UInt8 = 2
     public static let maximumEnvelopes = 256
 
     public let envelopes: [Data]
+    /// The message this one must follow; nil for none (version 1).
+    public let after: UUID?
 
     /// `envelopes` must be 1 to 256, none of them empty.
-    public init(envelopes: [Data]) throws(StreamSendFrameError) {
+    public init(envelopes: [Data], after: UUID? = nil) throws(StreamSendFrameError) {
         guard (1...Self.maximumEnvelopes).contains(envelopes.count) else {
             throw .envelopeCount(envelopes.count)
         }
         guard envelopes.allSatisfy({ !$0.isEmpty && $0.count <= UInt32.max }) else { throw .emptyEnvelope }
         self.envelopes = envelopes
+        self.after = after
     }
 
     /// Parses a frame, refusing anything that is not exactly one encoding of it.
     public init(serialized bytes: Data) throws(StreamSendFrameError) {
         var reader = Reader(bytes: bytes)
         let version = try reader.byte()
-        guard version == Self.version else { throw .unsupportedVersion(version) }
+        switch version {
+        case Self.version:
+            after = nil
+        case Self.orderedVersion:
+            let id = [UInt8](try reader.take(16))
+            after = UUID(
+                uuid: (
+                    id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12],
+                    id[13], id[14], id[15]
+                ))
+        default:
+            throw .unsupportedVersion(version)
+        }
         let count = Int(try reader.bigEndian(UInt16.self))
         guard (1...Self.maximumEnvelopes).contains(count) else { throw .envelopeCount(count) }
         var envelopes: [Data] = []
@@ -44,8 +66,13 @@ public struct StreamSendFrame: Sendable, Hashable {
 
     /// The frame's bytes.
     public func serialized() -> Data {
-        var bytes = Data(capacity: 3 + envelopes.reduce(0) { $0 + 4 + $1.count })
-        bytes.append(Self.version)
+        var bytes = Data(capacity: 19 + envelopes.reduce(0) { $0 + 4 + $1.count })
+        if let after {
+            bytes.append(Self.orderedVersion)
+            withUnsafeBytes(of: after.uuid) { bytes.append(contentsOf: $0) }
+        } else {
+            bytes.append(Self.version)
+        }
         appendBigEndian(UInt16(envelopes.count), to: &bytes)
         for envelope in envelopes {
             appendBigEndian(UInt32(envelope.count), to: &bytes)
@@ -103,7 +130,7 @@ public enum StreamSendFrameError: Error, Hashable, CustomStringConvertible {
         switch self {
         case .truncated: "The binary send frame ends early."
         case .unsupportedVersion(let version):
-            "Binary send frames of version \(version) are not known here (this relay takes version \(StreamSendFrame.version))."
+            "Binary send frames of version \(version) are not known here (this relay takes versions \(StreamSendFrame.version) and \(StreamSendFrame.orderedVersion))."
         case .envelopeCount(let count):
             "A binary send frame carries 1 to \(StreamSendFrame.maximumEnvelopes) envelopes, not \(count)."
         case .emptyEnvelope: "An envelope in the binary send frame is empty."

@@ -16,22 +16,32 @@ struct OutboxRetryTests {
         let alice: KitUser
         let bob: KitUser
         private var second: TestRelay?
+        private let adjust: @Sendable (inout ServerConfiguration) -> Void
 
-        init() async throws {
-            first = try await TestRelay.start()
+        init(adjust: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws {
+            self.adjust = adjust
+            first = try await TestRelay.start(adjust: adjust)
             alice = try await KitUser.register(first, name: "Alice")
             bob = try await KitUser.register(first, name: "Bob")
         }
 
         func stop() async { await first.server.shutdown() }
 
+        /// Alice's profile in a messenger of its own whose automatic retries wait for `policy`.
+        func sender(_ policy: RetryPolicy, now: @escaping @Sendable () -> Date = { Date() }) async -> Messenger {
+            Messenger(
+                identity: alice.messenger.identity, account: await alice.messenger.account,
+                store: alice.messenger.store, retry: policy, now: now)
+        }
+
         func restart() async throws {
-            let (directory, port) = (first.directory, first.port)
+            let (directory, port, adjust) = (first.directory, first.port, adjust)
             second = try await TestRelay.start(
                 adjust: {
                     $0 = ServerConfiguration.embedded(dataDirectory: directory)
                     $0.port = port
                     $0.useTestingSecurityParameters()
+                    adjust(&$0)
                 })
         }
 
@@ -57,9 +67,7 @@ struct OutboxRetryTests {
         var policy = RetryPolicy()
         policy.random = { _ in 1.0 }
         policy.sleep = sleeper.sleep
-        let sender = Messenger(
-            identity: alice.messenger.identity, account: await alice.messenger.account, store: alice.messenger.store,
-            retry: policy, now: clock.now)
+        let sender = await outage.sender(policy, now: clock.now)
         _ = try await sender.send("before the outage", to: toBob)
 
         // The relay goes away (its files stay, as after a crash).
@@ -104,14 +112,83 @@ struct OutboxRetryTests {
         var policy = RetryPolicy()
         let sleeper = ManualSleeper()
         policy.sleep = sleeper.sleep  // never released: only the next send delivers
-        let sender = Messenger(
-            identity: alice.messenger.identity, account: await alice.messenger.account, store: alice.messenger.store,
-            retry: policy)
+        let sender = await outage.sender(policy)
         await outage.stop()
         for index in 1...20 { _ = try await sender.send("queued \(index)", to: toBob) }
         try await outage.restart()
         #expect(try await sender.send("the newest", to: toBob).status == .sent)
         let received = try await bob.messenger.sync().map(\.text)
         #expect(received == (1...20).map { "queued \($0)" } + ["the newest"])
+    }
+
+    @Test(
+        "a backlog goes over the stream in windows of ordered sends: all arrive once and in order, at a device that signed in meanwhile too"
+    )
+    func windowOverTheStream() async throws {
+        let outage = try await Outage()
+        let (alice, bob, toBob) = (outage.alice, outage.bob, await outage.bob.contact)
+        defer { outage.remove() }
+        var policy = RetryPolicy()
+        policy.sleep = ManualSleeper().sleep  // never released: only the stream's connection delivers
+        let sender = await outage.sender(policy)
+        // Alice's keys for Bob are fetched now, before his tablet signs in; the relay's key
+        // change entry tells her once she is live.
+        _ = try await sender.send("before", to: toBob)
+        let tablet = try await bob.secondDevice(outage.first)
+        defer { Task { await tablet.remove() } }
+        await outage.stop()
+        let count = 3 * MessageSender.window
+        for index in 1...count { _ = try await sender.send("queued \(index)", to: toBob) }
+        try await outage.restart()
+        try await Self.deliverLive(sender, to: toBob.id)
+        let unsent = try await sender.history(with: toBob.id, limit: count + 5).filter {
+            $0.direction == .outgoing && $0.status != .sent && $0.status != .delivered
+        }
+        #expect(unsent.isEmpty, "\(unsent.map { "\($0.text ?? "?"): \($0.status)" })")
+        // "before" went over HTTP, the backlog over the stream.
+        #expect(await sender.sender.transports == [.http] + Array(repeating: .stream, count: count))
+        let windowed = await sender.sender.sentInWindows
+        #expect(windowed == count, "\(windowed)")
+        let expected = (1...count).map { "queued \($0)" }
+        #expect(try await bob.messenger.sync().map(\.text) == ["before"] + expected)
+        #expect(try await tablet.messenger.sync().map(\.text) == expected)
+    }
+
+    @Test(
+        "a message the relay refuses in the middle of a window: nothing sent after it is stored before it is dealt with"
+    )
+    func refusalInAWindow() async throws {
+        // Bob's mailbox takes 20 messages: the 21st is refused while the ones after it are on
+        // their way, each naming the one before.
+        let outage = try await Outage(adjust: { $0.mailboxLimit = 20 })
+        let (alice, bob, toBob) = (outage.alice, outage.bob, await outage.bob.contact)
+        defer { outage.remove() }
+        var policy = RetryPolicy()
+        policy.sleep = ManualSleeper().sleep
+        let sender = await outage.sender(policy)
+        await outage.stop()
+        for index in 1...30 { _ = try await sender.send("queued \(index)", to: toBob) }
+        try await outage.restart()
+        try await Self.deliverLive(sender, to: toBob.id)
+        let lines = try await sender.history(with: toBob.id, limit: 40).filter { $0.direction == .outgoing }
+        #expect(lines.prefix(20).allSatisfy { $0.status == .sent || $0.status == .delivered })
+        #expect(
+            lines.dropFirst(20).allSatisfy {
+                if case .failed(let reason) = $0.status { reason.contains("full") } else { false }
+            }, "\(lines.dropFirst(20).map(\.status))")
+        #expect(await sender.sender.sentInWindows == 20)
+        #expect(try await bob.messenger.sync().map(\.text) == (1...20).map { "queued \($0)" })
+    }
+
+    /// Starts `sender`'s stream and stops it once nothing to `peer` is pending (or after 10 s).
+    static func deliverLive(_ sender: Messenger, to peer: UUID) async throws {
+        let events = await sender.events()
+        await sender.startLive()
+        #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+        for _ in 0..<400 {
+            if try await sender.history(with: peer, limit: 200).allSatisfy({ $0.status != .pending }) { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        await sender.stopLive()
     }
 }

@@ -83,6 +83,72 @@ struct RelayStreamSendTests {
     }
 
     @Test(
+        "ordered sends (version 2): stored only after the message they name; a refused one stops those that follow it",
+        arguments: TestDatabaseKind.available)
+    func orderedSends(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            let aliceStream = try await Self.connect(relay, alice)
+            let bobStream = try await Self.connect(relay, bob)
+            func id(_ batch: Components.Schemas.MessageBatch) throws -> UUID {
+                try #require(UUID(uuidString: batch.messageId))
+            }
+            func answers(_ count: Int) async -> [String: String] {
+                Dictionary(
+                    await aliceStream.frames.next(count).compactMap { frame in
+                        frame.receipt.map { ($0.messageId, $0.duplicate ? "duplicate" : "stored") }
+                            ?? frame.refused.map { ($0.messageId, $0.error) }
+                    }, uniquingKeysWith: { $1 })
+            }
+
+            // Back to back, without waiting: the second names the first and is stored after it,
+            // whether the two land in one group or two.
+            let first = try alice.batch("first", to: toBob)
+            let second = try alice.batch("second", to: toBob)
+            try await aliceStream.sendBinary(first)
+            try await aliceStream.sendBinary(second, after: try id(first))
+            #expect(
+                await answers(2) == [first.messageId.lowercased(): "stored", second.messageId.lowercased(): "stored"])
+
+            // A refused message stops the chain behind it; a message never sent stops one too.
+            let (_, unknownDevice) = try Self.refusable(alice, bob)
+            let behind = try alice.batch("behind the refused one", to: toBob)
+            let further = try alice.batch("further behind", to: toBob)
+            let orphan = try alice.batch("after a message never sent", to: toBob)
+            try await aliceStream.sendBinary(unknownDevice)
+            try await aliceStream.sendBinary(behind, after: try id(unknownDevice))
+            try await aliceStream.sendBinary(further, after: try id(behind))
+            try await aliceStream.sendBinary(orphan, after: UUID())
+            #expect(
+                await answers(4) == [
+                    unknownDevice.messageId.lowercased(): "device_mismatch",
+                    behind.messageId.lowercased(): "predecessor_missing",
+                    further.messageId.lowercased(): "predecessor_missing",
+                    orphan.messageId.lowercased(): "predecessor_missing",
+                ])
+
+            // Sent again once what it follows is stored, it goes; a retry is a duplicate, as ever.
+            try await aliceStream.sendBinary(behind, after: try id(second))
+            try await aliceStream.sendBinary(second, after: UUID())
+            #expect(
+                await answers(2) == [
+                    behind.messageId.lowercased(): "stored", second.messageId.lowercased(): "duplicate",
+                ])
+
+            let delivered = await bobStream.frames.next(3).flatMap {
+                ($0.entry.map { [$0] } ?? []) + ($0.entries ?? [])
+            }
+            #expect(
+                try delivered.map { try bob.read($0, from: alice) } == ["first", "second", "behind the refused one"])
+            let stored = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 500)).ok.body.json.entries
+            #expect(stored.count == 3)
+            for stream in [aliceStream, bobStream] { await stream.close() }
+        }
+    }
+
+    @Test(
         "binary send frames: announced with the challenge, stored and delivered like JSON sends; refusals name the message; malformed frames are answered",
         arguments: TestDatabaseKind.available)
     func binarySends(kind: TestDatabaseKind) async throws {
@@ -94,7 +160,11 @@ struct RelayStreamSendTests {
             // The challenge says which versions the relay takes; a binary frame is no proof.
             let unproven = try await StreamClient.connect(port: relay.port, user: alice, proving: false)
             let challenge = try #require(await unproven.frames.next(1).first)
-            #expect(challenge.challenge != nil && challenge.binarySendVersions == [Int(StreamSendFrame.version)])
+            #expect(
+                challenge.challenge != nil
+                    && challenge.binarySendVersions == [
+                        Int(StreamSendFrame.version), Int(StreamSendFrame.orderedVersion),
+                    ])
             try await unproven.sendBinary(try alice.batch("before the proof", to: toBob))
             #expect(
                 try await RevocationTests.closeCode(of: unproven) == .unknown(StreamCloseCode.proofRefused.rawValue))
@@ -137,7 +207,7 @@ struct RelayStreamSendTests {
                 envelopes: try alice.batch("never stored", to: toBob).envelopes.map { Data($0.envelope.data) }
             ).serialized()
             var unknownVersion = good
-            unknownVersion[0] = 2
+            unknownVersion[0] = 3
             for bytes in [good + [0], Data(good.dropLast()), unknownVersion, Data([1, 0, 0]), Data()] {
                 try await aliceStream.sendBinary(bytes)
             }

@@ -90,9 +90,9 @@ final class StreamClient: Sendable {
     func sendText(_ text: String) async throws { try await socket.send(text) }
 
     /// Sends the batch's envelopes as a binary send frame (docs/PROTOCOL.md §7.2).
-    func sendBinary(_ batch: Components.Schemas.MessageBatch) async throws {
+    func sendBinary(_ batch: Components.Schemas.MessageBatch, after: UUID? = nil) async throws {
         try await sendBinary(
-            try StreamSendFrame(envelopes: batch.envelopes.map { Data($0.envelope.data) }).serialized())
+            try StreamSendFrame(envelopes: batch.envelopes.map { Data($0.envelope.data) }, after: after).serialized())
     }
 
     func sendBinary(_ bytes: Data) async throws { try await socket.send(raw: bytes, opcode: .binary) }

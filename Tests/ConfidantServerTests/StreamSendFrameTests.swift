@@ -31,6 +31,14 @@ struct StreamSendFrameTests {
         // A frame read from the middle of a larger buffer reads the same.
         let bytes = Data([9, 9]) + frame.serialized()
         #expect(try StreamSendFrame(serialized: bytes.dropFirst(2)) == frame)
+
+        // Version 2: the id of the message it follows, its 16 bytes, before the count.
+        let after = try #require(UUID(uuidString: "00112233-4455-6677-8899-aabbccddeeff"))
+        let ordered = try StreamSendFrame(envelopes: [Data([0xAA])], after: after)
+        #expect(
+            Self.hex(ordered.serialized()) == "02" + "00112233445566778899aabbccddeeff" + "0001" + "00000001" + "aa")
+        #expect(try StreamSendFrame(serialized: ordered.serialized()) == ordered)
+        #expect(try StreamSendFrame(serialized: (Data([9]) + ordered.serialized()).dropFirst()).after == after)
     }
 
     /// Every way bytes can fail to be exactly one frame, and why.
@@ -38,7 +46,10 @@ struct StreamSendFrameTests {
         ("", .truncated),
         ("01", .truncated),
         ("0100", .truncated),
-        ("02000100000001aa", .unsupportedVersion(2)),
+        ("03000100000001aa", .unsupportedVersion(3)),
+        ("02000100000001aa", .truncated),
+        ("0200112233445566778899aabbccddeeff0000", .envelopeCount(0)),
+        ("0200112233445566778899aabbccddeeff000100000001aabb", .trailingBytes(1)),
         ("000001", .unsupportedVersion(0)),
         ("010000", .envelopeCount(0)),
         ("010101", .envelopeCount(257)),
@@ -70,6 +81,12 @@ struct StreamSendFrameTests {
         let frame = try StreamSendFrame(envelopes: envelopes).serialized()
         let read = try await PythonScript.run("stream_send_frame.py", ["parse", Self.hex(frame)])
         #expect(read.split(separator: "\n").map(String.init) == envelopes.map { Self.hex($0) })
+        let after = UUID()
+        let ordered = try StreamSendFrame(envelopes: envelopes, after: after).serialized()
+        let readOrdered = try await PythonScript.run("stream_send_frame.py", ["parse", Self.hex(ordered)])
+        #expect(
+            readOrdered.split(separator: "\n").map(String.init)
+                == ["after \(after.uuidString.lowercased())"] + envelopes.map { Self.hex($0) })
         for (hex, _) in Self.malformed {
             let answer = try await PythonScript.run("stream_send_frame.py", ["parse", hex])
             #expect(answer.hasPrefix("refused"), "\(hex): \(answer)")

@@ -2,16 +2,18 @@
 """Binary send frames (docs/PROTOCOL.md §7.2), written and read here from the document alone:
 
     version (1 byte, 1) ‖ count (UInt16 big-endian, 1–256) ‖ count × (length (UInt32 big-endian, ≥ 1) ‖ envelope)
+    version (1 byte, 2) ‖ after (16 bytes, a message id) ‖ count ‖ count × (length ‖ envelope)
 
     stream_send_frame.py parse FRAME_HEX
-        prints the envelopes of a frame, one hex line each, or `refused <why>`
+        prints `after <uuid>` for a version 2 frame, then the envelopes of a frame, one hex line
+        each, or `refused <why>`
     stream_send_frame.py send PORT DEVICE ENVELOPE_HEX…
         sends one frame with those envelopes over a real stream (raw socket, opcode 2) as DEVICE
         (see stream_abuse.py) and prints the relay's answer: its JSON frame on one line
 
 Everything is bounded in time.
 """
-import json, struct, sys
+import json, struct, sys, uuid
 
 from stream_abuse import connect, frame, read_frame
 
@@ -23,11 +25,20 @@ def write(envelopes):
 
 
 def parse(data):
-    if len(data) < 3:
+    """(after, envelopes): after is the UUID a version 2 frame names, None for version 1."""
+    if len(data) < 1:
         raise ValueError("truncated")
-    if data[0] != 1:
+    if data[0] == 1:
+        after, start = None, 1
+    elif data[0] == 2:
+        if len(data) < 17:
+            raise ValueError("truncated")
+        after, start = uuid.UUID(bytes=bytes(data[1:17])), 17
+    else:
         raise ValueError(f"version {data[0]}")
-    count, offset, envelopes = struct.unpack(">H", data[1:3])[0], 3, []
+    if len(data) < start + 2:
+        raise ValueError("truncated")
+    count, offset, envelopes = struct.unpack(">H", data[start:start + 2])[0], start + 2, []
     if not 1 <= count <= 256:
         raise ValueError(f"count {count}")
     for _ in range(count):
@@ -43,7 +54,7 @@ def parse(data):
         offset += length
     if offset != len(data):
         raise ValueError(f"{len(data) - offset} trailing bytes")
-    return envelopes
+    return after, envelopes
 
 
 def send(port, device, envelopes):
@@ -64,7 +75,10 @@ def send(port, device, envelopes):
 if __name__ == "__main__":
     if sys.argv[1] == "parse":
         try:
-            for envelope in parse(bytes.fromhex(sys.argv[2])):
+            after, envelopes = parse(bytes.fromhex(sys.argv[2]))
+            if after is not None:
+                print(f"after {after}")
+            for envelope in envelopes:
                 print(envelope.hex())
         except ValueError as error:
             print(f"refused {error}")

@@ -14,56 +14,101 @@ actor StreamSender {
     private var socket: WebSocket?
     /// The relay announced binary send frames (`StreamSendFrame`) with its challenge.
     private var sendsBinary = false
-    private var waiting: [String: CheckedContinuation<Components.Schemas.MessageReceipt, any Error>] = [:]
+    /// It announced version 2, sends that name the message they follow.
+    private var takesOrdered = false
+    /// Sends written and not answered yet, and who waits for each.
+    private var inFlight: [String: CheckedContinuation<Components.Schemas.MessageReceipt, any Error>?] = [:]
+    /// Answers that came before anyone asked for them (`start`, then `answer`).
+    private var answered: [String: Result<Components.Schemas.MessageReceipt, any Error>] = [:]
     private let encoder = StreamCoding.encoder()
 
     var isConnected: Bool { socket != nil }
+
+    /// Whether sends may name the message they follow (`start(_:after:)`): connected to a relay
+    /// that takes version 2 binary send frames.
+    var sendsOrdered: Bool { socket != nil && sendsBinary && takesOrdered }
 
     /// Sends go over `socket` from now on: its proof has been sent. `binarySendVersions`: what
     /// the relay's challenge listed.
     func attach(_ socket: WebSocket, binarySendVersions versions: [Int]) {
         self.socket = socket
         sendsBinary = versions.contains(Int(StreamSendFrame.version))
+        takesOrdered = versions.contains(Int(StreamSendFrame.orderedVersion))
     }
 
     /// The connection is gone: whatever waits for an answer is sent again by its caller.
     func detach() {
         socket = nil
-        let waiting = waiting
-        self.waiting = [:]
-        for continuation in waiting.values { continuation.resume(throwing: Unavailable()) }
+        let inFlight = inFlight
+        self.inFlight = [:]
+        for (key, continuation) in inFlight {
+            if let continuation {
+                continuation.resume(throwing: Unavailable())
+            } else {
+                answered[key] = .failure(Unavailable())
+            }
+        }
     }
 
     /// Sends the batch and waits for the relay's answer: its receipt, or the refusal as
     /// `ConfidantKitError.server`. Throws `Unavailable` when there is no connection.
     func send(_ batch: Components.Schemas.MessageBatch) async throws -> Components.Schemas.MessageReceipt {
-        guard let socket else { throw Unavailable() }
+        try await answer(try start(batch, after: nil))
+    }
+
+    /// Writes the batch and returns at once, with the key to ask `answer` for. `after`: the
+    /// message it must follow (a version 2 frame, only where `sendsOrdered`), so that several
+    /// can be on their way and none overtakes one the relay refuses (docs/PROTOCOL.md §7.2).
+    func start(_ batch: Components.Schemas.MessageBatch, after: UUID?) throws -> String {
+        guard let socket, after == nil || sendsOrdered else { throw Unavailable() }
         let key = batch.messageId.lowercased()
-        guard waiting[key] == nil else { throw Unavailable() }
+        guard inFlight.index(forKey: key) == nil, answered[key] == nil else { throw Unavailable() }
         // Binary when the relay takes it: the envelope headers already name each recipient and
         // the message, and the relay reads them without JSON or base64 (docs/PROTOCOL.md §7.2).
-        let write: @Sendable (WebSocket) -> Void
         if sendsBinary {
-            let frame = try StreamSendFrame(envelopes: batch.envelopes.map { Data($0.envelope.data) }).serialized()
-            write = { $0.send(raw: frame, opcode: .binary, promise: nil) }
+            let frame = try StreamSendFrame(envelopes: batch.envelopes.map { Data($0.envelope.data) }, after: after)
+                .serialized()
+            socket.send(raw: frame, opcode: .binary, promise: nil)
         } else {
             let frame = String(
                 decoding: try encoder.encode(Components.Schemas.StreamRequest(send: batch)), as: UTF8.self)
-            write = { $0.send(frame, promise: nil) }
+            socket.send(frame, promise: nil)
         }
+        inFlight[key] = .some(nil)
+        return key
+    }
+
+    /// Waits for the answer to a send `start` wrote.
+    func answer(_ key: String) async throws -> Components.Schemas.MessageReceipt {
+        if let result = answered.removeValue(forKey: key) { return try result.get() }
+        guard inFlight.index(forKey: key) != nil else { throw Unavailable() }
         return try await withCheckedThrowingContinuation { continuation in
-            waiting[key] = continuation
-            write(socket)
+            inFlight[key] = continuation
         }
     }
 
+    /// The answer to a send `start` wrote, if it has come; nil while it has not.
+    func answerIfArrived(_ key: String) -> Result<Components.Schemas.MessageReceipt, any Error>? {
+        answered.removeValue(forKey: key)
+    }
+
     func resolve(_ receipt: Components.Schemas.MessageReceipt) {
-        waiting.removeValue(forKey: receipt.messageId.lowercased())?.resume(returning: receipt)
+        settle(receipt.messageId.lowercased(), .success(receipt))
     }
 
     func resolve(_ refused: Components.Schemas.StreamRefusal) {
         let code = APIErrorCode(code: refused.error)
-        waiting.removeValue(forKey: refused.messageId.lowercased())?
-            .resume(throwing: ConfidantKitError.server(status: code.httpStatus, code: code, message: refused.message))
+        settle(
+            refused.messageId.lowercased(),
+            .failure(ConfidantKitError.server(status: code.httpStatus, code: code, message: refused.message)))
+    }
+
+    private func settle(_ key: String, _ result: Result<Components.Schemas.MessageReceipt, any Error>) {
+        guard let waiter = inFlight.removeValue(forKey: key) else { return }
+        if let waiter {
+            waiter.resume(with: result)
+        } else {
+            answered[key] = result
+        }
     }
 }

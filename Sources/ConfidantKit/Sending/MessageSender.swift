@@ -41,6 +41,8 @@ actor MessageSender {
     enum Transport: Equatable { case stream, http }
     /// How each message delivered by this instance went, for tests and diagnostics.
     var transports: [Transport] = []
+    /// How many of them went in a window of ordered sends (`deliverWindow`).
+    var sentInWindows = 0
 
     init(
         relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher, stream: StreamSender,
@@ -153,7 +155,14 @@ actor MessageSender {
         var fetched = fetched
         repeat {
             drainAgain = false
-            for queued in try store.outbox() {
+            var queue = try store.outbox()[...]
+            while let queued = queue.first {
+                // Several waiting and a stream that takes ordered sends: a window of them at once.
+                if queue.count > 1, await stream.sendsOrdered {
+                    sent += try await deliverWindow(&queue, fetched: &fetched)
+                    guard let first = queue.first, first.message.id == queued.message.id else { continue }
+                }
+                queue.removeFirst()
                 switch try await deliver(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer)) {
                 case .sent: sent += 1
                 case .failed: continue
@@ -204,6 +213,107 @@ actor MessageSender {
             throw ConfidantKitError.notRetryable(id)
         }
         return message.status
+    }
+
+    // MARK: A window of messages
+
+    /// How many messages the outbox has on their way before it waits for the first receipt.
+    static let window = 16
+
+    /// Sends messages from the front of `queue` without waiting for each one's receipt, up to
+    /// `window` at a time, each naming the one before it (docs/PROTOCOL.md §7.2), and takes off
+    /// the queue those the relay stored. It stops at the first message that does not go plainly
+    /// — one it cannot seal with what it has, a refusal, a dropped connection — and leaves it and
+    /// everything after it queued for `deliver`, one at a time, which handles each case as ever:
+    /// the relay refused whatever was sent after a refused message, so nothing overtook it.
+    /// - Returns: how many went.
+    private func deliverWindow(
+        _ queue: inout ArraySlice<LocalStore.QueuedMessage>, fetched: inout [UUID: [PublicIdentity]]
+    ) async throws -> Int {
+        var inFlight: [(id: UUID, key: String)] = []
+        var filling = true
+        var sent = 0
+        while true {
+            while filling, inFlight.count < Self.window, inFlight.count < queue.count {
+                let queued = queue[queue.startIndex + inFlight.count]
+                guard
+                    let batch = await sealPlainly(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer)),
+                    let key = try? await stream.start(batch, after: inFlight.last?.id)
+                else {
+                    filling = false
+                    break
+                }
+                inFlight.append((queued.message.id, key))
+            }
+            guard let oldest = inFlight.first else { return sent }
+            // The oldest's answer, then those that came with it: finished in one transaction.
+            var stored: [UUID] = []
+            var refusal: (any Error)?
+            do {
+                _ = try await stream.answer(oldest.key)
+                stored.append(oldest.id)
+                for next in inFlight.dropFirst() {
+                    guard let answer = await stream.answerIfArrived(next.key) else { break }
+                    do {
+                        _ = try answer.get()
+                        stored.append(next.id)
+                    } catch {
+                        refusal = error
+                        break
+                    }
+                }
+            } catch {
+                refusal = error
+            }
+            if !stored.isEmpty {
+                try store.finishSent(stored)
+                for id in stored {
+                    transports.append(.stream)
+                    events.emit(.delivery(id: id, status: .sent))
+                }
+                queue.removeFirst(stored.count)
+                inFlight.removeFirst(stored.count)
+                sent += stored.count
+                sentInWindows += stored.count
+            }
+            guard let refusal else { continue }
+            // The rest were refused after it (or their answers were lost with the connection):
+            // they stay queued and go again, in order; a retry of one the relay did store is
+            // answered as a duplicate.
+            for rest in inFlight.dropFirst() { _ = try? await stream.answer(rest.key) }
+            if case ConfidantKitError.server(_, .deviceMismatch, _) = refusal, let first = queue.first {
+                // Its devices changed: `deliver` fetches them afresh on its first attempt.
+                directory.devicesChanged(of: first.message.peer)
+                directory.devicesChanged(of: me)
+            }
+            return sent
+        }
+    }
+
+    /// The message sealed for its peer's and this account's other devices with the keys at
+    /// hand, or nil when anything else is needed (a held key change, no device, an error):
+    /// `deliver` sees to those.
+    private func sealPlainly(_ queued: LocalStore.QueuedMessage, peerKeys fetched: [PublicIdentity]?) async
+        -> Components.Schemas.MessageBatch?
+    {
+        let message = queued.message
+        do {
+            let peerKeys: [PublicIdentity]
+            if let fetched {
+                peerKeys = fetched
+            } else {
+                peerKeys = try await directory.keysForSending(of: message.peer)
+            }
+            guard !peerKeys.isEmpty, try !directory.keysChangedSinceVerification(message.peer) else { return nil }
+            let (forPeer, forOwn) = try await payloads(of: message)
+            let ownKeys = try await directory.keysForSending(of: me).filter { $0.deviceID != cipher.identity.deviceID }
+            return try await seal(
+                [(forPeer, peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) })]
+                    + [(forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) })],
+                messageID: message.id, sentAt: message.sentAt)
+        } catch {
+            return nil
+        }
     }
 
     // MARK: One message

@@ -65,6 +65,23 @@ extension LocalStore {
         }
     }
 
+    /// Marks outgoing messages sent (those still pending) and takes them out of the outbox, in
+    /// one transaction: what a window of sends (`MessageSender.deliverWindow`) got back together.
+    func finishSent(_ ids: [UUID]) throws {
+        try write { db in
+            let update = try db.cachedStatement(
+                sql: "UPDATE message SET state = ?, failure = ? WHERE message_id = ? AND direction = ? AND state = ?")
+            let dequeue = try db.cachedStatement(sql: "DELETE FROM outbox WHERE message_id = ?")
+            for id in ids {
+                try update.execute(arguments: [
+                    MessageState.sent, nil as String?, id.canonicalString, ChatMessage.Direction.outgoing,
+                    MessageState.pending,
+                ])
+                try dequeue.execute(arguments: [id.canonicalString])
+            }
+        }
+    }
+
     /// Records a transient failure of the outbox's first message: it stays queued until
     /// `nextAttempt`, and so does everything behind it (they go in order), which says so too.
     func deferDelivery(of id: UUID, until nextAttempt: Date?, reason: String) throws {

@@ -118,7 +118,8 @@ struct MailboxStream: Sendable {
         // Nothing is delivered or taken before the client proves it holds its device's key.
         if let challenge = try? encoder.encode(
             Components.Schemas.StreamFrame(
-                challenge: .init(proof.challenge), binarySendVersions: [Int(StreamSendFrame.version)]))
+                challenge: .init(proof.challenge),
+                binarySendVersions: [Int(StreamSendFrame.version), Int(StreamSendFrame.orderedVersion)]))
         {
             socket.send(String(decoding: challenge, as: UTF8.self), promise: nil)
         }

@@ -16,6 +16,9 @@ struct MailboxSubmission: Sendable {
     let sender: DeviceAddress
     let messageID: UUID
     let envelopes: [Envelope]
+    /// The message this one must follow (a version 2 binary send frame): stored only if the
+    /// relay holds that one from the same sender (`SendPlan`).
+    let after: UUID?
 
     init(_ batch: Components.Schemas.MessageBatch, from sender: DeviceAddress, maximumEnvelopeBytes: Int)
         throws(APIFailure)
@@ -38,7 +41,7 @@ struct MailboxSubmission: Sendable {
             }
             envelopes.append(Envelope(recipient: recipient, bytes: bytes))
         }
-        try self.init(sender: sender, messageID: messageID, envelopes: envelopes)
+        try self.init(sender: sender, messageID: messageID, envelopes: envelopes, after: nil)
     }
 
     /// A binary send frame: each envelope goes to the device its header names, and the first
@@ -56,10 +59,10 @@ struct MailboxSubmission: Sendable {
         guard let messageID else {
             throw APIFailure.malformed("A message has 1 to \(Self.maximumEnvelopes) envelopes.")
         }
-        try self.init(sender: sender, messageID: messageID, envelopes: envelopes)
+        try self.init(sender: sender, messageID: messageID, envelopes: envelopes, after: frame.after)
     }
 
-    private init(sender: DeviceAddress, messageID: UUID, envelopes: [Envelope]) throws(APIFailure) {
+    private init(sender: DeviceAddress, messageID: UUID, envelopes: [Envelope], after: UUID?) throws(APIFailure) {
         let recipients = envelopes.map(\.recipient)
         guard Set(recipients).count == recipients.count else {
             throw APIFailure.malformed("Two envelopes go to the same device.")
@@ -70,6 +73,7 @@ struct MailboxSubmission: Sendable {
         self.sender = sender
         self.messageID = messageID
         self.envelopes = envelopes
+        self.after = after
     }
 
     /// The server cannot read an envelope (v1 or v2), but it reads its header.

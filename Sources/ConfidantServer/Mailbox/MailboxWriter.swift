@@ -224,7 +224,12 @@ final class MailboxWriter: Sendable {
         Array(Set(submissions.flatMap { $0.envelopes.map(\.recipient.userID) + [$0.sender.userID] }))
     }
 
+    /// The receipts to look up: of each message (a retry is answered from its first receipt) and
+    /// of the message each one must follow.
     private static func postedPairs(of submissions: [MailboxSubmission]) -> [(sender: UUID, message: UUID)] {
-        submissions.map { ($0.sender.userID, $0.messageID) }
+        submissions.flatMap { submission in
+            [(submission.sender.userID, submission.messageID)]
+                + (submission.after.map { [(submission.sender.userID, $0)] } ?? [])
+        }
     }
 }

@@ -4,7 +4,9 @@ import Foundation
 /// What a group of sends stores, decided from the recipients' directory alone (no I/O): a retried
 /// message is answered from its earlier receipt before its devices are checked; each other
 /// message must name exactly the current devices and find room in every recipient's mailbox,
-/// counting what the group adds. One refused message does not affect the others.
+/// counting what the group adds. One refused message does not affect the others, except a message
+/// that must follow it (`after`): that one is stored only if the message it follows was, now or
+/// before, so it never overtakes a refused one.
 struct SendPlan {
     /// One per submission, in order.
     private(set) var results: [Result<MailboxReceipt, any Error>] = []
@@ -28,6 +30,16 @@ struct SendPlan {
             }
             let recipients = submission.envelopes.map(\.recipient)
             do {
+                if let after = submission.after,
+                    posted[PostedMessageTable.Key(sender: submission.sender.userID, message: after)] == nil
+                {
+                    throw APIFailure(
+                        .predecessorMissing,
+                        """
+                        Message \(submission.messageID.canonicalString) follows message \(after.canonicalString), \
+                        which this server does not hold from you: send that one first.
+                        """)
+                }
                 try directory.check(recipients, sender: submission.sender)
                 if let full = recipients.first(where: { pending[$0, default: 0] >= mailboxLimit }) {
                     throw APIFailure(
