@@ -4,9 +4,10 @@
 # round by round; medians at the end:
 #   - 32 sender/receiver pairs, open loop, 30,000 messages of a 200-byte body (Confidant: its
 #     1,280-byte padded envelopes, sealed before the clock starts);
-#   - one sender with 1 and with 8 messages in flight; with 1, also through ConfidantKit itself
+#   - one sender with 1 and with 8 messages in flight; both also through ConfidantKit itself
 #     (`relay-load kit`: two messengers, Messenger.send as the app calls it, sealing and both local
-#     stores included, 1,000 messages);
+#     stores included, 1,000 messages; 8 callers at once for the second, whose outbox then goes
+#     in windows of ordered sends);
 #   - one sender at 50 messages/s for 20 s (latency), in the first round only.
 # ejabberd runs twice: routing in memory (nothing stored) and archiving every message to SQLite
 # (mod_mam, WAL). Its accounts are seeded into its SQLite file directly, as `pgbench -i` does.
@@ -135,6 +136,7 @@ for round in $(seq "$rounds"); do
     shape="one sender, 8 in flight"
     xmpp "ejabberd, in memory" memory --pairs 1 --messages 8000 --window 8
     confidant --pairs 1 --messages 8000 --window 8
+    kit --messages 1000 --window 8
     if [ "$round" = 1 ]; then
         shape="one sender at 50 messages/s for 20 s"
         xmpp "ejabberd, in memory" memory --pairs 1 --messages 1000 --rate 50

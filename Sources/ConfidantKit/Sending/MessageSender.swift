@@ -234,16 +234,26 @@ actor MessageSender {
         var filling = true
         var sent = 0
         while true {
-            while filling, inFlight.count < Self.window, inFlight.count < queue.count {
-                let queued = queue[queue.startIndex + inFlight.count]
-                guard
-                    let batch = await sealPlainly(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer)),
-                    let key = try? await stream.start(batch, after: inFlight.last?.id)
+            // The free places filled: what each message needs gathered first, then all sealed in
+            // one store transaction (one sync to disk for the lot), then sent in order.
+            var ready: [PlainMessage] = []
+            while filling, inFlight.count + ready.count < Self.window, inFlight.count + ready.count < queue.count {
+                let queued = queue[queue.startIndex + inFlight.count + ready.count]
+                guard let plain = await plainMessage(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer))
                 else {
                     filling = false
                     break
                 }
-                inFlight.append((queued.message.id, key))
+                ready.append(plain)
+            }
+            let batches = sealTogether(ready)
+            if batches.count < ready.count { filling = false }
+            for (plain, batch) in zip(ready, batches) {
+                guard let key = try? await stream.start(batch, after: inFlight.last?.id) else {
+                    filling = false
+                    break
+                }
+                inFlight.append((plain.id, key))
             }
             guard let oldest = inFlight.first else { return sent }
             // The oldest's answer, then those that came with it: finished in one transaction.
@@ -290,11 +300,18 @@ actor MessageSender {
         }
     }
 
-    /// The message sealed for its peer's and this account's other devices with the keys at
-    /// hand, or nil when anything else is needed (a held key change, no device, an error):
+    /// A message of a window with what sealing it takes: its payloads and their devices.
+    private struct PlainMessage {
+        let id: UUID
+        let sentAt: Date
+        let groups: [(payload: Data, recipients: [SessionCipher.Recipient])]
+    }
+
+    /// What sealing the message for its peer's and this account's other devices takes, with the
+    /// keys at hand; nil when anything else is needed (a held key change, no device, an error):
     /// `deliver` sees to those.
-    private func sealPlainly(_ queued: LocalStore.QueuedMessage, peerKeys fetched: [PublicIdentity]?) async
-        -> Components.Schemas.MessageBatch?
+    private func plainMessage(_ queued: LocalStore.QueuedMessage, peerKeys fetched: [PublicIdentity]?) async
+        -> PlainMessage?
     {
         let message = queued.message
         do {
@@ -307,13 +324,51 @@ actor MessageSender {
             guard !peerKeys.isEmpty, try !directory.keysChangedSinceVerification(message.peer) else { return nil }
             let (forPeer, forOwn) = try await payloads(of: message)
             let ownKeys = try await directory.keysForSending(of: me).filter { $0.deviceID != cipher.identity.deviceID }
-            return try await seal(
-                [(forPeer, peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) })]
-                    + [(forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) })],
-                messageID: message.id, sentAt: message.sentAt)
+            return PlainMessage(
+                id: message.id, sentAt: message.sentAt,
+                groups: [
+                    (forPeer, peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) }),
+                    (forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) }),
+                ])
         } catch {
             return nil
         }
+    }
+
+    /// The messages sealed in one store transaction, in order, up to the first that needs
+    /// anything else (a device without a session needs a prekey bundle, which `deliver` claims)
+    /// or fails: the batches of those before it.
+    private func sealTogether(_ messages: [PlainMessage]) -> [Components.Schemas.MessageBatch] {
+        guard !messages.isEmpty else { return [] }
+        return
+            (try? store.transaction { transaction -> [Components.Schemas.MessageBatch] in
+                var batches: [Components.Schemas.MessageBatch] = []
+                for message in messages {
+                    let recipients = message.groups.flatMap(\.recipients)
+                    guard try !recipients.contains(where: { try cipher.needsBundle($0, sessions: transaction) }) else {
+                        break
+                    }
+                    let envelopes = try message.groups.flatMap { group in
+                        try cipher.seal(
+                            group.payload, messageID: message.id, sentAt: message.sentAt, for: group.recipients,
+                            bundles: [:], sessions: transaction)
+                    }
+                    batches.append(Self.batch(message.id, recipients: recipients, envelopes: envelopes))
+                }
+                return batches
+            }) ?? []
+    }
+
+    static func batch(_ messageID: UUID, recipients: [SessionCipher.Recipient], envelopes: [Data])
+        -> Components.Schemas.MessageBatch
+    {
+        Components.Schemas.MessageBatch(
+            messageId: messageID.canonicalString,
+            envelopes: zip(recipients, envelopes).map {
+                .init(
+                    recipientUserId: $0.user.canonicalString, recipientDeviceId: $0.identity.deviceID.canonicalString,
+                    envelope: .init($1))
+            })
     }
 
     // MARK: One message
@@ -478,13 +533,7 @@ actor MessageSender {
                 ? "your other device" : (try store.contact(id: device.userID)?.displayName ?? "the recipient")
             throw ConfidantKitError.untrustedPrekeys(name: name, reason: reason)
         }
-        return Components.Schemas.MessageBatch(
-            messageId: messageID.canonicalString,
-            envelopes: zip(recipients, envelopes).map {
-                .init(
-                    recipientUserId: $0.user.canonicalString, recipientDeviceId: $0.identity.deviceID.canonicalString,
-                    envelope: .init($1))
-            })
+        return Self.batch(messageID, recipients: recipients, envelopes: envelopes)
     }
 
     private func claimBundle(of device: DeviceAddress) async throws -> SessionCipher.Bundle {
