@@ -7,7 +7,8 @@ import Foundation
 /// written — attachments uploaded and granted to the peer, the message sealed once per recipient
 /// device (and once per own other device) in one store transaction, then sent over the live
 /// stream when connected, over HTTP otherwise — and after the messages, the queued control
-/// messages (receipts, edits, deletions, timers). The relay deduplicates on the message id, so a
+/// messages (receipts, edits, deletions, timers). Several messages waiting go over the stream as a
+/// window of ordered sends (`deliverWindow`). The relay deduplicates on the message id, so a
 /// retry never stores twice.
 actor MessageSender {
     /// How one delivery attempt ended.
