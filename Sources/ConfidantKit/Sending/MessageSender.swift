@@ -277,7 +277,13 @@ actor MessageSender {
                 refusal = error
             }
             if !stored.isEmpty {
-                try store.finishSent(stored)
+                do {
+                    try store.finishSent(stored)
+                } catch {
+                    // Leave no answer behind that nobody will ask for.
+                    for rest in inFlight.dropFirst(stored.count) { _ = try? await stream.answer(rest.key) }
+                    throw error
+                }
                 for id in stored {
                     transports.append(.stream)
                     events.emit(.delivery(id: id, status: .sent))
