@@ -33,6 +33,9 @@ actor MessageSender {
     private var draining = false
     private var drainAgain = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    /// Senders waiting for one message of a running delivery: resumed when it is through (sent
+    /// or failed), or when the delivery ends.
+    private var messageWaiters: [UUID: [CheckedContinuation<Void, Never>]] = [:]
     /// Why the last delivery attempt did not get through, for "queued" messages.
     var lastUnreachable: String?
     /// Reports attachment uploads while the outbox is delivered.
@@ -108,7 +111,7 @@ actor MessageSender {
         events.emit(.message(stored))
         transferProgress = sources.isEmpty ? nil : progress
         defer { transferProgress = nil }
-        try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:])
+        try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id)
         return try store.message(id: stored.id, direction: .outgoing) ?? stored
     }
 
@@ -137,19 +140,28 @@ actor MessageSender {
     /// take now, so nothing overtakes it. A delivery asked for while another runs makes that one
     /// look at the outbox again instead of leaving a message queued meanwhile behind.
     /// A caller that finds a delivery running waits for it to finish (so that `flushOutbox`
-    /// returns only when what it queued went, or is waiting for the server).
+    /// returns only when what it queued went, or is waiting for the server), or with
+    /// `waitingFor`, only until that message is through: a sender goes on to its next message
+    /// while the delivery goes on, and the delivery takes it into its window (`deliverWindow`).
     @discardableResult
-    func deliverOutbox(fetched: [UUID: [PublicIdentity]] = [:]) async throws -> Int {
+    func deliverOutbox(fetched: [UUID: [PublicIdentity]] = [:], waitingFor message: UUID? = nil) async throws -> Int {
         guard !draining else {
             drainAgain = true
-            await withCheckedContinuation { waiters.append($0) }
+            await withCheckedContinuation { continuation in
+                if let message {
+                    messageWaiters[message, default: []].append(continuation)
+                } else {
+                    waiters.append(continuation)
+                }
+            }
             return 0
         }
         draining = true
         defer {
             draining = false
-            let waiting = waiters
+            let waiting = waiters + messageWaiters.values.joined()
             waiters = []
+            messageWaiters = [:]
             for waiter in waiting { waiter.resume() }
         }
         var sent = 0
@@ -158,8 +170,9 @@ actor MessageSender {
             drainAgain = false
             var queue = try store.outbox()[...]
             while let queued = queue.first {
-                // Several waiting and a stream that takes ordered sends: a window of them at once.
-                if queue.count > 1, await stream.sendsOrdered {
+                // A stream that takes ordered sends: a window of them at once (one, or as many as
+                // wait, and those queued while it is on its way).
+                if await stream.sendsOrdered {
                     sent += try await deliverWindow(&queue, fetched: &fetched)
                     guard let first = queue.first, first.message.id == queued.message.id else { continue }
                 }
@@ -238,6 +251,13 @@ actor MessageSender {
             // The free places filled: what each message needs gathered first, then all sealed in
             // one store transaction (one sync to disk for the lot), then sent in order.
             var ready: [PlainMessage] = []
+            if filling, drainAgain, inFlight.count + ready.count >= queue.count {
+                // Messages queued since the outbox was read (their senders wait for them): into
+                // this window, after those already in it.
+                drainAgain = false
+                let known = Set(queue.map(\.message.id))
+                queue.append(contentsOf: try store.outbox().filter { !known.contains($0.message.id) })
+            }
             while filling, inFlight.count + ready.count < Self.window, inFlight.count + ready.count < queue.count {
                 let queued = queue[queue.startIndex + inFlight.count + ready.count]
                 guard let plain = await plainMessage(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer))
@@ -287,6 +307,7 @@ actor MessageSender {
                 for id in stored {
                     transports.append(.stream)
                     events.emit(.delivery(id: id, status: .sent))
+                    through(id)
                 }
                 queue.removeFirst(stored.count)
                 inFlight.removeFirst(stored.count)
@@ -584,13 +605,20 @@ actor MessageSender {
         case .sent:
             try store.finish(id, failure: nil)
             events.emit(.delivery(id: id, status: .sent))
+            through(id)
         case .failed(let reason):
             try store.finish(id, failure: reason)
             events.emit(.delivery(id: id, status: .failed(reason)))
+            through(id)
         case .waiting:
             break
         }
         return delivery
+    }
+
+    /// The message is sent or failed: its sender need not wait for the rest of the delivery.
+    private func through(_ id: UUID) {
+        for waiter in messageWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
     }
 }
 
