@@ -22,13 +22,9 @@ extension MessageSender {
                     continue
                 }
                 let payload = try run.payload.serialized
-                var groups = [(payload, peerKeys.map { SessionCipher.Recipient(user: control.peer, identity: $0) })]
-                if control.toOwnDevices {
-                    let own = try await directory.keysForSending(of: me).filter {
-                        $0.deviceID != cipher.identity.deviceID
-                    }
-                    groups.append((payload, own.map { SessionCipher.Recipient(user: me, identity: $0) }))
-                }
+                let groups = try await recipientGroups(
+                    peer: control.peer, peerKeys: peerKeys, forPeer: payload,
+                    forOwn: control.toOwnDevices ? payload : nil)
                 try await transmit(try await seal(groups, messageID: run.messageID, sentAt: now()))
                 try store.finishControls(run.messageIDs)
             } catch let error as ConfidantKitError where error.isTransient {

@@ -298,7 +298,7 @@ actor MessageSender {
             }
             if !stored.isEmpty {
                 do {
-                    try store.finishSent(stored)
+                    try store.finish(stored, failure: nil)
                 } catch {
                     // Leave no answer behind that nobody will ask for.
                     for rest in inFlight.dropFirst(stored.count) { _ = try? await stream.answer(rest.key) }
@@ -351,13 +351,10 @@ actor MessageSender {
             }
             guard !peerKeys.isEmpty, try !directory.keysChangedSinceVerification(message.peer) else { return nil }
             let (forPeer, forOwn) = try await payloads(of: message)
-            let ownKeys = try await directory.keysForSending(of: me).filter { $0.deviceID != cipher.identity.deviceID }
             return PlainMessage(
                 id: message.id, sentAt: message.sentAt,
-                groups: [
-                    (forPeer, peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) }),
-                    (forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) }),
-                ])
+                groups: try await recipientGroups(
+                    peer: message.peer, peerKeys: peerKeys, forPeer: forPeer, forOwn: forOwn))
         } catch {
             return nil
         }
@@ -376,15 +373,24 @@ actor MessageSender {
                     guard try !recipients.contains(where: { try cipher.needsBundle($0, sessions: transaction) }) else {
                         break
                     }
-                    let envelopes = try message.groups.flatMap { group in
-                        try cipher.seal(
-                            group.payload, messageID: message.id, sentAt: message.sentAt, for: group.recipients,
-                            bundles: [:], sessions: transaction)
-                    }
+                    let envelopes = try sealedEnvelopes(
+                        message.groups, messageID: message.id, sentAt: message.sentAt, bundles: [:], in: transaction)
                     batches.append(Self.batch(message.id, recipients: recipients, envelopes: envelopes))
                 }
                 return batches
             }) ?? []
+    }
+
+    /// Each payload sealed for its devices, in order, in `transaction`.
+    private func sealedEnvelopes(
+        _ groups: [(payload: Data, recipients: [SessionCipher.Recipient])], messageID: UUID, sentAt: Date,
+        bundles: [DeviceAddress: SessionCipher.Bundle], in transaction: StoreTransaction
+    ) throws -> [Data] {
+        try groups.flatMap { group in
+            try cipher.seal(
+                group.payload, messageID: messageID, sentAt: sentAt, for: group.recipients, bundles: bundles,
+                sessions: transaction)
+        }
     }
 
     static func batch(_ messageID: UUID, recipients: [SessionCipher.Recipient], envelopes: [Data])
@@ -434,12 +440,10 @@ actor MessageSender {
                     return try finish(message.id, .failed("the recipient has no signed-in device yet"))
                 }
                 let (forPeer, forOwn) = try await payloads(of: message)
-                let ownKeys = try await
-                    (attempt == 0 ? directory.keysForSending(of: me) : directory.refreshKeys(of: me))
-                    .filter { $0.deviceID != cipher.identity.deviceID }
                 let batch = try await seal(
-                    [(forPeer, peerKeys.map { SessionCipher.Recipient(user: message.peer, identity: $0) })]
-                        + [(forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) })],
+                    try await recipientGroups(
+                        peer: message.peer, peerKeys: peerKeys, forPeer: forPeer, forOwn: forOwn,
+                        refreshingOwn: attempt > 0),
                     messageID: message.id, sentAt: message.sentAt)
                 do {
                     try await transmit(batch)
@@ -514,6 +518,21 @@ actor MessageSender {
         )
     }
 
+    /// What goes to whom: `forPeer` to each of the peer's devices, and `forOwn` (when there is
+    /// one) to each of this account's other devices, as fetched for sending (or fetched afresh
+    /// with `refreshingOwn`, after the relay said the devices changed).
+    func recipientGroups(
+        peer: UUID, peerKeys: [PublicIdentity], forPeer: Data, forOwn: Data?, refreshingOwn: Bool = false
+    ) async throws -> [(payload: Data, recipients: [SessionCipher.Recipient])] {
+        var groups = [(forPeer, peerKeys.map { SessionCipher.Recipient(user: peer, identity: $0) })]
+        if let forOwn {
+            let ownKeys = try await (refreshingOwn ? directory.refreshKeys(of: me) : directory.keysForSending(of: me))
+                .filter { $0.deviceID != cipher.identity.deviceID }
+            groups.append((forOwn, ownKeys.map { SessionCipher.Recipient(user: me, identity: $0) }))
+        }
+        return groups
+    }
+
     /// Seals each payload for its devices in one store transaction (sessions stored before
     /// anything leaves, so a message key is never used twice). Devices without a session get a
     /// prekey bundle claimed first, outside the transaction (no I/O inside one), and the
@@ -539,11 +558,8 @@ actor MessageSender {
                     }
                     guard needing.isEmpty || round == 2 else { return .needing(needing) }
                     return .sealed(
-                        try groups.flatMap { group in
-                            try cipher.seal(
-                                group.payload, messageID: messageID, sentAt: sentAt, for: group.recipients,
-                                bundles: bundles, sessions: transaction)
-                        })
+                        try sealedEnvelopes(
+                            groups, messageID: messageID, sentAt: sentAt, bundles: bundles, in: transaction))
                 }
                 switch outcome {
                 case .sealed(let sealed):
@@ -603,11 +619,11 @@ actor MessageSender {
     private func finish(_ id: UUID, _ delivery: Delivery) throws -> Delivery {
         switch delivery {
         case .sent:
-            try store.finish(id, failure: nil)
+            try store.finish([id], failure: nil)
             events.emit(.delivery(id: id, status: .sent))
             through(id)
         case .failed(let reason):
-            try store.finish(id, failure: reason)
+            try store.finish([id], failure: reason)
             events.emit(.delivery(id: id, status: .failed(reason)))
             through(id)
         case .waiting:

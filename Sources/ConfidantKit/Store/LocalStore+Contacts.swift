@@ -77,11 +77,8 @@ extension LocalStore {
                 ? try db.cachedStatement(sql: "SELECT * FROM contact_key WHERE user_id = ? ORDER BY first_seen")
                 : try db.cachedStatement(
                     sql: "SELECT * FROM contact_key WHERE user_id = ? AND retired_at IS NULL ORDER BY first_seen")
-            return try ContactKeyRecord.fetchAll(statement, arguments: [user.canonicalString]).map {
-                KnownKey(
-                    identity: try parsedIdentities.identity($0.identity), firstSeen: $0.firstSeen,
-                    retiredAt: $0.retiredAt)
-            }
+            return try ContactKeyRecord.fetchAll(statement, arguments: [user.canonicalString]).map(
+                parsedIdentities.knownKey)
         }
     }
 

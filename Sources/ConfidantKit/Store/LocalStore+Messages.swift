@@ -108,28 +108,22 @@ extension LocalStore {
     /// Messages with their attachments: one query for all the attachments, not one per message.
     func chatMessages(_ records: [MessageRecord], _ db: Database) throws -> [ChatMessage] {
         let ids = records.map(\.messageID.canonicalString)
-        var byMessage: [String: [AttachmentRecord]] = [:]
-        if records.count == 1, let record = records.first {
+        var attachments: [AttachmentRecord] = []
+        if ids.count == 1 {
             // One message (every send, every receipt) by a cached statement.
-            let attachments = try AttachmentRecord.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM attachment WHERE message_id = ?"),
-                arguments: [record.messageID.canonicalString])
-            for attachment in attachments {
-                let key =
-                    "\(attachment.messageID.canonicalString)|\(attachment.peerID.canonicalString)|\(attachment.direction.rawValue)"
-                byMessage[key, default: []].append(attachment)
-            }
-        } else if !ids.isEmpty {
+            attachments = try AttachmentRecord.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM attachment WHERE message_id = ?"), arguments: [ids[0]])
+        } else {
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
-                for attachment in try AttachmentRecord.filter(chunk.contains(AttachmentRecord.Columns.messageID))
+                attachments += try AttachmentRecord.filter(chunk.contains(AttachmentRecord.Columns.messageID))
                     .fetchAll(db)
-                {
-                    let key =
-                        "\(attachment.messageID.canonicalString)|\(attachment.peerID.canonicalString)|\(attachment.direction.rawValue)"
-                    byMessage[key, default: []].append(attachment)
-                }
             }
         }
+        // A message is its id, peer and direction (the same id can be in two directions).
+        func key(_ id: UUID, _ peer: UUID, _ direction: ChatMessage.Direction) -> String {
+            "\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
+        }
+        let byMessage = Dictionary(grouping: attachments) { key($0.messageID, $0.peerID, $0.direction) }
         // Pending messages: when the outbox tries them again, and why they wait (one query).
         let pending = records.filter { $0.state == .pending }.map(\.messageID.canonicalString)
         var waiting: [String: OutboxRecord] = [:]
@@ -144,9 +138,8 @@ extension LocalStore {
             }
         }
         return try records.map { record in
-            let key =
-                "\(record.messageID.canonicalString)|\(record.peerID.canonicalString)|\(record.direction.rawValue)"
-            var message = try chatMessage(record, attachments: byMessage[key] ?? [])
+            var message = try chatMessage(
+                record, attachments: byMessage[key(record.messageID, record.peerID, record.direction)] ?? [])
             if record.state == .pending, let queued = waiting[record.messageID.canonicalString] {
                 message.retryAt = queued.nextAttemptAt
                 message.waitingReason = queued.lastError

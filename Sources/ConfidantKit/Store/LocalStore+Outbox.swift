@@ -48,34 +48,20 @@ extension LocalStore {
         }
     }
 
-    /// Marks an outgoing message sent, or failed for good, and takes it out of the outbox.
-    func finish(_ id: UUID, failure: String?) throws {
+    /// Marks outgoing messages sent, or failed for good, and takes them out of the outbox, in one
+    /// transaction: one message, or those a window of sends (`MessageSender.deliverWindow`) got
+    /// back together.
+    func finish(_ ids: [UUID], failure: String?) throws {
         try write { db in
             // Only a pending message: a receipt may have moved it on already. Cached statements:
             // this runs for every message sent.
-            try db.cachedStatement(
-                sql: "UPDATE message SET state = ?, failure = ? WHERE message_id = ? AND direction = ? AND state = ?"
-            ).execute(arguments: [
-                failure == nil ? MessageState.sent : .failed, failure, id.canonicalString,
-                ChatMessage.Direction.outgoing, MessageState.pending,
-            ])
-            try db.cachedStatement(sql: "DELETE FROM outbox WHERE message_id = ?").execute(arguments: [
-                id.canonicalString
-            ])
-        }
-    }
-
-    /// Marks outgoing messages sent (those still pending) and takes them out of the outbox, in
-    /// one transaction: what a window of sends (`MessageSender.deliverWindow`) got back together.
-    func finishSent(_ ids: [UUID]) throws {
-        try write { db in
             let update = try db.cachedStatement(
                 sql: "UPDATE message SET state = ?, failure = ? WHERE message_id = ? AND direction = ? AND state = ?")
             let dequeue = try db.cachedStatement(sql: "DELETE FROM outbox WHERE message_id = ?")
             for id in ids {
                 try update.execute(arguments: [
-                    MessageState.sent, nil as String?, id.canonicalString, ChatMessage.Direction.outgoing,
-                    MessageState.pending,
+                    failure == nil ? MessageState.sent : .failed, failure, id.canonicalString,
+                    ChatMessage.Direction.outgoing, MessageState.pending,
                 ])
                 try dequeue.execute(arguments: [id.canonicalString])
             }

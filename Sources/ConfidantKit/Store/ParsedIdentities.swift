@@ -22,4 +22,9 @@ final class ParsedIdentities: Sendable {
         }
         return identity
     }
+
+    /// A stored device key with its identity parsed.
+    func knownKey(_ record: ContactKeyRecord) throws -> KnownKey {
+        KnownKey(identity: try identity(record.identity), firstSeen: record.firstSeen, retiredAt: record.retiredAt)
+    }
 }

@@ -55,10 +55,9 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
-        // One session per device (a device's other fingerprints are forgotten with it)
+        // One session per device: a session bound to another key is replaced, here and in the row.
         sessions = sessions.filter { $0.key.device != device }
         sessions[SessionKey(device: device, fingerprint: fingerprint)] = .some(record)
-        // One session per device: a session bound to another key is replaced.
         try db.cachedStatement(
             sql: """
                 INSERT INTO session (user_id, device_id, fingerprint, sealed, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -127,10 +126,6 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
         )
         // Current first, then retired ones, newest first.
         .sorted { ($0.retiredAt ?? .distantFuture) > ($1.retiredAt ?? .distantFuture) }
-        .map {
-            KnownKey(
-                identity: try parsedIdentities.identity($0.identity), firstSeen: $0.firstSeen,
-                retiredAt: $0.retiredAt)
-        }
+        .map(parsedIdentities.knownKey)
     }
 }
