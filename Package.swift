@@ -230,6 +230,8 @@ let package = Package(
             dependencies: [
                 "ConfidantKit", "ConfidantTestSupport", "ConfidantCrypto", "ConfidantAPI", "ConfidantVault",
                 "ConfidantAuth", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's own counters (statements compiled again), which GRDB does not expose.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

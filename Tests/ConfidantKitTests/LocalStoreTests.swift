@@ -1,5 +1,7 @@
 import ConfidantCrypto
 import Foundation
+import GRDB
+import GRDBSQLite
 import Testing
 
 @testable import ConfidantKit
@@ -184,6 +186,44 @@ struct LocalStoreTests {
             #expect(try transaction.session(with: device, fingerprint: "two") == nil)
         }
         #expect(try store.session(with: device, fingerprint: "two") == nil)
+    }
+
+    @Test("reads keep the connection's prepared statements: none is compiled again")
+    func readsKeepPreparedStatements() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let sql = "SELECT COUNT(*) FROM outbox"
+        // A read between two uses of a cached statement, as the message path does all the time.
+        // SQLite counts how often a statement was compiled again after being expired (for
+        // instance by a flag pragma such as `query_only`).
+        for _ in 0..<3 {
+            #expect(try store.read { db in try Int.fetchOne(db.cachedStatement(sql: sql)) } == 0)
+            try store.write { db in try db.execute(sql: "DELETE FROM outbox WHERE message_id = ?", arguments: ["x"]) }
+        }
+        let recompiled = try store.read { db in
+            sqlite3_stmt_status(try db.cachedStatement(sql: sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        }
+        #expect(recompiled == 0)
+    }
+
+    @Test("a read is one snapshot: another connection's write shows once it ends")
+    func readIsOneSnapshot() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        // Another connection (another process on the profile) writes between the read's two
+        // statements: the read does not see it until it ends.
+        let other = try DatabaseQueue(path: profile.storage.storeURL.path)
+        let (before, during) = try store.read { db in
+            let before = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? -1
+            try other.write { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')") }
+            return (before, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? -1)
+        }
+        #expect(before == during)
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") } == before + 1)
     }
 
     @Test("records read by hand decode every column as they were written, set and unset")
