@@ -208,6 +208,33 @@ struct LocalStoreTests {
         #expect(recompiled == 0)
     }
 
+    @Test("a deferred write leaves its sync to the next write; every other write, and every write after it, is synced")
+    func deferredWritesRestoreFullSync() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        // SQLite's levels: 1 NORMAL (in WAL mode, no sync at commit), 2 FULL (the log synced at
+        // every commit).
+        func level(_ db: Database) throws -> Int? { try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        #expect(try store.write { db in try level(db) } == 2)
+        #expect(try store.transaction { transaction in try level(transaction.db) } == 2)
+        #expect(try store.write(.deferred) { db in try level(db) } == 1)
+        #expect(try store.write { db in try level(db) } == 2)
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.write(.deferred) { db in
+                try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')")
+                throw Refused()
+            }
+        }
+        #expect(try store.read { db in try level(db) } == 2)
+        // The failed write rolled back, and the connection is usable.
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'test'") } == 0)
+        try store.write(.deferred) { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')") }
+        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'test'") } == 1)
+    }
+
     @Test("a read is one snapshot: another connection's write shows once it ends")
     func readIsOneSnapshot() throws {
         let profile = TestProfile()

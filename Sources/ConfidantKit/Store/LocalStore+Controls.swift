@@ -42,9 +42,10 @@ extension LocalStore {
     }
 
     /// Takes control messages out of the queue (sent, or not worth sending any more), in one
-    /// transaction.
+    /// transaction, not synced by itself: one that a power cut brings back goes again under its
+    /// id, and the relay answers it as a duplicate.
     func finishControls(_ ids: [UUID]) throws {
-        try write { db in
+        try write(.deferred) { db in
             let statement = try db.cachedStatement(sql: "DELETE FROM control_outbox WHERE message_id = ?")
             for id in ids { try statement.execute(arguments: [id.canonicalString]) }
         }

@@ -29,9 +29,11 @@ final class LocalStore: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
-            // WAL: one fsync per transaction instead of several (synchronous stays FULL, so a
-            // message acknowledged to the server survives a power loss once stored).
+            // WAL: one fsync per transaction instead of several; synchronous FULL (SQLite's
+            // default, set anyway), so a message acknowledged to the server survives a power loss
+            // once stored. Only writes asked to be `.deferred` leave their sync to the next one.
             try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         let database = try DatabaseQueue(path: url.path, configuration: configuration)
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
@@ -62,33 +64,63 @@ final class LocalStore: Sendable {
     /// and SQLite expires every prepared statement of the connection after a flag pragma. Every
     /// cached statement of the message path was then compiled again after each read, which was a
     /// quarter of a client's CPU per message. The closures given here only read; the store's
-    /// writes go through ``write(_:)`` and ``transaction(_:)``.
+    /// writes go through ``write(_:_:)`` and ``transaction(_:)``.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try database.unsafeRead { db in
-            var result: T?
-            try db.inTransaction(.deferred) {
-                result = try body(db)
-                return .commit
-            }
-            guard let result else { throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "read ended early") }
-            return result
-        }
+        try database.unsafeRead { db in try Self.inTransaction(db, begin: "BEGIN DEFERRED TRANSACTION", body) }
+    }
+
+    /// When a write transaction is on disk.
+    enum Durability {
+        /// Synced before the write returns (SQLite's `synchronous = FULL` in WAL mode): what the
+        /// relay is told next, or what goes on the wire next, rests on it.
+        case synced
+        /// In the write-ahead log, and synced with the next synced transaction (which syncs the
+        /// whole log): a crash of the process loses nothing, a power cut may lose it. Only for
+        /// bookkeeping whose loss repeats work the relay deduplicates — a message marked sent, a
+        /// receipt taken off the queue — and so is sent again under the same id and answered as
+        /// a duplicate.
+        case deferred
     }
 
     /// One write transaction; everything `body` writes commits together or not at all.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try database.write(body)
+    func write<T>(_ durability: Durability = .synced, _ body: (Database) throws -> T) throws -> T {
+        try database.writeWithoutTransaction { db in
+            guard durability == .deferred else {
+                return try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body)
+            }
+            // The connection's setting, for this transaction only (it cannot change inside one).
+            try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+            let result = Result { try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body) }
+            try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
+            return try result.get()
+        }
     }
 
     /// One write transaction with the protocol stores bound to it (`StoreTransaction`): sessions
     /// and prekeys the protocol changes commit with whatever else `body` writes.
     func transaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try database.write { db in
+        try write { db in
             let transaction = StoreTransaction(
                 db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities)
             let result = try body(transaction)
             try transaction.flush()
             return result
+        }
+    }
+
+    /// `body` between BEGIN and COMMIT, rolled back if anything throws. Not GRDB's
+    /// `inTransaction`: it compiles its BEGIN and COMMIT again for every transaction, and the
+    /// store runs several transactions per message; these are prepared once per connection.
+    private static func inTransaction<T>(_ db: Database, begin: String, _ body: (Database) throws -> T) throws -> T {
+        try db.cachedStatement(sql: begin).execute()
+        do {
+            let result = try body(db)
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            return result
+        } catch {
+            // A failed COMMIT leaves the transaction open (SQLITE_BUSY); end it either way.
+            if db.isInsideTransaction { try? db.rollback() }
+            throw error
         }
     }
 
