@@ -209,5 +209,27 @@ import Testing
         #expect(fingerprint.count == 39)
         #expect(fingerprint.split(separator: " ").allSatisfy { $0.count == 4 })
         #expect(IdentityFingerprint(a) == IdentityFingerprint(try PublicIdentity(serialized: a.serialized)))
+        // The first 16 bytes of SHA-256 over the serialized identity, as hex in groups of four.
+        let hex = SHA256.hash(data: a.serialized).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let groups = stride(from: 0, to: 32, by: 4).map { offset in
+            String(hex.dropFirst(offset).prefix(4))
+        }
+        #expect(fingerprint == groups.joined(separator: " "))
+    }
+
+    @Test("the serialized bytes kept are the bytes parsed, and the bytes built from the keys")
+    func serializedKept() throws {
+        let identity = try PrivateIdentity.generate().publicIdentity
+        let parsed = try PublicIdentity(serialized: identity.serialized)
+        #expect(parsed.serialized == identity.serialized)
+        #expect(
+            identity.serialized
+                == Data(
+                    PublicIdentity.signedBytes(
+                        deviceID: identity.deviceID, signingKey: identity.signingKey,
+                        agreementKey: identity.agreementKey, x25519Key: identity.x25519Key,
+                        xwingKey: identity.xwingKey)) + identity.signature)
+        #expect(identity.serialized.count == PublicIdentity.serializedCount)
+        #expect(Set([identity, parsed]).count == 1)
     }
 }

@@ -64,14 +64,17 @@ public struct IdentityFingerprint: Sendable, Hashable, CustomStringConvertible {
         bytes = Array(SHA256.hash(data: identity.serialized).prefix(16))
     }
 
+    /// Lowercase hex in groups of four digits (two bytes), separated by spaces. Written digit by
+    /// digit: the session store keys sessions by this text, once per message.
     public var description: String {
-        let hex = bytes.map { byte in
-            let s = String(byte, radix: 16)
-            return s.count == 1 ? "0" + s : s
-        }.joined()
-        return stride(from: 0, to: hex.count, by: 4).map { offset -> String in
-            let start = hex.index(hex.startIndex, offsetBy: offset)
-            return String(hex[start..<hex.index(start, offsetBy: 4)])
-        }.joined(separator: " ")
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 5 / 2)
+        for (index, byte) in bytes.enumerated() {
+            if index > 0, index.isMultiple(of: 2) { text.append(UInt8(ascii: " ")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

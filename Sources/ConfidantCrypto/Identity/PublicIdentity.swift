@@ -31,6 +31,9 @@ public struct PublicIdentity: Sendable, Hashable {
     public let xwingKey: XWingMLKEM768X25519.PublicKey
     /// The Ed25519 self-signature over every field before it.
     public let signature: Data
+    /// The serialized identity (version 1 layout). Kept rather than built on demand: equality,
+    /// hashing and fingerprints use it for every message, and building it encodes every key.
+    public let serialized: Data
 
     init(
         deviceID: UUID, signingKey: Curve25519.Signing.PublicKey, agreementKey: P256.KeyAgreement.PublicKey,
@@ -42,6 +45,11 @@ public struct PublicIdentity: Sendable, Hashable {
         self.x25519Key = x25519Key
         self.xwingKey = xwingKey
         self.signature = signature
+        self.serialized =
+            Data(
+                Self.signedBytes(
+                    deviceID: deviceID, signingKey: signingKey, agreementKey: agreementKey, x25519Key: x25519Key,
+                    xwingKey: xwingKey)) + signature
     }
 
     static func signedBytes(
@@ -56,14 +64,6 @@ public struct PublicIdentity: Sendable, Hashable {
         out += x25519Key.rawRepresentation
         out += xwingKey.rawRepresentation
         return out
-    }
-
-    /// The serialized identity (version 1 layout).
-    public var serialized: Data {
-        let body = Self.signedBytes(
-            deviceID: deviceID, signingKey: signingKey, agreementKey: agreementKey, x25519Key: x25519Key,
-            xwingKey: xwingKey)
-        return Data(body) + signature
     }
 
     /// Parses and verifies a serialized identity.
@@ -93,6 +93,7 @@ public struct PublicIdentity: Sendable, Hashable {
         }
         let signed = Self.signatureContext + all[0..<(Self.serializedCount - 64)]
         guard signingKey.isValidSignature(signature, for: signed) else { throw KeyFormatError.badIdentitySignature }
+        serialized = Data(all)
     }
 
     /// The identity as a PEM block labelled `CONFIDANT PUBLIC IDENTITY`.

@@ -17,11 +17,13 @@ public struct SessionCipher: Sendable {
         public init(user: UUID, identity: PublicIdentity) {
             self.user = user
             self.identity = identity
+            fingerprint = IdentityFingerprint(identity).description
         }
 
         /// The device's address.
         public var address: DeviceAddress { DeviceAddress(userID: user, deviceID: identity.deviceID) }
-        var fingerprint: String { IdentityFingerprint(identity).description }
+        /// What its session is stored under (sealing asks for it three times).
+        let fingerprint: String
     }
 
     /// How a device's prekeys stand, as fetched for a recipient that needed a bundle.
