@@ -8,6 +8,14 @@ import Testing
 
 @Suite("Chat payload and local store")
 struct LocalStoreTests {
+    /// A store in a profile directory of its own, removed afterwards.
+    private func withStore(_ body: (LocalStore, TestProfile) throws -> Void) throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        try body(try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate()), profile)
+    }
+
     @Test("the chat payload has the documented bytes and round-trips")
     func payloadKnownAnswer() throws {
         let conversation = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
@@ -126,179 +134,200 @@ struct LocalStoreTests {
 
     @Test("prekeys kept parsed follow the stored row: a write that rolled back is not read back")
     func parsedPrekeysFollowTheRow() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-        var prekeys = try DevicePrekeys.generate()
-        _ = prekeys.addOneTimePrekeys(3)
-        try store.transaction { try $0.storeDevicePrekeys(prekeys) }
-        #expect(try store.transaction { try $0.devicePrekeys()?.serialized } == prekeys.serialized)
+        try withStore { store, _ in
+            var prekeys = try DevicePrekeys.generate()
+            _ = prekeys.addOneTimePrekeys(3)
+            try store.transaction { try $0.storeDevicePrekeys(prekeys) }
+            #expect(try store.transaction { try $0.devicePrekeys()?.serialized } == prekeys.serialized)
 
-        struct Refused: Error {}
-        var more = prekeys
-        _ = more.addOneTimePrekeys(2)
-        #expect(throws: Refused.self) {
-            try store.transaction { transaction in
-                try transaction.storeDevicePrekeys(more)
-                try transaction.flush()
-                throw Refused()
+            struct Refused: Error {}
+            var more = prekeys
+            _ = more.addOneTimePrekeys(2)
+            #expect(throws: Refused.self) {
+                try store.transaction { transaction in
+                    try transaction.storeDevicePrekeys(more)
+                    try transaction.flush()
+                    throw Refused()
+                }
             }
+            #expect(more.oneTimeCount == prekeys.oneTimeCount + 2)
+            #expect(try store.transaction { try $0.devicePrekeys()?.oneTimeCount } == prekeys.oneTimeCount)
+            try store.transaction { try $0.storeDevicePrekeys(more) }
+            #expect(try store.transaction { try $0.devicePrekeys()?.oneTimeCount } == more.oneTimeCount)
         }
-        #expect(more.oneTimeCount == prekeys.oneTimeCount + 2)
-        #expect(try store.transaction { try $0.devicePrekeys()?.oneTimeCount } == prekeys.oneTimeCount)
-        try store.transaction { try $0.storeDevicePrekeys(more) }
-        #expect(try store.transaction { try $0.devicePrekeys()?.oneTimeCount } == more.oneTimeCount)
     }
 
     @Test("sessions read in a transaction follow its writes: replaced, ended, and rolled back")
     func sessionsFollowTheTransaction() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-        let device = DeviceAddress(userID: UUID(), deviceID: UUID())
-        try store.transaction { transaction in
-            #expect(try transaction.session(with: device, fingerprint: "one") == nil)
-            try transaction.storeSession(SessionRecord(), with: device, fingerprint: "one")
-            #expect(try transaction.session(with: device, fingerprint: "one") != nil)
-            // One session per device: a session with another key replaces it.
-            try transaction.storeSession(SessionRecord(), with: device, fingerprint: "two")
-            #expect(try transaction.session(with: device, fingerprint: "one") == nil)
-            #expect(try transaction.session(with: device, fingerprint: "two") != nil)
-        }
-        #expect(try store.session(with: device, fingerprint: "one") == nil)
-        #expect(try store.session(with: device, fingerprint: "two") != nil)
-
-        struct Refused: Error {}
-        #expect(throws: Refused.self) {
+        try withStore { store, _ in
+            let device = DeviceAddress(userID: UUID(), deviceID: UUID())
             try store.transaction { transaction in
+                #expect(try transaction.session(with: device, fingerprint: "one") == nil)
+                try transaction.storeSession(SessionRecord(), with: device, fingerprint: "one")
+                #expect(try transaction.session(with: device, fingerprint: "one") != nil)
+                // One session per device: a session with another key replaces it.
+                try transaction.storeSession(SessionRecord(), with: device, fingerprint: "two")
+                #expect(try transaction.session(with: device, fingerprint: "one") == nil)
                 #expect(try transaction.session(with: device, fingerprint: "two") != nil)
-                try transaction.endSessions(of: device.userID, devices: [device.deviceID])
-                #expect(try transaction.session(with: device, fingerprint: "two") == nil)
-                throw Refused()
             }
+            #expect(try store.session(with: device, fingerprint: "one") == nil)
+            #expect(try store.session(with: device, fingerprint: "two") != nil)
+
+            struct Refused: Error {}
+            #expect(throws: Refused.self) {
+                try store.transaction { transaction in
+                    #expect(try transaction.session(with: device, fingerprint: "two") != nil)
+                    try transaction.endSessions(of: device.userID, devices: [device.deviceID])
+                    #expect(try transaction.session(with: device, fingerprint: "two") == nil)
+                    throw Refused()
+                }
+            }
+            #expect(try store.session(with: device, fingerprint: "two") != nil)
+            try store.transaction { transaction in
+                _ = try transaction.session(with: device, fingerprint: "two")
+                try transaction.endAllSessions()
+                #expect(try transaction.session(with: device, fingerprint: "two") == nil)
+            }
+            #expect(try store.session(with: device, fingerprint: "two") == nil)
         }
-        #expect(try store.session(with: device, fingerprint: "two") != nil)
-        try store.transaction { transaction in
-            _ = try transaction.session(with: device, fingerprint: "two")
-            try transaction.endAllSessions()
-            #expect(try transaction.session(with: device, fingerprint: "two") == nil)
-        }
-        #expect(try store.session(with: device, fingerprint: "two") == nil)
     }
 
     @Test("reads keep the connection's prepared statements: none is compiled again")
     func readsKeepPreparedStatements() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-        let sql = "SELECT COUNT(*) FROM outbox"
-        // A read between two uses of a cached statement, as the message path does all the time.
-        // SQLite counts how often a statement was compiled again after being expired (for
-        // instance by a flag pragma such as `query_only`).
-        for _ in 0..<3 {
-            #expect(try store.read { db in try Int.fetchOne(db.cachedStatement(sql: sql)) } == 0)
-            try store.write { db in try db.execute(sql: "DELETE FROM outbox WHERE message_id = ?", arguments: ["x"]) }
+        try withStore { store, _ in
+            let sql = "SELECT COUNT(*) FROM outbox"
+            // A read between two uses of a cached statement, as the message path does all the time.
+            // SQLite counts how often a statement was compiled again after being expired (for
+            // instance by a flag pragma such as `query_only`).
+            for _ in 0..<3 {
+                #expect(try store.read { db in try Int.fetchOne(db.cachedStatement(sql: sql)) } == 0)
+                try store.write { db in try db.execute(sql: "DELETE FROM outbox WHERE message_id = ?", arguments: ["x"])
+                }
+            }
+            let recompiled = try store.read { db in
+                sqlite3_stmt_status(try db.cachedStatement(sql: sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+            }
+            #expect(recompiled == 0)
         }
-        let recompiled = try store.read { db in
-            sqlite3_stmt_status(try db.cachedStatement(sql: sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
-        }
-        #expect(recompiled == 0)
     }
 
     @Test("a deferred write leaves its sync to the next write; every other write, and every write after it, is synced")
     func deferredWritesRestoreFullSync() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-        // SQLite's levels: 1 NORMAL (in WAL mode, no sync at commit), 2 FULL (the log synced at
-        // every commit).
-        func level(_ db: Database) throws -> Int? { try Int.fetchOne(db, sql: "PRAGMA synchronous") }
-        #expect(try store.write { db in try level(db) } == 2)
-        #expect(try store.transaction { transaction in try level(transaction.db) } == 2)
-        #expect(try store.write(.deferred) { db in try level(db) } == 1)
-        #expect(try store.write { db in try level(db) } == 2)
-        struct Refused: Error {}
-        #expect(throws: Refused.self) {
+        try withStore { store, _ in
+            // SQLite's levels: 1 NORMAL (in WAL mode, no sync at commit), 2 FULL (the log synced at
+            // every commit).
+            func level(_ db: Database) throws -> Int? { try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+            #expect(try store.write { db in try level(db) } == 2)
+            #expect(try store.transaction { transaction in try level(transaction.db) } == 2)
+            #expect(try store.write(.deferred) { db in try level(db) } == 1)
+            #expect(try store.write { db in try level(db) } == 2)
+            struct Refused: Error {}
+            #expect(throws: Refused.self) {
+                try store.write(.deferred) { db in
+                    try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')")
+                    throw Refused()
+                }
+            }
+            #expect(try store.read { db in try level(db) } == 2)
+            // The failed write rolled back, and the connection is usable.
+            #expect(
+                try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'test'") } == 0)
             try store.write(.deferred) { db in
                 try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')")
-                throw Refused()
             }
+            #expect(
+                try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'test'") } == 1)
         }
-        #expect(try store.read { db in try level(db) } == 2)
-        // The failed write rolled back, and the connection is usable.
-        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'test'") } == 0)
-        try store.write(.deferred) { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')") }
-        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'test'") } == 1)
+    }
+
+    @Test("a deferred commit is synced by the next synced commit that wrote, or by sync(through:)")
+    func syncThroughADeferredCommit() throws {
+        try withStore { store, _ in
+            func syncWrites() throws -> Int? {
+                try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'synced_at'") }
+            }
+            func insert(_ key: String) -> (Database) throws -> Void {
+                { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, x'00')", arguments: [key]) }
+            }
+            // Followed by a synced commit that wrote: nothing more to do.
+            let first = try store.countedWrite(.deferred, insert("a")).commit
+            try store.write(.synced, insert("b"))
+            try store.sync(through: first)
+            #expect(try syncWrites() == 0)
+            // Followed by a synced commit that changed nothing (so wrote nothing to the log): synced
+            // by a write of its own.
+            let second = try store.countedWrite(.deferred, insert("c")).commit
+            try store.write { db in try db.execute(sql: "DELETE FROM meta WHERE key = 'none'") }
+            try store.sync(through: second)
+            #expect(try syncWrites() == 1)
+            // Once is enough.
+            try store.sync(through: second)
+            try store.write { db in try db.execute(sql: "DELETE FROM meta WHERE key = 'synced_at'") }
+            try store.sync(through: second)
+            #expect(try syncWrites() == 0)
+        }
     }
 
     @Test("a read is one snapshot: another connection's write shows once it ends")
     func readIsOneSnapshot() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-        // Another connection (another process on the profile) writes between the read's two
-        // statements: the read does not see it until it ends.
-        let other = try DatabaseQueue(path: profile.storage.storeURL.path)
-        let (before, during) = try store.read { db in
-            let before = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? -1
-            try other.write { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')") }
-            return (before, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? -1)
+        try withStore { store, profile in
+            // Another connection (another process on the profile) writes between the read's two
+            // statements: the read does not see it until it ends.
+            let other = try DatabaseQueue(path: profile.storage.storeURL.path)
+            let (before, during) = try store.read { db in
+                let before = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? -1
+                try other.write { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('test', x'00')") }
+                return (before, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? -1)
+            }
+            #expect(before == during)
+            #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") } == before + 1)
         }
-        #expect(before == during)
-        #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") } == before + 1)
     }
 
     @Test("records read by hand decode every column as they were written, set and unset")
     func recordsDecodeByHand() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        func same<Record: StoreRecord>(_ written: Record, _ read: Record?) throws -> Bool {
-            guard let read else { return false }
-            return try encoder.encode(written) == encoder.encode(read)
-        }
-        let time = Date(timeIntervalSince1970: 1_795_600_000.125)
-        let full = MessageRecord(
-            seq: 7, messageID: UUID(), peerID: UUID(), direction: .outgoing, senderDevice: UUID(), sentAt: time,
-            body: Data([1, 2]), unreadableReason: "why", state: .failed, failure: "refused", isRead: true,
-            envelope: 2, editedAt: time + 1, deletedAt: time + 2, expiresAt: time + 3)
-        let bare = MessageRecord(
-            seq: 8, messageID: UUID(), peerID: UUID(), direction: .incoming, senderDevice: nil, sentAt: time,
-            body: nil, unreadableReason: nil, state: .received, failure: nil, isRead: false, envelope: nil,
-            editedAt: nil, deletedAt: nil, expiresAt: nil)
-        let queued = OutboxRecord(
-            messageID: full.messageID, peerID: full.peerID, attempts: 3, confirmed: true, createdAt: time,
-            nextAttemptAt: time + 4, lastError: "away")
-        let control = ControlRecord(
-            seq: 1, messageID: UUID(), peerID: UUID(), sealed: Data([3]), toOwnDevices: true, attempts: 2,
-            nextAttemptAt: time + 5, lastError: "away", createdAt: time)
-        let key = ContactKeyRecord(
-            userID: UUID(), deviceID: UUID(), fingerprint: "f", identity: Data([4]), firstSeen: time,
-            retiredAt: time + 6)
-        let contact = ContactRecord(
-            userID: UUID(), emailLookup: Data([5]), sealed: Data([6]), verifiedDigest: Data([7]))
-        try store.write { db in
-            for record in [full, bare] { try record.insert(db) }
-            try queued.insert(db)
-            try control.insert(db)
-            try key.insert(db)
-            try contact.insert(db)
-            let messages = try MessageRecord.fetchAll(db, sql: "SELECT * FROM message ORDER BY seq")
-            #expect(messages.count == 2)
-            #expect(try same(full, messages.first))
-            #expect(try same(bare, messages.last))
-            #expect(try same(queued, OutboxRecord.fetchOne(db, sql: "SELECT * FROM outbox")))
-            #expect(try same(control, ControlRecord.fetchOne(db, sql: "SELECT * FROM control_outbox")))
-            #expect(try same(key, ContactKeyRecord.fetchOne(db, sql: "SELECT * FROM contact_key")))
-            #expect(try same(contact, ContactRecord.fetchOne(db, sql: "SELECT * FROM contact")))
+        try withStore { store, _ in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            func same<Record: StoreRecord>(_ written: Record, _ read: Record?) throws -> Bool {
+                guard let read else { return false }
+                return try encoder.encode(written) == encoder.encode(read)
+            }
+            let time = Date(timeIntervalSince1970: 1_795_600_000.125)
+            let full = MessageRecord(
+                seq: 7, messageID: UUID(), peerID: UUID(), direction: .outgoing, senderDevice: UUID(), sentAt: time,
+                body: Data([1, 2]), unreadableReason: "why", state: .failed, failure: "refused", isRead: true,
+                envelope: 2, editedAt: time + 1, deletedAt: time + 2, expiresAt: time + 3)
+            let bare = MessageRecord(
+                seq: 8, messageID: UUID(), peerID: UUID(), direction: .incoming, senderDevice: nil, sentAt: time,
+                body: nil, unreadableReason: nil, state: .received, failure: nil, isRead: false, envelope: nil,
+                editedAt: nil, deletedAt: nil, expiresAt: nil)
+            let queued = OutboxRecord(
+                messageID: full.messageID, peerID: full.peerID, attempts: 3, confirmed: true, createdAt: time,
+                nextAttemptAt: time + 4, lastError: "away")
+            let control = ControlRecord(
+                seq: 1, messageID: UUID(), peerID: UUID(), sealed: Data([3]), toOwnDevices: true, attempts: 2,
+                nextAttemptAt: time + 5, lastError: "away", createdAt: time)
+            let key = ContactKeyRecord(
+                userID: UUID(), deviceID: UUID(), fingerprint: "f", identity: Data([4]), firstSeen: time,
+                retiredAt: time + 6)
+            let contact = ContactRecord(
+                userID: UUID(), emailLookup: Data([5]), sealed: Data([6]), verifiedDigest: Data([7]))
+            try store.write { db in
+                for record in [full, bare] { try record.insert(db) }
+                try queued.insert(db)
+                try control.insert(db)
+                try key.insert(db)
+                try contact.insert(db)
+                let messages = try MessageRecord.fetchAll(db, sql: "SELECT * FROM message ORDER BY seq")
+                #expect(messages.count == 2)
+                #expect(try same(full, messages.first))
+                #expect(try same(bare, messages.last))
+                #expect(try same(queued, OutboxRecord.fetchOne(db, sql: "SELECT * FROM outbox")))
+                #expect(try same(control, ControlRecord.fetchOne(db, sql: "SELECT * FROM control_outbox")))
+                #expect(try same(key, ContactKeyRecord.fetchOne(db, sql: "SELECT * FROM contact_key")))
+                #expect(try same(contact, ContactRecord.fetchOne(db, sql: "SELECT * FROM contact")))
+            }
         }
     }
 
@@ -319,21 +348,19 @@ struct LocalStoreTests {
 
     @Test("a sealed body moved to another row is detected, not shown")
     func swappedCiphertext() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-        let peer = UUID()
-        try store.insert(
-            ["first", "second"].map {
-                .init(
-                    id: UUID(), peer: peer, direction: .incoming, senderDevice: nil, sentAt: Date(),
-                    text: $0, unreadableReason: nil, state: .received)
-            })
-        try store.database.write { db in
-            try db.execute(sql: "UPDATE message SET body = (SELECT body FROM message WHERE seq = 1) WHERE seq = 2")
+        try withStore { store, _ in
+            let peer = UUID()
+            try store.insert(
+                ["first", "second"].map {
+                    .init(
+                        id: UUID(), peer: peer, direction: .incoming, senderDevice: nil, sentAt: Date(),
+                        text: $0, unreadableReason: nil, state: .received)
+                })
+            try store.database.write { db in
+                try db.execute(sql: "UPDATE message SET body = (SELECT body FROM message WHERE seq = 1) WHERE seq = 2")
+            }
+            #expect(throws: ConfidantKitError.self) { try store.history(with: peer, limit: 10) }
         }
-        #expect(throws: ConfidantKitError.self) { try store.history(with: peer, limit: 10) }
     }
 
     @Test("a new device key rewraps the data key; the old key no longer opens the store")

@@ -107,11 +107,18 @@ actor MessageSender {
             senderDevice: cipher.identity.deviceID,
             sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
             expiresAt: timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
-        let stored = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)
+        let (stored, commit) = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)
         events.emit(.message(stored))
         transferProgress = sources.isEmpty ? nil : progress
         defer { transferProgress = nil }
-        try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id)
+        do {
+            try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id)
+        } catch {
+            try? store.sync(through: commit)
+            throw error
+        }
+        // The message is on disk before `send` returns (its sealing synced it, as a rule).
+        try store.sync(through: commit)
         return try store.message(id: stored.id, direction: .outgoing) ?? stored
     }
 

@@ -13,9 +13,12 @@ extension LocalStore {
         let lastError: String?
     }
 
-    /// Stores a new outgoing message and queues it, in one transaction.
-    func queue(_ message: NewMessage, confirmed: Bool, now: Date) throws -> ChatMessage {
-        try write { db in
+    /// Stores a new outgoing message and queues it, in one transaction, not synced by itself:
+    /// sealing the message, or recording why it waits, follows at once and syncs it, and the
+    /// sender calls `sync(through:)` with the commit before it answers, for the rare path with
+    /// neither.
+    func queue(_ message: NewMessage, confirmed: Bool, now: Date) throws -> (message: ChatMessage, commit: UInt64) {
+        let (stored, commit) = try countedWrite(.deferred) { db in
             guard let stored = try insert([message], db).first else {
                 throw ConfidantKitError.storeDamaged("the new message was not stored (its id is taken)")
             }
@@ -24,6 +27,7 @@ extension LocalStore {
             ).insert(db)
             return stored
         }
+        return (stored, commit)
     }
 
     /// Everything waiting, in the order the messages were written (the local sequence, so a

@@ -1,6 +1,7 @@
 import ConfidantCrypto
 import Foundation
 import GRDB
+import Synchronization
 
 /// The profile's SQLite database (GRDB): account, contacts and their keys, conversations,
 /// messages, the outbox, sessions and prekeys. Message bodies, notices, contact names and
@@ -78,21 +79,61 @@ final class LocalStore: Sendable {
         /// whole log): a crash of the process loses nothing, a power cut may lose it. Only for
         /// bookkeeping whose loss repeats work the relay deduplicates — a message marked sent, a
         /// receipt taken off the queue — and so is sent again under the same id and answered as
-        /// a duplicate.
+        /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
+        /// before it answers (a new message, which its sealing syncs anyway).
         case deferred
     }
 
+    /// Commits made through this store, counted, and the last one synced: a deferred commit is
+    /// on disk once a synced one follows it.
+    private let commits = Mutex<(count: UInt64, synced: UInt64)>((0, 0))
+
     /// One write transaction; everything `body` writes commits together or not at all.
     func write<T>(_ durability: Durability = .synced, _ body: (Database) throws -> T) throws -> T {
+        try countedWrite(durability, body).result
+    }
+
+    /// ``write(_:_:)``, with the number of its commit for ``sync(through:)``.
+    func countedWrite<T>(_ durability: Durability, _ body: (Database) throws -> T) throws -> (
+        result: T, commit: UInt64
+    ) {
         try database.writeWithoutTransaction { db in
-            guard durability == .deferred else {
-                return try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body)
+            let changesBefore = db.totalChangesCount
+            let result: T
+            if durability == .synced {
+                result = try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body)
+            } else {
+                // The connection's setting, for this transaction only (it cannot change inside one).
+                try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+                let outcome = Result { try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body) }
+                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
+                result = try outcome.get()
             }
-            // The connection's setting, for this transaction only (it cannot change inside one).
-            try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
-            let result = Result { try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body) }
-            try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
-            return try result.get()
+            // A transaction that changed nothing writes nothing to the log, so it syncs nothing.
+            let synced = durability == .synced && db.totalChangesCount != changesBefore
+            let commit = commits.withLock { commits in
+                commits.count += 1
+                if synced { commits.synced = commits.count }
+                return commits.count
+            }
+            return (result, commit)
+        }
+    }
+
+    /// Makes sure commit `number` is on disk: nothing to do when a synced commit followed it (as
+    /// one nearly always has), else one synced write — the time, under `meta` — syncs the log
+    /// with it.
+    func sync(through number: UInt64) throws {
+        try database.writeWithoutTransaction { db in
+            guard commits.withLock({ $0.synced < number }) else { return }
+            try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION") { db in
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(
+                    arguments: [MetaRecord.Key.syncedAt.rawValue, Data(String(Date().timeIntervalSince1970).utf8)])
+            }
+            commits.withLock { commits in
+                commits.count += 1
+                commits.synced = commits.count
+            }
         }
     }
 

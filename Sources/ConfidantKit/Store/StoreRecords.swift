@@ -41,6 +41,8 @@ struct MetaRecord: StoreRecord {
     enum Key: String {
         case dataKey = "data_key"
         case account, cursor, prekeys
+        /// When a synced write was last needed for a deferred one (`LocalStore.sync(through:)`).
+        case syncedAt = "synced_at"
     }
 
     var key: String
