@@ -268,6 +268,20 @@ struct LocalStoreTests {
         }
     }
 
+    @Test("the outbox is read from its own rows, not by walking every message")
+    func outboxQueryPlan() throws {
+        try withStore { store, _ in
+            let plan = try store.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + LocalStore.outboxQuery, arguments: [1]).map {
+                    $0["detail"] as String? ?? ""
+                }
+            }
+            #expect(plan.first?.hasPrefix("SCAN o") == true, "\(plan)")
+            #expect(plan.contains { $0.hasPrefix("SEARCH m USING INDEX") }, "\(plan)")
+            #expect(!plan.contains { $0.hasPrefix("SCAN m") }, "\(plan)")
+        }
+    }
+
     @Test("a read is one snapshot: another connection's write shows once it ends")
     func readIsOneSnapshot() throws {
         try withStore { store, profile in

@@ -30,18 +30,23 @@ extension LocalStore {
         return (stored, commit)
     }
 
+    /// The outbox's messages, in the order they were written. CROSS JOIN keeps SQLite's join
+    /// order: from the few outbox rows to their messages, then sorted. Left to choose, it walked
+    /// the whole message table in `seq` order (no sort needed) and looked each row up in the
+    /// outbox: every message ever written, read for each delivery.
+    static let outboxQuery = """
+        SELECT m.*, o.confirmed AS outbox_confirmed, o.attempts AS outbox_attempts, o.next_attempt_at AS outbox_next,
+               o.last_error AS outbox_error
+        FROM outbox o CROSS JOIN message m ON m.message_id = o.message_id AND m.direction = ?
+        ORDER BY m.seq
+        """
+
     /// Everything waiting, in the order the messages were written (the local sequence, so a
     /// message retried later keeps its place).
     func outbox() throws -> [QueuedMessage] {
         try read { db in
             let rows = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT m.*, o.confirmed AS outbox_confirmed, o.attempts AS outbox_attempts, o.next_attempt_at AS outbox_next,
-                               o.last_error AS outbox_error
-                        FROM outbox o JOIN message m ON m.message_id = o.message_id AND m.direction = ?
-                        ORDER BY m.seq
-                        """), arguments: [ChatMessage.Direction.outgoing])
+                db.cachedStatement(sql: Self.outboxQuery), arguments: [ChatMessage.Direction.outgoing])
             return try rows.map { row in
                 QueuedMessage(
                     message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],
