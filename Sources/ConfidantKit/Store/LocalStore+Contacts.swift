@@ -57,12 +57,17 @@ extension LocalStore {
     }
 
     /// Whether this profile knows the user, without opening the contact.
-    func knowsContact(_ id: UUID) throws -> Bool {
-        try read { db in
-            try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM contact WHERE user_id = ?"), arguments: [id.canonicalString])
-                ?? false
-        }
+    static func knowsContact(_ id: UUID, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM contact WHERE user_id = ?"), arguments: [id.canonicalString])
+            ?? false
+    }
+
+    /// Whether a key of the user's device is stored, current or retired, without parsing it.
+    static func hasKey(of user: UUID, device: UUID, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM contact_key WHERE user_id = ? AND device_id = ? LIMIT 1"),
+            arguments: [user.canonicalString, device.canonicalString]) ?? false
     }
 
     private func contact(_ record: ContactRecord) throws -> Contact {
