@@ -175,8 +175,13 @@ struct MailboxStreamClient: Sendable {
         do {
             try await WebSocket.connect(to: url, headers: headers, configuration: configuration, on: group) { socket in
                 let decoder = StreamCoding.decoder()
+                // Entries and receipts in the relay's own layout are read directly; anything else
+                // goes through `JSONDecoder`. The callbacks come one at a time, on the socket's loop.
+                let scanner = Mutex(StreamFrameScanner())
                 socket.onText { _, text in
-                    if let frame = try? decoder.decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)) {
+                    if let frame = scanner.withLock({ $0.frame(text) })
+                        ?? (try? decoder.decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)))
+                    {
                         inbox.put(.frame(frame))
                     }
                 }
