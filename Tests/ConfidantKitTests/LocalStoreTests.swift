@@ -282,6 +282,30 @@ struct LocalStoreTests {
         }
     }
 
+    @Test("observations refetch without expiring the connection's prepared statements")
+    func observationsKeepPreparedStatements() async throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let sql = "SELECT COUNT(*) FROM outbox"
+        var updates = store.observe { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? 0 }
+            .makeAsyncIterator()
+        let first = try #require(try await updates.next())
+        for index in 1...3 {
+            #expect(try store.read { db in try Int.fetchOne(db.cachedStatement(sql: sql)) } == 0)
+            try store.write { db in
+                try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, x'00')", arguments: ["test-\(index)"])
+            }
+            // The write made the observation fetch again.
+            #expect(try await updates.next() == first + index)
+        }
+        let recompiled = try store.read { db in
+            sqlite3_stmt_status(try db.cachedStatement(sql: sql).sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0)
+        }
+        #expect(recompiled == 0)
+    }
+
     @Test("a read is one snapshot: another connection's write shows once it ends")
     func readIsOneSnapshot() throws {
         try withStore { store, profile in

@@ -7,7 +7,13 @@ extension LocalStore {
     func observe<Value: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> Value)
         -> AsyncThrowingStream<Value, any Error>
     {
-        let observation = ValueObservation.tracking(fetch).removeDuplicates()
+        var tracking = ValueObservation.tracking(fetch).removeDuplicates()
+        // Fetched in a plain transaction, as `LocalStore.read` reads: GRDB's read-only mode sets
+        // `PRAGMA query_only` around each fetch, and SQLite then expires every prepared statement
+        // of the connection, so each screen update made the message path compile its statements
+        // again. The fetches only read.
+        tracking.requiresWriteAccess = true
+        let observation = tracking
         let database = database
         return AsyncThrowingStream { continuation in
             let task = Task {
