@@ -14,6 +14,7 @@
 # Reports delivered messages/s, the server's CPU time (user + system) per message, its peak
 # resident memory, and lost and duplicated messages (both must be 0).
 #   Benchmarks/ejabberd.sh [ROUNDS]     (default 5; installs ejabberd with apt-get when root)
+# SHAPES=pairs,one,eight,rate picks shapes (default all of them); CONFIDANT_BIN_DIR another build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -123,21 +124,28 @@ confidant() {  # confidant ARGS…
 kit() {  # kit ARGS…: the client's own path, sealing included
     "$bin/relay-load" kit --json "$@" | tag "Confidant (SQLite), through ConfidantKit"
 }
+shapes=",${SHAPES:-pairs,one,eight,rate},"
 for round in $(seq "$rounds"); do
     echo "round $round of $rounds" >&2
-    shape="32 pairs, open loop"
-    xmpp "ejabberd, in memory" memory --pairs 32 --messages 30000
-    confidant --pairs 32 --messages 30000
-    xmpp "ejabberd, archived to SQLite" stored --pairs 32 --messages 30000
-    shape="one sender, 1 in flight"
-    confidant --pairs 1 --messages 2000 --window 1
-    xmpp "ejabberd, in memory" memory --pairs 1 --messages 2000 --window 1
-    kit --messages 1000
-    shape="one sender, 8 in flight"
-    xmpp "ejabberd, in memory" memory --pairs 1 --messages 8000 --window 8
-    confidant --pairs 1 --messages 8000 --window 8
-    kit --messages 1000 --window 8
-    if [ "$round" = 1 ]; then
+    if [[ $shapes == *,pairs,* ]]; then
+        shape="32 pairs, open loop"
+        xmpp "ejabberd, in memory" memory --pairs 32 --messages 30000
+        confidant --pairs 32 --messages 30000
+        xmpp "ejabberd, archived to SQLite" stored --pairs 32 --messages 30000
+    fi
+    if [[ $shapes == *,one,* ]]; then
+        shape="one sender, 1 in flight"
+        confidant --pairs 1 --messages 2000 --window 1
+        xmpp "ejabberd, in memory" memory --pairs 1 --messages 2000 --window 1
+        kit --messages 1000
+    fi
+    if [[ $shapes == *,eight,* ]]; then
+        shape="one sender, 8 in flight"
+        xmpp "ejabberd, in memory" memory --pairs 1 --messages 8000 --window 8
+        confidant --pairs 1 --messages 8000 --window 8
+        kit --messages 1000 --window 8
+    fi
+    if [ "$round" = 1 ] && [[ $shapes == *,rate,* ]]; then
         shape="one sender at 50 messages/s for 20 s"
         xmpp "ejabberd, in memory" memory --pairs 1 --messages 1000 --rate 50
         confidant --pairs 1 --messages 1000 --rate 50

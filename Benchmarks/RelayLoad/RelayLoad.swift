@@ -415,11 +415,11 @@ struct BenchUser: Sendable {
 /// A benchmark user's WebSocket: hands each entry to `onEntry` and acknowledges in batches; as a
 /// sender, sends message batches with at most `window` of them waiting for their receipt.
 final class BenchStream: Sendable {
-    private let socket: WebSocket
+    private let socket: BenchSocket
     private let caughtUpSignal: AsyncStream<Void>
     private let window: SendWindow
 
-    private init(socket: WebSocket, caughtUpSignal: AsyncStream<Void>, window: SendWindow) {
+    private init(socket: BenchSocket, caughtUpSignal: AsyncStream<Void>, window: SendWindow) {
         self.socket = socket
         self.caughtUpSignal = caughtUpSignal
         self.window = window
@@ -431,57 +431,50 @@ final class BenchStream: Sendable {
         onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }
     ) async throws -> BenchStream {
         let (signal, continuation) = AsyncStream<Void>.makeStream()
-        let promise = group.any().makePromise(of: WebSocket.self)
         var headers = HTTPHeaders()
         headers.add(name: .authorization, value: "Bearer \(user.token)")
         let pending = LockedBox<[Int64]>([])
         let sendWindow = SendWindow(size: window)
+        let decoder = JSONDecoder()
         // Entries several to a frame, as ConfidantKit asks for them; such a frame (or one large
-        // entry) is more than WebSocketKit's default limit of 16 KiB.
-        var configuration = WebSocketClient.Configuration()
-        configuration.maxFrameSize = 1 << 23
-        try await WebSocket.connect(
-            to: "ws://127.0.0.1:\(port)/v1/stream?batched=true", headers: headers, configuration: configuration,
-            on: group
-        ) { socket in
-            let decoder = JSONDecoder()
-            socket.onText { socket, text in
-                guard let frame = BenchFrame.scan(text) ?? (try? decoder.decode(BenchFrame.self, from: Data(text.utf8)))
-                else { return }
-                // The stream opens with a challenge that the device's key signs.
-                if let challenge = frame.challenge.flatMap({ Data(base64Encoded: $0) }),
-                    let proof = try? StreamCoding.encoder().encode(
-                        Components.Schemas.StreamRequest(
-                            answering: .init(challenge),
-                            as: DeviceAddress(userID: user.id, deviceID: user.identity.deviceID),
-                            identity: user.identity))
-                {
-                    socket.send(String(decoding: proof, as: UTF8.self))
-                }
-                if frame.caughtUp == true { continuation.yield() }
-                if frame.receipt != nil { sendWindow.release() }
-                if let refused = frame.refused {
-                    onRefused(refused)
-                    sendWindow.release()
-                }
-                let entries = (frame.entry.map { [$0] } ?? []) + (frame.entries ?? [])
-                guard !entries.isEmpty else { return }
-                for entry in entries { onEntry(entry) }
-                let batch: [Int64]? = pending.withLock { list in
-                    list += entries.map(\.cursor)
-                    guard list.count >= 50 else { return nil }
-                    defer { list = [] }
-                    return list
-                }
-                if let batch,
-                    let data = try? StreamCoding.encoder().encode(Components.Schemas.StreamRequest(cursors: batch))
-                {
-                    socket.send(String(decoding: data, as: UTF8.self))
-                }
+        // entry) is more than NIO's default limit of 16 KiB.
+        let socket = try await BenchSocket.connect(
+            port: port, target: "/v1/stream?batched=true", headers: headers, maximumFrameBytes: 1 << 23, on: group
+        ) { socket, text in
+            guard let frame = BenchFrame.scan(text) ?? (try? decoder.decode(BenchFrame.self, from: Data(text.utf8)))
+            else { return }
+            // The stream opens with a challenge that the device's key signs.
+            if let challenge = frame.challenge.flatMap({ Data(base64Encoded: $0) }),
+                let proof = try? StreamCoding.encoder().encode(
+                    Components.Schemas.StreamRequest(
+                        answering: .init(challenge),
+                        as: DeviceAddress(userID: user.id, deviceID: user.identity.deviceID),
+                        identity: user.identity))
+            {
+                socket.send(text: String(decoding: proof, as: UTF8.self))
             }
-            promise.succeed(socket)
-        }.get()
-        return BenchStream(socket: try await promise.futureResult.get(), caughtUpSignal: signal, window: sendWindow)
+            if frame.caughtUp == true { continuation.yield() }
+            if frame.receipt != nil { sendWindow.release() }
+            if let refused = frame.refused {
+                onRefused(refused)
+                sendWindow.release()
+            }
+            let entries = (frame.entry.map { [$0] } ?? []) + (frame.entries ?? [])
+            guard !entries.isEmpty else { return }
+            for entry in entries { onEntry(entry) }
+            let batch: [Int64]? = pending.withLock { list in
+                list += entries.map(\.cursor)
+                guard list.count >= 50 else { return nil }
+                defer { list = [] }
+                return list
+            }
+            if let batch,
+                let data = try? StreamCoding.encoder().encode(Components.Schemas.StreamRequest(cursors: batch))
+            {
+                socket.send(text: String(decoding: data, as: UTF8.self))
+            }
+        }
+        return BenchStream(socket: socket, caughtUpSignal: signal, window: sendWindow)
     }
 
     func caughtUp() async throws {
@@ -493,8 +486,8 @@ final class BenchStream: Sendable {
     func send(frame: BenchSendFrame) async throws {
         await window.acquire()
         switch frame {
-        case .text(let text): try await socket.send(text)
-        case .binary(let bytes): try await socket.send(raw: bytes, opcode: .binary)
+        case .text(let text): socket.send(text: text)
+        case .binary(let bytes): socket.send(binary: bytes)
         }
     }
 
@@ -517,7 +510,7 @@ final class BenchStream: Sendable {
         await window.waitUntilIdle()
     }
 
-    func close() async { try? await socket.close() }
+    func close() async { await socket.close() }
 }
 
 /// The parts of a `StreamFrame` the generator needs: decoding each envelope (base64 into bytes)
@@ -650,12 +643,12 @@ struct BenchFrame: Decodable {
 final class SendPump: Sendable {
     private let frames: [(id: UUID, frame: BenchSendFrame)]
     private let window: Int
-    private let socket: WebSocket
+    private let socket: BenchSocket
     private let stamp: @Sendable (UUID) -> Void
     private let state: Mutex<(next: Int, inFlight: Int, done: CheckedContinuation<Void, Never>?)>
 
     init(
-        frames: [(id: UUID, frame: BenchSendFrame)], window: Int, socket: WebSocket,
+        frames: [(id: UUID, frame: BenchSendFrame)], window: Int, socket: BenchSocket,
         stamp: @escaping @Sendable (UUID) -> Void, done: CheckedContinuation<Void, Never>
     ) {
         self.frames = frames
@@ -684,8 +677,8 @@ final class SendPump: Sendable {
             guard let next else { break }
             stamp(next.id)
             switch next.frame {
-            case .text(let text): socket.send(text, promise: nil)
-            case .binary(let bytes): socket.send(raw: bytes, opcode: .binary, promise: nil)
+            case .text(let text): socket.send(text: text)
+            case .binary(let bytes): socket.send(binary: bytes)
             }
         }
         let finished = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -11,7 +11,8 @@ import WebSocketKit
 /// make the server buffer a never-finished message of any size. Here a message larger than
 /// `maximumMessageBytes` closes the connection with 1009 (message too big) as soon as its
 /// fragments pass the limit, and the connection is pinged so that a peer that stopped answering is
-/// closed (1006) after `pingInterval`.
+/// closed (1006) after `pingInterval`. Frames are unmasked once, as they arrive
+/// (`ClientFrameUnmasker`).
 struct BoundedWebSocketUpgrader: Upgrader {
     let maximumMessageBytes: Int
     let pingInterval: TimeAmount
@@ -36,6 +37,7 @@ struct BoundedWebSocketUpgrader: Upgrader {
                 let configuration = Self.configuration(maximumMessageBytes)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(FlushCoalescer(), position: .first)
+                    try channel.pipeline.syncOperations.addHandler(ClientFrameUnmasker())
                     try channel.pipeline.syncOperations.addHandler(
                         MessageSizeLimiter(maximumMessageBytes: maximumMessageBytes))
                 }.flatMap {
