@@ -182,6 +182,7 @@ struct LoadCommand: AsyncParsableCommand {
         progress("sending \(total) messages over \(transport.rawValue)")
         let started = ContinuousClock.now
         let serverCPUBefore = server.cpuSeconds()
+        let threadsBefore = server.threadCPUSeconds()
         let generatorCPUBefore = ChildServer.ownCPUSeconds()
         let interval = rate.map { Duration.seconds(Double(pairs) / $0) }
         let transport = transport
@@ -244,6 +245,7 @@ struct LoadCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - started
         let serverCPU = server.cpuSeconds() - serverCPUBefore
+        let threads = server.threadCPUSeconds()
         let generatorCPU = ChildServer.ownCPUSeconds() - generatorCPUBefore
         let peakDuringRun = server.memory().peak
         for stream in streams + senders { await stream.close() }
@@ -276,6 +278,8 @@ struct LoadCommand: AsyncParsableCommand {
             deliveredPerSecond: Double(total) / seconds,
             p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99), maxMilliseconds: sorted.last ?? 0,
             serverCPUMicrosecondsPerMessage: serverCPU / Double(total) * 1e6,
+            writerCPUMicrosecondsPerMessage: (threads.writer - threadsBefore.writer) / Double(total) * 1e6,
+            eventLoopCPUMicrosecondsPerMessage: (threads.eventLoops - threadsBefore.eventLoops) / Double(total) * 1e6,
             generatorCPUMicrosecondsPerMessage: generatorCPU / Double(total) * 1e6,
             serverPeakRSSMiB: Double(peakDuringRun) / 1_048_576, idleConnections: idle,
             serverRSSWithIdleMiB: idleRSS.map { Double($0) / 1_048_576 },
@@ -329,6 +333,9 @@ struct BenchResult: Codable {
     let maxMilliseconds: Double
     /// CPU time (user + system) per message: steadier than rates on a machine whose speed varies.
     let serverCPUMicrosecondsPerMessage: Double
+    /// Of it, the write connection's thread's and the event loops' (`ChildServer.threadCPUSeconds`).
+    let writerCPUMicrosecondsPerMessage: Double
+    let eventLoopCPUMicrosecondsPerMessage: Double
     let generatorCPUMicrosecondsPerMessage: Double
     let serverPeakRSSMiB: Double
     let idleConnections: Int
@@ -348,7 +355,8 @@ struct BenchResult: Codable {
             String(
                 format: "latency p50/p99/max %.1f / %.1f / %.1f ms", p50Milliseconds, p99Milliseconds, maxMilliseconds),
             String(
-                format: "CPU per message     server %.0f µs, generator %.0f µs", serverCPUMicrosecondsPerMessage,
+                format: "CPU per message     server %.0f µs (write thread %.0f, event loops %.0f), generator %.0f µs",
+                serverCPUMicrosecondsPerMessage, writerCPUMicrosecondsPerMessage, eventLoopCPUMicrosecondsPerMessage,
                 generatorCPUMicrosecondsPerMessage),
             String(format: "server peak RSS     %.0f MiB", serverPeakRSSMiB),
             "lost / duplicated   \(lost) / \(duplicated)",
@@ -791,15 +799,43 @@ final class ChildServer: Sendable {
         return port
     }
 
+    /// The server's CPU time by kind of thread, from /proc: its write connection's thread (NIO's
+    /// thread pool of one, "TP-#0": the one stage every send and acknowledgement passes, so the
+    /// rate it can keep up bounds the relay's), its event loops ("NIO-…"), and all the others.
+    func threadCPUSeconds() -> (writer: Double, eventLoops: Double, other: Double) {
+        let task = "/proc/\(process.processIdentifier)/task"
+        var result = (writer: 0.0, eventLoops: 0.0, other: 0.0)
+        for thread in (try? FileManager.default.contentsOfDirectory(atPath: task)) ?? [] {
+            guard let stat = try? String(contentsOfFile: "\(task)/\(thread)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { continue }
+            let name = stat[stat.index(after: open)..<close]
+            let seconds = Self.cpuSeconds(stat: stat, after: close)
+            if name == "TP-#0" {
+                result.writer += seconds
+            } else if name.hasPrefix("NIO-") {
+                result.eventLoops += seconds
+            } else {
+                result.other += seconds
+            }
+        }
+        return result
+    }
+
+    /// utime + stime of a `stat` line whose command name ends at `close`.
+    private static func cpuSeconds(stat: String, after close: String.Index) -> Double {
+        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// User plus system CPU time the server has used, from /proc.
     func cpuSeconds() -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return 0 }
-        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        return Self.cpuSeconds(stat: stat, after: close)
     }
 
     /// User plus system CPU time this process (the generator) has used.

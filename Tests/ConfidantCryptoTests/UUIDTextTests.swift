@@ -13,6 +13,9 @@ import Testing
             #expect(UUID(hyphenatedHex: uuid.canonicalString) == uuid)
             #expect(UUID(hyphenatedHex: uuid.uppercasedString) == uuid)
             #expect(UUID(hyphenatedHex: uuid.uuidString[...]) == uuid)  // a Substring
+            // The stack-written bytes are the text's, and the bytes parse back.
+            #expect(uuid.withUppercasedUTF8 { Array($0) } == Array(uuid.uuidString.utf8))
+            #expect(UUID(hyphenatedUTF8: Array(uuid.canonicalString.utf8)) == uuid)
         }
     }
 

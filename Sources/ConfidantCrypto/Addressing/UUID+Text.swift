@@ -10,20 +10,35 @@ extension UUID {
     /// Uppercase hex with hyphens: the same text as Foundation's `uuidString`.
     public var uppercasedString: String { Self.text(uuid, digits: Self.uppercaseDigits) }
 
+    /// Calls `body` with the 36 bytes of `uppercasedString`, written on the stack: for a caller
+    /// that copies them anyway (a database binding text), without allocating a `String`.
+    /// - Parameter body: reads the bytes; they are valid only during the call.
+    /// - Returns: what `body` returns.
+    public func withUppercasedUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { output in
+            Self.write(uuid, digits: Self.uppercaseDigits, into: output)
+            return try body(UnsafeBufferPointer(output))
+        }
+    }
+
+    /// Parses the 8-4-4-4-12 hex form from its UTF-8 bytes, as `init?(hyphenatedHex:)` does.
+    /// - Parameter bytes: the UUID's text as UTF-8.
+    public init?(hyphenatedUTF8 bytes: some Collection<UInt8>) {
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = withUnsafeMutableBytes(of: &value) { Self.parse(bytes, into: $0) }
+        guard ok else { return nil }
+        self.init(uuid: value)
+    }
+
     /// Parses the 8-4-4-4-12 hex form in either case, as `UUID(uuidString:)` does; nil for
     /// anything else (another length, misplaced hyphens, a character that is not hex).
     /// - Parameter text: the UUID's text, e.g. `6ba7b810-9dad-11d1-80b4-00c04fd430c8`.
     public init?(hyphenatedHex text: some StringProtocol) {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let ok =
-            text.utf8.withContiguousStorageIfAvailable { Self.parse($0, into: &bytes) }
-            ?? Self.parse(Array(text.utf8), into: &bytes)
-        guard ok else { return nil }
-        self.init(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        guard
+            let uuid = text.utf8.withContiguousStorageIfAvailable({ UUID(hyphenatedUTF8: $0) })
+                ?? UUID(hyphenatedUTF8: Array(text.utf8))
+        else { return nil }
+        self = uuid
     }
 
     private static let lowercaseDigits = Array("0123456789abcdef".utf8)
@@ -32,25 +47,30 @@ extension UUID {
     private static func hyphenFollows(_ index: Int) -> Bool { index == 3 || index == 5 || index == 7 || index == 9 }
 
     private static func text(_ value: uuid_t, digits: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: 36) { output in
+            write(value, digits: digits, into: output)
+            return 36
+        }
+    }
+
+    /// Writes the 36 characters of `value` into `output` (at least 36 bytes).
+    private static func write(_ value: uuid_t, digits: [UInt8], into output: UnsafeMutableBufferPointer<UInt8>) {
         withUnsafeBytes(of: value) { bytes in
-            String(unsafeUninitializedCapacity: 36) { output in
-                var position = 0
-                for index in 0..<16 {
-                    let byte = Int(bytes[index])
-                    output[position] = digits[byte >> 4]
-                    output[position + 1] = digits[byte & 0x0F]
-                    position += 2
-                    if hyphenFollows(index) {
-                        output[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
+            var position = 0
+            for index in 0..<16 {
+                let byte = Int(bytes[index])
+                output[position] = digits[byte >> 4]
+                output[position + 1] = digits[byte & 0x0F]
+                position += 2
+                if hyphenFollows(index) {
+                    output[position] = UInt8(ascii: "-")
+                    position += 1
                 }
-                return position
             }
         }
     }
 
-    private static func parse(_ text: some Collection<UInt8>, into bytes: inout [UInt8]) -> Bool {
+    private static func parse(_ text: some Collection<UInt8>, into bytes: UnsafeMutableRawBufferPointer) -> Bool {
         guard text.count == 36 else { return false }
         var characters = text.makeIterator()
         for index in 0..<16 {

@@ -2,6 +2,7 @@ import ConfidantAPI
 import ConfidantCrypto
 import Fluent
 import Foundation
+import NIOCore
 
 /// The devices' mailboxes: writing (sends and acknowledgements through one group-committing
 /// writer, notices inside other services' transactions), publishing what was written to the
@@ -50,16 +51,17 @@ final class MailboxService: Sendable {
     func send(_ submission: MailboxSubmission) async throws -> MailboxReceipt {
         try admit(submission)
         return try await withCheckedThrowingContinuation { continuation in
-            writer.enqueue(.send(submission, reply: { continuation.resume(with: $0) }))
+            writer.enqueue(.send(submission, replyOn: nil, reply: { continuation.resume(with: $0) }))
         }
     }
 
     /// Queues a message behind the ones this caller queued before, without waiting; `reply` runs
-    /// once its group has committed.
+    /// on `eventLoop` once its group has committed.
     func enqueueSend(
-        _ submission: MailboxSubmission, reply: @escaping @Sendable (Result<MailboxReceipt, any Error>) -> Void
+        _ submission: MailboxSubmission, replyingOn eventLoop: any EventLoop,
+        reply: @escaping @Sendable (Result<MailboxReceipt, any Error>) -> Void
     ) {
-        writer.enqueue(.send(submission, reply: reply))
+        writer.enqueue(.send(submission, replyOn: eventLoop, reply: reply))
     }
 
     /// Deletes the device's own entries among `cursors` (anyone else's are left alone); answers

@@ -179,7 +179,7 @@ struct StreamRequests: Sendable {
                 ))
             return
         }
-        mailbox.enqueueSend(submission) { [self] result in
+        mailbox.enqueueSend(submission, replyingOn: socket.eventLoop) { [self] result in
             inFlight.end()
             switch result {
             case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: messageID)))
