@@ -122,7 +122,7 @@ private final class FrameWriter: ChannelOutboundHandler, RemovableChannelHandler
         guard let context else { return }
         let length = payload.readableBytes
         var frame = context.channel.allocator.buffer(capacity: 14 + length)
-        frame.writeInteger(0x80 | opcode.byte)
+        frame.writeInteger(0x80 | UInt8(webSocketOpcode: opcode))
         switch length {
         case 0...125: frame.writeInteger(0x80 | UInt8(length))
         case 126...0xFFFF:
@@ -268,20 +268,5 @@ private struct MaskKeys {
             UInt8(truncatingIfNeeded: value >> 56), UInt8(truncatingIfNeeded: value >> 48),
             UInt8(truncatingIfNeeded: value >> 40), UInt8(truncatingIfNeeded: value >> 32),
         ]) ?? .random()
-    }
-}
-
-extension WebSocketOpcode {
-    /// The opcode's four bits, as the first byte of a frame carries them.
-    fileprivate var byte: UInt8 {
-        switch self {
-        case .continuation: 0x0
-        case .text: 0x1
-        case .binary: 0x2
-        case .connectionClose: 0x8
-        case .ping: 0x9
-        case .pong: 0xA
-        default: 0x2
-        }
     }
 }

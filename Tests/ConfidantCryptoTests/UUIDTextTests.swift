@@ -14,8 +14,11 @@ import Testing
             #expect(UUID(hyphenatedHex: uuid.uppercasedString) == uuid)
             #expect(UUID(hyphenatedHex: uuid.uuidString[...]) == uuid)  // a Substring
             // The stack-written bytes are the text's, and the bytes parse back.
-            #expect(uuid.withUppercasedUTF8 { Array($0) } == Array(uuid.uuidString.utf8))
-            #expect(UUID(hyphenatedUTF8: Array(uuid.canonicalString.utf8)) == uuid)
+            var written = [UInt8](repeating: 0, count: 40)
+            written.withUnsafeMutableBytes { uuid.writeUppercasedUTF8(into: $0) }
+            #expect(written.prefix(36).elementsEqual(uuid.uuidString.utf8))
+            #expect(written.suffix(4) == [0, 0, 0, 0])
+            #expect(Array(uuid.canonicalString.utf8).withUnsafeBufferPointer { UUID(hyphenatedUTF8: $0) } == uuid)
         }
     }
 

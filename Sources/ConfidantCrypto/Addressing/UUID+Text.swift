@@ -10,20 +10,18 @@ extension UUID {
     /// Uppercase hex with hyphens: the same text as Foundation's `uuidString`.
     public var uppercasedString: String { Self.text(uuid, digits: Self.uppercaseDigits) }
 
-    /// Calls `body` with the 36 bytes of `uppercasedString`, written on the stack: for a caller
-    /// that copies them anyway (a database binding text), without allocating a `String`.
-    /// - Parameter body: reads the bytes; they are valid only during the call.
-    /// - Returns: what `body` returns.
-    public func withUppercasedUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { output in
-            Self.write(uuid, digits: Self.uppercaseDigits, into: output)
-            return try body(UnsafeBufferPointer(output))
-        }
+    /// Writes the 36 bytes of `uppercasedString` into `output`, for a caller that copies them
+    /// anyway (a database binding text) without allocating a `String`. Not generic, so that a
+    /// caller in another module pays no generic metadata for it (perf: it did).
+    /// - Parameter output: at least 36 bytes.
+    public func writeUppercasedUTF8(into output: UnsafeMutableRawBufferPointer) {
+        precondition(output.count >= 36, "a UUID's text is 36 bytes")
+        Self.write(uuid, digits: Self.uppercaseDigits, into: output.bindMemory(to: UInt8.self))
     }
 
     /// Parses the 8-4-4-4-12 hex form from its UTF-8 bytes, as `init?(hyphenatedHex:)` does.
     /// - Parameter bytes: the UUID's text as UTF-8.
-    public init?(hyphenatedUTF8 bytes: some Collection<UInt8>) {
+    public init?(hyphenatedUTF8 bytes: UnsafeBufferPointer<UInt8>) {
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let ok = withUnsafeMutableBytes(of: &value) { Self.parse(bytes, into: $0) }
         guard ok else { return nil }
@@ -36,7 +34,7 @@ extension UUID {
     public init?(hyphenatedHex text: some StringProtocol) {
         guard
             let uuid = text.utf8.withContiguousStorageIfAvailable({ UUID(hyphenatedUTF8: $0) })
-                ?? UUID(hyphenatedUTF8: Array(text.utf8))
+                ?? Array(text.utf8).withUnsafeBufferPointer({ UUID(hyphenatedUTF8: $0) })
         else { return nil }
         self = uuid
     }

@@ -22,9 +22,10 @@ struct SQLiteWriteStatement {
     /// As the relay's other connections store UUIDs: Foundation's uppercase text, written on the
     /// stack (a `String` for each of a message's UUIDs was a tenth of the write thread's time).
     func bind(_ index: Int32, _ uuid: UUID) throws(SQLiteStatementFailure) {
-        let result = uuid.withUppercasedUTF8 {
-            sqlite_nio_sqlite3_bind_text64(
-                pointer, index, $0.baseAddress, UInt64($0.count), Self.transient, UInt8(SQLITE_UTF8))
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes on the stack
+        let result = withUnsafeMutableBytes(of: &text) { bytes in
+            uuid.writeUppercasedUTF8(into: bytes)
+            return sqlite_nio_sqlite3_bind_text64(pointer, index, bytes.baseAddress, 36, Self.transient, UInt8(SQLITE_UTF8))
         }
         try check(result)
     }

@@ -62,11 +62,11 @@ struct MailboxStream: Sendable {
         max(1 << 16, configuration.maximumJSONBodyBytes)
     }
 
-    private func run(_ socket: WebSocket, caller: Caller, after: Int64, batched: Bool, logger: Logger) async {
+    private func run(_ socket: StreamSocket, caller: Caller, after: Int64, batched: Bool, logger: Logger) async {
         let hub = mailbox.hub
         let inbox = hub.subscribe(caller, after: after)
-        // Frames are handled one at a time in the order they arrive (WebSocketKit's async
-        // `onText` would start one task per frame, in no order), so consecutive sends keep theirs.
+        // Frames are handled one at a time in the order they arrive (a task per frame would take
+        // them in no order), so consecutive sends keep theirs.
         let (frames, frameInput) = AsyncStream<IncomingFrame>.makeStream(
             bufferingPolicy: .bufferingOldest(Self.maximumQueuedFrames))
         let unread = ByteBudget(limit: Self.maximumQueuedBytes)
@@ -105,8 +105,8 @@ struct MailboxStream: Sendable {
             socket.onClose.whenComplete { _ in
                 frameInput.finish()
                 hub.unsubscribe(inbox)
-                // The binary callback holds `requests`, which holds the socket, and WebSocketKit
-                // keeps its callbacks as long as the socket lives: the cycle is broken here.
+                // The binary callback holds `requests`, which holds the socket, which holds its
+                // callbacks: the cycle is broken here (and by the socket itself once it closes).
                 socket.onText { _, _ in }
                 socket.onBinary { _, _ in }
             }
@@ -190,7 +190,7 @@ struct MailboxStream: Sendable {
     /// and then one to the event loop. Refuses (false) what would put more than
     /// `maximumLiveUnwrittenBytes` unwritten, so that a client that does not read meets the
     /// task's back-pressure instead of a growing buffer.
-    static func liveSend(to socket: WebSocket, batched: Bool, logger: Logger) -> MailboxInbox.LiveSend {
+    static func liveSend(to socket: StreamSocket, batched: Bool, logger: Logger) -> MailboxInbox.LiveSend {
         let unwritten = ByteBudget(limit: maximumLiveUnwrittenBytes)
         return { entries in
             guard !entries.isEmpty else { return true }
@@ -217,7 +217,7 @@ struct MailboxStream: Sendable {
 
     /// The entries' frames (`StreamFrameText.frames`); waits only for the last one to be written,
     /// so that a slow reader holds up its own stream and nothing else.
-    private func send(_ entries: [MailboxEntry], to socket: WebSocket, batched: Bool) async throws {
+    private func send(_ entries: [MailboxEntry], to socket: StreamSocket, batched: Bool) async throws {
         let written = socket.eventLoop.makePromise(of: Void.self)
         Self.write(try StreamFrameText.frames(entries, batched: batched), to: socket, written: written)
         try await written.futureResult.get()
@@ -225,7 +225,7 @@ struct MailboxStream: Sendable {
 
     /// Sends `frames` in order without waiting; `written` completes once the last is written (at
     /// once when there are none).
-    private static func write(_ frames: [String], to socket: WebSocket, written: EventLoopPromise<Void>) {
+    private static func write(_ frames: [String], to socket: StreamSocket, written: EventLoopPromise<Void>) {
         guard let last = frames.last else { return written.succeed() }
         for frame in frames.dropLast() { socket.send(frame, promise: nil) }
         socket.send(last, promise: written)

@@ -4,27 +4,16 @@ import NIOHTTP1
 import NIOWebSocket
 import Synchronization
 import Vapor
-import WebSocketKit
 
-/// The upgrade to `/v1/stream` with every message bounded: Vapor's own upgrader bounds one frame,
-/// but WebSocketKit reassembles a message's continuation frames without limit, so one client could
-/// make the server buffer a never-finished message of any size. Here a message larger than
-/// `maximumMessageBytes` closes the connection with 1009 (message too big) as soon as its
-/// fragments pass the limit, and the connection is pinged so that a peer that stopped answering is
-/// closed (1006) after `pingInterval`. Frames are unmasked once, as they arrive
-/// (`ClientFrameUnmasker`).
+/// The upgrade to `/v1/stream` with every message bounded: NIO's upgrader bounds one frame, and a
+/// message larger than `maximumMessageBytes` in all its fragments closes the connection with 1009
+/// (message too big) as soon as they pass the limit, before it is buffered. Frames are unmasked
+/// once, as they arrive (`ClientFrameUnmasker`), and handed to a `StreamSocket`, which pings the
+/// connection so that a peer that stopped answering is closed after `pingInterval`.
 struct BoundedWebSocketUpgrader: Upgrader {
     let maximumMessageBytes: Int
     let pingInterval: TimeAmount
-    let onUpgrade: @Sendable (WebSocket) -> Void
-
-    /// WebSocketKit's own aggregation limits: a second line of defence behind `MessageSizeLimiter`.
-    private static func configuration(_ maximumMessageBytes: Int) -> WebSocket.Configuration {
-        var configuration = WebSocket.Configuration()
-        configuration.maxAccumulatedFrameSize = maximumMessageBytes
-        configuration.maxAccumulatedFrameCount = 4096
-        return configuration
-    }
+    let onUpgrade: @Sendable (StreamSocket) -> Void
 
     func applyUpgrade(req: Request, res: Response) -> any HTTPServerProtocolUpgrader {
         let maximumMessageBytes = maximumMessageBytes
@@ -34,17 +23,13 @@ struct BoundedWebSocketUpgrader: Upgrader {
             maxFrameSize: maximumMessageBytes, automaticErrorHandling: false,
             shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture([:]) },
             upgradePipelineHandler: { channel, _ in
-                let configuration = Self.configuration(maximumMessageBytes)
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(FlushCoalescer(), position: .first)
+                channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ClientFrameUnmasker())
                     try channel.pipeline.syncOperations.addHandler(
                         MessageSizeLimiter(maximumMessageBytes: maximumMessageBytes))
-                }.flatMap {
-                    WebSocket.server(on: channel, config: configuration) { socket in
-                        socket.pingInterval = pingInterval
-                        onUpgrade(socket)
-                    }
+                    let socket = try StreamSocketHandler.install(on: channel)
+                    socket.startPinging(every: pingInterval)
+                    onUpgrade(socket)
                 }
             })
     }

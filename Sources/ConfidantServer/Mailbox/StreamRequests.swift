@@ -4,7 +4,6 @@ import Foundation
 import Logging
 import NIOCore
 import Synchronization
-import WebSocketKit
 
 /// A frame from the client: a `StreamRequest` in JSON, or a binary send frame.
 enum IncomingFrame: Sendable {
@@ -25,7 +24,7 @@ enum IncomingFrame: Sendable {
 struct StreamRequests: Sendable {
     let caller: Caller
     let mailbox: MailboxService
-    let socket: WebSocket
+    let socket: StreamSocket
     let proof: StreamProof
     let outages: OutageLog
     let maximumEnvelopeBytes: Int
@@ -37,7 +36,7 @@ struct StreamRequests: Sendable {
     private let unwritten = ByteBudget(limit: MailboxStream.maximumUnwrittenAnswerBytes)
 
     init(
-        caller: Caller, mailbox: MailboxService, socket: WebSocket, proof: StreamProof, outages: OutageLog,
+        caller: Caller, mailbox: MailboxService, socket: StreamSocket, proof: StreamProof, outages: OutageLog,
         maximumEnvelopeBytes: Int, identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?,
         logger: Logger
     ) {
