@@ -2,6 +2,7 @@ import ArgumentParser
 import ConfidantCrypto
 import ConfidantKit
 import Foundation
+import Observation
 import Synchronization
 
 /// `relay-load kit`: the client's real path. Two ConfidantKit messengers (their own profiles,
@@ -16,12 +17,25 @@ struct KitCommand: AsyncParsableCommand {
 
     @Option(help: "Messages to send.") var messages = 1_000
     @Option(help: "Callers of Messenger.send at once.") var window = 1
+    @Option(
+        help:
+            "Send at this many messages per second, each send started on time whether or not the one before returned (open loop), instead of as fast as the callers go."
+    )
+    var rate: Double?
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Whether the receiver has the chat open (a ChatViewModel following its store, marking what arrives read)."
+    )
+    var openChat = true
     @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
         String?
     @Flag(help: "Print one JSON line instead of the table.") var json = false
 
     func run() async throws {
         guard messages > 0, window > 0 else { throw ValidationError("Need at least one message and one caller.") }
+        if let rate, !(rate > 0 && rate <= 10_000) {
+            throw ValidationError("--rate must be above 0 and at most 10,000.")
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-bench-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try ChildServer(dataDirectory: directory, database: database)
@@ -46,6 +60,11 @@ struct KitCommand: AsyncParsableCommand {
         await alice.messenger.startLive()
         await bob.messenger.startLive()
         defer { listening.cancel() }
+        // Bob has the chat with Alice open: the same view model the app renders, following the store.
+        let aliceContact = Contact(id: await alice.messenger.me, email: alice.email, displayName: "alice")
+        let chat = await OpenChat(messenger: bob.messenger, peer: aliceContact)
+        if openChat { await chat.start() }
+        defer { Task { await chat.stop() } }
         // The first message starts the session (a prekey bundle, PQXDH); it is not measured.
         let sentAt = KitSendTimes()
         sentAt.stamp("warm-up")
@@ -61,6 +80,21 @@ struct KitCommand: AsyncParsableCommand {
         let next = LockedBox(0)
         let failures = LockedBox(0)
         await withTaskGroup(of: Void.self) { group in
+            if let rate {
+                // Open loop: message i starts at i / rate, in a task of its own.
+                for index in 0..<messages {
+                    try? await Task.sleep(until: started + .seconds(Double(index) / rate), clock: .continuous)
+                    let text = "benchmark message \(index) " + String(repeating: "x", count: 200)
+                    sentAt.stamp(text)
+                    group.addTask {
+                        switch (try? await alice.messenger.send(text, to: bobContact))?.status {
+                        case nil, .failed(_)?: failures.withLock { $0 += 1 }
+                        default: break
+                        }
+                    }
+                }
+                return
+            }
             for _ in 0..<window {
                 group.addTask { [messages] in
                     while true {
@@ -82,6 +116,7 @@ struct KitCommand: AsyncParsableCommand {
             }
         }
         let complete = await received.wait(for: messages + 1, within: .seconds(60))
+        let shown = openChat ? await chat.arrivals.wait(for: messages + 1, within: .seconds(30)) : false
         let elapsed = ContinuousClock.now - started
         let serverCPU = server.cpuSeconds() - serverCPUBefore
         let clientCPU = ChildServer.ownCPUSeconds() - clientCPUBefore
@@ -94,14 +129,16 @@ struct KitCommand: AsyncParsableCommand {
         let sealing = try SealingCost.measure(messages: messages)
 
         let latencies = received.latencies(from: sentAt).sorted()
-        func percentile(_ p: Double) -> Double {
+        let inChat = chat.arrivals.latencies(from: sentAt).sorted()
+        func percentile(_ p: Double, of latencies: [Double] = latencies) -> Double {
             latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let result = KitResult(
             database: database == nil ? "sqlite" : "postgresql", window: window, messages: messages,
-            deliveredPerSecond: Double(messages) / seconds, p50Milliseconds: percentile(0.5),
-            p99Milliseconds: percentile(0.99),
+            targetRate: rate, deliveredPerSecond: Double(messages) / seconds, p50Milliseconds: percentile(0.5),
+            p99Milliseconds: percentile(0.99), chatP50Milliseconds: percentile(0.5, of: inChat),
+            chatP99Milliseconds: percentile(0.99, of: inChat), shownInChat: shown ? messages : inChat.count,
             serverCPUMicrosecondsPerMessage: serverCPU / Double(messages) * 1e6,
             generatorCPUMicrosecondsPerMessage: clientCPU / Double(messages) * 1e6,
             sealMicrosecondsPerMessage: sealing * 1e6, serverPeakRSSMiB: Double(peak) / 1_048_576,
@@ -185,6 +222,7 @@ final class KitArrivals: Sendable {
     }
 
     var count: Int { state.withLock { $0.arrivals.count } }
+    func has(_ text: String) -> Bool { state.withLock { $0.arrivals[text] != nil } }
     var duplicated: Int { state.withLock { $0.duplicated } }
 
     /// Whether `count` texts arrived within `limit`.
@@ -254,9 +292,15 @@ struct KitResult: Codable {
     let database: String
     let window: Int
     let messages: Int
+    let targetRate: Double?
     let deliveredPerSecond: Double
+    /// Send called → stored by the receiver (its messenger's event).
     let p50Milliseconds: Double
     let p99Milliseconds: Double
+    /// Send called → in the receiver's open chat (`ChatViewModel.messages`).
+    let chatP50Milliseconds: Double
+    let chatP99Milliseconds: Double
+    let shownInChat: Int
     let serverCPUMicrosecondsPerMessage: Double
     /// Both messengers: they run in this one process (the name `run`'s generator has).
     let generatorCPUMicrosecondsPerMessage: Double
@@ -270,16 +314,56 @@ struct KitResult: Codable {
     var table: String {
         [
             "database            \(database)",
-            "messages            \(messages) through Messenger.send, \(window) caller(s) at once",
+            "messages            \(messages) through Messenger.send, "
+                + (targetRate.map { "\(Int($0)) per second (open loop)" } ?? "\(window) caller(s) at once"),
             "delivered           \(Int(deliveredPerSecond)) messages/s",
             String(
                 format: "latency p50/p99     %.1f / %.1f ms (send called -> stored by the receiver)", p50Milliseconds,
                 p99Milliseconds),
+            String(
+                format: "                    %.1f / %.1f ms (send called -> in the receiver's open chat, %d shown)",
+                chatP50Milliseconds, chatP99Milliseconds, shownInChat),
             String(
                 format: "CPU per message     server %.0f µs, both clients %.0f µs (sealing alone %.0f µs)",
                 serverCPUMicrosecondsPerMessage, generatorCPUMicrosecondsPerMessage, sealMicrosecondsPerMessage),
             "not sent / lost / duplicated   \(notSent) / \(lost) / \(duplicated)",
             "stored by the receiver         \(storedByReceiver) (with the warm-up)",
         ].joined(separator: "\n")
+    }
+}
+
+/// The receiver's chat with the sender, open as in the app: a `ChatViewModel` following the local
+/// store, and when each message first shows in its `messages`.
+@MainActor
+final class OpenChat {
+    let model: ChatViewModel
+    nonisolated let arrivals = KitArrivals(expected: 0)
+    private var following: Task<Void, Never>?
+
+    init(messenger: Messenger, peer: Contact) {
+        model = ChatViewModel(messenger: messenger, peer: peer)
+    }
+
+    func start() async {
+        await model.load()
+        following = Task { await model.run() }
+        watch()
+    }
+
+    func stop() {
+        following?.cancel()
+    }
+
+    /// Records what is new in `messages` now and after every change (Observation calls back
+    /// before the change lands, so the check runs in the task that follows it).
+    private func watch() {
+        for message in model.messages where message.direction == .incoming {
+            if let text = message.text, !arrivals.has(text) { arrivals.arrived(text) }
+        }
+        withObservationTracking {
+            _ = model.messages
+        } onChange: {
+            Task { @MainActor in self.watch() }
+        }
     }
 }

@@ -772,8 +772,16 @@ final class ChildServer: Sendable {
 
     init(dataDirectory: URL, database: String?) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var arguments = ["child-relay", "--data-dir", dataDirectory.path]
+        // A profiler to run the relay under (e.g. `heaptrack`), for a diagnosis: the CPU and
+        // memory figures are then the profiler's process's, not the relay's.
+        if let wrapper = ProcessInfo.processInfo.environment["CONFIDANT_BENCH_SERVER_WRAPPER"], !wrapper.isEmpty {
+            process.executableURL = URL(fileURLWithPath: wrapper)
+            arguments.insert(executable.path, at: 0)
+        } else {
+            process.executableURL = executable
+        }
         if let database { arguments += ["--database", database] }
         process.arguments = arguments
         let output = Pipe()

@@ -122,8 +122,8 @@ public final class RelayServer: Sendable {
         app.http.server.configuration.port = configuration.port
         app.http.server.configuration.serverName = "confidant"
         app.http.server.configuration.tlsConfiguration = certificates?.configuration
-        // Silent connections (HTTP and, after the upgrade, WebSocket) are closed; a live stream
-        // is pinged well within this, so only a peer that stopped answering goes.
+        // Silent HTTP connections are closed; an upgraded stream is pinged instead, and a peer that
+        // stopped answering goes (`StreamSocket`).
         app.http.server.configuration.idleTimeout = .seconds(Int64(configuration.idleTimeoutSeconds))
 
         let document = try APIDocument.yaml()

@@ -169,7 +169,8 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a stream's client has to answer the challenge with its device's signature before
     /// the stream is closed (4408; the client may connect again).
     public var streamProofSeconds = 15
-    /// HTTP (and WebSocket) connections with no byte read or written for this long are closed.
+    /// HTTP connections with no byte read or written for this long are closed (a stream, once
+    /// upgraded, is watched by its pings instead: `streamPingSeconds`).
     public var idleTimeoutSeconds = 120
     /// The wall clock every time-based rule reads (sessions, throttles, codes, transactions);
     /// tests substitute one they move by hand.

@@ -37,9 +37,15 @@ struct StreamFrameWriterTests {
             let binaries = Mutex<[[UInt8]]>([])
         }
 
-        init() throws {
+        /// `nearSocket`: handlers between the connection's stream handlers and the socket (TLS).
+        init(nearSocket: [any ChannelHandler] = []) throws {
             channel = EmbeddedChannel()
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+            // As the upgrade leaves it: Vapor's idle timer, then NIO's frame encoder (the tests hand
+            // in frames, not the bytes its decoder reads).
+            for handler in nearSocket { try channel.pipeline.syncOperations.addHandler(handler) }
+            try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: .seconds(120)))
+            try channel.pipeline.syncOperations.addHandler(WebSocketFrameEncoder())
             socket = try StreamSocketHandler.install(on: channel)
             socket.onText { [received] _, text in received.texts.withLock { $0.append(text) } }
             socket.onBinary { [received] _, data in
@@ -136,6 +142,30 @@ struct StreamFrameWriterTests {
         connection.socket.send(binary: ByteBuffer(bytes: [1, 2, 3]))
         let binary = try connection.written()
         #expect(binary.first?.opcode == 0x2 && binary.first?.payload == [1, 2, 3])
+    }
+
+    /// Marks what passes it, as TLS would encrypt it.
+    private final class Marker: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            var buffer = unwrapOutboundIn(data)
+            buffer.writeString("+marked")
+            context.write(wrapOutboundOut(buffer), promise: promise)
+        }
+    }
+
+    @Test("frames pass the handlers next to the socket (TLS), and Vapor's idle timer is off the connection")
+    func framesPassTLS() throws {
+        let connection = try Connection(nearSocket: [Marker()])
+        #expect(throws: (any Error).self) {
+            try connection.channel.pipeline.syncOperations.handler(type: IdleStateHandler.self)
+        }
+        connection.socket.send("hi")
+        connection.channel.embeddedEventLoop.run()
+        let out = try #require(try connection.channel.readOutbound(as: ByteBuffer.self))
+        #expect(Array(out.readableBytesView) == [0x81, 2] + Array("hi+marked".utf8))
     }
 
     @Test("a message in one frame or in fragments reaches its handler once, whole")

@@ -11,6 +11,9 @@ import Synchronization
 /// cursor twice or skips one.
 final class MailboxHub: Sendable {
     private let inboxes = Mutex<[DeviceAddress: [ObjectIdentifier: MailboxInbox]]>([:])
+    /// Tasks the streams of this instance are running (`StreamSession`): none while every stream
+    /// is idle. For the tests, which check that an idle stream holds no task.
+    let streamTasks = Atomic<Int>(0)
 
     /// An inbox for `caller`'s device that asks its stream to read what is stored after `after`
     /// at once, then fills as entries arrive.
@@ -74,11 +77,20 @@ final class MailboxHub: Sendable {
 }
 
 /// What one stream has yet to send: rows handed over, or "read the mailbox"; or, while the stream
-/// is caught up and has nothing left to send, nothing, because new rows go out at once.
+/// is caught up and has nothing left to send, nothing, because new rows go out at once. It tells
+/// its stream when there is something to take (`Notice.ready`) and when it ended
+/// (`Notice.finished`: unsubscribed, revoked, the server shutting down).
 final class MailboxInbox: Sendable {
     enum Next {
         case entries([MailboxEntry])
         case read
+    }
+
+    enum Notice: Sendable {
+        /// `next()` has something: rows, or a read to do.
+        case ready
+        /// Nothing more will come; once revoked the stream must close (4401).
+        case finished
     }
 
     /// Sends rows to the stream's client at once, in the order given; false when it cannot take
@@ -99,17 +111,29 @@ final class MailboxInbox: Sendable {
 
     let caller: Caller
     var address: DeviceAddress { caller.address }
-    /// Yields when there is something to take with `next()`; coalesces.
-    let signals: AsyncStream<Void>
-    private let signal: AsyncStream<Void>.Continuation
     private let state: Mutex<State>
     private let revoked = Atomic<Bool>(false)
+    /// Who hears the notices, and whether the inbox finished.
+    private let listener = Mutex<(handler: (@Sendable (Notice) -> Void)?, finished: Bool)>((nil, false))
 
+    /// A new inbox has a read to do (`next()` says `.read`) before anything is pushed to it.
     fileprivate init(caller: Caller, after: Int64) {
         self.caller = caller
         state = Mutex(State(sentThrough: after))
-        (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        signal.yield()
+    }
+
+    /// Sets who hears the notices (called outside the inbox's locks, from the thread that caused
+    /// them); `.finished` comes at once if the inbox finished already.
+    func notify(_ handler: @escaping @Sendable (Notice) -> Void) {
+        let finished = listener.withLock { listener in
+            listener.handler = handler
+            return listener.finished
+        }
+        if finished { handler(.finished) }
+    }
+
+    private func signal() {
+        listener.withLock { $0.handler }?(.ready)
     }
 
     fileprivate func push(_ rows: [MailboxEntry]) {
@@ -132,7 +156,7 @@ final class MailboxInbox: Sendable {
             }
             return true
         }
-        if signalled { signal.yield() }
+        if signalled { signal() }
     }
 
     fileprivate func wake() {
@@ -141,12 +165,17 @@ final class MailboxInbox: Sendable {
             state.mustRead = true
             state.live = nil
         }
-        signal.yield()
+        signal()
     }
 
     fileprivate func finish() {
         state.withLock { $0.live = nil }
-        signal.finish()
+        let handler = listener.withLock { listener -> (@Sendable (Notice) -> Void)? in
+            guard !listener.finished else { return nil }
+            listener.finished = true
+            return listener.handler
+        }
+        handler?(.finished)
     }
 
     fileprivate func revoke() {

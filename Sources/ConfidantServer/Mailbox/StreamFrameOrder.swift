@@ -1,11 +1,11 @@
 import Synchronization
 
 /// Whether a stream's frame (a send or an acknowledgement) may be taken at once on the
-/// connection's event loop, or must wait its turn in the stream's task (`MailboxStream.handle`).
+/// connection's event loop, or must wait its turn in the stream's frame task (`StreamSession`).
 ///
 /// Requests a connection makes one after another reach the writer in that order, so a frame is
-/// taken at once only when the task has no frame before it. Nothing is taken at once before the
-/// task has accepted the proof. Why take any at once: the task is one more hand-over between
+/// taken at once only when the frame task has no frame before it. Nothing is taken at once before the
+/// proof is accepted. Why take any at once: the task is one more hand-over between
 /// threads for every frame (event loop → Swift's cooperative pool → the writer's thread), and
 /// with one message in flight each hand-over is a thread woken up (docs/BENCHMARKS.md).
 final class StreamFrameOrder: Sendable {

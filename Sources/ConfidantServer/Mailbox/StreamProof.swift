@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// Whether a stream's client proved that it holds its device's key: decided once, by its first
-/// frame (the signature of the stream's challenge) or by the time limit running out.
+/// frame (the signature of the stream's challenge) or by the time limit running out, whichever
+/// comes first (`StreamSession`).
 final class StreamProof: Sendable {
     /// How the proof was decided.
     enum Outcome: Equatable, Sendable {
@@ -17,11 +18,7 @@ final class StreamProof: Sendable {
         /// about the client, which should try again.
         case unavailable
     }
-    private enum State {
-        case pending(CheckedContinuation<Outcome, Never>?)
-        case decided(Outcome)
-    }
-    private let state = Mutex(State.pending(nil))
+    private let state = Mutex<Outcome?>(nil)
     /// The 32 random bytes the client signs (purpose `stream`, docs/PROTOCOL.md §7.1).
     let challenge: Data
 
@@ -37,32 +34,16 @@ final class StreamProof: Sendable {
     }
 
     /// Decides, once; later calls change nothing.
-    func decide(_ outcome: Outcome) {
-        let waiter: CheckedContinuation<Outcome, Never>?? = state.withLock { state in
-            guard case .pending(let waiter) = state else { return nil }
-            state = .decided(outcome)
-            return .some(waiter)
+    /// - Returns: whether this call decided.
+    @discardableResult
+    func decide(_ outcome: Outcome) -> Bool {
+        state.withLock { state in
+            guard state == nil else { return false }
+            state = outcome
+            return true
         }
-        if case .some(let waiter?) = waiter { waiter.resume(returning: outcome) }
     }
 
-    /// Waits for the decision, or decides ``Outcome/late`` after `limit`.
-    func outcome(within limit: Duration) async -> Outcome {
-        let timer = Task { [self] in
-            try? await Task.sleep(for: limit)
-            decide(.late)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            let decided: Outcome? = state.withLock { state in
-                switch state {
-                case .decided(let outcome): return outcome
-                case .pending:
-                    state = .pending(continuation)
-                    return nil
-                }
-            }
-            if let decided { continuation.resume(returning: decided) }
-        }
-    }
+    /// The decision, once there is one.
+    var decided: Outcome? { state.withLock { $0 } }
 }

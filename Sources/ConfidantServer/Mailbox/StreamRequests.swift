@@ -116,7 +116,7 @@ struct StreamRequests: Sendable {
     private func check(_ signature: some DataProtocol) async -> Bool {
         let identity: PublicIdentity?
         do {
-            identity = try await MailboxStream.briefly { [self] in try await self.identity(caller.address) }
+            identity = try await self.identity(caller.address)
         } catch {
             // A busy or failing database says nothing about the device's key: refusing
             // (4403) would sign the device out for good.
@@ -216,13 +216,6 @@ struct StreamRequests: Sendable {
 }
 
 extension MailboxStream {
-    /// Runs `work` — a database read, many async frames deep — in a task of its own. A task keeps
-    /// the memory its deepest call needed for as long as it lives, and a stream's two tasks live
-    /// as long as the connection (heaptrack; docs/BENCHMARKS.md).
-    static func briefly<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await Task { try await work() }.value
-    }
-
     /// A bare `{"error", "message"}` answer.
     static func problem(_ code: APIErrorCode, _ message: String) -> String {
         let body = ["error": code.rawValue, "message": message]

@@ -1,13 +1,13 @@
 import NIOCore
 import NIOWebSocket
 
-/// The stream connection's last outbound handler before the socket. It writes `StreamSocket`'s
-/// frames as bytes — header and payload in one buffer — and turns the flushes of one event-loop
-/// turn into one.
+/// The stream connection's outbound handler just before NIO's frame encoder (and after TLS, when
+/// the relay serves it). It writes `StreamSocket`'s frames as bytes — header and payload in one
+/// buffer — and turns the flushes of one event-loop turn into one.
 ///
-/// Why frames are written here and not through NIO's frame encoder and Vapor's pipeline: each
-/// frame went through three more handlers (one of them allocated a promise per write to time
-/// idleness) and the encoder wrote its header as a second buffer; a stream writes a receipt per
+/// Why frames are written here and not through NIO's frame encoder: it wrote each header as a
+/// buffer of its own (and Vapor's idle timer, now taken off the connection, allocated a promise
+/// per write); a stream writes a receipt per
 /// message sent and entries per message received, and this was a tenth of the relay's event
 /// loops (perf, docs/BENCHMARKS.md). Why flushes are coalesced: a stream that hands a reader 50
 /// entries, or a sender 50 receipts, made 50 `writev` system calls; flushing and socket writes

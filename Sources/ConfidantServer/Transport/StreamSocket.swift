@@ -220,11 +220,18 @@ final class StreamSocketHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     /// Sets up a connection just upgraded (NIO's upgrader added the frame decoder and encoder;
-    /// `ClientFrameUnmasker` and `MessageSizeLimiter` come before this): the frame writer next to
-    /// the socket and this handler last. On the channel's event loop.
+    /// `ClientFrameUnmasker` and `MessageSizeLimiter` come before this): the frame writer just
+    /// before NIO's encoder, so that its frames still pass TLS, and this handler last. Vapor's idle
+    /// timer comes off the connection: the socket's pings keep watch over it instead (a peer that
+    /// misses one is closed), and the timer allocated a promise for every frame written. On the
+    /// channel's event loop.
     static func install(on channel: any Channel) throws -> StreamSocket {
+        let pipeline = channel.pipeline.syncOperations
+        if let idle = try? pipeline.handler(type: IdleStateHandler.self) {
+            pipeline.removeHandler(idle, promise: nil)
+        }
         let writer = StreamFrameWriter()
-        try channel.pipeline.syncOperations.addHandler(writer, position: .first)
+        try pipeline.addHandler(writer, position: .before(try pipeline.handler(type: WebSocketFrameEncoder.self)))
         let socket = StreamSocket(channel: channel, writer: writer)
         try channel.pipeline.syncOperations.addHandler(StreamSocketHandler(socket: socket))
         return socket
