@@ -32,12 +32,17 @@ final class BenchSocket: Sendable {
 
     /// Connects to `ws://127.0.0.1:port` + `target` (path and query) and upgrades; the handlers
     /// run on the socket's event loop, one frame at a time.
+    /// `source`: the loopback address to connect from (127.0.0.2, …); a source address has
+    /// about 28,000 ports for connections to one server port.
     static func connect(
-        port: Int, target: String, headers: HTTPHeaders, maximumFrameBytes: Int, on group: any EventLoopGroup,
-        onText: @escaping TextHandler, onBinary: @escaping BinaryHandler = { _, _ in }
+        port: Int, target: String, headers: HTTPHeaders, maximumFrameBytes: Int, from source: String? = nil,
+        on group: any EventLoopGroup, onText: @escaping TextHandler, onBinary: @escaping BinaryHandler = { _, _ in }
     ) async throws -> BenchSocket {
         let upgraded = group.any().makePromise(of: BenchSocket.self)
-        let bootstrap = ClientBootstrap(group: group)
+        var bootstrap = ClientBootstrap(group: group)
+        if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
+        bootstrap =
+            bootstrap
             .channelOption(ChannelOptions.socket(SocketOptionLevel(IPPROTO_TCP), TCP_NODELAY), value: 1)
             .channelInitializer { channel in
                 let upgrader = NIOWebSocketClientUpgrader(

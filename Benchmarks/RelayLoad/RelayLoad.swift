@@ -43,7 +43,16 @@ struct LoadCommand: AsyncParsableCommand {
     )
     var transport: SendTransport = .stream
     @Option(help: "Sends a stream sender may have waiting for their receipt.") var window = 64
-    @Option(help: "Idle WebSocket connections to open after the run (0 = skip).") var idle = 0
+    @Option(
+        help:
+            "Idle streams held open through the run, one per account, the accounts seeded into the relay's SQLite file (BenchSeed; 0 = none)."
+    )
+    var idle = 0
+    @Option(
+        help:
+            "Loopback source addresses the idle streams come from, 127.0.0.2 on (default: one per 20,000 streams); one address has about 28,000 ports."
+    )
+    var sourceAddresses: Int?
     @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
         String?
     @Flag(help: "Print one JSON line instead of the table.") var json = false
@@ -52,6 +61,11 @@ struct LoadCommand: AsyncParsableCommand {
         guard pairs > 0, messages >= pairs else {
             throw ValidationError("Need at least one pair and one message per pair.")
         }
+        guard idle >= 0, idle == 0 || database == nil else {
+            throw ValidationError("--idle seeds its accounts into the relay's SQLite file; leave out --database.")
+        }
+        // The relay inherits this process's limit on open files, and both hold a socket per stream.
+        if idle > 0 { OpenFileLimit.raiseToHardLimit(needing: idle + pairs * 2 + 1_000) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-bench-\(UUID())")
         defer {
             if ProcessInfo.processInfo.environment["CONFIDANT_BENCH_KEEP"] == nil {
@@ -69,7 +83,8 @@ struct LoadCommand: AsyncParsableCommand {
         let result: BenchResult
         do {
             result = try await measure(
-                port: port, server: server, outbox: directory.appendingPathComponent("outbox"), http: http,
+                port: port, server: server, outbox: directory.appendingPathComponent("outbox"),
+                databasePath: directory.appendingPathComponent("relay.sqlite").path, http: http,
                 eventLoops: eventLoops)
         } catch {
             try? await http.shutdown()
@@ -80,7 +95,8 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     private func measure(
-        port: Int, server: ChildServer, outbox: URL, http: HTTPClient, eventLoops: MultiThreadedEventLoopGroup
+        port: Int, server: ChildServer, outbox: URL, databasePath: String, http: HTTPClient,
+        eventLoops: MultiThreadedEventLoopGroup
     ) async throws -> BenchResult {
         guard let base = URL(string: "http://127.0.0.1:\(port)/v1") else { throw ValidationError("Bad port \(port).") }
         func client(_ token: String?) -> Client {
@@ -94,6 +110,18 @@ struct LoadCommand: AsyncParsableCommand {
         var users: [BenchUser] = []
         for index in 0..<(pairs * 2) {
             users.append(try await BenchUser.make(index: index, client: client, outbox: outbox))
+        }
+        var held: [BenchStream] = []
+        var idleRSS: Int?
+        if idle > 0 {
+            let template = try await BenchUser.make(index: pairs * 2, client: client, outbox: outbox)
+            progress("seeding \(idle) accounts into the relay's database")
+            let accounts = try BenchSeed.accounts(idle, like: template, in: databasePath)
+            let addresses = sourceAddresses ?? (idle / 20_000 + 1)
+            progress("opening \(idle) idle streams from \(addresses) source address(es)")
+            held = try await Self.open(accounts, port: port, addresses: addresses, on: eventLoops)
+            try await Task.sleep(for: .seconds(1))
+            idleRSS = server.memory().current
         }
         progress("sealing \(messages) envelopes")
         let perPair = messages / pairs
@@ -250,20 +278,7 @@ struct LoadCommand: AsyncParsableCommand {
         let peakDuringRun = server.memory().peak
         for stream in streams + senders { await stream.close() }
 
-        var idleRSS: Int?
-        if idle > 0 {
-            progress("opening \(idle) idle WebSockets")
-            var held: [BenchStream] = []
-            for index in 0..<idle {
-                let stream = try await BenchStream.connect(
-                    port: port, user: users[index % users.count], on: eventLoops)
-                held.append(stream)
-            }
-            for stream in held { try await stream.caughtUp() }
-            try await Task.sleep(for: .seconds(1))
-            idleRSS = server.memory().current
-            for stream in held { await stream.close() }
-        }
+        for stream in held { await stream.close() }
 
         let sorted = latencies.withLock { $0 }.sorted()
         func percentile(_ p: Double) -> Double {
@@ -287,6 +302,46 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     private func progress(_ text: String) { BenchOutput.progress(text) }
+
+    /// Streams for `accounts`, caught up, from 127.0.0.2 … 127.0.0.(1 + `addresses`) in turn; 256
+    /// connecting at a time.
+    private static func open(
+        _ accounts: [BenchUser], port: Int, addresses: Int, on group: MultiThreadedEventLoopGroup
+    ) async throws -> [BenchStream] {
+        let sources = (0..<max(1, addresses)).map { "127.0.0.\(2 + $0 % 250)" }
+        return try await withThrowingTaskGroup(of: BenchStream.self) { tasks in
+            var streams: [BenchStream] = []
+            streams.reserveCapacity(accounts.count)
+            for (index, account) in accounts.enumerated() {
+                if index >= 256, let stream = try await tasks.next() { streams.append(stream) }
+                tasks.addTask {
+                    let stream = try await BenchStream.connect(
+                        port: port, user: account, from: sources[index % sources.count], on: group)
+                    try await stream.caughtUp()
+                    return stream
+                }
+                if (index + 1) % 5_000 == 0 { BenchOutput.progress("\(index + 1) streams open") }
+            }
+            while let stream = try await tasks.next() { streams.append(stream) }
+            return streams
+        }
+    }
+}
+
+/// The benchmark's own limit on open files: raised to the hard limit, which the relay it starts
+/// inherits (the server's defaults are left alone). Says so when even that is too low.
+enum OpenFileLimit {
+    static func raiseToHardLimit(needing: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if Int(limit.rlim_max) < needing {
+            BenchOutput.progress(
+                "the hard limit on open files is \(limit.rlim_max), below the \(needing) this run needs: raise it (ulimit -Hn, as root)"
+            )
+        }
+    }
 }
 
 /// What the benchmark's commands print.
@@ -434,7 +489,7 @@ final class BenchStream: Sendable {
     }
 
     static func connect(
-        port: Int, user: BenchUser, on group: any EventLoopGroup, window: Int = 1,
+        port: Int, user: BenchUser, from source: String? = nil, on group: any EventLoopGroup, window: Int = 1,
         onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
         onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }
     ) async throws -> BenchStream {
@@ -447,7 +502,8 @@ final class BenchStream: Sendable {
         // Entries several to a frame, as ConfidantKit asks for them; such a frame (or one large
         // entry) is more than NIO's default limit of 16 KiB.
         let socket = try await BenchSocket.connect(
-            port: port, target: "/v1/stream?batched=true", headers: headers, maximumFrameBytes: 1 << 23, on: group
+            port: port, target: "/v1/stream?batched=true", headers: headers, maximumFrameBytes: 1 << 23, from: source,
+            on: group
         ) { socket, text in
             guard let frame = BenchFrame.scan(text) ?? (try? decoder.decode(BenchFrame.self, from: Data(text.utf8)))
             else { return }

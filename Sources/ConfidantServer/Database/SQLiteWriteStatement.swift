@@ -25,7 +25,8 @@ struct SQLiteWriteStatement {
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes on the stack
         let result = withUnsafeMutableBytes(of: &text) { bytes in
             uuid.writeUppercasedUTF8(into: bytes)
-            return sqlite_nio_sqlite3_bind_text64(pointer, index, bytes.baseAddress, 36, Self.transient, UInt8(SQLITE_UTF8))
+            return sqlite_nio_sqlite3_bind_text64(
+                pointer, index, bytes.baseAddress, 36, Self.transient, UInt8(SQLITE_UTF8))
         }
         try check(result)
     }

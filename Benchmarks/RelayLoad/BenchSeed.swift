@@ -1,0 +1,87 @@
+import ArgumentParser
+import ConfidantCrypto
+import Crypto
+import Foundation
+import GRDB
+
+/// Accounts for idle streams, written into the child relay's SQLite file directly, as `pgbench -i`
+/// fills its tables: signing up through the API hashes each password slowly on purpose, and
+/// 100,000 of them would take hours. Each account copies every column of one account that did
+/// sign up (its user, device and session rows, read with `PRAGMA table_info`, so a column added
+/// later is copied too) and replaces what must be its own: ids, e-mail, display name, the device's
+/// public identity and the session's token hash. The relay itself is unchanged: it reads these
+/// rows as it reads any others. SQLite only.
+enum BenchSeed {
+    /// Writes `count` accounts modelled on `template` into the database at `path` (the relay may
+    /// be running: it is another process, and the file is in WAL mode).
+    static func accounts(_ count: Int, like template: BenchUser, in path: String) throws -> [BenchUser] {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? database.close() }
+        let identities = try (0..<count).map { _ in try PrivateIdentity.generate() }
+        return try database.write { db in
+            let users = try CopiedRow(
+                table: "users", key: "id", replacing: ["id", "email", "display_name", "display_name_key"], in: db)
+            let devices = try CopiedRow(
+                table: "devices", key: "user_id", replacing: ["id", "user_id", "device_id", "identity"], in: db)
+            let sessions = try CopiedRow(
+                table: "sessions", key: "user_id", replacing: ["id", "user_id", "device_id", "token_hash"], in: db)
+            let templateID = template.id.uuidString
+            var seeded: [BenchUser] = []
+            seeded.reserveCapacity(count)
+            for (index, identity) in identities.enumerated() {
+                let user = UUID.timeOrdered()
+                var tokenBytes = [UInt8](repeating: 0, count: 32)
+                for offset in tokenBytes.indices { tokenBytes[offset] = UInt8.random(in: .min ... .max) }
+                let token = Data(tokenBytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                    .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                let name = "Idle \(index)"
+                try users.insert(
+                    [
+                        user.uuidString, "idle\(index)-\(user.uuidString.prefix(8).lowercased())@example.com", name,
+                        name.lowercased(),
+                    ], copying: templateID, in: db)
+                try devices.insert(
+                    [
+                        UUID.timeOrdered().uuidString, user.uuidString, identity.deviceID.uuidString,
+                        identity.publicIdentity.serialized,
+                    ], copying: templateID, in: db)
+                try sessions.insert(
+                    [
+                        UUID.timeOrdered().uuidString, user.uuidString, identity.deviceID.uuidString,
+                        Data(SHA256.hash(data: Data(token.utf8))),
+                    ], copying: templateID, in: db)
+                seeded.append(BenchUser(id: user, identity: identity, token: token))
+            }
+            return seeded
+        }
+    }
+
+    /// `INSERT INTO table (every column) SELECT ?, …, other columns FROM table WHERE key = ?`.
+    private struct CopiedRow {
+        let statement: Statement
+
+        init(table: String, key: String, replacing: [String], in db: Database) throws {
+            let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))").map { $0["name"] as String }
+            guard Set(replacing).isSubset(of: columns) else {
+                throw ValidationError(
+                    "The relay's table \(table) has no column \(Set(replacing).subtracting(columns)).")
+            }
+            let values = columns.map { column in
+                replacing.firstIndex(of: column).map { "?\($0 + 1)" } ?? "\"\(column)\""
+            }
+            statement = try db.makeStatement(
+                sql: """
+                    INSERT INTO "\(table)" (\(columns.map { "\"\($0)\"" }.joined(separator: ", "))) \
+                    SELECT \(values.joined(separator: ", ")) FROM "\(table)" WHERE "\(key)" = ?\(replacing.count + 1) \
+                    ORDER BY rowid DESC LIMIT 1
+                    """)
+        }
+
+        func insert(_ values: [any DatabaseValueConvertible], copying key: String, in db: Database) throws {
+            try statement.execute(arguments: StatementArguments(values + [key]))
+            guard db.changesCount == 1 else { throw ValidationError("The template account has no such row to copy.") }
+        }
+    }
+}
