@@ -8,7 +8,9 @@
 #     (`relay-load kit`: two messengers, Messenger.send as the app calls it, sealing and both local
 #     stores included, 1,000 messages; 8 callers at once for the second, whose outbox then goes
 #     in windows of ordered sends);
-#   - one sender at 50 messages/s for 20 s (latency), in the first round only.
+#   - one sender at 50 messages/s for 20 s (latency), in the first round only; through
+#     ConfidantKit also with the receiver's chat open, the latency then measured to its
+#     ChatViewModel (the goal's "send to the peer's view model").
 # ejabberd runs twice: routing in memory (nothing stored) and archiving every message to SQLite
 # (mod_mam, WAL). Its accounts are seeded into its SQLite file directly, as `pgbench -i` does.
 # Reports delivered messages/s, the server's CPU time (user + system) per message, its peak
@@ -121,8 +123,11 @@ xmpp() {  # xmpp LABEL SERVER ARGS…
 confidant() {  # confidant ARGS…
     "$bin/relay-load" run --json "$@" | tag "Confidant (SQLite)"
 }
-kit() {  # kit ARGS…: the client's own path, sealing included
-    "$bin/relay-load" kit --json "$@" | tag "Confidant (SQLite), through ConfidantKit"
+kit() {  # kit ARGS…: the client's own path, sealing included; the receiver's chat closed
+    "$bin/relay-load" kit --json --no-open-chat "$@" | tag "Confidant (SQLite), through ConfidantKit"
+}
+kit_chat() {  # kit_chat ARGS…: the same with the receiver's chat open (its ChatViewModel follows the store)
+    "$bin/relay-load" kit --json --open-chat "$@" | tag "Confidant (SQLite), through ConfidantKit, chat open"
 }
 shapes=",${SHAPES:-pairs,one,eight,rate},"
 for round in $(seq "$rounds"); do
@@ -149,6 +154,8 @@ for round in $(seq "$rounds"); do
         shape="one sender at 50 messages/s for 20 s"
         xmpp "ejabberd, in memory" memory --pairs 1 --messages 1000 --rate 50
         confidant --pairs 1 --messages 1000 --rate 50
+        kit --messages 1000 --rate 50
+        kit_chat --messages 1000 --rate 50
     fi
 done
 
@@ -172,4 +179,7 @@ for (shape, server), runs in groups.items():
         m = lambda key: statistics.median(r[key] for r in runs)
         print(f"\n{server}: the generator's CPU is both messengers' (sender and receiver, local stores "
               f"included); sealing alone {m('sealMicrosecondsPerMessage'):.0f} µs per message.")
+        if runs[0].get("shownInChat"):
+            print(f"{server}, {shape}: send → in the receiver's open chat (its ChatViewModel), p50 / p99 "
+                  f"{m('chatP50Milliseconds'):.1f} / {m('chatP99Milliseconds'):.1f} ms.")
 PY
