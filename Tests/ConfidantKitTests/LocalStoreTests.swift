@@ -401,6 +401,75 @@ struct LocalStoreTests {
         }
     }
 
+    @Test(
+        "an observed chat opens only lines it has not opened, keeps only the lines it shows, and still refuses a moved body"
+    )
+    func openedTextsFollowTheLines() throws {
+        try withStore { store, _ in
+            let peer = UUID()
+            let me = UUID()
+            func message(_ text: String, files: Int = 0) -> LocalStore.NewMessage {
+                let id = UUID()
+                return .init(
+                    id: id, peer: peer, direction: .incoming, senderDevice: nil, sentAt: Date(), text: text,
+                    unreadableReason: nil, state: .received,
+                    attachments: (0..<files).map { index in
+                        AttachmentPointer(
+                            id: UUID(), blobID: UUID(), capability: "cap", key: Data(repeating: 7, count: 32),
+                            digest: String(repeating: "ab", count: 32), size: 5, contentType: "text/plain",
+                            name: "\(text)-\(index).txt", thumbnail: nil)
+                    })
+            }
+            let first = message("first", files: 2)
+            try store.insert([first, message("second"), message("third", files: 1)])
+            let texts = OpenedTexts()
+            func fetch(limit: Int = 10) throws -> [ChatMessage] {
+                try store.database.read { db in try store.history(with: peer, limit: limit, db, texts: texts) }
+            }
+            var lines = try fetch()
+            #expect(lines.map(\.text) == ["first", "second", "third"])
+            // Each message's own attachments, in order (one statement for all of them).
+            #expect(lines.map { $0.attachments.map(\.name) } == [["first-0.txt", "first-1.txt"], [], ["third-0.txt"]])
+            #expect(texts.opened == 3)
+            lines = try fetch()
+            #expect(lines.map(\.text) == ["first", "second", "third"])
+            #expect(texts.opened == 3, "nothing changed, nothing opened again")
+
+            try store.insert([message("fourth")])
+            #expect(try fetch().map(\.text) == ["first", "second", "third", "fourth"])
+            #expect(texts.opened == 4, "only the new line is opened")
+
+            // An edit seals the text anew: that line is opened again and shows the new text.
+            let edited = try store.database.write { db in
+                try store.applyEdit(
+                    lines[1].id, text: "second, edited", author: peer, me: me, conversation: peer, at: Date(), db)
+            }
+            #expect(edited)
+            #expect(try fetch().map(\.text) == ["first", "second, edited", "third", "fourth"])
+            #expect(texts.opened == 5)
+
+            // Deleted for everyone: the line stays without text, and its text is no longer kept.
+            let deleted = try store.database.write { db in
+                try store.applyDeletion(first.id, author: peer, me: me, conversation: peer, at: Date(), db)
+            }
+            #expect(deleted != nil)
+            #expect(try fetch().map(\.text) == [nil, "second, edited", "third", "fourth"])
+            #expect(texts.keptLines == Set(lines.dropFirst().map(\.sequence) + [lines[2].sequence + 1]))
+
+            // Lines scrolled out of the fetch leave it too.
+            #expect(try fetch(limit: 2).map(\.text) == ["third", "fourth"])
+            #expect(texts.keptLines.count == 2)
+
+            // A body moved from another line is not taken for the kept text: it is opened, and refused.
+            try store.database.write { db in
+                try db.execute(
+                    sql: "UPDATE message SET body = (SELECT body FROM message WHERE seq = ?) WHERE seq = ?",
+                    arguments: [lines[2].sequence, lines[2].sequence + 1])
+            }
+            #expect(throws: ConfidantKitError.self) { try fetch(limit: 2) }
+        }
+    }
+
     @Test("a new device key rewraps the data key; the old key no longer opens the store")
     func rewrap() throws {
         let profile = TestProfile()

@@ -87,12 +87,21 @@ extension LocalStore {
         guard let sequence = record.seq else {
             throw ConfidantKitError.storeDamaged("a message has no sequence number")
         }
-        let text = try record.body.map {
-            String(
-                decoding: try open(
-                    $0, .message(id: record.messageID, peer: record.peerID, direction: record.direction)), as: UTF8.self
-            )
-        }
+        return try chatMessage(
+            record, sequence: sequence, text: record.body.map { try openText($0, of: record) },
+            attachments: attachments)
+    }
+
+    private func openText(_ sealed: Data, of record: MessageRecord) throws -> String {
+        String(
+            decoding: try open(
+                sealed, .message(id: record.messageID, peer: record.peerID, direction: record.direction)),
+            as: UTF8.self)
+    }
+
+    private func chatMessage(_ record: MessageRecord, sequence: Int64, text: String?, attachments: [AttachmentRecord])
+        throws -> ChatMessage
+    {
         return ChatMessage(
             id: record.messageID, sequence: sequence, peer: record.peerID, direction: record.direction,
             sentAt: record.sentAt,
@@ -106,24 +115,38 @@ extension LocalStore {
     }
 
     /// Messages with their attachments: one query for all the attachments, not one per message.
-    func chatMessages(_ records: [MessageRecord], _ db: Database) throws -> [ChatMessage] {
-        let ids = records.map(\.messageID.canonicalString)
+    /// With `texts`, lines whose sealed text was opened by the fetch before are not opened again.
+    func chatMessages(_ records: [MessageRecord], _ db: Database, texts: OpenedTexts? = nil) throws -> [ChatMessage] {
         var attachments: [AttachmentRecord] = []
-        if ids.count == 1 {
+        if records.count == 1 {
             // One message (every send, every receipt) by a cached statement.
             attachments = try AttachmentRecord.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM attachment WHERE message_id = ?"), arguments: [ids[0]])
-        } else {
-            for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
-                attachments += try AttachmentRecord.filter(chunk.contains(AttachmentRecord.Columns.messageID))
-                    .fetchAll(db)
+                db.cachedStatement(sql: "SELECT * FROM attachment WHERE message_id = ?"),
+                arguments: [records[0].messageID.canonicalString])
+        } else if !records.isEmpty {
+            // Any number of ids as one bound JSON array, so that the statement is prepared once
+            // (an `IN` list of 200 placeholders was generated and compiled for every fetch).
+            var ids = "["
+            for (index, record) in records.enumerated() {
+                ids += index == 0 ? "\"" : ",\""
+                ids += record.messageID.canonicalString
+                ids += "\""
             }
+            ids += "]"
+            attachments = try AttachmentRecord.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT * FROM attachment WHERE message_id IN (SELECT value FROM json_each(?))"),
+                arguments: [ids])
         }
         // A message is its id, peer and direction (the same id can be in two directions).
-        func key(_ id: UUID, _ peer: UUID, _ direction: ChatMessage.Direction) -> String {
-            "\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
+        struct Key: Hashable {
+            let id: UUID
+            let peer: UUID
+            let direction: ChatMessage.Direction
         }
-        let byMessage = Dictionary(grouping: attachments) { key($0.messageID, $0.peerID, $0.direction) }
+        let byMessage = Dictionary(grouping: attachments) {
+            Key(id: $0.messageID, peer: $0.peerID, direction: $0.direction)
+        }
         // Pending messages: when the outbox tries them again, and why they wait (one query).
         let pending = records.filter { $0.state == .pending }.map(\.messageID.canonicalString)
         var waiting: [String: OutboxRecord] = [:]
@@ -137,26 +160,41 @@ extension LocalStore {
                 waiting[record.messageID.canonicalString] = record
             }
         }
-        return try records.map { record in
+        var fetch = texts?.fetch()
+        var messages: [ChatMessage] = []
+        messages.reserveCapacity(records.count)
+        for record in records {
+            guard let sequence = record.seq else {
+                throw ConfidantKitError.storeDamaged("a message has no sequence number")
+            }
+            let text = try record.body.map { sealed in
+                try fetch?.text(sequence, sealed: sealed) { try openText($0, of: record) }
+                    ?? openText(sealed, of: record)
+            }
             var message = try chatMessage(
-                record, attachments: byMessage[key(record.messageID, record.peerID, record.direction)] ?? [])
+                record, sequence: sequence, text: text,
+                attachments: byMessage[Key(id: record.messageID, peer: record.peerID, direction: record.direction)]
+                    ?? [])
             if record.state == .pending, let queued = waiting[record.messageID.canonicalString] {
                 message.retryAt = queued.nextAttemptAt
                 message.waitingReason = queued.lastError
             }
-            return message
+            messages.append(message)
         }
+        fetch?.finish()
+        return messages
     }
 
-    /// The last `limit` lines with `peer`, oldest first.
     func history(with peer: UUID, limit: Int) throws -> [ChatMessage] {
         try read { db in try history(with: peer, limit: limit, db) }
     }
 
-    func history(with peer: UUID, limit: Int, _ db: Database) throws -> [ChatMessage] {
-        try chatMessages(
-            MessageRecord.filter(MessageRecord.Columns.peerID == peer.canonicalString)
-                .order(MessageRecord.Columns.seq.desc).limit(limit).fetchAll(db).reversed(), db)
+    /// The last `limit` lines with `peer`, oldest first; `texts` keeps what an observed chat opened.
+    func history(with peer: UUID, limit: Int, _ db: Database, texts: OpenedTexts? = nil) throws -> [ChatMessage] {
+        let records = try MessageRecord.fetchAll(
+            db.cachedStatement(sql: "SELECT * FROM message WHERE peer_id = ? ORDER BY seq DESC LIMIT ?"),
+            arguments: [peer.canonicalString, limit])
+        return try chatMessages(records.reversed(), db, texts: texts)
     }
 
     func message(id: UUID, direction: ChatMessage.Direction) throws -> ChatMessage? {

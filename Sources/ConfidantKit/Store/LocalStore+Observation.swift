@@ -42,7 +42,9 @@ extension Messenger {
         [ChatMessage], any Error
     > {
         let store = store
-        return store.observe { db in try store.history(with: peer, limit: limit, db) }
+        // The texts this chat opened, for its next fetch; they go with the observation.
+        let texts = OpenedTexts()
+        return store.observe { db in try store.history(with: peer, limit: limit, db, texts: texts) }
     }
 
     /// Notices about the account itself that were not seen yet (a new device signed in to it),

@@ -1,0 +1,53 @@
+import Foundation
+import Synchronization
+
+/// The texts one observed screen shows, kept from one fetch of it to the next: every change in a
+/// chat fetched its lines again and opened each (AES-GCM and its associated data, a quarter of a
+/// fetch of 200 lines, twice per message that arrives in an open chat) although one line changed.
+/// A line's text is taken from here only when its sealed body is the same bytes as when it was
+/// opened (an edit seals anew). Each fetch keeps only the lines it returned, so the text of a line
+/// that was deleted, expired or scrolled out leaves with the first fetch that no longer shows it,
+/// and all of it goes with the observation that owns this.
+final class OpenedTexts: Sendable {
+    fileprivate struct Line {
+        let sealed: Data
+        let text: String
+    }
+
+    private let lines = Mutex<[Int64: Line]>([:])
+    /// Lines opened (not taken from here) since this was made, for the tests.
+    private let openedCount = Atomic<Int>(0)
+
+    var opened: Int { openedCount.load(ordering: .relaxed) }
+    /// The lines whose text is kept, for the tests.
+    var keptLines: Set<Int64> { lines.withLock { Set($0.keys) } }
+
+    /// One fetch: `text(_:sealed:open:)` for each line it shows, then `finish()`.
+    struct Fetch {
+        fileprivate let owner: OpenedTexts
+        fileprivate let previous: [Int64: Line]
+        fileprivate var kept: [Int64: Line] = [:]
+
+        /// The text of line `sequence`, opened with `open` unless its sealed body is the one opened before.
+        mutating func text(_ sequence: Int64, sealed: Data, open: (Data) throws -> String) rethrows -> String {
+            if let line = previous[sequence], line.sealed == sealed {
+                kept[sequence] = line
+                return line.text
+            }
+            let text = try open(sealed)
+            owner.openedCount.add(1, ordering: .relaxed)
+            kept[sequence] = Line(sealed: sealed, text: text)
+            return text
+        }
+
+        /// Keeps exactly the lines this fetch showed.
+        func finish() {
+            let kept = kept
+            owner.lines.withLock { $0 = kept }
+        }
+    }
+
+    func fetch() -> Fetch {
+        Fetch(owner: self, previous: lines.withLock { $0 })
+    }
+}
