@@ -24,6 +24,8 @@ public actor Messenger {
     let attachments: AttachmentTransfer
     let now: @Sendable () -> Date
     private let receiver: MessageReceiver
+    /// Chats on screen now: what arrives in them is stored read (``ChatViewModel/run()``).
+    nonisolated let openChats: OpenChats
     private let stream = StreamSender()
     let eventHub = MessengerEvents()
     private var liveTask: Task<Void, Never>?
@@ -46,9 +48,10 @@ public actor Messenger {
         sender = MessageSender(
             relay: relay, store: store, directory: directory, cipher: cipher, stream: stream, events: eventHub,
             retry: retry, attachments: attachments, now: now)
+        openChats = OpenChats(sendsReadReceipts: account.sendsReadReceipts)
         receiver = MessageReceiver(
             relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub,
-            now: now)
+            openChats: openChats, now: now)
         self.now = now
     }
 
@@ -192,16 +195,9 @@ public actor Messenger {
     /// Marks every message from `peer` read, and tells the peer (a sealed read receipt) unless
     /// this profile keeps that to itself (``setReadReceipts(_:)``).
     public func markRead(_ peer: UUID) throws {
-        let read = try store.markRead(peer: peer)
-        guard account.sendsReadReceipts, !read.isEmpty, peer != me else { return }
-        try store.write { db in
-            for chunk in stride(from: 0, to: read.count, by: ChatPayload.maximumReceiptIDs) {
-                let ids = Array(read[chunk..<min(chunk + ChatPayload.maximumReceiptIDs, read.count)])
-                try store.queueControl(
-                    ChatPayload(conversation: peer, content: .receipt(Receipt(.read, messageIDs: ids))), to: peer,
-                    toOwnDevices: false, now: now(), db)
-            }
-        }
+        let receipts = account.sendsReadReceipts && peer != me
+        let read = try store.markRead(peer: peer, queueingReceipts: receipts, now: now())
+        guard receipts, !read.isEmpty else { return }
         deliverInBackground()
     }
 
@@ -209,6 +205,7 @@ public actor Messenger {
     public func setReadReceipts(_ enabled: Bool) throws {
         account.sendsReadReceipts = enabled
         try store.saveAccount(account)
+        openChats.setSendsReadReceipts(enabled)
     }
 
     /// Delivers the outbox without waiting for it (a control message was queued).

@@ -470,6 +470,44 @@ struct LocalStoreTests {
         }
     }
 
+    @Test("marking read is one deferred commit that queues one read receipt for the incoming lines only")
+    func markReadIsOneDeferredCommit() throws {
+        try withStore { store, _ in
+            let peer = UUID()
+            func message(_ text: String, _ direction: ChatMessage.Direction) -> LocalStore.NewMessage {
+                .init(
+                    id: .timeOrdered(at: Date()), peer: peer, direction: direction, senderDevice: nil, sentAt: Date(),
+                    text: text, unreadableReason: nil, state: direction == .incoming ? .received : .sent)
+            }
+            let incoming = [message("one", .incoming), message("two", .incoming)]
+            try store.insert(incoming + [message("mine", .outgoing)])
+            try store.insert([
+                .init(
+                    id: UUID(), peer: UUID(), direction: .incoming, senderDevice: nil, sentAt: Date(),
+                    text: "elsewhere",
+                    unreadableReason: nil, state: .received)
+            ])
+            let before = store.commitCounts
+            let read = try store.markRead(peer: peer, queueingReceipts: true, now: Date())
+            #expect(Set(read) == Set(incoming.map(\.id)))
+            let after = store.commitCounts
+            #expect(after.count == before.count + 1, "one transaction")
+            #expect(after.synced == before.synced, "not synced on its own")
+            let queued = try store.controls()
+            #expect(queued.count == 1)
+            #expect(queued.first?.peer == peer)
+            #expect(queued.first?.payload.content == .receipt(Receipt(.read, messageIDs: read)))
+            #expect(try store.history(with: peer, limit: 10).allSatisfy(\.isRead))
+            // Nothing unread: nothing returned, nothing queued.
+            #expect(try store.markRead(peer: peer, queueingReceipts: true, now: Date()).isEmpty)
+            #expect(try store.controls().count == 1)
+            // Without receipts, lines are marked read and nothing is queued.
+            try store.insert([message("three", .incoming)])
+            #expect(try store.markRead(peer: peer, now: Date()).count == 1)
+            #expect(try store.controls().count == 1)
+        }
+    }
+
     @Test("a new device key rewraps the data key; the old key no longer opens the store")
     func rewrap() throws {
         let profile = TestProfile()

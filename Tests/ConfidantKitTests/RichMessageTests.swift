@@ -22,7 +22,9 @@ struct RichMessageTests {
     }
 
     /// A relay with Alice and Bob registered, and a scratch directory; all removed afterwards.
-    static func withPair(_ body: (TestRelay, KitUser, KitUser, Files) async throws -> Void) async throws {
+    static func withPair(
+        isolation: isolated (any Actor)? = #isolation, _ body: (TestRelay, KitUser, KitUser, Files) async throws -> Void
+    ) async throws {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
             let bob = try await KitUser.register(relay, name: "Bob")

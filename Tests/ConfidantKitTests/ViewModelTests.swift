@@ -159,6 +159,43 @@ struct ViewModelTests {
         }
     }
 
+    @Test(
+        "a chat on screen stores what arrives as read and answers with a read receipt; with read receipts off, a delivery receipt"
+    )
+    func openChatReadsArrivals() async throws {
+        try await RichMessageTests.withPair { _, alice, bob, _ in
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            let toAlice = try await bob.messenger.contact(email: alice.email)
+            // No chat open: what arrives waits unread.
+            _ = try await bob.messenger.send("before", to: toAlice)
+            #expect(try await alice.messenger.sync().map(\.isRead) == [false])
+
+            let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
+            let running = Task { await chat.run() }
+            try await waitUntil { alice.messenger.openChats.now.peers == [toBob.id] }
+            _ = try await bob.messenger.send("while open", to: toAlice)
+            #expect(try await alice.messenger.sync().map(\.isRead) == [true], "stored read")
+            _ = try await alice.messenger.flushOutbox()
+            _ = try await bob.messenger.sync()
+            #expect(try await bob.messenger.history(with: alice.messenger.me).last?.status == .read)
+
+            // Read receipts off: still read on screen, but the sender only learns it was delivered.
+            try await alice.messenger.setReadReceipts(false)
+            _ = try await bob.messenger.send("quietly", to: toAlice)
+            #expect(try await alice.messenger.sync().map(\.isRead) == [true])
+            _ = try await alice.messenger.flushOutbox()
+            _ = try await bob.messenger.sync()
+            #expect(try await bob.messenger.history(with: alice.messenger.me).last?.status == .delivered)
+
+            // Closed again: arrivals wait unread.
+            running.cancel()
+            await running.value
+            #expect(alice.messenger.openChats.now.peers.isEmpty)
+            _ = try await bob.messenger.send("after", to: toAlice)
+            #expect(try await alice.messenger.sync().map(\.isRead) == [false])
+        }
+    }
+
     @Test("a device signing in to the account is announced on its other devices until dismissed")
     func newDeviceNotice() async throws {
         try await TestRelay.run { relay in

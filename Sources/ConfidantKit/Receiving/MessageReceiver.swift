@@ -15,13 +15,15 @@ actor MessageReceiver {
     private let cipher: SessionCipher
     private let prekeys: PrekeyMaintenance
     private let events: MessengerEvents
+    private let openChats: OpenChats
     private let now: @Sendable () -> Date
 
     init(
         relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher,
         prekeys: PrekeyMaintenance,
-        events: MessengerEvents, now: @escaping @Sendable () -> Date
+        events: MessengerEvents, openChats: OpenChats, now: @escaping @Sendable () -> Date
     ) {
+        self.openChats = openChats
         self.relay = relay
         self.store = store
         self.directory = directory
@@ -89,13 +91,20 @@ actor MessageReceiver {
                     break  // the keys were fetched before the transaction
                 }
             }
+            // What arrives in a chat on screen is read now, and its sender learns that instead
+            // of only that it was delivered (OpenChats).
+            let reading = openChats.now
+            for index in messages.indices
+            where messages[index].direction == .incoming && reading.peers.contains(messages[index].peer) {
+                messages[index].startsUnread = false
+            }
             let stored = try store.insert(messages, transaction.db)
             let delivered = Dictionary(
                 grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable }, by: \.peer)
             for (peer, messages) in delivered {
+                let kind: Receipt.Kind = reading.sendsReadReceipts && reading.peers.contains(peer) ? .read : .delivered
                 try store.queueControl(
-                    ChatPayload(
-                        conversation: peer, content: .receipt(Receipt(.delivered, messageIDs: messages.map(\.id)))),
+                    ChatPayload(conversation: peer, content: .receipt(Receipt(kind, messageIDs: messages.map(\.id)))),
                     to: peer, toOwnDevices: false, now: now, transaction.db)
             }
             if let cursor = entries.map(\.cursor).max() { try LocalStore.setCursor(cursor, transaction.db) }

@@ -210,16 +210,27 @@ extension LocalStore {
     }
 
     /// Marks every line with `peer` read; returns the ids of the incoming messages that were not.
+    /// With `receipts`, read receipts for those are queued to `peer` in the same transaction.
+    /// One deferred commit: the chat marks each message read as it arrives, and this was two
+    /// synced commits per message. A read mark lost to a power cut shows the message unread
+    /// again (and its receipt is queued again when it is read); a queued receipt is synced by the
+    /// sealing that sends it, before it leaves.
     @discardableResult
-    func markRead(peer: UUID) throws -> [UUID] {
-        try write { db in
-            let unread = MessageRecord.filter(
-                MessageRecord.Columns.peerID == peer.canonicalString && MessageRecord.Columns.isRead == false)
+    func markRead(peer: UUID, queueingReceipts receipts: Bool = false, now: Date = Date()) throws -> [UUID] {
+        try write(.deferred) { db in
             let incoming = try UUID.fetchAll(
-                db,
-                unread.filter(MessageRecord.Columns.direction == ChatMessage.Direction.incoming)
-                    .select(MessageRecord.Columns.messageID))
-            try unread.updateAll(db, MessageRecord.Columns.isRead.set(to: true))
+                db.cachedStatement(
+                    sql: "SELECT message_id FROM message WHERE peer_id = ? AND is_read = 0 AND direction = ?"),
+                arguments: [peer.canonicalString, ChatMessage.Direction.incoming])
+            try db.cachedStatement(sql: "UPDATE message SET is_read = 1 WHERE peer_id = ? AND is_read = 0").execute(
+                arguments: [peer.canonicalString])
+            guard receipts else { return incoming }
+            for chunk in stride(from: 0, to: incoming.count, by: ChatPayload.maximumReceiptIDs) {
+                let ids = Array(incoming[chunk..<min(chunk + ChatPayload.maximumReceiptIDs, incoming.count)])
+                try queueControl(
+                    ChatPayload(conversation: peer, content: .receipt(Receipt(.read, messageIDs: ids))), to: peer,
+                    toOwnDevices: false, now: now, db)
+            }
             return incoming
         }
     }

@@ -87,6 +87,8 @@ final class LocalStore: Sendable {
     /// Commits made through this store, counted, and the last one synced: a deferred commit is
     /// on disk once a synced one follows it.
     private let commits = Mutex<(count: UInt64, synced: UInt64)>((0, 0))
+    /// Commits made through this store, and the number of the last one synced, for the tests.
+    var commitCounts: (count: UInt64, synced: UInt64) { commits.withLock { $0 } }
 
     /// One write transaction; everything `body` writes commits together or not at all.
     func write<T>(_ durability: Durability = .synced, _ body: (Database) throws -> T) throws -> T {

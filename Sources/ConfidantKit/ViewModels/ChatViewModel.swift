@@ -47,8 +47,11 @@ public final class ChatViewModel {
         }
     }
 
-    /// Keeps the chat live until the task is cancelled.
+    /// Keeps the chat live until the task is cancelled. While it runs, what arrives from the peer
+    /// is stored as read, and the peer gets a read receipt for it (unless read receipts are off).
     public func run() async {
+        messenger.openChats.opened(peer.id)
+        defer { messenger.openChats.closed(peer.id) }
         async let store: Void = followStore()
         async let connection: Void = followConnection()
         _ = await (store, connection)
