@@ -70,6 +70,11 @@ struct Throttle: Sendable {
             var select = sql.select()
                 .columns(ThrottleRecord.Column.key, ThrottleRecord.Column.failures, ThrottleRecord.Column.lastFailureAt)
                 .from(ThrottleRecord.schema).where(ThrottleRecord.Column.key, .in, keys)
+                // PostgreSQL locks the rows in the order it returns them, which without ORDER BY
+                // is the order of the scan: on a small table the heap's, which updates reshuffle.
+                // Two attempts could then each hold one key and wait for the other: a deadlock,
+                // which PostgreSQL breaks after a second by failing one (answered 503).
+                .orderBy(ThrottleRecord.Column.key)
             if database.isPostgres { select = select.for(.update) }
             var previous: [String: Date] = [:]
             for row in try await select.all() {
