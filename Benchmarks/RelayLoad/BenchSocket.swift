@@ -127,16 +127,7 @@ private final class FrameWriter: ChannelOutboundHandler, RemovableChannelHandler
         guard let context else { return }
         let length = payload.readableBytes
         var frame = context.channel.allocator.buffer(capacity: 14 + length)
-        frame.writeInteger(0x80 | UInt8(webSocketOpcode: opcode))
-        switch length {
-        case 0...125: frame.writeInteger(0x80 | UInt8(length))
-        case 126...0xFFFF:
-            frame.writeInteger(UInt8(0x80 | 126))
-            frame.writeInteger(UInt16(length))
-        default:
-            frame.writeInteger(UInt8(0x80 | 127))
-            frame.writeInteger(UInt64(length))
-        }
+        frame.writeWebSocketFrameHeader(opcode, length: length, masked: true)
         let key = keys.next()
         frame.writeBytes([key[0], key[1], key[2], key[3]])
         let offset = frame.writerIndex - frame.readerIndex

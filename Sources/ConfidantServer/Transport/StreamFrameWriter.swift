@@ -44,17 +44,7 @@ final class StreamFrameWriter: ChannelOutboundHandler, RemovableChannelHandler {
     static func frame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
         let length = payload.readableBytes
         var frame = allocator.buffer(capacity: maximumHeaderBytes + length)
-        frame.writeInteger(0x80 | UInt8(webSocketOpcode: opcode))
-        switch length {
-        case 0...125:
-            frame.writeInteger(UInt8(length))
-        case 126...0xFFFF:
-            frame.writeInteger(UInt8(126))
-            frame.writeInteger(UInt16(length))
-        default:
-            frame.writeInteger(UInt8(127))
-            frame.writeInteger(UInt64(length))
-        }
+        frame.writeWebSocketFrameHeader(opcode, length: length, masked: false)
         var payload = payload
         frame.writeBuffer(&payload)
         return frame
