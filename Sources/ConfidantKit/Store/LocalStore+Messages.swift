@@ -116,7 +116,10 @@ extension LocalStore {
 
     /// Messages with their attachments: one query for all the attachments, not one per message.
     /// With `texts`, lines whose sealed text was opened by the fetch before are not opened again.
-    func chatMessages(_ records: [MessageRecord], _ db: Database, texts: OpenedTexts? = nil) throws -> [ChatMessage] {
+    /// `partial`: these are some of the lines shown, and the others stay (``OpenedTexts/fetch(partial:)``).
+    func chatMessages(
+        _ records: [MessageRecord], _ db: Database, texts: OpenedTexts? = nil, partial: Bool = false
+    ) throws -> [ChatMessage] {
         var attachments: [AttachmentRecord] = []
         if records.count == 1 {
             // One message (every send, every receipt) by a cached statement.
@@ -160,7 +163,7 @@ extension LocalStore {
                 waiting[record.messageID.canonicalString] = record
             }
         }
-        var fetch = texts?.fetch()
+        var fetch = texts?.fetch(partial: partial)
         var messages: [ChatMessage] = []
         messages.reserveCapacity(records.count)
         for record in records {

@@ -41,10 +41,8 @@ extension Messenger {
     public nonisolated func historyUpdates(with peer: UUID, limit: Int = 200) -> AsyncThrowingStream<
         [ChatMessage], any Error
     > {
-        let store = store
-        // The texts this chat opened, for its next fetch; they go with the observation.
-        let texts = OpenedTexts()
-        return store.observe { db in try store.history(with: peer, limit: limit, db, texts: texts) }
+        // Only the rows each commit changed are read again (`ChatLines`).
+        ChatLines.updates(in: store, with: peer, limit: limit)
     }
 
     /// Notices about the account itself that were not seen yet (a new device signed in to it),

@@ -30,7 +30,7 @@ final class OpenedTexts: Sendable {
 
         /// The text of line `sequence`, opened with `open` unless its sealed body is the one opened before.
         mutating func text(_ sequence: Int64, sealed: Data, open: (Data) throws -> String) rethrows -> String {
-            if let line = previous[sequence], line.sealed == sealed {
+            if let line = previous[sequence] ?? kept[sequence], line.sealed == sealed {
                 kept[sequence] = line
                 return line.text
             }
@@ -47,7 +47,21 @@ final class OpenedTexts: Sendable {
         }
     }
 
-    func fetch() -> Fetch {
-        Fetch(owner: self, previous: lines.withLock { $0 })
+    /// - Parameter partial: the fetch reads only some of the lines shown (those a commit changed)
+    ///   and the others stay: their texts are kept as they are. The texts are taken out while the
+    ///   fetch runs, so that keeping them copies nothing; a fetch that fails leaves none (they are
+    ///   opened again).
+    func fetch(partial: Bool = false) -> Fetch {
+        let previous = lines.withLock { lines in
+            defer { lines = [:] }
+            return lines
+        }
+        return partial
+            ? Fetch(owner: self, previous: [:], kept: previous) : Fetch(owner: self, previous: previous)
+    }
+
+    /// Keeps only the texts of `shown` (the lines that scrolled out of a chat leave).
+    func keep(only shown: Set<Int64>) {
+        lines.withLock { lines in lines = lines.filter { shown.contains($0.key) } }
     }
 }

@@ -1,0 +1,245 @@
+import ConfidantCrypto
+import Foundation
+import GRDB
+import Synchronization
+
+/// The latest lines of one chat, kept up to date from the rows each commit changed.
+///
+/// GRDB's `ValueObservation` fetched all of them (200 for a chat screen) after every commit that
+/// touched the message table, on the store's writer before the commit returned: with a chat open
+/// that was two thirds of the time from opening an arriving message to having it stored, and a
+/// fifth of both clients' CPU per message (`relay-load kit`, docs/BENCHMARKS.md). This observer
+/// hears from SQLite which rows each transaction inserted, updated or deleted (GRDB's transaction
+/// observer, SQLite's update hook) and reads only those of them that are this chat's.
+///
+/// What a commit can change and how each is followed:
+/// - a message row inserted or updated: read again if it is this peer's and in view (the `message`
+///   table's rowid is its `seq`);
+/// - an attachment row inserted or updated: its message is read again;
+/// - an outbox row: the pending lines in view are read again (their retry time and reason);
+/// - a line in view deleted, an attachment deleted, or a change SQLite does not describe: the
+///   lines are fetched afresh, as a first fetch does (older lines come into view then).
+///
+/// Every stored property is touched only on the store's writer: GRDB calls a transaction
+/// observer there, and `start` runs in a write. The stream's continuation is `Sendable`, and
+/// `stopped` is atomic.
+final class ChatLines: TransactionObserver, @unchecked Sendable {
+    private let store: LocalStore
+    private let peer: UUID
+    private let limit: Int
+    private let continuation: AsyncThrowingStream<[ChatMessage], any Error>.Continuation
+    /// The texts the lines opened, so that a line read again for a new state is not opened again.
+    let texts = OpenedTexts()
+    private let stopped = Atomic<Bool>(false)
+    /// Cancels the first fetch if it has not run.
+    private let onStop = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// The lines last yielded, oldest first.
+    private(set) var lines: [ChatMessage] = []
+    /// What the transaction under way changed.
+    private var changes = Changes()
+    /// How many commits were followed by reading only their rows, and how many by a whole fetch,
+    /// for the tests.
+    private(set) var partialFetches = 0
+    private(set) var wholeFetches = 0
+
+    /// Rows a transaction changed, by the `rowid` SQLite reported.
+    private struct Changes {
+        var messages = Set<Int64>()
+        var deletedMessages = Set<Int64>()
+        var attachments = Set<Int64>()
+        var outbox = false
+        /// Something that says nothing of its rows (an attachment deleted, a change GRDB was told of).
+        var unknown = false
+
+        var isEmpty: Bool { messages.isEmpty && deletedMessages.isEmpty && attachments.isEmpty && !outbox && !unknown }
+    }
+
+    private init(
+        store: LocalStore, peer: UUID, limit: Int,
+        continuation: AsyncThrowingStream<[ChatMessage], any Error>.Continuation
+    ) {
+        self.store = store
+        self.peer = peer
+        self.limit = limit
+        self.continuation = continuation
+    }
+
+    /// The last `limit` lines with `peer`, now and after every commit that changes them. A screen
+    /// that falls behind gets the latest lines, not every state in between.
+    static func updates(in store: LocalStore, with peer: UUID, limit: Int) -> AsyncThrowingStream<
+        [ChatMessage], any Error
+    > {
+        let (observer, stream) = make(in: store, with: peer, limit: limit)
+        let start = Task {
+            do {
+                try await store.database.writeWithoutTransaction { db in try observer.start(db) }
+            } catch {
+                observer.continuation.finish(throwing: error)
+            }
+        }
+        observer.onStop.withLock { $0 = { start.cancel() } }
+        return stream
+    }
+
+    /// ``updates(in:with:limit:)`` with the first fetch done before it returns, and the observer,
+    /// for the tests.
+    static func started(in store: LocalStore, with peer: UUID, limit: Int) throws -> (
+        ChatLines, AsyncThrowingStream<[ChatMessage], any Error>
+    ) {
+        let (observer, stream) = make(in: store, with: peer, limit: limit)
+        try store.database.writeWithoutTransaction { db in try observer.start(db) }
+        return (observer, stream)
+    }
+
+    private static func make(in store: LocalStore, with peer: UUID, limit: Int) -> (
+        ChatLines, AsyncThrowingStream<[ChatMessage], any Error>
+    ) {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: [ChatMessage].self, bufferingPolicy: .bufferingNewest(1))
+        let observer = ChatLines(store: store, peer: peer, limit: max(1, limit), continuation: continuation)
+        // The stream holds the observer; the store holds it weakly (GRDB's `.observerLifetime`)
+        // and forgets it when the stream ends.
+        continuation.onTermination = { _ in
+            observer.stopped.store(true, ordering: .relaxed)
+            observer.onStop.withLock { $0 }?()
+            store.database.asyncWriteWithoutTransaction { db in db.remove(transactionObserver: observer) }
+        }
+        return (observer, stream)
+    }
+
+    /// The first fetch, and observation from the next commit on (both on the writer, so nothing
+    /// commits in between).
+    func start(_ db: Database) throws {
+        guard !stopped.load(ordering: .relaxed) else { return }
+        lines = try store.history(with: peer, limit: limit, db, texts: texts)
+        wholeFetches += 1
+        continuation.yield(lines)
+        db.add(transactionObserver: self, extent: .observerLifetime)
+    }
+
+    // MARK: TransactionObserver
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+        switch eventKind.tableName {
+        case "message", "attachment", "outbox": true
+        default: false
+        }
+    }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+        switch (event.tableName, event.kind) {
+        case ("message", .delete): changes.deletedMessages.insert(event.rowID)
+        case ("message", _): changes.messages.insert(event.rowID)
+        // Once its row is gone there is no telling which message it was.
+        case ("attachment", .delete): changes.unknown = true
+        case ("attachment", _): changes.attachments.insert(event.rowID)
+        default: changes.outbox = true
+        }
+    }
+
+    func databaseDidChange() { changes.unknown = true }
+
+    func databaseDidCommit(_ db: Database) {
+        // Taken first: reading below must find nothing pending if it ends a transaction itself.
+        let committed = changes
+        changes = Changes()
+        guard !committed.isEmpty, !stopped.load(ordering: .relaxed) else { return }
+        do {
+            let next = try refreshed(after: committed, db)
+            guard next != lines else { return }
+            lines = next
+            continuation.yield(next)
+        } catch {
+            stopped.store(true, ordering: .relaxed)
+            continuation.finish(throwing: error)
+        }
+    }
+
+    func databaseDidRollback(_ db: Database) { changes = Changes() }
+
+    // MARK: Reading what changed
+
+    private func refreshed(after changes: Changes, _ db: Database) throws -> [ChatMessage] {
+        guard !changes.unknown, !changes.deletedMessages.contains(where: { index(of: $0) != nil }) else {
+            return try wholeFetch(db)
+        }
+        var candidates = changes.messages
+        if !changes.attachments.isEmpty { candidates.formUnion(try messages(owning: changes.attachments, db)) }
+        if changes.outbox {
+            for line in lines where line.status == .pending { candidates.insert(line.sequence) }
+        }
+        // While the chat is full, lines older than its first stay out of view.
+        if lines.count == limit, let first = lines.first?.sequence { candidates = candidates.filter { $0 >= first } }
+        guard !candidates.isEmpty else { return lines }
+
+        let records = try MessageRecord.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT * FROM message WHERE peer_id = ? AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq
+                    """),
+            arguments: [peer.canonicalString, Self.jsonArray(candidates)])
+        let read = Set(records.compactMap(\.seq))
+        // A line in view that is no longer this chat's (not something the store does): afresh.
+        guard !candidates.contains(where: { !read.contains($0) && index(of: $0) != nil }) else {
+            return try wholeFetch(db)
+        }
+        let fetched = try store.chatMessages(records, db, texts: texts, partial: true)
+        partialFetches += 1
+        var next = lines
+        var added: [ChatMessage] = []
+        for message in fetched {
+            if let index = index(of: message.sequence) {
+                next[index] = message
+            } else {
+                added.append(message)
+            }
+        }
+        if !added.isEmpty {
+            // New rows have the highest numbers (`seq` is AUTOINCREMENT); sorted anyway.
+            let inOrder = next.last.map { last in added.allSatisfy { $0.sequence > last.sequence } } ?? true
+            next += added
+            if !inOrder { next.sort { $0.sequence < $1.sequence } }
+            if next.count > limit {
+                next.removeFirst(next.count - limit)
+                texts.keep(only: Set(next.map(\.sequence)))
+            }
+        }
+        return next
+    }
+
+    /// Where line `sequence` is in `lines` (ordered by sequence), if it is in view.
+    private func index(of sequence: Int64) -> Int? {
+        var low = 0
+        var high = lines.count
+        while low < high {
+            let middle = (low + high) / 2
+            if lines[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low < lines.count && lines[low].sequence == sequence ? low : nil
+    }
+
+    private func wholeFetch(_ db: Database) throws -> [ChatMessage] {
+        wholeFetches += 1
+        return try store.history(with: peer, limit: limit, db, texts: texts)
+    }
+
+    /// The `seq` of the messages that own these attachment rows.
+    private func messages(owning attachments: Set<Int64>, _ db: Database) throws -> Set<Int64> {
+        Set(
+            try Int64.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT m.seq FROM attachment AS a
+                        JOIN message AS m
+                            ON m.message_id = a.message_id AND m.peer_id = a.peer_id AND m.direction = a.direction
+                        WHERE a.rowid IN (SELECT value FROM json_each(?))
+                        """),
+                arguments: [Self.jsonArray(attachments)]))
+    }
+
+    /// Numbers as one bound JSON array, so that each statement is prepared once whatever the count.
+    private static func jsonArray(_ numbers: Set<Int64>) -> String {
+        "[" + numbers.map(String.init).joined(separator: ",") + "]"
+    }
+}
