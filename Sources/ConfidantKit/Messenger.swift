@@ -23,7 +23,7 @@ public actor Messenger {
     let sender: MessageSender
     let attachments: AttachmentTransfer
     let now: @Sendable () -> Date
-    private let receiver: MessageReceiver
+    let receiver: MessageReceiver
     /// Chats on screen now: what arrives in them is stored read (``ChatViewModel/run()``).
     nonisolated let openChats: OpenChats
     private let stream = StreamSender()

@@ -81,6 +81,47 @@ struct SessionMessagingTests {
         }
     }
 
+    @Test("received messages are committed without a sync, shown, then synced before they are acknowledged")
+    func receivingSyncsBeforeTheAcknowledgement() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await KitUser.register(relay, name: "Alice")
+            let bob = try await KitUser.register(relay, name: "Bob")
+            defer {
+                Task {
+                    await alice.remove()
+                    await bob.remove()
+                }
+            }
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            // Bob learns Alice's keys with the first message (a write of its own).
+            _ = try await alice.messenger.send("first", to: toBob)
+            #expect(try await bob.messenger.sync().count == 1)
+            for index in 0..<3 { _ = try await alice.messenger.send("later \(index)", to: toBob) }
+            let store = bob.messenger.store
+            let entries = try await bob.messenger.relay.call {
+                try await $0.fetchMailbox(query: .init(after: try store.cursor(), limit: 100))
+            }
+            .ok.body.json.entries
+            #expect(entries.count == 3)
+            let events = await bob.messenger.events()
+            let before = store.commitCounts
+            let (stored, cursors) = try await bob.messenger.receiver.receive(entries)
+            let after = store.commitCounts
+            #expect(stored.map(\.text) == ["later 0", "later 1", "later 2"])
+            #expect(cursors == entries.map(\.cursor))
+            // One commit that did not wait for the disk, then one that synced it, before `receive`
+            // returned the cursors its caller acknowledges.
+            #expect(after.count == before.count + 2)
+            #expect(after.synced == after.count)
+            var shown: [String] = []
+            for await event in events {
+                if case .message(let message) = event, let text = message.text { shown.append(text) }
+                if shown.count == 3 { break }
+            }
+            #expect(shown == ["later 0", "later 1", "later 2"])
+        }
+    }
+
     @Test("forward secrecy on disk: the session and prekeys Bob stored cannot open what he already received")
     func storedStateCannotReopen() async throws {
         try await TestRelay.run { relay in

@@ -69,7 +69,11 @@ actor MessageReceiver {
         try await learnKeys(for: entries)
         var replenish = false
         let now = now()
-        let (stored, removedFiles, changed) = try store.transaction { transaction in
+        // Committed without waiting for the disk, so that a chat on screen shows the messages
+        // one sync sooner; synced below, before the caller acknowledges them to the relay. A
+        // crash or power cut before that loses the whole transaction (messages, session steps,
+        // cursor) and the relay, never told, delivers the entries again.
+        let ((stored, removedFiles, changed), commit) = try store.countedTransaction(.deferred) { transaction in
             var messages: [LocalStore.NewMessage] = []
             var removedFiles: [UUID] = []
             var changed = false
@@ -113,6 +117,7 @@ actor MessageReceiver {
         store.removeAttachmentFiles(removedFiles)
         for message in stored { events.emit(.message(message)) }
         if changed { events.emit(.changed) }
+        try store.sync(through: commit)
         if replenish {
             // Best effort: if this fails, the next instance's `maintain` sees the low count.
             try? await prekeys.replenish()

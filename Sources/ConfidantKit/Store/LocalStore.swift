@@ -80,7 +80,8 @@ final class LocalStore: Sendable {
         /// bookkeeping whose loss repeats work the relay deduplicates — a message marked sent, a
         /// receipt taken off the queue — and so is sent again under the same id and answered as
         /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
-        /// before it answers (a new message, which its sealing syncs anyway).
+        /// before it answers (a new message, which its sealing syncs anyway; received entries,
+        /// synced before they are acknowledged to the relay).
         case deferred
     }
 
@@ -142,7 +143,15 @@ final class LocalStore: Sendable {
     /// One write transaction with the protocol stores bound to it (`StoreTransaction`): sessions
     /// and prekeys the protocol changes commit with whatever else `body` writes.
     func transaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try write { db in
+        try countedTransaction(.synced, body).result
+    }
+
+    /// ``transaction(_:)`` with the durability given, and the number of its commit for
+    /// ``sync(through:)``.
+    func countedTransaction<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws -> (
+        result: T, commit: UInt64
+    ) {
+        try countedWrite(durability) { db in
             let transaction = StoreTransaction(
                 db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities)
             let result = try body(transaction)
