@@ -81,7 +81,9 @@ struct SessionMessagingTests {
         }
     }
 
-    @Test("received messages are committed without a sync, shown, then synced before they are acknowledged")
+    @Test(
+        "received messages are committed without a sync, shown, then synced before they are acknowledged; known senders are remembered"
+    )
     func receivingSyncsBeforeTheAcknowledgement() async throws {
         try await TestRelay.run { relay in
             let alice = try await KitUser.register(relay, name: "Alice")
@@ -95,7 +97,14 @@ struct SessionMessagingTests {
             let toBob = try await alice.messenger.contact(email: bob.email)
             // Bob learns Alice's keys with the first message (a write of its own).
             _ = try await alice.messenger.send("first", to: toBob)
+            let aliceDevice = KnownSenders.Sender(
+                user: await alice.messenger.me, device: alice.messenger.identity.publicIdentity.deviceID)
+            #expect(!bob.messenger.store.knownSenders.contains(aliceDevice))
             #expect(try await bob.messenger.sync().count == 1)
+            // Found in the store with the next batch and remembered: later batches do not ask it.
+            _ = try await alice.messenger.send("second", to: toBob)
+            #expect(try await bob.messenger.sync().count == 1)
+            #expect(bob.messenger.store.knownSenders.contains(aliceDevice))
             for index in 0..<3 { _ = try await alice.messenger.send("later \(index)", to: toBob) }
             let store = bob.messenger.store
             let entries = try await bob.messenger.relay.call {

@@ -194,28 +194,38 @@ actor MessageReceiver {
         var refreshed = Set<UUID>()
         for entry in entries where entry.kind == .keyChange {
             // The account's own devices too: a device signing in to it is shown as a notice.
-            guard let change = entry.keyChange, let user = UUID(uuidString: change.userId), !refreshed.contains(user)
+            guard let change = entry.keyChange, let user = UUID(hyphenatedHex: change.userId), !refreshed.contains(user)
             else { continue }
             try await directory.refreshKeys(of: user)
             refreshed.insert(user)
         }
-        let senders = entries.compactMap { entry -> (user: UUID, device: UUID?)? in
-            guard entry.kind == .envelope, let sender = UUID(uuidString: entry.senderUserId),
-                !refreshed.contains(sender)
-            else { return nil }
-            return (sender, entry.senderDeviceId.flatMap(UUID.init(uuidString:)))
-        }
+        let knownSenders = store.knownSenders
+        let senders = Set(
+            entries.compactMap { entry -> KnownSenders.Sender? in
+                guard entry.kind == .envelope, let sender = UUID(hyphenatedHex: entry.senderUserId),
+                    !refreshed.contains(sender)
+                else { return nil }
+                return KnownSenders.Sender(
+                    user: sender, device: entry.senderDeviceId.flatMap(UUID.init(hyphenatedHex:)))
+            }
+        ).filter { !knownSenders.contains($0) }
         guard !senders.isEmpty else { return }
         let me = me
         // One read for the batch: two per envelope were a tenth of a client's CPU.
-        let unknown = try store.read { db in
-            func known(_ sender: (user: UUID, device: UUID?)) throws -> Bool {
+        let (known, unknown) = try store.read { db in
+            func isKnown(_ sender: KnownSenders.Sender) throws -> Bool {
                 guard try sender.user == me || LocalStore.knowsContact(sender.user, db) else { return false }
                 guard let device = sender.device else { return true }
                 return try LocalStore.hasKey(of: sender.user, device: device, db)
             }
-            return try senders.filter { try !known($0) }.map(\.user)
+            var known: [KnownSenders.Sender] = []
+            var unknown: [UUID] = []
+            for sender in senders {
+                if try isKnown(sender) { known.append(sender) } else { unknown.append(sender.user) }
+            }
+            return (known, unknown)
         }
+        knownSenders.insert(known)
         for sender in unknown where !refreshed.contains(sender) {
             refreshed.insert(sender)
             _ = try? await directory.refreshKeys(of: sender)
@@ -227,19 +237,20 @@ actor MessageReceiver {
     private func open(_ entry: Components.Schemas.MailboxEntry, in transaction: StoreTransaction, now: Date) throws
         -> Opened
     {
-        guard let sender = UUID(uuidString: entry.senderUserId) else { return .nothing }
+        guard let sender = UUID(hyphenatedHex: entry.senderUserId) else { return .nothing }
         let direction: ChatMessage.Direction = sender == me ? .outgoing : .incoming
         let state: MessageState = sender == me ? .sent : .received
         let messageID =
-            entry.messageId.flatMap(UUID.init(uuidString:)) ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
+            entry.messageId.flatMap(UUID.init(hyphenatedHex:))
+            ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
         func unreadable(_ reason: String, sentAt: Date = entry.receivedAt) -> Opened {
             .message(
                 LocalStore.NewMessage(
                     id: messageID, peer: sender, direction: direction,
-                    senderDevice: entry.senderDeviceId.flatMap(UUID.init(uuidString:)),
+                    senderDevice: entry.senderDeviceId.flatMap(UUID.init(hyphenatedHex:)),
                     sentAt: sentAt, text: nil, unreadableReason: reason, state: state))
         }
-        guard entry.messageId.flatMap(UUID.init(uuidString:)) != nil else {
+        guard entry.messageId.flatMap(UUID.init(hyphenatedHex:)) != nil else {
             return unreadable("the server sent an envelope without a message id")
         }
         guard let data = entry.envelope?.data else { return unreadable("the server sent an empty envelope") }

@@ -14,6 +14,7 @@ final class LocalStore: Sendable {
     let attachmentsDirectory: URL
     private let parsedPrekeys = ParsedPrekeys()
     let parsedIdentities = ParsedIdentities()
+    let knownSenders = KnownSenders()
 
     private init(database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL) {
         self.database = database
