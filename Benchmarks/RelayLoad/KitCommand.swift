@@ -294,7 +294,8 @@ struct KitResult: Codable {
     let messages: Int
     let targetRate: Double?
     let deliveredPerSecond: Double
-    /// Send called → stored by the receiver (its messenger's event).
+    /// Send called → stored by the receiver (its messenger's event: committed, and synced to disk
+    /// before it is acknowledged to the relay).
     let p50Milliseconds: Double
     let p99Milliseconds: Double
     /// Send called → in the receiver's open chat (`ChatViewModel.messages`).
