@@ -240,9 +240,8 @@ actor MessageReceiver {
         guard let sender = UUID(hyphenatedHex: entry.senderUserId) else { return .nothing }
         let direction: ChatMessage.Direction = sender == me ? .outgoing : .incoming
         let state: MessageState = sender == me ? .sent : .received
-        let messageID =
-            entry.messageId.flatMap(UUID.init(hyphenatedHex:))
-            ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
+        let sentID = entry.messageId.flatMap(UUID.init(hyphenatedHex:))
+        let messageID = sentID ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
         func unreadable(_ reason: String, sentAt: Date = entry.receivedAt) -> Opened {
             .message(
                 LocalStore.NewMessage(
@@ -250,7 +249,7 @@ actor MessageReceiver {
                     senderDevice: entry.senderDeviceId.flatMap(UUID.init(hyphenatedHex:)),
                     sentAt: sentAt, text: nil, unreadableReason: reason, state: state))
         }
-        guard entry.messageId.flatMap(UUID.init(hyphenatedHex:)) != nil else {
+        guard sentID != nil else {
             return unreadable("the server sent an envelope without a message id")
         }
         guard let data = entry.envelope?.data else { return unreadable("the server sent an empty envelope") }
