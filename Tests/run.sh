@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Tests/setup.sh
 
+# The suite runs in one process: every test's relay shares NIO's blocking thread pool, which runs
+# SQLite's statements and has a thread per core (two here). One relay per process, as deployed,
+# has those threads to itself; dozens sharing two waited past a client's 30 s read timeout. More
+# threads for the test process, and fewer tests at once (Swift Testing starts every test at once
+# otherwise), keep a busy machine from failing tests about something else.
+export NIO_SINGLETON_BLOCKING_POOL_THREAD_COUNT=${NIO_SINGLETON_BLOCKING_POOL_THREAD_COUNT:-16}
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-24}
+
 status=0
 # A bound on the whole run: a test that hangs (a wait nobody answers) fails the run here, with
 # this message, instead of holding CI until its own limit. The suite takes a few minutes.

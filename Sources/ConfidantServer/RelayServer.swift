@@ -87,7 +87,8 @@ public final class RelayServer: Sendable {
             let database = RelayDatabase(
                 db: app.db, engine: listener == nil ? .sqlite : .postgresql, sqlitePath: sqlitePath,
                 synchronous: configuration.sqliteSynchronous,
-                busyTimeoutMilliseconds: configuration.sqliteBusyTimeoutMilliseconds)
+                busyTimeoutMilliseconds: configuration.sqliteBusyTimeoutMilliseconds,
+                postgresWriteSeconds: configuration.postgresWriteSeconds)
             ownWriteConnection = database
             let services = try RelayServices(
                 configuration: configuration, database: database, hub: hub, cache: sessionCache,

@@ -129,6 +129,10 @@ public struct ServerConfiguration: Sendable {
     /// How long a request waits for a database connection before it is answered
     /// `503 database_unavailable` (the database is down, or overloaded).
     public var databaseWaitSeconds = 10
+    /// How long a PostgreSQL write may go unanswered before it is given up as
+    /// `503 database_unavailable`: PostgresNIO can leave a transaction whose connection died in a
+    /// restart neither committed nor failed, and the writes behind it would wait for ever.
+    public var postgresWriteSeconds = 20
     /// Reverse proxies whose `X-Forwarded-For` is believed: the client is the rightmost address
     /// in it that is not one of these. Empty (the default): the socket's peer is the client.
     public var trustedProxies: [IPNetwork] = []

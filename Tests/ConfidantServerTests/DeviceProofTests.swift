@@ -98,7 +98,7 @@ struct DeviceProofTests {
             let bob = try await TestUser.make(relay, name: "bob")
             _ = try await alice.send("for bob", to: [(bob.address, bob.identity.publicIdentity)])
             let silent = try await StreamClient.connect(port: relay.port, user: bob, proving: false)
-            let frames = await silent.frames.next(10, within: 10)
+            let frames = await silent.frames.next(10)
             #expect(frames.first?.challenge != nil)
             #expect(frames.allSatisfy { $0.entry == nil && $0.caughtUp == nil }, "\(frames)")
             #expect(silent.socket.closeCode == .unknown(4408))
@@ -116,7 +116,7 @@ struct DeviceProofTests {
                 identity: try PrivateIdentity.generate(deviceID: bob.identity.deviceID), token: bob.token,
                 client: bob.client)
             let wrong = try await StreamClient.connect(port: relay.port, user: impostor)
-            let wrongFrames = await wrong.frames.next(10, within: 10)
+            let wrongFrames = await wrong.frames.next(10)
             #expect(wrongFrames.allSatisfy { $0.entry == nil }, "\(wrongFrames)")
             #expect(wrong.socket.closeCode == .unknown(4403))
 

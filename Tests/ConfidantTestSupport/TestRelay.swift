@@ -85,6 +85,12 @@ package struct TestRelay: RelayEndpoint {
         configuration.useTestingSecurityParameters()
         configuration.freeSignUpsPerAddress = 1_000_000
         configuration.signInStarts.perAddress.limit = 1_000_000
+        // The whole suite runs at once on two cores: a request there can wait far longer for a
+        // database connection or a PostgreSQL answer than the production defaults (10 s, 20 s)
+        // allow, and a 503 would fail a test about something else. Only a hang fails here; the
+        // tests of these limits set their own.
+        configuration.databaseWaitSeconds = 120
+        configuration.postgresWriteSeconds = 120
         adjust(&configuration)
         let server = try await RelayServer(configuration: configuration)
         let port = try await server.start()

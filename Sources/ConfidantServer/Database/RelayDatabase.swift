@@ -19,12 +19,14 @@ struct RelayDatabase: Sendable {
     /// `busyTimeoutMilliseconds`: how long a write waits for a lock another process holds on the
     /// SQLite file (a backup, a `sqlite3` shell) before it fails with `database_unavailable`.
     /// `sqlitePath`: the SQLite file, for the relay's own write connection.
+    /// `postgresWriteSeconds`: how long a PostgreSQL write may go unanswered (`DatabaseDeadline`).
     init(
         db: any Database, engine: Engine, sqlitePath: String? = nil, synchronous: SQLiteSynchronous,
-        busyTimeoutMilliseconds: Int = 5_000
+        busyTimeoutMilliseconds: Int = 5_000, postgresWriteSeconds: Int = 20
     ) {
         self.db = db
         self.engine = engine
+        self.postgresWriteSeconds = postgresWriteSeconds
         setup = WriteConnectionSetup(synchronous: synchronous, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         let gate = WriteGate()
         self.gate = gate
@@ -44,7 +46,7 @@ struct RelayDatabase: Sendable {
 
     /// How long a PostgreSQL write may go unanswered before it fails `database_unavailable`
     /// (see `DatabaseDeadline`); a group of 1,024 sends takes milliseconds.
-    static let postgresWriteSeconds = 20
+    private let postgresWriteSeconds: Int
 
     /// The database in SQL, for the hot paths that bypass Fluent's models.
     var sql: any SQLDatabase {
@@ -74,7 +76,7 @@ struct RelayDatabase: Sendable {
     ) async throws -> T {
         if isPostgres {
             let db = db
-            let result = try await DatabaseDeadline.run(seconds: Self.postgresWriteSeconds) {
+            let result = try await DatabaseDeadline.run(seconds: postgresWriteSeconds) {
                 singleStatement ? try await body(db) : try await db.transaction { try await body($0) }
             }
             await committed(result)
