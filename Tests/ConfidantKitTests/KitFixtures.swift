@@ -36,6 +36,31 @@ struct KitUser {
         return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
     }
 
+    /// Registers Alice and Bob on `relay`, runs `body` with them, and removes their profiles
+    /// (ending their live connections) however `body` ends.
+    static func pair(
+        _ relay: some RelayEndpoint, isolation: isolated (any Actor)? = #isolation,
+        _ body: (_ alice: KitUser, _ bob: KitUser) async throws -> Void
+    ) async throws {
+        let alice = try await register(relay, name: "Alice")
+        let bob: KitUser
+        do {
+            bob = try await register(relay, name: "Bob")
+        } catch {
+            await alice.remove()
+            throw error
+        }
+        do {
+            try await body(alice, bob)
+        } catch {
+            await alice.remove()
+            await bob.remove()
+            throw error
+        }
+        await alice.remove()
+        await bob.remove()
+    }
+
     /// The same account signed in from another profile (another device).
     func secondDevice(_ relay: some RelayEndpoint) async throws -> KitUser {
         let profile = TestProfile()
@@ -66,7 +91,7 @@ struct KitUser {
 
 extension AsyncStream where Element == MessengerEvent {
     /// Waits for the first event that `match` accepts, for at most `seconds`.
-    func first(within seconds: Double = 10, where match: @escaping @Sendable (MessengerEvent) -> Bool) async
+    func first(within seconds: Double = 60, where match: @escaping @Sendable (MessengerEvent) -> Bool) async
         -> MessengerEvent?
     {
         await withTaskGroup(of: MessengerEvent?.self) { group in

@@ -11,40 +11,34 @@ struct MessengerTests {
     @Test("texts of every size arrive in order, decrypted, and the conversation lists them")
     func sendAndSync() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email.uppercased())
+                let texts = ["Привет 👋 مرحبا", "x", String(repeating: "é", count: ChatPayload.maximumTextBytes / 2)]
+                for text in texts {
+                    #expect(try await alice.messenger.send(text, to: toBob).status == .sent)
                 }
-            }
-            let toBob = try await alice.messenger.contact(email: bob.email.uppercased())
-            let texts = ["Привет 👋 مرحبا", "x", String(repeating: "é", count: ChatPayload.maximumTextBytes / 2)]
-            for text in texts {
-                #expect(try await alice.messenger.send(text, to: toBob).status == .sent)
-            }
-            let received = try await bob.messenger.sync()
-            #expect(received.map(\.text) == texts)
-            #expect(received.allSatisfy { $0.direction == .incoming && $0.status == .received })
-            let conversations = try await bob.messenger.conversations()
-            #expect(conversations.count == 1)
-            #expect(conversations.first?.peer.email == alice.email)
-            #expect(conversations.first?.unread == 3)
-            try await bob.messenger.markRead(conversations[0].peer.id)
-            #expect(try await bob.messenger.conversations().first?.unread == 0)
-            // A second sync finds nothing new: everything was acknowledged.
-            #expect(try await bob.messenger.sync().isEmpty)
-            await #expect(
-                throws: ConfidantKitError.messageTooLarge(
-                    bytes: ChatPayload.maximumTextBytes + 1, limit: ChatPayload.maximumTextBytes)
-            ) {
-                try await alice.messenger.send(
-                    String(repeating: "a", count: ChatPayload.maximumTextBytes + 1), to: toBob)
-            }
-            await #expect(throws: ConfidantKitError.emptyMessage) { try await alice.messenger.send("", to: toBob) }
-            await #expect(throws: ConfidantKitError.unknownUser("nobody@example.com")) {
-                try await alice.messenger.contact(email: "nobody@example.com")
+                let received = try await bob.messenger.sync()
+                #expect(received.map(\.text) == texts)
+                #expect(received.allSatisfy { $0.direction == .incoming && $0.status == .received })
+                let conversations = try await bob.messenger.conversations()
+                #expect(conversations.count == 1)
+                #expect(conversations.first?.peer.email == alice.email)
+                #expect(conversations.first?.unread == 3)
+                try await bob.messenger.markRead(conversations[0].peer.id)
+                #expect(try await bob.messenger.conversations().first?.unread == 0)
+                // A second sync finds nothing new: everything was acknowledged.
+                #expect(try await bob.messenger.sync().isEmpty)
+                await #expect(
+                    throws: ConfidantKitError.messageTooLarge(
+                        bytes: ChatPayload.maximumTextBytes + 1, limit: ChatPayload.maximumTextBytes)
+                ) {
+                    try await alice.messenger.send(
+                        String(repeating: "a", count: ChatPayload.maximumTextBytes + 1), to: toBob)
+                }
+                await #expect(throws: ConfidantKitError.emptyMessage) { try await alice.messenger.send("", to: toBob) }
+                await #expect(throws: ConfidantKitError.unknownUser("nobody@example.com")) {
+                    try await alice.messenger.contact(email: "nobody@example.com")
+                }
             }
         }
     }
@@ -112,83 +106,71 @@ struct MessengerTests {
     @Test("a new device key: peers get the warning, old messages are unreadable placeholders, new ones arrive")
     func keyChange() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                _ = try await alice.messenger.send("sealed for the old key", to: toBob)
+                try await alice.messenger.markVerified(toBob)
+                // Bob reinstalls: same device id, new key.
+                let reinstalled = try await Messenger.login(
+                    bob.profile.storage, passphrase: TestProfile.passphrase, email: bob.email,
+                    password: bob.password, newDeviceKey: true, answer: KitUser.mailedCode(relay, email: bob.email))
+                #expect(reinstalled.identity.deviceID == bob.messenger.identity.deviceID)
+                let old = try await reinstalled.sync()
+                #expect(old.count == 1)
+                #expect(old.first?.text == nil)
+                #expect(
+                    old.first?.displayText.hasPrefix(
+                        "[unreadable message: it was sealed for a key this device no longer has") == true)
+                // Alice learns of the change from her mailbox and sees the tunnel-concept warning.
+                _ = try await alice.messenger.sync()
+                let summary = try #require(try await alice.messenger.conversations().first)
+                #expect(
+                    summary.keyChangeWarning
+                        == "Bob's security key changed — messages sent to the old device can't be read there")
+                // Bob was verified: sending asks first, then a confirmed send goes and later ones do not ask.
+                await #expect(throws: ConfidantKitError.keyChangedSinceVerification(name: "Bob")) {
+                    try await alice.messenger.send("new key?", to: toBob)
                 }
+                #expect(try await alice.messenger.send("confirmed", to: toBob, confirmKeyChange: true).status == .sent)
+                #expect(try await alice.messenger.send("and again", to: toBob).status == .sent)
+                let afterChange = try await reinstalled.sync()
+                #expect(afterChange.map(\.text) == ["confirmed", "and again"])
+                // The session with the old key ended with it; these came in a new one, bound to the new key.
+                #expect(afterChange.allSatisfy { $0.envelopeVersion == 2 })
+                let bobDevice = reinstalled.identity.deviceID
+                let bobID = await reinstalled.me
+                let oldKey = IdentityFingerprint(bob.messenger.identity.publicIdentity).description
+                let newKey = IdentityFingerprint(reinstalled.identity.publicIdentity).description
+                #expect(
+                    try alice.messenger.store.session(
+                        with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: oldKey) == nil)
+                #expect(
+                    try alice.messenger.store.session(
+                        with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: newKey) != nil)
+                #expect(try await alice.messenger.verification(of: toBob).state == .unverified)
             }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            _ = try await alice.messenger.send("sealed for the old key", to: toBob)
-            try await alice.messenger.markVerified(toBob)
-            // Bob reinstalls: same device id, new key.
-            let reinstalled = try await Messenger.login(
-                bob.profile.storage, passphrase: TestProfile.passphrase, email: bob.email,
-                password: bob.password, newDeviceKey: true, answer: KitUser.mailedCode(relay, email: bob.email))
-            #expect(reinstalled.identity.deviceID == bob.messenger.identity.deviceID)
-            let old = try await reinstalled.sync()
-            #expect(old.count == 1)
-            #expect(old.first?.text == nil)
-            #expect(
-                old.first?.displayText.hasPrefix(
-                    "[unreadable message: it was sealed for a key this device no longer has") == true)
-            // Alice learns of the change from her mailbox and sees the tunnel-concept warning.
-            _ = try await alice.messenger.sync()
-            let summary = try #require(try await alice.messenger.conversations().first)
-            #expect(
-                summary.keyChangeWarning
-                    == "Bob's security key changed — messages sent to the old device can't be read there")
-            // Bob was verified: sending asks first, then a confirmed send goes and later ones do not ask.
-            await #expect(throws: ConfidantKitError.keyChangedSinceVerification(name: "Bob")) {
-                try await alice.messenger.send("new key?", to: toBob)
-            }
-            #expect(try await alice.messenger.send("confirmed", to: toBob, confirmKeyChange: true).status == .sent)
-            #expect(try await alice.messenger.send("and again", to: toBob).status == .sent)
-            let afterChange = try await reinstalled.sync()
-            #expect(afterChange.map(\.text) == ["confirmed", "and again"])
-            // The session with the old key ended with it; these came in a new one, bound to the new key.
-            #expect(afterChange.allSatisfy { $0.envelopeVersion == 2 })
-            let bobDevice = reinstalled.identity.deviceID
-            let bobID = await reinstalled.me
-            let oldKey = IdentityFingerprint(bob.messenger.identity.publicIdentity).description
-            let newKey = IdentityFingerprint(reinstalled.identity.publicIdentity).description
-            #expect(
-                try alice.messenger.store.session(
-                    with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: oldKey) == nil)
-            #expect(
-                try alice.messenger.store.session(
-                    with: DeviceAddress(userID: bobID, deviceID: bobDevice), fingerprint: newKey) != nil)
-            #expect(try await alice.messenger.verification(of: toBob).state == .unverified)
         }
     }
 
     @Test("the live stream delivers while connected and acknowledges what it stored")
     func live() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let events = await bob.messenger.events()
+                await bob.messenger.startLive()
+                let live = await events.first { if case .connection(.live) = $0 { true } else { false } }
+                #expect(live != nil)
+                _ = try await alice.messenger.send("live one", to: alice.messenger.contact(email: bob.email))
+                let event = await events.first { if case .message = $0 { true } else { false } }
+                guard case .message(let message)? = event else {
+                    Issue.record("no live message")
+                    return
                 }
+                #expect(message.text == "live one")
+                await bob.messenger.stopLive()
+                // Acknowledged over the stream: a sync finds nothing more.
+                #expect(try await bob.messenger.sync().isEmpty)
             }
-            let events = await bob.messenger.events()
-            await bob.messenger.startLive()
-            let live = await events.first { if case .connection(.live) = $0 { true } else { false } }
-            #expect(live != nil)
-            _ = try await alice.messenger.send("live one", to: alice.messenger.contact(email: bob.email))
-            let event = await events.first { if case .message = $0 { true } else { false } }
-            guard case .message(let message)? = event else {
-                Issue.record("no live message")
-                return
-            }
-            #expect(message.text == "live one")
-            await bob.messenger.stopLive()
-            // Acknowledged over the stream: a sync finds nothing more.
-            #expect(try await bob.messenger.sync().isEmpty)
         }
     }
 
@@ -247,74 +229,62 @@ struct MessengerTests {
     @Test("a seed-legacy envelope from the relay is unreadable unless the profile turns seed compatibility on")
     func seedLegacyRefused() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let bobID = await bob.messenger.me
+                let aliceToken = await alice.messenger.account.token
+                #expect(aliceToken != nil)
+                let aliceClient = relay.client(token: aliceToken)
+                _ = try await alice.messenger.contact(email: bob.email)
+                _ = try await bob.messenger.contact(email: alice.email)
+                /// Posts `text` sealed in the seed's cipher, as a seed app (or anyone with Alice's token) could.
+                func postSeedLegacy(_ text: String) async throws {
+                    let envelope = try SealedEnvelope.seal(
+                        Data(text.utf8), from: alice.messenger.identity, senderUserID: await alice.messenger.me,
+                        to: bob.messenger.identity.publicIdentity, recipientUserID: bobID, suite: .seedLegacy)
+                    _ = try await aliceClient.sendMessage(
+                        body: .json(
+                            .init(
+                                messageId: envelope.header.messageID.uuidString,
+                                envelopes: [
+                                    .init(
+                                        recipientUserId: bobID.uuidString,
+                                        recipientDeviceId: bob.messenger.identity.deviceID.uuidString,
+                                        envelope: .init(envelope.serialized))
+                                ]))
+                    ).ok
                 }
-            }
-            let bobID = await bob.messenger.me
-            let aliceToken = await alice.messenger.account.token
-            #expect(aliceToken != nil)
-            let aliceClient = relay.client(token: aliceToken)
-            _ = try await alice.messenger.contact(email: bob.email)
-            _ = try await bob.messenger.contact(email: alice.email)
-            /// Posts `text` sealed in the seed's cipher, as a seed app (or anyone with Alice's token) could.
-            func postSeedLegacy(_ text: String) async throws {
-                let envelope = try SealedEnvelope.seal(
-                    Data(text.utf8), from: alice.messenger.identity, senderUserID: await alice.messenger.me,
-                    to: bob.messenger.identity.publicIdentity, recipientUserID: bobID, suite: .seedLegacy)
-                _ = try await aliceClient.sendMessage(
-                    body: .json(
-                        .init(
-                            messageId: envelope.header.messageID.uuidString,
-                            envelopes: [
-                                .init(
-                                    recipientUserId: bobID.uuidString,
-                                    recipientDeviceId: bob.messenger.identity.deviceID.uuidString,
-                                    envelope: .init(envelope.serialized))
-                            ]))
-                ).ok
-            }
-            try await postSeedLegacy("no integrity")
-            let refused = try #require(try await bob.messenger.sync().first)
-            #expect(refused.text == nil)
-            #expect(refused.unreadableReason?.contains("seed-legacy") == true)
+                try await postSeedLegacy("no integrity")
+                let refused = try #require(try await bob.messenger.sync().first)
+                #expect(refused.text == nil)
+                #expect(refused.unreadableReason?.contains("seed-legacy") == true)
 
-            try await bob.messenger.setSeedCompatibility(true)
-            let compatible = try Messenger.open(bob.profile.storage, passphrase: TestProfile.passphrase)
-            try await postSeedLegacy("read for compatibility")
-            #expect(try await compatible.sync().first?.unreadableReason == nil)
-            let aliceID = await alice.messenger.me
-            #expect(try await compatible.history(with: aliceID, limit: 5).last?.text == "read for compatibility")
+                try await bob.messenger.setSeedCompatibility(true)
+                let compatible = try Messenger.open(bob.profile.storage, passphrase: TestProfile.passphrase)
+                try await postSeedLegacy("read for compatibility")
+                #expect(try await compatible.sync().first?.unreadableReason == nil)
+                let aliceID = await alice.messenger.me
+                #expect(try await compatible.history(with: aliceID, limit: 5).last?.text == "read for compatibility")
+            }
         }
     }
 
     @Test("while connected, sends go over the stream; without the stream, over HTTP; both arrive once, in order")
     func sendsOverTheStream() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                let events = await alice.messenger.events()
+                await alice.messenger.startLive()
+                #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                for index in 1...5 {
+                    #expect(try await alice.messenger.send("streamed \(index)", to: toBob).status == .sent)
                 }
+                #expect(await alice.messenger.sender.transports == Array(repeating: .stream, count: 5))
+                await alice.messenger.stopLive()
+                #expect(try await alice.messenger.send("posted", to: toBob).status == .sent)
+                #expect(await alice.messenger.sender.transports.last == .http)
+                #expect(try await bob.messenger.sync().map(\.text) == (1...5).map { "streamed \($0)" } + ["posted"])
             }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            let events = await alice.messenger.events()
-            await alice.messenger.startLive()
-            #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
-            for index in 1...5 {
-                #expect(try await alice.messenger.send("streamed \(index)", to: toBob).status == .sent)
-            }
-            #expect(await alice.messenger.sender.transports == Array(repeating: .stream, count: 5))
-            await alice.messenger.stopLive()
-            #expect(try await alice.messenger.send("posted", to: toBob).status == .sent)
-            #expect(await alice.messenger.sender.transports.last == .http)
-            #expect(try await bob.messenger.sync().map(\.text) == (1...5).map { "streamed \($0)" } + ["posted"])
         }
     }
 
@@ -351,30 +321,24 @@ struct MessengerTests {
     @Test("an unreachable server queues the send; the outbox sends it exactly once later")
     func outbox() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
-                }
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                // The same profile pointed at a port where nothing listens.
+                let account = await alice.messenger.account
+                var offline = account
+                offline.serverURL = try ServerAddress.parse("http://127.0.0.1:9")
+                try alice.messenger.store.saveAccount(offline)
+                let away = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
+                let queued = try await away.send("written offline", to: toBob)
+                #expect(queued.status == .pending)
+                await #expect(throws: ConfidantKitError.self) { try await away.sync() }
+                try alice.messenger.store.saveAccount(account)
+                let back = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
+                #expect(try await back.flushOutbox() == 1)
+                #expect(try await back.flushOutbox() == 0)
+                #expect(try await back.history(with: toBob.id, limit: 5).last?.status == .sent)
+                #expect(try await bob.messenger.sync().map(\.text) == ["written offline"])
             }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            // The same profile pointed at a port where nothing listens.
-            let account = await alice.messenger.account
-            var offline = account
-            offline.serverURL = try ServerAddress.parse("http://127.0.0.1:9")
-            try alice.messenger.store.saveAccount(offline)
-            let away = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
-            let queued = try await away.send("written offline", to: toBob)
-            #expect(queued.status == .pending)
-            await #expect(throws: ConfidantKitError.self) { try await away.sync() }
-            try alice.messenger.store.saveAccount(account)
-            let back = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
-            #expect(try await back.flushOutbox() == 1)
-            #expect(try await back.flushOutbox() == 0)
-            #expect(try await back.history(with: toBob.id, limit: 5).last?.status == .sent)
-            #expect(try await bob.messenger.sync().map(\.text) == ["written offline"])
         }
     }
 

@@ -26,19 +26,11 @@ struct RichMessageTests {
         isolation: isolated (any Actor)? = #isolation, _ body: (TestRelay, KitUser, KitUser, Files) async throws -> Void
     ) async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            let files = try Files()
-            defer { files.remove() }
-            do {
+            try await KitUser.pair(relay) { alice, bob in
+                let files = try Files()
+                defer { files.remove() }
                 try await body(relay, alice, bob, files)
-            } catch {
-                await alice.remove()
-                await bob.remove()
-                throw error
             }
-            await alice.remove()
-            await bob.remove()
         }
     }
 

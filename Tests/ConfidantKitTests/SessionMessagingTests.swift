@@ -12,38 +12,33 @@ struct SessionMessagingTests {
     @Test("messages travel in v2 sessions both ways; the sessions are stored sealed")
     func sessionsBothWays() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
-                }
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                for index in 0..<3 { _ = try await alice.messenger.send("first contact \(index)", to: toBob) }
+                let received = try await bob.messenger.sync()
+                #expect(received.map(\.text) == ["first contact 0", "first contact 1", "first contact 2"])
+                #expect(received.allSatisfy { $0.envelopeVersion == 2 })
+                let toAlice = try await bob.messenger.contact(email: alice.email)
+                _ = try await bob.messenger.send("reply in the session", to: toAlice)
+                let reply = try await alice.messenger.sync()
+                #expect(reply.map(\.text) == ["reply in the session"])
+                #expect(reply.first?.envelopeVersion == 2)
+                #expect(try alice.messenger.store.sessionCount() == 1)
+                #expect(try bob.messenger.store.sessionCount() == 1)
+                // The sessions' secrets are sealed: no stored chain or root key appears in the database file.
+                let aliceID = await alice.messenger.me
+                let record = try #require(
+                    try bob.messenger.store.session(
+                        with: DeviceAddress(userID: aliceID, deviceID: alice.messenger.identity.deviceID),
+                        fingerprint: IdentityFingerprint(alice.messenger.identity.publicIdentity).description))
+                // Bytes 66..<98 of a serialized session are its root key (docs/PROTOCOL.md §9.5).
+                let root = record.sessions[0].serialized[66..<98]
+                let file =
+                    try Data(contentsOf: bob.profile.storage.storeURL)
+                    + ((try? Data(contentsOf: URL(fileURLWithPath: bob.profile.storage.storeURL.path + "-wal")))
+                        ?? Data())
+                #expect(file.range(of: Data(root)) == nil)
             }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            for index in 0..<3 { _ = try await alice.messenger.send("first contact \(index)", to: toBob) }
-            let received = try await bob.messenger.sync()
-            #expect(received.map(\.text) == ["first contact 0", "first contact 1", "first contact 2"])
-            #expect(received.allSatisfy { $0.envelopeVersion == 2 })
-            let toAlice = try await bob.messenger.contact(email: alice.email)
-            _ = try await bob.messenger.send("reply in the session", to: toAlice)
-            let reply = try await alice.messenger.sync()
-            #expect(reply.map(\.text) == ["reply in the session"])
-            #expect(reply.first?.envelopeVersion == 2)
-            #expect(try alice.messenger.store.sessionCount() == 1)
-            #expect(try bob.messenger.store.sessionCount() == 1)
-            // The sessions' secrets are sealed: no stored chain or root key appears in the database file.
-            let aliceID = await alice.messenger.me
-            let record = try #require(
-                try bob.messenger.store.session(
-                    with: DeviceAddress(userID: aliceID, deviceID: alice.messenger.identity.deviceID),
-                    fingerprint: IdentityFingerprint(alice.messenger.identity.publicIdentity).description))
-            // Bytes 66..<98 of a serialized session are its root key (docs/PROTOCOL.md §9.5).
-            let root = record.sessions[0].serialized[66..<98]
-            let file =
-                try Data(contentsOf: bob.profile.storage.storeURL)
-                + ((try? Data(contentsOf: URL(fileURLWithPath: bob.profile.storage.storeURL.path + "-wal"))) ?? Data())
-            #expect(file.range(of: Data(root)) == nil)
         }
     }
 
@@ -52,32 +47,27 @@ struct SessionMessagingTests {
     )
     func twoProcessesOneProfile() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
-                }
-            }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            _ = try await alice.messenger.send("the session starts", to: toBob)
-            // A second opening of Alice's profile: its own connection to the store, as `confidant
-            // send` has while `confidant chat` runs in another terminal.
-            let second = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (name, messenger) in [("one", alice.messenger), ("two", second)] {
-                    group.addTask {
-                        for index in 0..<15 { _ = try await messenger.send("\(name) \(index)", to: toBob) }
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                _ = try await alice.messenger.send("the session starts", to: toBob)
+                // A second opening of Alice's profile: its own connection to the store, as `confidant
+                // send` has while `confidant chat` runs in another terminal.
+                let second = try Messenger.open(alice.profile.storage, passphrase: TestProfile.passphrase)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (name, messenger) in [("one", alice.messenger), ("two", second)] {
+                        group.addTask {
+                            for index in 0..<15 { _ = try await messenger.send("\(name) \(index)", to: toBob) }
+                        }
                     }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
+                let sent = try await alice.messenger.history(with: toBob.id, limit: 100)
+                #expect(sent.filter { $0.status != .sent }.isEmpty, "\(sent.map(\.status))")
+                let received = try await bob.messenger.sync()
+                #expect(received.count == 31)
+                #expect(
+                    received.allSatisfy { $0.unreadableReason == nil }, "\(received.compactMap(\.unreadableReason))")
             }
-            let sent = try await alice.messenger.history(with: toBob.id, limit: 100)
-            #expect(sent.filter { $0.status != .sent }.isEmpty, "\(sent.map(\.status))")
-            let received = try await bob.messenger.sync()
-            #expect(received.count == 31)
-            #expect(received.allSatisfy { $0.unreadableReason == nil }, "\(received.compactMap(\.unreadableReason))")
         }
     }
 
@@ -86,88 +76,77 @@ struct SessionMessagingTests {
     )
     func receivingSyncsBeforeTheAcknowledgement() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                // Bob learns Alice's keys with the first message (a write of its own).
+                _ = try await alice.messenger.send("first", to: toBob)
+                let aliceDevice = KnownSenders.Sender(
+                    user: await alice.messenger.me, device: alice.messenger.identity.publicIdentity.deviceID)
+                #expect(!bob.messenger.store.knownSenders.contains(aliceDevice))
+                #expect(try await bob.messenger.sync().count == 1)
+                // Found in the store with the next batch and remembered: later batches do not ask it.
+                _ = try await alice.messenger.send("second", to: toBob)
+                #expect(try await bob.messenger.sync().count == 1)
+                #expect(bob.messenger.store.knownSenders.contains(aliceDevice))
+                for index in 0..<3 { _ = try await alice.messenger.send("later \(index)", to: toBob) }
+                let store = bob.messenger.store
+                let entries = try await bob.messenger.relay.call {
+                    try await $0.fetchMailbox(query: .init(after: try store.cursor(), limit: 100))
                 }
+                .ok.body.json.entries
+                #expect(entries.count == 3)
+                let events = await bob.messenger.events()
+                let before = store.commitCounts
+                let (stored, cursors) = try await bob.messenger.receiver.receive(entries)
+                let after = store.commitCounts
+                #expect(stored.map(\.text) == ["later 0", "later 1", "later 2"])
+                #expect(cursors == entries.map(\.cursor))
+                // One commit that did not wait for the disk, then one that synced it, before `receive`
+                // returned the cursors its caller acknowledges.
+                #expect(after.count == before.count + 2)
+                #expect(after.synced == after.count)
+                var shown: [String] = []
+                for await event in events {
+                    if case .message(let message) = event, let text = message.text { shown.append(text) }
+                    if shown.count == 3 { break }
+                }
+                #expect(shown == ["later 0", "later 1", "later 2"])
             }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            // Bob learns Alice's keys with the first message (a write of its own).
-            _ = try await alice.messenger.send("first", to: toBob)
-            let aliceDevice = KnownSenders.Sender(
-                user: await alice.messenger.me, device: alice.messenger.identity.publicIdentity.deviceID)
-            #expect(!bob.messenger.store.knownSenders.contains(aliceDevice))
-            #expect(try await bob.messenger.sync().count == 1)
-            // Found in the store with the next batch and remembered: later batches do not ask it.
-            _ = try await alice.messenger.send("second", to: toBob)
-            #expect(try await bob.messenger.sync().count == 1)
-            #expect(bob.messenger.store.knownSenders.contains(aliceDevice))
-            for index in 0..<3 { _ = try await alice.messenger.send("later \(index)", to: toBob) }
-            let store = bob.messenger.store
-            let entries = try await bob.messenger.relay.call {
-                try await $0.fetchMailbox(query: .init(after: try store.cursor(), limit: 100))
-            }
-            .ok.body.json.entries
-            #expect(entries.count == 3)
-            let events = await bob.messenger.events()
-            let before = store.commitCounts
-            let (stored, cursors) = try await bob.messenger.receiver.receive(entries)
-            let after = store.commitCounts
-            #expect(stored.map(\.text) == ["later 0", "later 1", "later 2"])
-            #expect(cursors == entries.map(\.cursor))
-            // One commit that did not wait for the disk, then one that synced it, before `receive`
-            // returned the cursors its caller acknowledges.
-            #expect(after.count == before.count + 2)
-            #expect(after.synced == after.count)
-            var shown: [String] = []
-            for await event in events {
-                if case .message(let message) = event, let text = message.text { shown.append(text) }
-                if shown.count == 3 { break }
-            }
-            #expect(shown == ["later 0", "later 1", "later 2"])
         }
     }
 
     @Test("forward secrecy on disk: the session and prekeys Bob stored cannot open what he already received")
     func storedStateCannotReopen() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                for index in 0..<3 { _ = try await alice.messenger.send("forward secret \(index)", to: toBob) }
+                // What an attacker who recorded the traffic (or the relay) keeps: the envelopes as sent.
+                let recorded = try await bob.messenger.relay.call {
+                    try await $0.fetchMailbox(query: .init(after: 0, limit: 100))
                 }
-            }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            for index in 0..<3 { _ = try await alice.messenger.send("forward secret \(index)", to: toBob) }
-            // What an attacker who recorded the traffic (or the relay) keeps: the envelopes as sent.
-            let recorded = try await bob.messenger.relay.call {
-                try await $0.fetchMailbox(query: .init(after: 0, limit: 100))
-            }
-            .ok.body.json.entries.compactMap { $0.envelope.map { Data($0.data) } }
-            #expect(recorded.count == 3)
-            #expect(try await bob.messenger.sync().count == 3)
-            // Later the attacker takes Bob's unlocked device: the stored session and prekeys.
-            let aliceID = await alice.messenger.me
-            let bobID = await bob.messenger.me
-            let aliceKey = alice.messenger.identity.publicIdentity
-            var record = try #require(
-                try bob.messenger.store.session(
-                    with: DeviceAddress(userID: aliceID, deviceID: aliceKey.deviceID),
-                    fingerprint: IdentityFingerprint(aliceKey).description))
-            var prekeys = try #require(try bob.messenger.store.prekeys())
-            for bytes in recorded {
-                guard case .ratchet(let envelope) = try WireEnvelope(serialized: bytes) else {
-                    Issue.record("expected a v2 envelope")
-                    continue
-                }
-                #expect(throws: SessionError.self) {
-                    try record.open(
-                        envelope, as: bob.messenger.identity, recipientUserID: bobID, from: aliceKey, prekeys: &prekeys)
+                .ok.body.json.entries.compactMap { $0.envelope.map { Data($0.data) } }
+                #expect(recorded.count == 3)
+                #expect(try await bob.messenger.sync().count == 3)
+                // Later the attacker takes Bob's unlocked device: the stored session and prekeys.
+                let aliceID = await alice.messenger.me
+                let bobID = await bob.messenger.me
+                let aliceKey = alice.messenger.identity.publicIdentity
+                var record = try #require(
+                    try bob.messenger.store.session(
+                        with: DeviceAddress(userID: aliceID, deviceID: aliceKey.deviceID),
+                        fingerprint: IdentityFingerprint(aliceKey).description))
+                var prekeys = try #require(try bob.messenger.store.prekeys())
+                for bytes in recorded {
+                    guard case .ratchet(let envelope) = try WireEnvelope(serialized: bytes) else {
+                        Issue.record("expected a v2 envelope")
+                        continue
+                    }
+                    #expect(throws: SessionError.self) {
+                        try record.open(
+                            envelope, as: bob.messenger.identity, recipientUserID: bobID, from: aliceKey,
+                            prekeys: &prekeys)
+                    }
                 }
             }
         }
@@ -214,37 +193,31 @@ struct SessionMessagingTests {
     @Test("claimed one-time prekeys: the low-water notice makes the device publish more")
     func replenishesAfterLowWater() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
+            try await KitUser.pair(relay) { alice, bob in
+                let bobID = await bob.messenger.me
+                func status() async throws -> Components.Schemas.PrekeyStatus {
+                    switch try await bob.messenger.relay.call({ try await $0.prekeyStatus() }) {
+                    case .ok(let ok): return try ok.body.json
+                    default: throw ConfidantKitError.notSignedIn
+                    }
                 }
-            }
-            let bobID = await bob.messenger.me
-            func status() async throws -> Components.Schemas.PrekeyStatus {
-                switch try await bob.messenger.relay.call({ try await $0.prekeyStatus() }) {
-                case .ok(let ok): return try ok.body.json
-                default: throw ConfidantKitError.notSignedIn
+                #expect(try await status().oneTimePrekeys == DevicePrekeys.batchSize)
+                var handedOut = Set<Int64>()
+                for _ in 0..<85 {
+                    let bundles = try await alice.messenger.relay.call {
+                        try await $0.claimPrekeyBundles(path: .init(userId: bobID.canonicalString), query: .init())
+                    }.ok.body.json
+                    if let id = bundles.first?.oneTimePrekey?.id { handedOut.insert(id) }
                 }
+                #expect(handedOut.count == 85, "no one-time prekey is handed out twice")
+                #expect(try await status().oneTimePrekeys == 15)
+                _ = try await bob.messenger.sync()
+                #expect(try await status().oneTimePrekeys == 15 + DevicePrekeys.batchSize)
+                // A session still starts and opens after the top-up.
+                _ = try await alice.messenger.send(
+                    "after the top-up", to: try await alice.messenger.contact(email: bob.email))
+                #expect(try await bob.messenger.sync().map(\.text) == ["after the top-up"])
             }
-            #expect(try await status().oneTimePrekeys == DevicePrekeys.batchSize)
-            var handedOut = Set<Int64>()
-            for _ in 0..<85 {
-                let bundles = try await alice.messenger.relay.call {
-                    try await $0.claimPrekeyBundles(path: .init(userId: bobID.canonicalString), query: .init())
-                }.ok.body.json
-                if let id = bundles.first?.oneTimePrekey?.id { handedOut.insert(id) }
-            }
-            #expect(handedOut.count == 85, "no one-time prekey is handed out twice")
-            #expect(try await status().oneTimePrekeys == 15)
-            _ = try await bob.messenger.sync()
-            #expect(try await status().oneTimePrekeys == 15 + DevicePrekeys.batchSize)
-            // A session still starts and opens after the top-up.
-            _ = try await alice.messenger.send(
-                "after the top-up", to: try await alice.messenger.contact(email: bob.email))
-            #expect(try await bob.messenger.sync().map(\.text) == ["after the top-up"])
         }
     }
 }

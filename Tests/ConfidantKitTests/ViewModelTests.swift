@@ -114,48 +114,42 @@ struct ViewModelTests {
     @Test("chat: history, send, live incoming, the key-change banner, and unreadable placeholders")
     func chat() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            let bob = try await KitUser.register(relay, name: "Bob")
-            defer {
-                Task {
-                    await alice.remove()
-                    await bob.remove()
-                }
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
+                await chat.load()
+                #expect(chat.messages.isEmpty)
+                let listening = Task { await chat.run() }
+                defer { listening.cancel() }
+                await alice.messenger.startLive()
+                try await waitUntil { await alice.messenger.connection == .live }
+
+                chat.draft = "hi Bob"
+                await chat.send()
+                #expect(chat.draft.isEmpty)
+                #expect(chat.messages.map(\.text) == ["hi Bob"])
+                #expect(chat.messages.first?.status == .sent)
+
+                _ = try await bob.messenger.send("hi Alice", to: bob.messenger.contact(email: alice.email))
+                try await waitUntil { chat.messages.count == 2 }
+                #expect(chat.messages.last?.text == "hi Alice")
+                #expect(chat.messages.last?.direction == .incoming)
+                // An open chat marks what arrives as read.
+                try await waitUntil { chat.messages.last?.isRead == true }
+                #expect(chat.keyChangeBanner == nil)
+
+                // Bob signs in on a new device: the banner appears live, and goes when Alice writes again.
+                let tablet = try await bob.secondDevice(relay)
+                defer { Task { await tablet.remove() } }
+                try await waitUntil { chat.keyChangeBanner != nil }
+                #expect(
+                    chat.keyChangeBanner
+                        == "Bob's security key changed — messages sent to the old device can't be read there")
+                chat.draft = "welcome, new device"
+                await chat.send()
+                #expect(chat.keyChangeBanner == nil)
+                #expect(try await tablet.messenger.sync().map(\.text) == ["welcome, new device"])
             }
-            let toBob = try await alice.messenger.contact(email: bob.email)
-            let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
-            await chat.load()
-            #expect(chat.messages.isEmpty)
-            let listening = Task { await chat.run() }
-            defer { listening.cancel() }
-            await alice.messenger.startLive()
-            try await waitUntil { await alice.messenger.connection == .live }
-
-            chat.draft = "hi Bob"
-            await chat.send()
-            #expect(chat.draft.isEmpty)
-            #expect(chat.messages.map(\.text) == ["hi Bob"])
-            #expect(chat.messages.first?.status == .sent)
-
-            _ = try await bob.messenger.send("hi Alice", to: bob.messenger.contact(email: alice.email))
-            try await waitUntil { chat.messages.count == 2 }
-            #expect(chat.messages.last?.text == "hi Alice")
-            #expect(chat.messages.last?.direction == .incoming)
-            // An open chat marks what arrives as read.
-            try await waitUntil { chat.messages.last?.isRead == true }
-            #expect(chat.keyChangeBanner == nil)
-
-            // Bob signs in on a new device: the banner appears live, and goes when Alice writes again.
-            let tablet = try await bob.secondDevice(relay)
-            defer { Task { await tablet.remove() } }
-            try await waitUntil { chat.keyChangeBanner != nil }
-            #expect(
-                chat.keyChangeBanner
-                    == "Bob's security key changed — messages sent to the old device can't be read there")
-            chat.draft = "welcome, new device"
-            await chat.send()
-            #expect(chat.keyChangeBanner == nil)
-            #expect(try await tablet.messenger.sync().map(\.text) == ["welcome, new device"])
         }
     }
 
