@@ -22,7 +22,7 @@ struct RelayDatabase: Sendable {
     /// `postgresWriteSeconds`: how long a PostgreSQL write may go unanswered (`DatabaseDeadline`).
     init(
         db: any Database, engine: Engine, sqlitePath: String? = nil, synchronous: SQLiteSynchronous,
-        busyTimeoutMilliseconds: Int = 5_000, postgresWriteSeconds: Int = 20
+        busyTimeoutMilliseconds: Int, postgresWriteSeconds: Int
     ) {
         self.db = db
         self.engine = engine
