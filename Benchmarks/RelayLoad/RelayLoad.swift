@@ -55,6 +55,11 @@ struct LoadCommand: AsyncParsableCommand {
     var sourceAddresses: Int?
     @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
         String?
+    @Option(
+        help:
+            "How receivers take envelopes: `binary` (binary delivery frames, as ConfidantKit asks for them) or `json` (`{\"entries\": …}` text frames)."
+    )
+    var deliveries: DeliveryForm = .binary
     @Flag(help: "Print one JSON line instead of the table.") var json = false
 
     func run() async throws {
@@ -172,7 +177,7 @@ struct LoadCommand: AsyncParsableCommand {
         var streams: [BenchStream] = []
         for pair in 0..<pairs {
             let stream = try await BenchStream.connect(
-                port: port, user: users[2 * pair + 1], on: eventLoops,
+                port: port, user: users[2 * pair + 1], on: eventLoops, deliveries: deliveries,
                 onEntry: { entry in
                     guard let id = entry.messageID else { return }
                     let now = ContinuousClock.now
@@ -287,7 +292,8 @@ struct LoadCommand: AsyncParsableCommand {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let sendSeconds = Double(sentElapsed.components.seconds) + Double(sentElapsed.components.attoseconds) / 1e18
         return BenchResult(
-            database: database == nil ? "sqlite" : "postgresql", transport: transport.rawValue, pairs: pairs,
+            database: database == nil ? "sqlite" : "postgresql", transport: transport.rawValue,
+            deliveries: deliveries.rawValue, pairs: pairs,
             messages: total,
             targetRate: rate, persistedPerSecond: Double(total) / sendSeconds,
             deliveredPerSecond: Double(total) / seconds,
@@ -367,6 +373,12 @@ enum SendTransport: String, ExpressibleByArgument, Sendable {
     case http
 }
 
+/// How a stream's envelopes come (`/v1/stream?deliveries=`).
+enum DeliveryForm: String, ExpressibleByArgument, Sendable {
+    case binary
+    case json
+}
+
 /// A send as it goes over the stream, encoded before the clock starts.
 enum BenchSendFrame: Sendable {
     /// A `StreamRequest` in JSON.
@@ -378,6 +390,8 @@ enum BenchSendFrame: Sendable {
 struct BenchResult: Codable {
     let database: String
     let transport: String
+    /// How receivers took envelopes (`binary` or `json`).
+    let deliveries: String
     let pairs: Int
     let messages: Int
     let targetRate: Double?
@@ -403,6 +417,7 @@ struct BenchResult: Codable {
         var lines = [
             "database            \(database)",
             "sending over        \(transport)",
+            "deliveries          \(deliveries)",
             "pairs               \(pairs)",
             "messages            \(messages)" + (targetRate.map { " at a target of \(Int($0))/s" } ?? " (open loop)"),
             "persisted           \(Int(persistedPerSecond)) messages/s",
@@ -490,6 +505,7 @@ final class BenchStream: Sendable {
 
     static func connect(
         port: Int, user: BenchUser, from source: String? = nil, on group: any EventLoopGroup, window: Int = 1,
+        deliveries: DeliveryForm = .binary,
         onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
         onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }
     ) async throws -> BenchStream {
@@ -499,31 +515,8 @@ final class BenchStream: Sendable {
         let pending = LockedBox<[Int64]>([])
         let sendWindow = SendWindow(size: window)
         let decoder = JSONDecoder()
-        // Entries several to a frame, as ConfidantKit asks for them; such a frame (or one large
-        // entry) is more than NIO's default limit of 16 KiB.
-        let socket = try await BenchSocket.connect(
-            port: port, target: "/v1/stream?batched=true", headers: headers, maximumFrameBytes: 1 << 23, from: source,
-            on: group
-        ) { socket, text in
-            guard let frame = BenchFrame.scan(text) ?? (try? decoder.decode(BenchFrame.self, from: Data(text.utf8)))
-            else { return }
-            // The stream opens with a challenge that the device's key signs.
-            if let challenge = frame.challenge.flatMap({ Data(base64Encoded: $0) }),
-                let proof = try? StreamCoding.encoder().encode(
-                    Components.Schemas.StreamRequest(
-                        answering: .init(challenge),
-                        as: DeviceAddress(userID: user.id, deviceID: user.identity.deviceID),
-                        identity: user.identity))
-            {
-                socket.send(text: String(decoding: proof, as: UTF8.self))
-            }
-            if frame.caughtUp == true { continuation.yield() }
-            if frame.receipt != nil { sendWindow.release() }
-            if let refused = frame.refused {
-                onRefused(refused)
-                sendWindow.release()
-            }
-            let entries = (frame.entry.map { [$0] } ?? []) + (frame.entries ?? [])
+        // Acknowledges every 50 entries, as they come.
+        let take: @Sendable (BenchSocket, [BenchFrame.Entry]) -> Void = { socket, entries in
             guard !entries.isEmpty else { return }
             for entry in entries { onEntry(entry) }
             let batch: [Int64]? = pending.withLock { list in
@@ -538,6 +531,33 @@ final class BenchStream: Sendable {
                 socket.send(text: String(decoding: data, as: UTF8.self))
             }
         }
+        // Entries several to a frame, as ConfidantKit asks for them; such a frame (or one large
+        // entry) is more than NIO's default limit of 16 KiB.
+        let socket = try await BenchSocket.connect(
+            port: port, target: "/v1/stream?batched=true&deliveries=\(deliveries.rawValue)", headers: headers,
+            maximumFrameBytes: 1 << 23, from: source, on: group,
+            onText: { socket, text in
+                guard let frame = BenchFrame.scan(text) ?? (try? decoder.decode(BenchFrame.self, from: Data(text.utf8)))
+                else { return }
+                // The stream opens with a challenge that the device's key signs.
+                if let challenge = frame.challenge.flatMap({ Data(base64Encoded: $0) }),
+                    let proof = try? StreamCoding.encoder().encode(
+                        Components.Schemas.StreamRequest(
+                            answering: .init(challenge),
+                            as: DeviceAddress(userID: user.id, deviceID: user.identity.deviceID),
+                            identity: user.identity))
+                {
+                    socket.send(text: String(decoding: proof, as: UTF8.self))
+                }
+                if frame.caughtUp == true { continuation.yield() }
+                if frame.receipt != nil { sendWindow.release() }
+                if let refused = frame.refused {
+                    onRefused(refused)
+                    sendWindow.release()
+                }
+                take(socket, (frame.entry.map { [$0] } ?? []) + (frame.entries ?? []))
+            },
+            onBinary: { socket, buffer in take(socket, BenchFrame.scan(binary: buffer) ?? []) })
         return BenchStream(socket: socket, caughtUpSignal: signal, window: sendWindow)
     }
 
@@ -592,6 +612,30 @@ struct BenchFrame: Decodable {
 
     struct Receipt: Decodable {
         let messageId: String
+    }
+
+    /// The cursors and message ids of a binary delivery frame (docs/PROTOCOL.md §7.3), without
+    /// copying its envelopes; nil if it is not one.
+    static func scan(binary buffer: ByteBuffer) -> [Entry]? {
+        var buffer = buffer
+        guard buffer.readInteger(as: UInt8.self) == StreamDeliveryFrame.version,
+            let count = buffer.readInteger(as: UInt16.self)
+        else { return nil }
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let cursor = buffer.readInteger(as: Int64.self), buffer.readSlice(length: 8 + 32) != nil,
+                let id = buffer.readBytes(length: 16), let length = buffer.readInteger(as: UInt32.self),
+                buffer.readSlice(length: Int(length)) != nil
+            else { return nil }
+            let uuid = UUID(
+                uuid: (
+                    id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12],
+                    id[13], id[14], id[15]
+                ))
+            entries.append(Entry(cursor: cursor, messageId: nil, id: uuid))
+        }
+        return buffer.readableBytes == 0 ? entries : nil
     }
 
     var challenge: String?

@@ -36,18 +36,13 @@ public struct StreamSendFrame: Sendable, Hashable {
 
     /// Parses a frame, refusing anything that is not exactly one encoding of it.
     public init(serialized bytes: Data) throws(StreamSendFrameError) {
-        var reader = Reader(bytes: bytes)
+        var reader = BinaryFrameReader(bytes: bytes, truncated: StreamSendFrameError.truncated)
         let version = try reader.byte()
         switch version {
         case Self.version:
             after = nil
         case Self.orderedVersion:
-            let id = [UInt8](try reader.take(16))
-            after = UUID(
-                uuid: (
-                    id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12],
-                    id[13], id[14], id[15]
-                ))
+            after = try reader.uuid()
         default:
             throw .unsupportedVersion(version)
         }
@@ -73,48 +68,12 @@ public struct StreamSendFrame: Sendable, Hashable {
         } else {
             bytes.append(Self.version)
         }
-        appendBigEndian(UInt16(envelopes.count), to: &bytes)
+        bytes.appendBigEndian(UInt16(envelopes.count))
         for envelope in envelopes {
-            appendBigEndian(UInt32(envelope.count), to: &bytes)
+            bytes.appendBigEndian(UInt32(envelope.count))
             bytes.append(envelope)
         }
         return bytes
-    }
-
-    private func appendBigEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout Data) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    /// Reads a frame front to back; every read is bounds-checked.
-    private struct Reader {
-        let bytes: Data
-        var offset: Int
-
-        init(bytes: Data) {
-            self.bytes = bytes
-            offset = bytes.startIndex
-        }
-
-        var remaining: Int { bytes.endIndex - offset }
-        var isAtEnd: Bool { offset == bytes.endIndex }
-
-        mutating func byte() throws(StreamSendFrameError) -> UInt8 {
-            guard remaining >= 1 else { throw .truncated }
-            defer { offset += 1 }
-            return bytes[offset]
-        }
-
-        mutating func bigEndian<T: FixedWidthInteger>(_: T.Type) throws(StreamSendFrameError) -> T {
-            var value: T = 0
-            for _ in 0..<MemoryLayout<T>.size { value = value << 8 | T(try byte()) }
-            return value
-        }
-
-        mutating func take(_ count: Int) throws(StreamSendFrameError) -> Data {
-            guard remaining >= count else { throw .truncated }
-            defer { offset += count }
-            return Data(bytes[offset..<offset + count])
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 import ConfidantAPI
+import ConfidantTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -11,13 +12,17 @@ final class StreamClient: Sendable {
     let frames: AsyncStream<Components.Schemas.StreamFrame>
     /// The codes of bare `{"error", "message"}` answers (frames the relay could not take).
     let problems: AsyncStream<String>
+    /// How many binary delivery frames came (they are in `frames` as `entries` frames).
+    let binaryFrames: Locked<Int>
 
     private init(
-        socket: WebSocket, frames: AsyncStream<Components.Schemas.StreamFrame>, problems: AsyncStream<String>
+        socket: WebSocket, frames: AsyncStream<Components.Schemas.StreamFrame>, problems: AsyncStream<String>,
+        binaryFrames: Locked<Int>
     ) {
         self.socket = socket
         self.frames = frames
         self.problems = problems
+        self.binaryFrames = binaryFrames
     }
 
     private struct Problem: Decodable {
@@ -27,10 +32,11 @@ final class StreamClient: Sendable {
 
     /// Connects as `user`'s device and answers the stream's challenge with its key, unless
     /// `proving` is false (then the stream waits for a proof that never comes); `batched` asks for
-    /// `entries` frames.
+    /// `entries` frames, `binary` for binary delivery frames (a malformed one ends `frames`).
     static func connect(
-        port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true, batched: Bool = false
+        port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true, batched: Bool = false, binary: Bool = false
     ) async throws -> StreamClient {
+        let binaryFrames = Locked(0)
         let (frames, continuation) = AsyncStream<Components.Schemas.StreamFrame>.makeStream()
         let (problems, problemInput) = AsyncStream<String>.makeStream()
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: WebSocket.self)
@@ -41,7 +47,9 @@ final class StreamClient: Sendable {
         var configuration = WebSocketClient.Configuration()
         configuration.maxFrameSize = 1 << 23
         try await WebSocket.connect(
-            to: "ws://127.0.0.1:\(port)/v1/stream?after=\(after)\(batched ? "&batched=true" : "")", headers: headers,
+            to:
+                "ws://127.0.0.1:\(port)/v1/stream?after=\(after)\(batched ? "&batched=true" : "")\(binary ? "&deliveries=binary" : "")",
+            headers: headers,
             configuration: configuration, on: MultiThreadedEventLoopGroup.singleton
         ) { socket in
             socket.onText { socket, text in
@@ -65,13 +73,23 @@ final class StreamClient: Sendable {
                     continuation.yield(frame)
                 }
             }
+            socket.onBinary { socket, buffer in
+                guard let frame = try? StreamDeliveryFrame(serialized: Data(buffer.readableBytesView)) else {
+                    continuation.finish()
+                    return
+                }
+                binaryFrames.value += 1  // the callbacks come one at a time
+                continuation.yield(Components.Schemas.StreamFrame(entries: frame.entries.map(\.mailboxEntry)))
+            }
             socket.onClose.whenComplete { _ in
                 continuation.finish()
                 problemInput.finish()
             }
             promise.succeed(socket)
         }.get()
-        return StreamClient(socket: try await promise.futureResult.get(), frames: frames, problems: problems)
+        return StreamClient(
+            socket: try await promise.futureResult.get(), frames: frames, problems: problems, binaryFrames: binaryFrames
+        )
     }
 
     func acknowledge(_ cursors: [Int64]) async throws {

@@ -46,23 +46,32 @@ struct StreamFrameTextTests {
         #expect(try StreamFrameText.receipt(odd) == nil)
     }
 
-    @Test("batched frames: at most 256 entries and 256 KiB of envelopes each, a larger entry alone, notices too")
-    func batches() throws {
+    /// 300 envelopes of 100 bytes, one of 300 KiB, five of 100 KiB, from one sender at one time:
+    /// the sizes that fill, split and overflow batches; `cursor` numbers them by position.
+    static func batchFixture(cursor: (Int) -> Int64) -> [MailboxEntry] {
         let sender = DeviceAddress(userID: UUID(), deviceID: UUID())
         let time = Date(timeIntervalSince1970: 1_764_000_000.5)
-        let notice = try StreamCoding.encoder().encode(
-            Components.Schemas.KeyChange(
-                userId: sender.userID.uuidString, deviceId: sender.deviceID.uuidString, change: .added))
         let sizes = Array(repeating: 100, count: 300) + [300 << 10] + Array(repeating: 100 << 10, count: 5)
-        var entries = sizes.enumerated().map { index, size in
+        return sizes.enumerated().map { index, size in
             MailboxEntry(
-                cursor: Int64(index + 1), kind: .envelope, sender: sender, messageID: UUID(),
+                cursor: cursor(index), kind: .envelope, sender: sender, messageID: UUID(),
                 payload: Data(repeating: UInt8(index % 256), count: size), receivedAt: time)
         }
-        entries.insert(
-            MailboxEntry(
-                cursor: 0, kind: .keyChange, sender: sender, messageID: nil, payload: notice, receivedAt: time),
-            at: 0)
+    }
+
+    /// A key-change notice from `entry`'s sender at its time.
+    static func notice(cursor: Int64, like entry: MailboxEntry) -> MailboxEntry {
+        let notice = Components.Schemas.KeyChange(
+            userId: entry.sender.userID.uuidString, deviceId: entry.sender.deviceID.uuidString, change: .added)
+        return MailboxEntry(
+            cursor: cursor, kind: .keyChange, sender: entry.sender, messageID: nil,
+            payload: (try? StreamCoding.encoder().encode(notice)) ?? Data(), receivedAt: entry.receivedAt)
+    }
+
+    @Test("batched frames: at most 256 entries and 256 KiB of envelopes each, a larger entry alone, notices too")
+    func batches() throws {
+        var entries = Self.batchFixture { Int64($0 + 1) }
+        entries.insert(Self.notice(cursor: 0, like: entries[0]), at: 0)
         let frames = try StreamFrameText.frames(entries, batched: true)
         let decoded = try frames.map { try Self.decoded($0) }
         // 257 small ones (the notice and 256 envelopes), 44, the large one alone, 2 + 2 + 1 of 100 KiB.

@@ -7,19 +7,8 @@ import Testing
 /// second implementation in Python (`Tests/Interop/stream_send_frame.py`) written from the document.
 @Suite("Binary send frames")
 struct StreamSendFrameTests {
-    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
-
-    private static func bytes(_ hex: String) -> Data {
-        var digits = Array(hex.utf8)[...]
-        var bytes = Data()
-        while digits.count >= 2, let byte = UInt8(String(decoding: digits.prefix(2), as: UTF8.self), radix: 16) {
-            bytes.append(byte)
-            digits = digits.dropFirst(2)
-        }
-        return bytes
-    }
+    private static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.string(bytes) }
+    private static func bytes(_ hex: String) -> Data { Hex.bytes(hex) }
 
     @Test("known answer and round trip")
     func knownAnswer() throws {

@@ -20,7 +20,7 @@ import base64, json, os, socket, struct, sys, time, uuid
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
-def connect(port, device, receive_buffer=None):
+def connect(port, device, receive_buffer=None, query=""):
     """Upgrades to /v1/stream as DEVICE and proves the device's key; returns the socket and any
     bytes read past the challenge."""
     token, key_hex, user_id, device_id = device.split(",")
@@ -29,7 +29,7 @@ def connect(port, device, receive_buffer=None):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
     sock.connect(("127.0.0.1", port))
     key = base64.b64encode(os.urandom(16)).decode()
-    request = (f"GET /v1/stream?after=0 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+    request = (f"GET /v1/stream?after=0{query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
                f"Authorization: Bearer {token}\r\n\r\n")
     sock.sendall(request.encode())

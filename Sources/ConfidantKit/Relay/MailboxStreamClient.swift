@@ -160,9 +160,12 @@ struct MailboxStreamClient: Sendable {
         }
         components.scheme = components.scheme == "https" ? "wss" : "ws"
         components.path = "/v1/stream"
-        // Batched: a burst comes in a few frames instead of one per entry (docs/PROTOCOL.md §7).
+        // Batched: a burst comes in a few frames instead of one per entry (docs/PROTOCOL.md §7);
+        // binary: envelopes without base64 or JSON (§7.3). A relay from before binary deliveries
+        // ignores the parameter and sends text, which is read as well.
         components.queryItems = [
             URLQueryItem(name: "after", value: String(cursor)), URLQueryItem(name: "batched", value: "true"),
+            URLQueryItem(name: "deliveries", value: "binary"),
         ]
         guard let url = components.string else { throw ConfidantKitError.invalidServerURL(serverURL.absoluteString) }
         var headers = HTTPHeaders()
@@ -183,6 +186,17 @@ struct MailboxStreamClient: Sendable {
                         ?? (try? decoder.decode(Components.Schemas.StreamFrame.self, from: Data(text.utf8)))
                     {
                         inbox.put(.frame(frame))
+                    }
+                }
+                socket.onBinary { socket, buffer in
+                    do {
+                        let frame = try StreamDeliveryFrame(serialized: Data(buffer.readableBytesView))
+                        inbox.put(.frame(Components.Schemas.StreamFrame(entries: frame.entries.map(\.mailboxEntry))))
+                    } catch {
+                        // Closed rather than skipped: the client reconnects after the last entry
+                        // it stored and gets this frame's entries again, where storing later
+                        // ones first would move its cursor past them.
+                        _ = socket.close(code: .unacceptableData)
                     }
                 }
                 socket.onClose.whenComplete { _ in inbox.put(.closed) }

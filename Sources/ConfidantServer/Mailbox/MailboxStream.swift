@@ -7,9 +7,9 @@ import NIOWebSocket
 import Synchronization
 import Vapor
 
-/// `GET /v1/stream?after=CURSOR[&batched=true]`: a WebSocket that replays the device's
-/// unacknowledged entries after `after`, says `caughtUp`, then pushes new entries as they are
-/// stored, one to a frame or, batched, several (`StreamFrameText.frames`). The client
+/// `GET /v1/stream?after=CURSOR[&batched=true][&deliveries=binary]`: a WebSocket that replays the
+/// device's unacknowledged entries after `after`, says `caughtUp`, then pushes new entries as they
+/// are stored, one to a frame or, batched, several, as JSON text or binary (`StreamDeliveryForm`). The client
 /// acknowledges with `StreamRequest` frames (`cursors`) and may send messages over the same
 /// socket (`send`, or a binary `StreamSendFrame`; answered by `receipt` or `refused`);
 /// unacknowledged entries come again on the next connection. Each connection is a
@@ -45,6 +45,13 @@ struct MailboxStream: Sendable {
             case "true": batched = true
             default: throw APIFailure.malformed("`batched` must be true or false.")
             }
+            let binary: Bool
+            switch request.query[String.self, at: "deliveries"] {
+            case nil, "json": binary = false
+            case "binary": binary = true
+            default: throw APIFailure.malformed("`deliveries` must be json or binary.")
+            }
+            let form = StreamDeliveryForm(batched: batched, binary: binary)
             let response = Response(status: .switchingProtocols)
             let logger = request.logger
             response.upgrader = BoundedWebSocketUpgrader(
@@ -52,7 +59,7 @@ struct MailboxStream: Sendable {
                 pingInterval: .seconds(Int64(configuration.streamPingSeconds))
             ) { [configuration, mailbox, outages, identity] socket in
                 StreamSession(
-                    socket: socket, caller: caller, after: after, batched: batched, mailbox: mailbox,
+                    socket: socket, caller: caller, after: after, form: form, mailbox: mailbox,
                     configuration: configuration, outages: outages, identity: identity, logger: logger
                 ).start(proofWithin: .seconds(Int64(configuration.streamProofSeconds)))
             }
@@ -76,7 +83,7 @@ struct MailboxStream: Sendable {
     /// hand-over to the event loop. Refuses (false) what would put more than
     /// `maximumLiveUnwrittenBytes` unwritten, so that a client that does not read meets the
     /// sending task's back-pressure instead of a growing buffer.
-    static func liveSend(to socket: StreamSocket, batched: Bool, logger: Logger) -> MailboxInbox.LiveSend {
+    static func liveSend(to socket: StreamSocket, form: StreamDeliveryForm, logger: Logger) -> MailboxInbox.LiveSend {
         let unwritten = ByteBudget(limit: maximumLiveUnwrittenBytes)
         return { entries in
             guard !entries.isEmpty else { return true }
@@ -87,7 +94,7 @@ struct MailboxStream: Sendable {
                 let written = socket.eventLoop.makePromise(of: Void.self)
                 written.futureResult.whenComplete { _ in unwritten.give(bytes) }
                 do {
-                    write(try StreamFrameText.frames(entries, batched: batched), to: socket, written: written)
+                    write(try form.frames(entries), to: socket, written: written)
                 } catch {
                     // The entries stay stored: the client gets them again when it reconnects.
                     logger.warning(
@@ -103,9 +110,16 @@ struct MailboxStream: Sendable {
 
     /// Sends `frames` in order without waiting; `written` completes once the last is written (at
     /// once when there are none).
-    static func write(_ frames: [String], to socket: StreamSocket, written: EventLoopPromise<Void>) {
-        guard let last = frames.last else { return written.succeed() }
-        for frame in frames.dropLast() { socket.send(frame, promise: nil) }
-        socket.send(last, promise: written)
+    static func write(
+        _ frames: [StreamDeliveryForm.Frame], to socket: StreamSocket, written: EventLoopPromise<Void>
+    ) {
+        guard !frames.isEmpty else { return written.succeed() }
+        for (index, frame) in frames.enumerated() {
+            let promise = index == frames.count - 1 ? written : nil
+            switch frame {
+            case .text(let text): socket.send(text, promise: promise)
+            case .binary(let bytes): socket.send(binary: bytes, promise: promise)
+            }
+        }
     }
 }

@@ -26,7 +26,7 @@ final class StreamSession: Sendable {
     private let proof = StreamProof()
     private let order = StreamFrameOrder()
     private let unread = ByteBudget(limit: MailboxStream.maximumQueuedBytes)
-    private let batched: Bool
+    private let form: StreamDeliveryForm
     private let logger: Logger
     private let live: MailboxInbox.LiveSend
     private let state = Mutex(State())
@@ -47,21 +47,21 @@ final class StreamSession: Sendable {
     }
 
     init(
-        socket: StreamSocket, caller: Caller, after: Int64, batched: Bool, mailbox: MailboxService,
+        socket: StreamSocket, caller: Caller, after: Int64, form: StreamDeliveryForm, mailbox: MailboxService,
         configuration: ServerConfiguration, outages: OutageLog,
         identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?, logger: Logger
     ) {
         self.socket = socket
         self.caller = caller
         self.mailbox = mailbox
-        self.batched = batched
+        self.form = form
         self.logger = logger
         hub = mailbox.hub
         inbox = hub.subscribe(caller, after: after)
         requests = StreamRequests(
             caller: caller, mailbox: mailbox, socket: socket, proof: proof, outages: outages,
             maximumEnvelopeBytes: configuration.maximumEnvelopeBytes, identity: identity, logger: logger)
-        live = MailboxStream.liveSend(to: socket, batched: batched, logger: logger)
+        live = MailboxStream.liveSend(to: socket, form: form, logger: logger)
     }
 
     /// Sets the connection's handlers, sends the challenge and gives the client `proofWithin` to
@@ -257,11 +257,11 @@ final class StreamSession: Sendable {
         }
     }
 
-    /// The entries' frames (`StreamFrameText.frames`); waits only for the last one to be written,
+    /// The entries' frames (`StreamDeliveryForm.frames`); waits only for the last one to be written,
     /// so that a slow reader holds up its own stream and nothing else.
     private func write(_ entries: [MailboxEntry]) async throws {
         let written = socket.eventLoop.makePromise(of: Void.self)
-        MailboxStream.write(try StreamFrameText.frames(entries, batched: batched), to: socket, written: written)
+        MailboxStream.write(try form.frames(entries), to: socket, written: written)
         try await written.futureResult.get()
     }
 
