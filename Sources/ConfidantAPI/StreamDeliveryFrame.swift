@@ -91,19 +91,51 @@ public struct StreamDeliveryFrame: Sendable, Hashable {
 
     /// The frame's bytes.
     public func serialized() -> Data {
-        var bytes = Data(capacity: 3 + entries.reduce(0) { $0 + Entry.overhead + $1.envelope.count })
-        bytes.append(Self.version)
-        bytes.appendBigEndian(UInt16(entries.count))
-        for entry in entries {
-            bytes.appendBigEndian(UInt64(entry.cursor))
-            bytes.appendBigEndian(UInt64(bitPattern: entry.receivedAtMilliseconds))
-            for id in [entry.sender.userID, entry.sender.deviceID, entry.messageID] {
-                withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
+        // Written in place into a buffer of the exact size: appending field by field to `Data`
+        // was most of the relay's cost of a delivery frame (perf).
+        let count = 3 + entries.reduce(0) { $0 + Entry.overhead + $1.envelope.count }
+        var bytes = Data(count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            var writer = Writer(buffer: buffer)
+            writer.write(Self.version)
+            writer.write(UInt16(entries.count))
+            for entry in entries {
+                writer.write(UInt64(entry.cursor))
+                writer.write(UInt64(bitPattern: entry.receivedAtMilliseconds))
+                writer.write(entry.sender.userID)
+                writer.write(entry.sender.deviceID)
+                writer.write(entry.messageID)
+                writer.write(UInt32(entry.envelope.count))
+                writer.write(entry.envelope)
             }
-            bytes.appendBigEndian(UInt32(entry.envelope.count))
-            bytes.append(entry.envelope)
+            assert(writer.offset == count, "the frame's size is computed from the same fields")
         }
         return bytes
+    }
+
+    /// Writes fields one after another into a buffer sized for them.
+    private struct Writer {
+        let buffer: UnsafeMutableRawBufferPointer
+        var offset = 0
+
+        mutating func write<T: FixedWidthInteger>(_ value: T) {
+            buffer.storeBytes(of: value.bigEndian, toByteOffset: offset, as: T.self)
+            offset += MemoryLayout<T>.size
+        }
+
+        mutating func write(_ id: UUID) {
+            withUnsafeBytes(of: id.uuid) {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + 16]).copyMemory(from: $0)
+            }
+            offset += 16
+        }
+
+        mutating func write(_ data: Data) {
+            data.withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + data.count]).copyMemory(from: $0)
+            }
+            offset += data.count
+        }
     }
 }
 

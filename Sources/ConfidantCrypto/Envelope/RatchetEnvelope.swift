@@ -96,10 +96,10 @@ public struct RatchetEnvelope: Sendable, Hashable {
             messageID = addressing.messageID
             timestampMilliseconds = addressing.timestampMilliseconds
             start = flags & Self.startFlag != 0 ? try SessionStart(reading: &reader) : nil
-            ratchetKey = Data(try reader.read(32))
+            ratchetKey = try reader.readData(32)
             previousChainLength = try reader.readUInt32()
             messageNumber = try reader.readUInt32()
-            ciphertext = Data(try reader.read(Int(reader.readUInt32())))
+            ciphertext = try reader.readData(Int(reader.readUInt32()))
         } catch {
             throw EnvelopeError.truncated
         }

@@ -102,13 +102,13 @@ public struct SealedEnvelope: Sendable, Hashable {
     public init<Bytes: DataProtocol>(serialized bytes: Bytes) throws(EnvelopeError) {
         var reader = ByteReader(bytes)
         let header = try EnvelopeHeader(reading: &reader)
-        let enc: [UInt8]
-        let ciphertext: [UInt8]
+        let enc: Data
+        let ciphertext: Data
         let signature: Data?
         do throws(ByteReader.Truncated) {
-            enc = try reader.read(Int(reader.readUInt16()))
-            ciphertext = try reader.read(Int(reader.readUInt32()))
-            signature = header.isSigned ? Data(try reader.read(64)) : nil
+            enc = try reader.readData(Int(reader.readUInt16()))
+            ciphertext = try reader.readData(Int(reader.readUInt32()))
+            signature = header.isSigned ? try reader.readData(64) : nil
         } catch {
             throw EnvelopeError.truncated
         }
@@ -118,7 +118,7 @@ public struct SealedEnvelope: Sendable, Hashable {
         if header.suite == .seedLegacy, !enc.isEmpty {
             throw EnvelopeError.malformed("a seed-legacy envelope carries no encapsulated key")
         }
-        self.init(header: header, encapsulatedKey: Data(enc), ciphertext: Data(ciphertext), signature: signature)
+        self.init(header: header, encapsulatedKey: enc, ciphertext: ciphertext, signature: signature)
     }
 
     var unsignedBytes: [UInt8] {

@@ -85,7 +85,7 @@ public struct PublicIdentity: Sendable, Hashable {
             agreementKey = try P256.KeyAgreement.PublicKey(x963Representation: reader.read(65))
             x25519Key = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: reader.read(32))
             xwingKey = try XWingMLKEM768X25519.PublicKey(rawRepresentation: reader.read(1216))
-            signature = Data(try reader.read(64))
+            signature = try reader.readData(64)
         } catch is ByteReader.Truncated {
             throw KeyFormatError.wrongLength(expected: Self.serializedCount, actual: all.count)
         } catch {

@@ -36,11 +36,11 @@ public struct SessionStart: Sendable, Hashable {
     }
 
     init(reading reader: inout ByteReader) throws(ByteReader.Truncated) {
-        baseKey = Data(try reader.read(32))
+        baseKey = try reader.readData(32)
         signedPrekeyID = try reader.readUInt32()
         kemPrekeyID = try reader.readUInt32()
         let oneTime = try reader.readUInt32()
         oneTimePrekeyID = oneTime == 0 ? nil : oneTime
-        kemCiphertext = Data(try reader.read(1120))
+        kemCiphertext = try reader.readData(1120)
     }
 }

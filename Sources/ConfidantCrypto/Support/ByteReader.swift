@@ -19,25 +19,46 @@ struct ByteReader {
         return Array(bytes[offset..<offset + count])
     }
 
-    mutating func readUInt8() throws(Truncated) -> UInt8 { try read(1)[0] }
-
-    mutating func readUInt16() throws(Truncated) -> UInt16 {
-        try read(2).reduce(0) { $0 << 8 | UInt16($1) }
+    /// `count` bytes as `Data`, copied once (`read` then `Data(…)` would copy twice).
+    mutating func readData(_ count: Int) throws(Truncated) -> Data {
+        guard count >= 0, count <= remaining else { throw Truncated() }
+        defer { offset += count }
+        return Data(bytes[offset..<offset + count])
     }
 
-    mutating func readUInt32() throws(Truncated) -> UInt32 {
-        try read(4).reduce(0) { $0 << 8 | UInt32($1) }
+    // The fixed-size reads below take their bytes in place: an envelope's header is a dozen of
+    // them, and an array for each was most of the time the relay spent reading headers (perf).
+    mutating func readUInt8() throws(Truncated) -> UInt8 {
+        guard remaining >= 1 else { throw Truncated() }
+        defer { offset += 1 }
+        return bytes[offset]
     }
 
-    mutating func readUInt64() throws(Truncated) -> UInt64 {
-        try read(8).reduce(0) { $0 << 8 | UInt64($1) }
+    mutating func readUInt16() throws(Truncated) -> UInt16 { try readBigEndian() }
+
+    mutating func readUInt32() throws(Truncated) -> UInt32 { try readBigEndian() }
+
+    mutating func readUInt64() throws(Truncated) -> UInt64 { try readBigEndian() }
+
+    private mutating func readBigEndian<T: FixedWidthInteger>() throws(Truncated) -> T {
+        let size = MemoryLayout<T>.size
+        guard size <= remaining else { throw Truncated() }
+        defer { offset += size }
+        var value: T = 0
+        for index in offset..<offset + size { value = value << 8 | T(bytes[index]) }
+        return value
     }
 
     mutating func readUUID() throws(Truncated) -> UUID {
-        let b = try read(16)
+        guard remaining >= 16 else { throw Truncated() }
+        defer { offset += 16 }
+        let b = offset
         return UUID(
-            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
-        )
+            uuid: (
+                bytes[b], bytes[b + 1], bytes[b + 2], bytes[b + 3], bytes[b + 4], bytes[b + 5], bytes[b + 6],
+                bytes[b + 7], bytes[b + 8], bytes[b + 9], bytes[b + 10], bytes[b + 11], bytes[b + 12],
+                bytes[b + 13], bytes[b + 14], bytes[b + 15]
+            ))
     }
 
     mutating func readRest() -> [UInt8] {

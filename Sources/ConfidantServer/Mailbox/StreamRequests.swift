@@ -77,7 +77,8 @@ struct StreamRequests: Sendable {
     }
 
     private func decode(_ text: String) -> Components.Schemas.StreamRequest? {
-        try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
+        if let cursors = StreamAcknowledgementText.cursors(text) { return .init(cursors: cursors) }
+        return try? decoder.decode(Components.Schemas.StreamRequest.self, from: Data(text.utf8))
     }
 
     /// A text frame of a proven stream: acknowledgements go to the writer, a JSON send is
