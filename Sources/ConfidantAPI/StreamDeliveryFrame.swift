@@ -65,25 +65,25 @@ public struct StreamDeliveryFrame: Sendable, Hashable {
 
     /// Parses a frame, refusing anything that is not exactly one encoding of one.
     public init(serialized bytes: Data) throws(StreamDeliveryFrameError) {
-        var reader = BinaryFrameReader(bytes: bytes, truncated: StreamDeliveryFrameError.truncated)
-        let version = try reader.byte()
+        var reader = ByteReader(bytes, truncated: StreamDeliveryFrameError.truncated)
+        let version = try reader.readUInt8()
         guard version == Self.version else { throw .unsupportedVersion(version) }
-        let count = Int(try reader.bigEndian(UInt16.self))
+        let count = Int(try reader.readUInt16())
         guard (1...Self.maximumEntries).contains(count) else { throw .entryCount(count) }
         var entries: [Entry] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {
-            let cursor = try reader.bigEndian(UInt64.self)
+            let cursor = try reader.readUInt64()
             guard (1...UInt64(Int64.max)).contains(cursor) else { throw .invalidCursor }
-            let receivedAt = Int64(bitPattern: try reader.bigEndian(UInt64.self))
-            let sender = DeviceAddress(userID: try reader.uuid(), deviceID: try reader.uuid())
-            let messageID = try reader.uuid()
-            let length = Int(try reader.bigEndian(UInt32.self))
+            let receivedAt = Int64(bitPattern: try reader.readUInt64())
+            let sender = DeviceAddress(userID: try reader.readUUID(), deviceID: try reader.readUUID())
+            let messageID = try reader.readUUID()
+            let length = Int(try reader.readUInt32())
             guard length > 0 else { throw .emptyEnvelope }
             entries.append(
                 try Entry(
                     cursor: Int64(cursor), receivedAtMilliseconds: receivedAt, sender: sender, messageID: messageID,
-                    envelope: try reader.take(length)))
+                    envelope: try reader.readData(length)))
         }
         guard reader.isAtEnd else { throw .trailingBytes(reader.remaining) }
         try self.init(entries: entries)

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Foundation
 
 /// The binary form of a send over `/v1/stream` (docs/PROTOCOL.md §7.2): the envelopes of one
@@ -36,24 +37,24 @@ public struct StreamSendFrame: Sendable, Hashable {
 
     /// Parses a frame, refusing anything that is not exactly one encoding of it.
     public init(serialized bytes: Data) throws(StreamSendFrameError) {
-        var reader = BinaryFrameReader(bytes: bytes, truncated: StreamSendFrameError.truncated)
-        let version = try reader.byte()
+        var reader = ByteReader(bytes, truncated: StreamSendFrameError.truncated)
+        let version = try reader.readUInt8()
         switch version {
         case Self.version:
             after = nil
         case Self.orderedVersion:
-            after = try reader.uuid()
+            after = try reader.readUUID()
         default:
             throw .unsupportedVersion(version)
         }
-        let count = Int(try reader.bigEndian(UInt16.self))
+        let count = Int(try reader.readUInt16())
         guard (1...Self.maximumEnvelopes).contains(count) else { throw .envelopeCount(count) }
         var envelopes: [Data] = []
         envelopes.reserveCapacity(count)
         for _ in 0..<count {
-            let length = Int(try reader.bigEndian(UInt32.self))
+            let length = Int(try reader.readUInt32())
             guard length > 0 else { throw .emptyEnvelope }
-            envelopes.append(try reader.take(length))
+            envelopes.append(try reader.readData(length))
         }
         guard reader.isAtEnd else { throw .trailingBytes(reader.remaining) }
         self.envelopes = envelopes

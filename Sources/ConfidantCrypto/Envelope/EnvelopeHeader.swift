@@ -48,7 +48,7 @@ public struct EnvelopeHeader: Sendable, Hashable {
         return out
     }
 
-    init(reading reader: inout ByteReader) throws(EnvelopeError) {
+    init(reading reader: inout ByteReader<TruncatedBytes>) throws(EnvelopeError) {
         // Check the version before reading on: a later version may have another layout.
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
         guard version == Self.version else {
@@ -57,7 +57,7 @@ public struct EnvelopeHeader: Sendable, Hashable {
                 : EnvelopeError.unknownVersion(version)
         }
         let fields: (suite: UInt8, flags: UInt8, addressing: DeviceAddressing)
-        do throws(ByteReader.Truncated) {
+        do throws(TruncatedBytes) {
             fields = (try reader.readUInt8(), try reader.readUInt8(), try reader.readAddressing())
         } catch {
             throw EnvelopeError.truncated
@@ -85,7 +85,7 @@ struct DeviceAddressing {
 }
 
 extension ByteReader {
-    mutating func readAddressing() throws(Truncated) -> DeviceAddressing {
+    mutating func readAddressing() throws(Failure) -> DeviceAddressing {
         DeviceAddressing(
             sender: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),
             recipient: DeviceAddress(userID: try readUUID(), deviceID: try readUUID()),

@@ -88,7 +88,7 @@ public struct RatchetEnvelope: Sendable, Hashable {
                 : EnvelopeError.unknownVersion(version)
         }
         let flags: UInt8
-        do throws(ByteReader.Truncated) {
+        do throws(TruncatedBytes) {
             flags = try reader.readUInt8()
             let addressing = try reader.readAddressing()
             sender = addressing.sender

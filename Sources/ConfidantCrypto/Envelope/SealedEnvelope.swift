@@ -105,7 +105,7 @@ public struct SealedEnvelope: Sendable, Hashable {
         let enc: Data
         let ciphertext: Data
         let signature: Data?
-        do throws(ByteReader.Truncated) {
+        do throws(TruncatedBytes) {
             enc = try reader.readData(Int(reader.readUInt16()))
             ciphertext = try reader.readData(Int(reader.readUInt32()))
             signature = header.isSigned ? try reader.readData(64) : nil

@@ -86,7 +86,7 @@ public struct PublicIdentity: Sendable, Hashable {
             x25519Key = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: reader.read(32))
             xwingKey = try XWingMLKEM768X25519.PublicKey(rawRepresentation: reader.read(1216))
             signature = try reader.readData(64)
-        } catch is ByteReader.Truncated {
+        } catch is TruncatedBytes {
             throw KeyFormatError.wrongLength(expected: Self.serializedCount, actual: all.count)
         } catch {
             throw KeyFormatError.invalidPoint

@@ -108,8 +108,8 @@ public struct SessionRecord: Sendable {
         var reader = ByteReader(bytes)
         var sessions: [RatchetSession] = []
         var bodies: [[UInt8]] = []
-        do throws(ByteReader.Truncated) {
-            guard try reader.readUInt8() == Self.formatVersion else { throw ByteReader.Truncated() }
+        do throws(TruncatedBytes) {
+            guard try reader.readUInt8() == Self.formatVersion else { throw TruncatedBytes() }
             for _ in 0..<Int(try reader.readUInt8()) { bodies.append(try reader.read(Int(reader.readUInt32()))) }
         } catch {
             throw SessionError.malformed("the session record is truncated or of an unknown format")

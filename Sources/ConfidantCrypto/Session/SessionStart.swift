@@ -35,7 +35,7 @@ public struct SessionStart: Sendable, Hashable {
         out += kemCiphertext
     }
 
-    init(reading reader: inout ByteReader) throws(ByteReader.Truncated) {
+    init(reading reader: inout ByteReader<TruncatedBytes>) throws(TruncatedBytes) {
         baseKey = try reader.readData(32)
         signedPrekeyID = try reader.readUInt32()
         kemPrekeyID = try reader.readUInt32()

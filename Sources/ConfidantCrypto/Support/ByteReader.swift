@@ -1,56 +1,60 @@
 import Foundation
 
-/// Reads big-endian fields from untrusted bytes; every read is bounds-checked.
-struct ByteReader {
+/// Reads big-endian fields from untrusted bytes; every read is bounds-checked, and a read past the
+/// end throws `truncated`: the format's own error (the stream frames), or `TruncatedBytes` for a
+/// caller that maps it afterwards. `package`: the binary stream frames (ConfidantAPI) read with it.
+package struct ByteReader<Failure: Error> {
     private let bytes: [UInt8]
-    private(set) var offset = 0
+    private let truncated: Failure
+    package private(set) var offset = 0
 
-    init<Bytes: DataProtocol>(_ bytes: Bytes) { self.bytes = Array(bytes) }
+    package init(_ bytes: some DataProtocol, truncated: Failure) {
+        self.bytes = Array(bytes)
+        self.truncated = truncated
+    }
 
-    var remaining: Int { bytes.count - offset }
-    var isAtEnd: Bool { offset == bytes.count }
+    package var remaining: Int { bytes.count - offset }
+    package var isAtEnd: Bool { offset == bytes.count }
 
-    /// Thrown when a read runs past the end; callers map it to their own typed error.
-    struct Truncated: Error {}
-
-    mutating func read(_ count: Int) throws(Truncated) -> [UInt8] {
-        guard count >= 0, count <= remaining else { throw Truncated() }
+    package mutating func read(_ count: Int) throws(Failure) -> [UInt8] {
+        guard count >= 0, count <= remaining else { throw truncated }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])
     }
 
     /// `count` bytes as `Data`, copied once (`read` then `Data(…)` would copy twice).
-    mutating func readData(_ count: Int) throws(Truncated) -> Data {
-        guard count >= 0, count <= remaining else { throw Truncated() }
+    package mutating func readData(_ count: Int) throws(Failure) -> Data {
+        guard count >= 0, count <= remaining else { throw truncated }
         defer { offset += count }
         return Data(bytes[offset..<offset + count])
     }
 
     // The fixed-size reads below take their bytes in place: an envelope's header is a dozen of
     // them, and an array for each was most of the time the relay spent reading headers (perf).
-    mutating func readUInt8() throws(Truncated) -> UInt8 {
-        guard remaining >= 1 else { throw Truncated() }
+    package mutating func readUInt8() throws(Failure) -> UInt8 {
+        guard remaining >= 1 else { throw truncated }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    mutating func readUInt16() throws(Truncated) -> UInt16 { try readBigEndian() }
+    package mutating func readUInt16() throws(Failure) -> UInt16 { try readBigEndian() }
 
-    mutating func readUInt32() throws(Truncated) -> UInt32 { try readBigEndian() }
+    package mutating func readUInt32() throws(Failure) -> UInt32 { try readBigEndian() }
 
-    mutating func readUInt64() throws(Truncated) -> UInt64 { try readBigEndian() }
+    package mutating func readUInt64() throws(Failure) -> UInt64 { try readBigEndian() }
 
-    private mutating func readBigEndian<T: FixedWidthInteger>() throws(Truncated) -> T {
+    private mutating func readBigEndian<T: FixedWidthInteger>() throws(Failure) -> T {
         let size = MemoryLayout<T>.size
-        guard size <= remaining else { throw Truncated() }
+        guard size <= remaining else { throw truncated }
         defer { offset += size }
         var value: T = 0
         for index in offset..<offset + size { value = value << 8 | T(bytes[index]) }
         return value
     }
 
-    mutating func readUUID() throws(Truncated) -> UUID {
-        guard remaining >= 16 else { throw Truncated() }
+    /// A UUID's 16 bytes, in RFC 9562 order.
+    package mutating func readUUID() throws(Failure) -> UUID {
+        guard remaining >= 16 else { throw truncated }
         defer { offset += 16 }
         let b = offset
         return UUID(
@@ -61,10 +65,19 @@ struct ByteReader {
             ))
     }
 
-    mutating func readRest() -> [UInt8] {
+    package mutating func readRest() -> [UInt8] {
         defer { offset = bytes.count }
         return Array(bytes[offset...])
     }
+}
+
+/// A read past the end of the bytes, for readers whose callers map it to their own typed error.
+package struct TruncatedBytes: Error {
+    package init() {}
+}
+
+extension ByteReader where Failure == TruncatedBytes {
+    package init(_ bytes: some DataProtocol) { self.init(bytes, truncated: TruncatedBytes()) }
 }
 
 // `package`: ConfidantVault writes its binary headers with the same helpers.
