@@ -193,6 +193,113 @@ struct SQLiteWriteConnectionTests {
         }
     }
 
+    @Test(
+        "an idle write connection writes on the caller's thread at once; a write that would wait (gate held, file locked, long log, thread busy) writes nothing and says so"
+    )
+    func writeWhereIdle() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let path = try Self.path(of: relay)
+            let gate = WriteGate()
+            let limit = 64
+            let writer = SQLiteWriter(
+                path: path, pragmas: [], busyTimeoutMilliseconds: 60_000, gate: gate, logLimitFrames: limit)
+            let db = relay.server.application.db
+            var cursor: Int64 = 0
+            /// One entry stored by `runIfIdle`: nil when it did not run, else the write's outcome.
+            func storeHere() -> Result<Void, any Error>? {
+                cursor += 1
+                let entry = NewMailboxEntry(
+                    recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                    payload: Data(repeating: 1, count: 100), receivedAt: Date())
+                var outcome: Result<Void, any Error>?
+                let after = cursor - 1
+                let ran = writer.runIfIdle { thread in
+                    outcome = Result {
+                        _ = try thread.write { try MailboxWriteStatements.insert([entry], after: after, on: $0) }
+                    }
+                }
+                return ran ? outcome : nil
+            }
+            func stored() async throws -> Int {
+                try await MailboxTable.page(of: alice.address, after: 0, limit: 1_000, on: db).count
+            }
+            do {
+                // Not opened yet: opening is the thread's work.
+                #expect(storeHere() == nil)
+                cursor = 0
+                _ = try await writer.write { _ in 0 }
+                // Idle: written before `runIfIdle` returns.
+                #expect(throws: Never.self) { try storeHere()?.get() }
+                #expect(try await stored() == 1)
+
+                // The gate held (a Fluent write): nothing written, the gate still the holder's.
+                await gate.acquire()
+                #expect(throws: SQLiteWriter.WouldWait.self) { try storeHere()?.get() }
+                gate.release()
+                cursor -= 1
+
+                // Another connection holds the file's lock: refused without the minute's busy
+                // timeout, which the thread's writes still wait (the lock goes after they start).
+                let holder = try SQLiteWriteConnection(path: path, pragmas: [], busyTimeoutMilliseconds: 0)
+                try holder.execute("BEGIN EXCLUSIVE")
+                #expect(throws: SQLiteWriter.WouldWait.self) { try storeHere()?.get() }
+                cursor -= 1
+                let waited = Task { try await writer.write { _ in 1 } }
+                try await Task.sleep(for: .milliseconds(200))
+                try holder.execute("ROLLBACK")
+                #expect(try await waited.value == 1)
+                #expect(try await stored() == 1)
+
+                // The thread busy with other work: not run here.
+                let release = DispatchSemaphore(value: 0)
+                let busy = DispatchSemaphore(value: 0)
+                writer.submit { _ in
+                    busy.signal()
+                    release.wait()
+                }
+                await withCheckedContinuation { continuation in
+                    Thread {
+                        busy.wait()
+                        continuation.resume()
+                    }.start()
+                }
+                #expect(storeHere() == nil)
+                release.signal()
+                cursor -= 1
+                // The thread's work done and the connection let go (the thread answers after).
+                _ = try await writer.write { _ in 0 }
+
+                // A log past its limit: the thread's write checkpoints it, not the caller.
+                var here = 0
+                for _ in 0..<10_000 {
+                    guard let outcome = storeHere() else { break }
+                    if case .success = outcome { here += 1 } else { cursor -= 1 }
+                }
+                #expect(here > 0)
+                #expect(storeHere() == nil)
+                cursor -= 1
+                #expect(try await stored() == 1 + here)
+                // The thread's next write checkpoints the log, and the one after starts it over.
+                for _ in 0..<2 {
+                    cursor += 1
+                    let entry = NewMailboxEntry(
+                        recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                        payload: Data([2]), receivedAt: Date())
+                    _ = try await writer.write { [cursor] in
+                        try MailboxWriteStatements.insert([entry], after: cursor - 1, on: $0)
+                    }
+                }
+                #expect(try storeHere()?.get() != nil)
+                #expect(try await stored() == 4 + here)
+            } catch {
+                await writer.close()
+                throw error
+            }
+            await writer.close()
+        }
+    }
+
     @Test("a file another connection holds locked fails as database_unavailable after the busy timeout, then works")
     func busyFile() async throws {
         try await TestRelay.run(.sqlite) { relay in

@@ -50,6 +50,12 @@ final class SQLiteWriteConnection {
         sqlite_nio_sqlite3_close_v2(handle)
     }
 
+    /// How long a statement waits for a lock another connection holds before it fails
+    /// `SQLITE_BUSY`: 0 fails at once.
+    func waitForLocks(milliseconds: Int) {
+        sqlite_nio_sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+    }
+
     /// Runs `sql` (no parameters, no rows wanted): `BEGIN`, `COMMIT`, pragmas.
     func execute(_ sql: String) throws(SQLiteStatementFailure) {
         let result = sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil)

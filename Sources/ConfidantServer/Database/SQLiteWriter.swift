@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import Synchronization
 import VaporCSQLite
 
 /// The relay's own SQLite write connection and the one thread it runs on: a whole write
@@ -14,8 +15,11 @@ final class SQLiteWriter: Sendable {
     private let logLimitFrames: Int
     private let thread = NIOThreadPool(numberOfThreads: 1)
     private let slot = ConnectionSlot()
+    /// Held by whoever uses the connection: a work item on `thread`, or a caller that found it
+    /// idle (`runIfIdle`). Guards `slot`.
+    private let occupancy = Mutex(())
 
-    /// Only touched on `thread`, one work item at a time.
+    /// Only touched while holding `occupancy`, one user at a time.
     private final class ConnectionSlot: @unchecked Sendable {
         var connection: SQLiteWriteConnection? {
             didSet { checkpointedAt = 0 }
@@ -60,6 +64,9 @@ final class SQLiteWriter: Sendable {
         /// False once the thread has stopped: work handed over then runs where it was handed
         /// over, and every write fails.
         fileprivate let running: Bool
+        /// On the caller's own thread (`runIfIdle`), which must not wait: a write fails with
+        /// `SQLiteWriter.WouldWait` instead of waiting for the gate or for SQLite's lock.
+        fileprivate var inline = false
 
         /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, holding the gate; rolls back when it
         /// throws. `committed` runs after the commit and before the next writer starts.
@@ -73,17 +80,22 @@ final class SQLiteWriter: Sendable {
         /// checkpoints have usually copied all but the last few commits.
         func write<T>(_ body: (SQLiteWriteConnection) throws -> T, committed: (T) -> Void = { _ in }) throws -> T {
             guard running else { throw SQLiteWriter.shuttingDown }
-            writer.gate.acquireBlocking()
+            if inline {
+                guard writer.gate.acquireIfFree() else { throw SQLiteWriter.WouldWait() }
+            } else {
+                writer.gate.acquireBlocking()
+            }
             let result: T
             do {
-                result = try writer.run(body)
+                result = try inline ? writer.runWithoutWaiting(body) : writer.run(body)
             } catch {
                 writer.gate.release()
                 throw error
             }
             committed(result)
             writer.gate.release()
-            writer.checkpointIfLong()
+            // Not on an event loop: a log over the limit sends the next write to the thread.
+            if !inline { writer.checkpointIfLong() }
             return result
         }
     }
@@ -94,18 +106,53 @@ final class SQLiteWriter: Sendable {
     func submit(_ work: @escaping @Sendable (borrowing OnThread) -> Void) {
         thread.submit { [self] state in
             guard case .active = state else { return work(OnThread(writer: self, running: false)) }
-            work(OnThread(writer: self, running: true))
+            occupancy.withLock { _ in perform(work, inline: false) }
         }
     }
 
+    /// `work` with the connection, holding `occupancy`. Not inlined: Swift 6.3's optimizer
+    /// crashed (signal 6, EarlyPerfInliner) inlining a `Mutex` closure that makes an `OnThread`.
+    @inline(never)
+    private func perform(_ work: (borrowing OnThread) -> Void, inline: Bool) {
+        var onThread = OnThread(writer: self, running: true)
+        onThread.inline = inline
+        work(onThread)
+    }
+
+    /// `OnThread.write` holding `occupancy`; not inlined, as `perform`.
+    @inline(never)
+    private func performWrite<T>(_ body: (SQLiteWriteConnection) throws -> T) -> Result<T, any Error> {
+        Result { try OnThread(writer: self, running: true).write(body) }
+    }
+
+    /// Runs `work` at once on the caller's thread (a connection's event loop) when that costs
+    /// no wait: nobody uses the connection, it is open, and its log is under the limit (so no
+    /// checkpoint runs here). A stream's sends then skip the hand-over to the write thread and
+    /// back, two thread wake-ups that were a fifth of the relay's CPU with one message in flight
+    /// (docs/BENCHMARKS.md). A write in `work` that would wait fails with `WouldWait`, having
+    /// written nothing; the caller then hands the work to the thread.
+    /// - Returns: false, without running `work`, when it would have to wait.
+    func runIfIdle(_ work: (borrowing OnThread) -> Void) -> Bool {
+        let ran = occupancy.withLockIfAvailable { _ -> Bool in
+            guard let connection = slot.connection, connection.logFrames <= logLimitFrames else { return false }
+            perform(work, inline: true)
+            return true
+        }
+        return ran ?? false
+    }
+
     static let shuttingDown = SQLiteStatementFailure(code: SQLITE_MISUSE, message: "The relay is shutting down.")
+
+    /// A write on the caller's thread that would have waited (`runIfIdle`): nothing was written.
+    struct WouldWait: Error {}
 
     /// `OnThread.write` from anywhere: one trip to the thread and back.
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteWriteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             thread.submit { [self] state in
                 guard case .active = state else { return continuation.resume(throwing: Self.shuttingDown) }
-                continuation.resume(with: Result { try OnThread(writer: self, running: true).write(body) })
+                let result = occupancy.withLock { _ in performWrite(body) }
+                continuation.resume(with: result)
             }
         }
     }
@@ -119,6 +166,19 @@ final class SQLiteWriter: Sendable {
         guard frames > logLimitFrames, frames >= slot.checkpointedAt + logLimitFrames / 4 else { return }
         slot.checkpointedAt = frames
         connection.checkpoint()
+    }
+
+    /// `run` without waiting for SQLite's lock, which another process may hold (a backup, a
+    /// `sqlite3` shell): a busy database fails `WouldWait`, rolled back.
+    private func runWithoutWaiting<T>(_ body: (SQLiteWriteConnection) throws -> T) throws -> T {
+        guard let connection = slot.connection else { throw WouldWait() }
+        connection.waitForLocks(milliseconds: 0)
+        defer { connection.waitForLocks(milliseconds: busyTimeoutMilliseconds) }
+        do {
+            return try run(body)
+        } catch let failure as SQLiteStatementFailure where failure.primaryCode == SQLITE_BUSY {
+            throw WouldWait()
+        }
     }
 
     private func run<T>(_ body: (SQLiteWriteConnection) throws -> T) throws -> T {
@@ -143,8 +203,8 @@ final class SQLiteWriter: Sendable {
     /// Closes the connection and stops the thread; writes after this fail.
     func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            thread.submit { [slot] _ in
-                slot.connection = nil
+            thread.submit { [self] _ in
+                occupancy.withLock { _ in slot.connection = nil }
                 continuation.resume()
             }
         }

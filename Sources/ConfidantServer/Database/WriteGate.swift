@@ -31,6 +31,9 @@ final class WriteGate: Sendable {
         if !takeIfFree(orQueue: .thread(semaphore)) { semaphore.wait() }
     }
 
+    /// Takes the gate if it is free, without waiting: for an event loop, which must not block.
+    func acquireIfFree() -> Bool { takeIfFree() }
+
     /// How many wait for the gate now.
     var waiting: Int { state.withLock { $0.waiters.count } }
 

@@ -14,7 +14,9 @@ import Synchronization
 ///
 /// On SQLite the groups run on the relay's own write connection's thread (`SQLiteWriter`): a
 /// request is handed from the connection that made it straight to that thread, which stores its
-/// group, hands the entries to the streams and answers, with no task in between.
+/// group, hands the entries to the streams and answers, with no task in between. A stream's
+/// sends that find that thread idle are stored on the stream's event loop instead, once it has
+/// read them (`SQLiteWriter.runIfIdle`), without the two thread hand-overs.
 final class MailboxWriter: Sendable {
     enum Request: Sendable {
         /// `replyOn`: the event loop `reply` is to run on (a stream's connection's), or nil to run
@@ -50,6 +52,17 @@ final class MailboxWriter: Sendable {
         }
         guard start else { return }
         if let writer = publisher.database.writer {
+            // A stream's send, on its connection's event loop: stored on that loop once it has
+            // read what arrived with it (the sends read in the same turn go in the same
+            // transaction), if nothing else is being written then (`SQLiteWriter.runIfIdle`).
+            if case .send(_, let loop?, _) = request, loop.inEventLoop {
+                loop.execute { [self] in
+                    if !writer.runIfIdle({ thread in drainOne(on: thread, of: writer) }) {
+                        writer.submit { [self] thread in drain(on: thread) }
+                    }
+                }
+                return
+            }
             writer.submit { [self] thread in drain(on: thread) }
         } else {
             Task { await drain() }
@@ -72,16 +85,38 @@ final class MailboxWriter: Sendable {
     /// SQLite: every waiting group, on the write connection's thread, each answered there.
     private func drain(on thread: borrowing SQLiteWriter.OnThread) {
         while let group = nextGroup() {
-            let now = now().wholeMilliseconds
-            let results: GroupResults
-            do {
-                results = try publisher.writeOnOwnConnection(on: thread) { [mailboxLimit] connection, publication in
-                    try Self.apply(group, at: now, mailboxLimit: mailboxLimit, publishing: publication, on: connection)
-                }
-            } catch {
-                results = GroupResults(failure: error)
+            store(group, on: thread).reply(to: group)
+        }
+    }
+
+    /// SQLite, on an event loop that found the write connection idle: the first group here,
+    /// and whatever came meanwhile on the write thread. A group that would have waited (for the
+    /// gate or for another process's lock) goes back to the front of the queue, for the thread.
+    private func drainOne(on thread: borrowing SQLiteWriter.OnThread, of writer: SQLiteWriter) {
+        guard let group = nextGroup() else { return }
+        let results = store(group, on: thread)
+        if results.failure is SQLiteWriter.WouldWait {
+            queue.withLock { $0.requests.insert(contentsOf: group, at: 0) }
+            writer.submit { [self] thread in drain(on: thread) }
+            return
+        }
+        results.reply(to: group)
+        let more = queue.withLock { queue in
+            if queue.requests.isEmpty { queue.draining = false }
+            return queue.draining
+        }
+        if more { writer.submit { [self] thread in drain(on: thread) } }
+    }
+
+    /// One group in one transaction on the write connection, with its outcome per request.
+    private func store(_ group: [Request], on thread: borrowing SQLiteWriter.OnThread) -> GroupResults {
+        let now = now().wholeMilliseconds
+        do {
+            return try publisher.writeOnOwnConnection(on: thread) { [mailboxLimit] connection, publication in
+                try Self.apply(group, at: now, mailboxLimit: mailboxLimit, publishing: publication, on: connection)
             }
-            results.reply(to: group)
+        } catch {
+            return GroupResults(failure: error)
         }
     }
 
