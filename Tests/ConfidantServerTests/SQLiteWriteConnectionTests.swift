@@ -224,14 +224,29 @@ struct SQLiteWriteConnectionTests {
             func stored() async throws -> Int {
                 try await MailboxTable.page(of: alice.address, after: 0, limit: 1_000, on: db).count
             }
+            /// One entry stored by the thread.
+            func storeOnThread() async throws {
+                cursor += 1
+                let entry = NewMailboxEntry(
+                    recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                    payload: Data([2]), receivedAt: Date())
+                _ = try await writer.write { [cursor] in
+                    try MailboxWriteStatements.insert([entry], after: cursor - 1, on: $0)
+                }
+            }
             do {
                 // Not opened yet: opening is the thread's work.
                 #expect(storeHere() == nil)
                 cursor = 0
                 _ = try await writer.write { _ in 0 }
+                // Open, but how the log was left is not known yet: its first write (which may
+                // start the log over) is the thread's too.
+                #expect(storeHere() == nil)
+                cursor -= 1
+                try await storeOnThread()
                 // Idle: written before `runIfIdle` returns.
                 #expect(throws: Never.self) { try storeHere()?.get() }
-                #expect(try await stored() == 1)
+                #expect(try await stored() == 2)
 
                 // The gate held (a Fluent write): nothing written, the gate still the holder's.
                 await gate.acquire()
@@ -249,7 +264,7 @@ struct SQLiteWriteConnectionTests {
                 try await Task.sleep(for: .milliseconds(200))
                 try holder.execute("ROLLBACK")
                 #expect(try await waited.value == 1)
-                #expect(try await stored() == 1)
+                #expect(try await stored() == 2)
 
                 // The thread busy with other work: not run here.
                 let release = DispatchSemaphore(value: 0)
@@ -279,19 +294,102 @@ struct SQLiteWriteConnectionTests {
                 #expect(here > 0)
                 #expect(storeHere() == nil)
                 cursor -= 1
-                #expect(try await stored() == 1 + here)
+                #expect(try await stored() == 2 + here)
                 // The thread's next write checkpoints the log, and the one after starts it over.
-                for _ in 0..<2 {
-                    cursor += 1
-                    let entry = NewMailboxEntry(
-                        recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
-                        payload: Data([2]), receivedAt: Date())
-                    _ = try await writer.write { [cursor] in
-                        try MailboxWriteStatements.insert([entry], after: cursor - 1, on: $0)
+                try await storeOnThread()
+                try await storeOnThread()
+                #expect(try storeHere()?.get() != nil)
+                #expect(try await stored() == 5 + here)
+            } catch {
+                await writer.close()
+                throw error
+            }
+            await writer.close()
+        }
+    }
+
+    @Test(
+        "a write that may start the log over (a checkpoint running, or one that copied the whole log) is the thread's, which then starts it over; the relay's checkpoints say so"
+    )
+    func logStartsOverOnTheThread() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let path = try Self.path(of: relay)
+            let writer = SQLiteWriter(path: path, pragmas: [], busyTimeoutMilliseconds: 5_000, gate: WriteGate())
+            var cursor: Int64 = 10_000
+            func entry() -> NewMailboxEntry {
+                NewMailboxEntry(
+                    recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                    payload: Data(repeating: 3, count: 100), receivedAt: Date())
+            }
+            /// Stores one entry here if `runIfIdle` runs it: the log's frames after it, else nil.
+            func storeHere() throws -> Int? {
+                var frames: Result<Int, any Error>?
+                let new = entry()
+                let ran = writer.runIfIdle { [cursor] thread in
+                    frames = Result {
+                        try thread.write { connection in
+                            _ = try MailboxWriteStatements.insert([new], after: cursor, on: connection)
+                            return connection.logFrames
+                        }
                     }
                 }
-                #expect(try storeHere()?.get() != nil)
-                #expect(try await stored() == 4 + here)
+                guard ran, let frames else { return nil }
+                cursor += 1
+                return try frames.get()
+            }
+            func storeOnThread() async throws {
+                let new = entry()
+                _ = try await writer.write { [cursor] in try MailboxWriteStatements.insert([new], after: cursor, on: $0)
+                }
+                cursor += 1
+            }
+            do {
+                try await storeOnThread()
+                #expect(try storeHere() != nil)
+
+                // While a checkpoint runs, whatever it copies: the thread's.
+                writer.checkpointStarted()
+                #expect(try storeHere() == nil)
+                writer.checkpointEnded(copiedWhole: false)
+                #expect(try storeHere() != nil)
+
+                // A checkpoint that copied the whole log: the next write is the thread's, and
+                // starts the log over (its frames counted from the start again).
+                // Twenty commits of at least two pages each: a log of 40 frames or more.
+                for _ in 0..<20 { try await storeOnThread() }
+                let longBefore = try await writer.write { $0.logFrames }
+                let other = try SQLiteWriteConnection(path: path, pragmas: [], busyTimeoutMilliseconds: 5_000)
+                // A connection checkpoints the log only once it has opened it, by reading.
+                try other.execute("SELECT count(*) FROM sqlite_schema")
+                writer.checkpointStarted()
+                let copiedWhole = other.checkpoint()
+                writer.checkpointEnded(copiedWhole: copiedWhole)
+                #expect(copiedWhole)
+                #expect(writer.logMayStartOver)
+                #expect(try storeHere() == nil)
+                try await storeOnThread()
+                // Read after that commit (inside a transaction it is the count before it).
+                let startedOver = try await writer.write { $0.logFrames }
+                #expect(startedOver < longBefore, "the log went on from \(longBefore) to \(startedOver) frames")
+                #expect(!writer.logMayStartOver)
+                #expect(try storeHere() != nil)
+
+                // The relay's own background checkpoints (`WALCheckpoints`) tell its writer: on an
+                // idle relay, one that starts after a send copies the whole log. (One starts at
+                // most every 250 ms, so a send right after another's may start none.)
+                let own = try Self.writer(of: relay)
+                let bob = try await TestUser.make(relay, name: "bob")
+                var told = false
+                for _ in 0..<20 where !told {
+                    try await Task.sleep(for: .milliseconds(300))
+                    _ = try await alice.send("hello", to: [(bob.address, bob.identity.publicIdentity)])
+                    for _ in 0..<100 where !told {
+                        told = own.logMayStartOver
+                        if !told { try await Task.sleep(for: .milliseconds(10)) }
+                    }
+                }
+                #expect(told)
             } catch {
                 await writer.close()
                 throw error

@@ -14,7 +14,7 @@ struct RelayDatabase: Sendable {
     let writer: SQLiteWriter?
     private let gate: WriteGate
     private let setup: WriteConnectionSetup
-    private let checkpoints = WALCheckpoints()
+    private let checkpoints: WALCheckpoints
 
     /// `busyTimeoutMilliseconds`: how long a write waits for a lock another process holds on the
     /// SQLite file (a backup, a `sqlite3` shell) before it fails with `database_unavailable`.
@@ -35,6 +35,7 @@ struct RelayDatabase: Sendable {
                 path: $0, pragmas: WriteConnectionSetup.pragmas(synchronous: synchronous) + SQLiteWriter.pragmas,
                 busyTimeoutMilliseconds: busyTimeoutMilliseconds, gate: gate)
         }
+        checkpoints = WALCheckpoints(writer: writer)
     }
 
     /// Closes the relay's own write connection (after the application, with nothing left to write).

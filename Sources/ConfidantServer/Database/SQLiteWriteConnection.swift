@@ -19,6 +19,8 @@ final class SQLiteWriteConnection {
     private var prepared: [String: OpaquePointer] = [:]
     /// Frames in the write-ahead log after this connection's last commit (SQLite's WAL hook).
     private(set) var logFrames = 0
+    /// Commits of this connection that wrote to the log (SQLite's WAL hook).
+    private(set) var loggedCommits = 0
 
     /// Opens the existing database at `path` (the relay's migrations created it) and sets the
     /// write connection's pragmas (`WriteConnectionSetup`).
@@ -40,7 +42,9 @@ final class SQLiteWriteConnection {
             handle,
             { context, _, _, frames in
                 guard let context else { return SQLITE_OK }
-                Unmanaged<SQLiteWriteConnection>.fromOpaque(context).takeUnretainedValue().logFrames = Int(frames)
+                let connection = Unmanaged<SQLiteWriteConnection>.fromOpaque(context).takeUnretainedValue()
+                connection.logFrames = Int(frames)
+                connection.loggedCommits &+= 1
                 return SQLITE_OK
             }, Unmanaged.passUnretained(self).toOpaque())
     }

@@ -18,6 +18,12 @@ final class SQLiteWriter: Sendable {
     /// Held by whoever uses the connection: a work item on `thread`, or a caller that found it
     /// idle (`runIfIdle`). Guards `slot`.
     private let occupancy = Mutex(())
+    /// Checkpoints under way, and whether the log may be copied back whole since this
+    /// connection last wrote to it. In either case the next write may start the log over, and
+    /// that write syncs the log's new header (`fsync`, 4.5 ms in a trace and far longer on a
+    /// busy disk), which must not hold up an event loop: `runIfIdle` leaves it to the thread.
+    /// Unknown at first (a new connection), so the thread writes first.
+    private let logState = Mutex<(checkpoints: Int, copiedWhole: Bool)>((0, true))
 
     /// Only touched while holding `occupancy`, one user at a time.
     private final class ConnectionSlot: @unchecked Sendable {
@@ -134,7 +140,9 @@ final class SQLiteWriter: Sendable {
     /// - Returns: false, without running `work`, when it would have to wait.
     func runIfIdle(_ work: (borrowing OnThread) -> Void) -> Bool {
         let ran = occupancy.withLockIfAvailable { _ -> Bool in
-            guard let connection = slot.connection, connection.logFrames <= logLimitFrames else { return false }
+            guard let connection = slot.connection, connection.logFrames <= logLimitFrames,
+                !logMayStartOver
+            else { return false }
             perform(work, inline: true)
             return true
         }
@@ -157,6 +165,25 @@ final class SQLiteWriter: Sendable {
         }
     }
 
+    /// Whether the next write may start the log over (`logState`).
+    var logMayStartOver: Bool {
+        logState.withLock { $0.checkpoints > 0 || $0.copiedWhole }
+    }
+
+    /// A checkpoint of the file on another connection (`WALCheckpoints`) starts: until it ends,
+    /// writes may start the log over.
+    func checkpointStarted() {
+        logState.withLock { $0.checkpoints += 1 }
+    }
+
+    /// That checkpoint ended; `copiedWhole`: it copied every frame of the log back.
+    func checkpointEnded(copiedWhole: Bool) {
+        logState.withLock {
+            $0.checkpoints -= 1
+            if copiedWhole { $0.copiedWhole = true }
+        }
+    }
+
     /// A checkpoint once the log is over its limit; while a reader keeps it from starting over,
     /// again only after another quarter of the limit, not after every commit.
     private func checkpointIfLong() {
@@ -165,7 +192,7 @@ final class SQLiteWriter: Sendable {
         if frames < slot.checkpointedAt { slot.checkpointedAt = 0 }
         guard frames > logLimitFrames, frames >= slot.checkpointedAt + logLimitFrames / 4 else { return }
         slot.checkpointedAt = frames
-        connection.checkpoint()
+        if connection.checkpoint() { logState.withLock { $0.copiedWhole = true } }
     }
 
     /// `run` without waiting for SQLite's lock, which another process may hold (a backup, a
@@ -189,9 +216,14 @@ final class SQLiteWriter: Sendable {
             connection = try SQLiteWriteConnection(
                 path: path, pragmas: pragmas, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             slot.connection = connection
+            logState.withLock { $0.copiedWhole = true }
         }
         do {
-            return try connection.transaction { try body(connection) }
+            let logged = connection.loggedCommits
+            let result = try connection.transaction { try body(connection) }
+            // Written to the log: whether or not that started it over, the next write does not.
+            if connection.loggedCommits != logged { logState.withLock { $0.copiedWhole = false } }
+            return result
         } catch {
             // A rollback that failed too (a vanished disk) leaves the connection in a transaction:
             // the next write starts on a new one.

@@ -9,11 +9,18 @@ import Synchronization
 /// fsync. Writes turn that off on their connection (`wal_autocheckpoint=0`); after a commit this
 /// starts a passive checkpoint on another connection, in the background, unless one is running
 /// or one started less than `spacing` ago. Under load one runs all the time, so the log stays a
-/// few group commits long; a quiet server checkpoints after each burst.
+/// few group commits long; a quiet server checkpoints after each burst. The relay's own write
+/// connection (`writer`) is told when one runs and whether it copied the whole log: the write
+/// after that starts the log over.
 final class WALCheckpoints: Sendable {
     static let spacing: Duration = .milliseconds(250)
 
     private let state = Mutex<(lastStart: ContinuousClock.Instant?, running: Bool)>((nil, false))
+    private let writer: SQLiteWriter?
+
+    init(writer: SQLiteWriter?) {
+        self.writer = writer
+    }
 
     func committed(_ db: any Database) {
         let now = ContinuousClock.now
@@ -23,12 +30,20 @@ final class WALCheckpoints: Sendable {
             return true
         }
         guard start, let sql = db as? any SQLDatabase else { return }
+        writer?.checkpointStarted()
         Task {
+            var copiedWhole = false
             do {
-                try await sql.raw("PRAGMA wal_checkpoint(PASSIVE)").run()
+                // One row: busy (another checkpoint ran), frames in the log, frames copied back.
+                if let row = try await sql.raw("PRAGMA wal_checkpoint(PASSIVE)").first() {
+                    let busy = try row.decode(column: "busy", as: Int.self)
+                    let log = try row.decode(column: "log", as: Int.self)
+                    copiedWhole = try busy == 0 && log == row.decode(column: "checkpointed", as: Int.self)
+                }
             } catch {
                 db.logger.warning("WAL checkpoint failed; the next one catches up", metadata: ["error": "\(error)"])
             }
+            self.writer?.checkpointEnded(copiedWhole: copiedWhole)
             self.state.withLock { $0.running = false }
         }
     }
