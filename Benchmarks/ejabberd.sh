@@ -17,6 +17,10 @@
 # resident memory, and lost and duplicated messages (both must be 0).
 #   Benchmarks/ejabberd.sh [ROUNDS]     (default 5; installs ejabberd with apt-get when root)
 # SHAPES=pairs,one,eight,rate picks shapes (default all of them); CONFIDANT_BIN_DIR another build.
+# Run under Tests/with-postgres.sh (CONFIDANT_PG_FSYNC=on for a durable cluster) and every shape
+# except the ConfidantKit ones also runs Confidant's relay on that PostgreSQL, its server CPU then
+# counting PostgreSQL's processes too:
+#   CONFIDANT_PG_FSYNC=on Tests/with-postgres.sh Benchmarks/ejabberd.sh 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -120,8 +124,38 @@ xmpp() {  # xmpp LABEL SERVER ARGS…
     eval "port=\$port_$server pid=\$pid_$server"
     python3 Benchmarks/xmpp_load.py --port "$port" --server-pid "$pid" "$@" | tag "$label"
 }
-confidant() {  # confidant ARGS…
+confidant() {  # confidant ARGS…: the relay on SQLite, then (under with-postgres.sh) on PostgreSQL
     "$bin/relay-load" run --json "$@" | tag "Confidant (SQLite)"
+    if [ -n "${CONFIDANT_TEST_POSTGRES_DATA:-}" ]; then
+        local before
+        before=$(postgres_cpu)
+        "$bin/relay-load" run --json --database "$CONFIDANT_TEST_POSTGRES_URL" "$@" \
+            | with_postgres_cpu "$before" | tag "Confidant (PostgreSQL)"
+    fi
+}
+# PostgreSQL's CPU time (user + system, clock ticks) since its start: the postmaster, its live
+# processes, and its exited ones (a backend's time goes to the postmaster's children's times when
+# it is reaped; the relay's connections have closed when a run ends).
+postgres_cpu() {
+    local postmaster
+    postmaster=$(head -1 "$CONFIDANT_TEST_POSTGRES_DATA/postmaster.pid")
+    sleep 0.5  # the relay's backends exit and are reaped
+    {
+        awk '{ print $14 + $15 + $16 + $17 }' "/proc/$postmaster/stat"
+        for child in $(pgrep -P "$postmaster"); do awk '{ print $14 + $15 }' "/proc/$child/stat" 2>/dev/null || true; done
+    } | awk '{ total += $1 } END { print total }'
+}
+with_postgres_cpu() {  # with_postgres_cpu BEFORE: adds PostgreSQL's CPU per message to the JSON line on stdin
+    local row
+    row=$(cat)
+    python3 -c '
+import json, os, sys
+row = json.loads(sys.argv[1])
+ticks = int(sys.argv[3]) - int(sys.argv[2])
+per_message = ticks * 1_000_000 / os.sysconf("SC_CLK_TCK") / max(row["messages"], 1)
+row["databaseCPUMicrosecondsPerMessage"] = per_message
+row["serverCPUMicrosecondsPerMessage"] += per_message
+print(json.dumps(row))' "$row" "$1" "$(postgres_cpu)"
 }
 kit() {  # kit ARGS…: the client's own path, sealing included; the receiver's chat closed
     "$bin/relay-load" kit --json --no-open-chat "$@" | tag "Confidant (SQLite), through ConfidantKit"
@@ -165,15 +199,17 @@ rows = [json.loads(line) for line in open(sys.argv[1])]
 groups = {}
 for row in rows:
     groups.setdefault((row["shape"], row["server"]), []).append(row)
-print(f"\n| shape | server | runs | delivered msg/s | server CPU µs/msg | generator CPU µs/msg | p50 / p99 ms | server peak RSS MiB | lost / duplicated |")
-print("|---|---|---:|---:|---:|---:|---|---:|---|")
+print("\nServer CPU on PostgreSQL includes PostgreSQL's processes (the relay alone: subtract the last column).")
+print(f"\n| shape | server | runs | delivered msg/s | server CPU µs/msg | generator CPU µs/msg | p50 / p99 ms | server peak RSS MiB | lost / duplicated | PostgreSQL CPU µs/msg |")
+print("|---|---|---:|---:|---:|---:|---|---:|---|---:|")
 for (shape, server), runs in groups.items():
     m = lambda key: statistics.median(r[key] for r in runs)
     lost = sum(r.get("lost", 0) for r in runs)
     duplicated = sum(r.get("duplicated", 0) for r in runs)
+    database = f"{m('databaseCPUMicrosecondsPerMessage'):.1f}" if "databaseCPUMicrosecondsPerMessage" in runs[0] else ""
     print(f"| {shape} | {server} | {len(runs)} | {m('deliveredPerSecond'):,.0f} | {m('serverCPUMicrosecondsPerMessage'):.1f} "
           f"| {m('generatorCPUMicrosecondsPerMessage'):.1f} | {m('p50Milliseconds'):.1f} / {m('p99Milliseconds'):.1f} "
-          f"| {max(r['serverPeakRSSMiB'] for r in runs):.0f} | {lost} / {duplicated} |")
+          f"| {max(r['serverPeakRSSMiB'] for r in runs):.0f} | {lost} / {duplicated} | {database} |")
 for (shape, server), runs in groups.items():
     if "sealMicrosecondsPerMessage" in runs[0]:
         m = lambda key: statistics.median(r[key] for r in runs)

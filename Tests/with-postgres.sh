@@ -28,5 +28,7 @@ trap stop EXIT
 "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$cluster/data" -l "$cluster/log" -w \
     -o "-p $port -k $cluster -c listen_addresses=127.0.0.1 -c fsync=${CONFIDANT_PG_FSYNC:-off} -c max_connections=300" start >/dev/null
 export CONFIDANT_TEST_POSTGRES_URL="postgres://confidant@127.0.0.1:$port/postgres"
+# Its data directory, for a benchmark that reads the server's process id (postmaster.pid).
+export CONFIDANT_TEST_POSTGRES_DATA="$cluster/data"
 echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 "$@"
