@@ -205,61 +205,32 @@ struct SQLiteWriteConnectionTests {
             let writer = SQLiteWriter(
                 path: path, pragmas: [], busyTimeoutMilliseconds: 60_000, gate: gate, logLimitFrames: limit)
             let db = relay.server.application.db
-            var cursor: Int64 = 0
-            /// One entry stored by `runIfIdle`: nil when it did not run, else the write's outcome.
-            func storeHere() -> Result<Void, any Error>? {
-                cursor += 1
-                let entry = NewMailboxEntry(
-                    recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
-                    payload: Data(repeating: 1, count: 100), receivedAt: Date())
-                var outcome: Result<Void, any Error>?
-                let after = cursor - 1
-                let ran = writer.runIfIdle { thread in
-                    outcome = Result {
-                        _ = try thread.write { try MailboxWriteStatements.insert([entry], after: after, on: $0) }
-                    }
-                }
-                return ran ? outcome : nil
-            }
+            let writes = EntryWrites(writer: writer, device: alice.address)
             func stored() async throws -> Int {
                 try await MailboxTable.page(of: alice.address, after: 0, limit: 1_000, on: db).count
             }
-            /// One entry stored by the thread.
-            func storeOnThread() async throws {
-                cursor += 1
-                let entry = NewMailboxEntry(
-                    recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
-                    payload: Data([2]), receivedAt: Date())
-                _ = try await writer.write { [cursor] in
-                    try MailboxWriteStatements.insert([entry], after: cursor - 1, on: $0)
-                }
-            }
             do {
                 // Not opened yet: opening is the thread's work.
-                #expect(storeHere() == nil)
-                cursor = 0
+                #expect(writes.storeHere() == nil)
                 _ = try await writer.write { _ in 0 }
                 // Open, but how the log was left is not known yet: its first write (which may
                 // start the log over) is the thread's too.
-                #expect(storeHere() == nil)
-                cursor -= 1
-                try await storeOnThread()
+                #expect(writes.storeHere() == nil)
+                try await writes.storeOnThread()
                 // Idle: written before `runIfIdle` returns.
-                #expect(throws: Never.self) { try storeHere()?.get() }
+                #expect(throws: Never.self) { try writes.storeHere()?.get() }
                 #expect(try await stored() == 2)
 
                 // The gate held (a Fluent write): nothing written, the gate still the holder's.
                 await gate.acquire()
-                #expect(throws: SQLiteWriter.WouldWait.self) { try storeHere()?.get() }
+                #expect(throws: SQLiteWriter.WouldWait.self) { try writes.storeHere()?.get() }
                 gate.release()
-                cursor -= 1
 
                 // Another connection holds the file's lock: refused without the minute's busy
                 // timeout, which the thread's writes still wait (the lock goes after they start).
                 let holder = try SQLiteWriteConnection(path: path, pragmas: [], busyTimeoutMilliseconds: 0)
                 try holder.execute("BEGIN EXCLUSIVE")
-                #expect(throws: SQLiteWriter.WouldWait.self) { try storeHere()?.get() }
-                cursor -= 1
+                #expect(throws: SQLiteWriter.WouldWait.self) { try writes.storeHere()?.get() }
                 let waited = Task { try await writer.write { _ in 1 } }
                 try await Task.sleep(for: .milliseconds(200))
                 try holder.execute("ROLLBACK")
@@ -279,26 +250,24 @@ struct SQLiteWriteConnectionTests {
                         continuation.resume()
                     }.start()
                 }
-                #expect(storeHere() == nil)
+                #expect(writes.storeHere() == nil)
                 release.signal()
-                cursor -= 1
                 // The thread's work done and the connection let go (the thread answers after).
                 _ = try await writer.write { _ in 0 }
 
                 // A log past its limit: the thread's write checkpoints it, not the caller.
                 var here = 0
                 for _ in 0..<10_000 {
-                    guard let outcome = storeHere() else { break }
-                    if case .success = outcome { here += 1 } else { cursor -= 1 }
+                    guard let outcome = writes.storeHere() else { break }
+                    if case .success = outcome { here += 1 }
                 }
                 #expect(here > 0)
-                #expect(storeHere() == nil)
-                cursor -= 1
+                #expect(writes.storeHere() == nil)
                 #expect(try await stored() == 2 + here)
                 // The thread's next write checkpoints the log, and the one after starts it over.
-                try await storeOnThread()
-                try await storeOnThread()
-                #expect(try storeHere()?.get() != nil)
+                try await writes.storeOnThread()
+                try await writes.storeOnThread()
+                #expect(try writes.storeHere()?.get() != nil)
                 #expect(try await stored() == 5 + here)
             } catch {
                 await writer.close()
@@ -316,48 +285,21 @@ struct SQLiteWriteConnectionTests {
             let alice = try await TestUser.make(relay, name: "alice")
             let path = try Self.path(of: relay)
             let writer = SQLiteWriter(path: path, pragmas: [], busyTimeoutMilliseconds: 5_000, gate: WriteGate())
-            var cursor: Int64 = 10_000
-            func entry() -> NewMailboxEntry {
-                NewMailboxEntry(
-                    recipient: alice.address, kind: .envelope, sender: alice.address, messageID: UUID(),
-                    payload: Data(repeating: 3, count: 100), receivedAt: Date())
-            }
-            /// Stores one entry here if `runIfIdle` runs it: the log's frames after it, else nil.
-            func storeHere() throws -> Int? {
-                var frames: Result<Int, any Error>?
-                let new = entry()
-                let ran = writer.runIfIdle { [cursor] thread in
-                    frames = Result {
-                        try thread.write { connection in
-                            _ = try MailboxWriteStatements.insert([new], after: cursor, on: connection)
-                            return connection.logFrames
-                        }
-                    }
-                }
-                guard ran, let frames else { return nil }
-                cursor += 1
-                return try frames.get()
-            }
-            func storeOnThread() async throws {
-                let new = entry()
-                _ = try await writer.write { [cursor] in try MailboxWriteStatements.insert([new], after: cursor, on: $0)
-                }
-                cursor += 1
-            }
+            let writes = EntryWrites(writer: writer, device: alice.address)
             do {
-                try await storeOnThread()
-                #expect(try storeHere() != nil)
+                try await writes.storeOnThread()
+                #expect(try writes.storeHere()?.get() != nil)
 
                 // While a checkpoint runs, whatever it copies: the thread's.
                 writer.checkpointStarted()
-                #expect(try storeHere() == nil)
+                #expect(writes.storeHere() == nil)
                 writer.checkpointEnded(copiedWhole: false)
-                #expect(try storeHere() != nil)
+                #expect(try writes.storeHere()?.get() != nil)
 
                 // A checkpoint that copied the whole log: the next write is the thread's, and
                 // starts the log over (its frames counted from the start again).
                 // Twenty commits of at least two pages each: a log of 40 frames or more.
-                for _ in 0..<20 { try await storeOnThread() }
+                for _ in 0..<20 { try await writes.storeOnThread() }
                 let longBefore = try await writer.write { $0.logFrames }
                 let other = try SQLiteWriteConnection(path: path, pragmas: [], busyTimeoutMilliseconds: 5_000)
                 // A connection checkpoints the log only once it has opened it, by reading.
@@ -367,13 +309,13 @@ struct SQLiteWriteConnectionTests {
                 writer.checkpointEnded(copiedWhole: copiedWhole)
                 #expect(copiedWhole)
                 #expect(writer.logMayStartOver)
-                #expect(try storeHere() == nil)
-                try await storeOnThread()
+                #expect(writes.storeHere() == nil)
+                try await writes.storeOnThread()
                 // Read after that commit (inside a transaction it is the count before it).
                 let startedOver = try await writer.write { $0.logFrames }
                 #expect(startedOver < longBefore, "the log went on from \(longBefore) to \(startedOver) frames")
                 #expect(!writer.logMayStartOver)
-                #expect(try storeHere() != nil)
+                #expect(try writes.storeHere()?.get() != nil)
 
                 // The relay's own background checkpoints (`WALCheckpoints`) tell its writer: on an
                 // idle relay, one that starts after a send copies the whole log. (One starts at
@@ -427,5 +369,46 @@ struct SQLiteWriteConnectionTests {
             }
             #expect(throws: SQLiteStatementFailure.self) { try outcome.get() }
         }
+    }
+}
+
+/// Mailbox entries for one device, one cursor after another, written through a test's own
+/// `SQLiteWriter`: on the caller's thread if `runIfIdle` runs them there, or on its thread.
+private final class EntryWrites {
+    private let writer: SQLiteWriter
+    private let device: DeviceAddress
+    /// The cursor of the last entry stored.
+    private var cursor: Int64 = 0
+
+    init(writer: SQLiteWriter, device: DeviceAddress) {
+        self.writer = writer
+        self.device = device
+    }
+
+    private func entry() -> NewMailboxEntry {
+        NewMailboxEntry(
+            recipient: device, kind: .envelope, sender: device, messageID: UUID(),
+            payload: Data(repeating: 1, count: 100), receivedAt: Date())
+    }
+
+    /// One entry stored by `runIfIdle`: nil when it did not run, else the write's outcome.
+    func storeHere() -> Result<Void, any Error>? {
+        let new = entry()
+        var outcome: Result<Void, any Error>?
+        let ran = writer.runIfIdle { [cursor] thread in
+            outcome = Result {
+                _ = try thread.write { try MailboxWriteStatements.insert([new], after: cursor, on: $0) }
+            }
+        }
+        guard ran, let outcome else { return nil }
+        if case .success = outcome { cursor += 1 }
+        return outcome
+    }
+
+    /// One entry stored by the writer's thread.
+    func storeOnThread() async throws {
+        let new = entry()
+        _ = try await writer.write { [cursor] in try MailboxWriteStatements.insert([new], after: cursor, on: $0) }
+        cursor += 1
     }
 }
