@@ -85,4 +85,25 @@ struct MailboxInboxTests {
         #expect(!inbox.goLive(recorder.send))
         #expect(recorder.sent.withLock { $0 } == [7, 8, 9])
     }
+
+    /// Each notice used to wrap the stream's handler in two more reabstraction thunks (a closure
+    /// in a tuple held by a `Mutex`), so a long-lived stream's every wake-up walked all of them
+    /// and would in the end overflow the stack. The handler is called through as many frames
+    /// the fiftieth time as the first.
+    @Test("a notice reaches the stream's handler through the same frames every time")
+    func noticesDoNotWrapTheHandler() {
+        let hub = MailboxHub()
+        let inbox = hub.subscribe(Self.caller)
+        let depths = Mutex<[Int]>([])
+        inbox.notify { notice in
+            guard case .ready = notice else { return }
+            let depth = Thread.callStackReturnAddresses.count
+            depths.withLock { $0.append(depth) }
+        }
+        for _ in 0..<50 { hub.wake([Self.caller.address]) }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 50)
+        #expect(Set(seen).count == 1, "stack depths at each notice: \(seen)")
+        hub.unsubscribe(inbox)
+    }
 }

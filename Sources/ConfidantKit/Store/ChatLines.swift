@@ -31,8 +31,10 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
     /// The texts the lines opened, so that a line read again for a new state is not opened again.
     let texts = OpenedTexts()
     private let stopped = Atomic<Bool>(false)
-    /// Cancels the first fetch if it has not run.
-    private let onStop = Mutex<(@Sendable () -> Void)?>(nil)
+    /// The first fetch, cancelled if it has not run when the stream ends. (The task, not a closure
+    /// that cancels it: a closure held in a `Mutex` is wrapped in two more thunks at every
+    /// `withLock`, see `MailboxInbox` in ConfidantServer.)
+    private let firstFetch = Mutex<Task<Void, Never>?>(nil)
 
     /// The lines last yielded, oldest first.
     private(set) var lines: [ChatMessage] = []
@@ -78,7 +80,7 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
                 observer.continuation.finish(throwing: error)
             }
         }
-        observer.onStop.withLock { $0 = { start.cancel() } }
+        observer.firstFetch.withLock { $0 = start }
         return stream
     }
 
@@ -102,7 +104,7 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
         // and forgets it when the stream ends.
         continuation.onTermination = { _ in
             observer.stopped.store(true, ordering: .relaxed)
-            observer.onStop.withLock { $0 }?()
+            observer.firstFetch.withLock { $0 }?.cancel()
             store.database.asyncWriteWithoutTransaction { db in db.remove(transactionObserver: observer) }
         }
         return (observer, stream)
