@@ -133,11 +133,16 @@ package enum PostgresAdmin {
         return components.string ?? base
     }
 
-    package static func run(url: String, _ statement: String) async throws {
-        guard let components = URLComponents(string: url), let host = components.host else { return }
-        let configuration = PostgresConnection.Configuration(
+    /// How to connect to the cluster's `postgres` database.
+    package static func configuration(url: String) -> PostgresConnection.Configuration? {
+        guard let components = URLComponents(string: url), let host = components.host else { return nil }
+        return PostgresConnection.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
             password: components.password, database: "postgres", tls: .disable)
+    }
+
+    package static func run(url: String, _ statement: String) async throws {
+        guard let configuration = configuration(url: url) else { return }
         let connection = try await PostgresConnection.connect(
             configuration: configuration, id: 1, logger: .init(label: "test.pg"))
         defer { Task { try? await connection.close() } }

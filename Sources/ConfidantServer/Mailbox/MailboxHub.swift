@@ -14,6 +14,9 @@ final class MailboxHub: Sendable {
     /// Tasks the streams of this instance are running (`StreamSession`): none while every stream
     /// is idle. For the tests, which check that an idle stream holds no task.
     let streamTasks = Atomic<Int>(0)
+    /// Names this instance in the wake-ups it sends the others (`MailboxWakeNotice`), so that it
+    /// knows its own when they come back.
+    let instance = UUID()
 
     /// An inbox for `caller`'s device that asks its stream to read what is stored after `after`
     /// at once, then fills as entries arrive.

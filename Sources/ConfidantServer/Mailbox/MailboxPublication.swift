@@ -96,10 +96,7 @@ struct MailboxPublisher: Sendable {
         guard !addresses.isEmpty else { return }
         hub.wake(addresses)
         guard let sql = db as? any SQLDatabase else { return }
-        let all = addresses.map(\.description)
-        // NOTIFY payloads must stay under 8,000 bytes; an address is 73 characters.
-        for start in stride(from: 0, to: all.count, by: 100) {
-            let payload = all[start..<min(start + 100, all.count)].joined(separator: ",")
+        for payload in MailboxWakeNotice.payloads(for: Array(addresses), from: hub.instance) {
             do {
                 try await sql.raw("SELECT pg_notify(\(bind: PostgresMailboxListener.channel), \(bind: payload))").run()
             } catch {

@@ -7,7 +7,8 @@ import PostgresNIO
 import Synchronization
 
 /// Fan-out across server instances without a broker: every instance LISTENs on one PostgreSQL
-/// channel; a write NOTIFYs the device addresses it touched; each instance wakes its own streams.
+/// channel; a write NOTIFYs the device addresses it touched (`MailboxWakeNotice`); each other
+/// instance wakes its own streams (the writer woke its own already).
 /// After a lost connection it reconnects with backoff and wakes every local stream, since
 /// notifications sent meanwhile are gone. Revoked sessions (`Revocation`) come on the same
 /// channel, so that every instance forgets them and closes their streams.
@@ -50,9 +51,10 @@ final class PostgresMailboxListener: Sendable {
                                 SessionRevoker.apply(revocation, cache: sessions, hub: hub)
                                 continue
                             }
-                            let addresses = notification.payload.split(separator: ",").compactMap(
-                                DeviceAddress.init(parsing:))
-                            hub.wake(addresses)
+                            let notice = MailboxWakeNotice(payload: notification.payload)
+                            // This instance's own writes woke its streams before notifying.
+                            guard notice.from != hub.instance else { continue }
+                            hub.wake(notice.addresses)
                         }
                     }
                 } catch {
