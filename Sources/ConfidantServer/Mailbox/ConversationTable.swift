@@ -9,6 +9,13 @@ enum ConversationTable {
 
     /// "Last activity" for both directions of each pair, inserted or updated in one statement.
     static func touch(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) async throws {
+        let sql = try RelayDatabase.sql(db)
+        for insert in try touches(conversations, at: now, on: db) { try await SQLInsertBuilder(insert, on: sql).run() }
+    }
+
+    /// The statements of `touch`, one per 4,000 rows, to run or to ride in the mailbox's insert
+    /// (`MailboxTable.insert(_:alongside:on:)`).
+    static func touches(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) throws -> [SQLInsert] {
         var pairs = Set<[UUID]>()
         for (sender, peers) in conversations {
             for peer in peers { pairs.formUnion([[sender, peer], [peer, sender]]) }
@@ -16,16 +23,16 @@ enum ConversationTable {
         // A statement may touch a row once (PostgreSQL), hence the set; SQLite takes at most
         // 32,766 bound values, 4 per row.
         let all = Array(pairs)
-        for start in stride(from: 0, to: all.count, by: 4000) {
+        return try stride(from: 0, to: all.count, by: 4000).map { start in
             var insert = try RelayDatabase.sql(db).insert(into: ConversationRecord.schema)
                 .columns("id", Column.ownerID, Column.peerID, Column.lastActivity)
             for pair in all[start..<min(start + 4000, all.count)] {
                 insert = insert.values(
                     UUIDValue(UUID.timeOrdered(at: now)), UUIDValue(pair[0]), UUIDValue(pair[1]), SQLBind(now))
             }
-            try await insert.onConflict(with: [Column.ownerID, Column.peerID]) {
+            return insert.onConflict(with: [Column.ownerID, Column.peerID]) {
                 $0.set(excludedValueOf: Column.lastActivity)
-            }.run()
+            }.insert
         }
     }
 }

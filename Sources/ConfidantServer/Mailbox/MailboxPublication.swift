@@ -72,11 +72,17 @@ struct MailboxPublisher: Sendable {
     /// cursor order (a stream reading "after cursor c" can then never miss an entry that commits
     /// later with a smaller cursor). SQLite has one writer anyway.
     /// `lastCursor` (SQLite): the mailbox's counter, if the transaction read it already.
+    /// `companions`: other inserts of the transaction, run with the entries' (in their statement
+    /// on PostgreSQL, `MailboxTable.insert(_:alongside:on:)`).
     func store(
         _ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication,
-        lastCursor: Int64? = nil
+        lastCursor: Int64? = nil, alongside companions: [SQLInsert] = []
     ) async throws {
-        guard !entries.isEmpty else { return }
+        guard !entries.isEmpty else {
+            let sql = try RelayDatabase.sql(db)
+            for companion in companions { try await SQLInsertBuilder(companion, on: sql).run() }
+            return
+        }
         if database.isPostgres {
             // One statement; the locks are taken in array order, sorted, so two writers never wait on each other crosswise.
             let addresses = Set(entries.map(\.recipient.description)).sorted()
@@ -84,10 +90,12 @@ struct MailboxPublisher: Sendable {
                 .raw(
                     "SELECT pg_advisory_xact_lock(hashtextextended(address, 0)) FROM unnest(\(bind: addresses)::text[]) AS address"
                 ).run()
-            try await MailboxTable.insert(entries, on: db)
+            try await MailboxTable.insert(entries, alongside: companions, on: db)
             publication.add(entries.map(\.recipient))
         } else {
             publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))
+            let sql = try RelayDatabase.sql(db)
+            for companion in companions { try await SQLInsertBuilder(companion, on: sql).run() }
         }
     }
 

@@ -235,10 +235,17 @@ final class MailboxWriter: Sendable {
                 postedPairs: postedPairs(of: submissions), on: db)
             let plan = SendPlan(submissions, directory: directory, at: now, mailboxLimit: mailboxLimit)
             if !plan.entries.isEmpty {
+                // The receipts and the conversations ride in the mailbox's insert: two round
+                // trips to PostgreSQL fewer per group, each costing more than its statement.
+                let posted = try PostedMessageTable.insertions(plan.accepted, on: db)
+                let touched = try ConversationTable.touches(plan.conversations, at: now, on: db)
                 try await publisher.store(
-                    plan.entries, in: db, publishing: publication, lastCursor: directory.lastCursor)
-                try await PostedMessageTable.insert(plan.accepted, on: db)
-                try await ConversationTable.touch(plan.conversations, at: now, on: db)
+                    plan.entries, in: db, publishing: publication, lastCursor: directory.lastCursor,
+                    alongside: [posted.first, touched.first].compactMap { $0 })
+                let sql = try RelayDatabase.sql(db)
+                for insert in posted.dropFirst() + touched.dropFirst() {
+                    try await SQLInsertBuilder(insert, on: sql).run()
+                }
             }
             receipts = plan.results
         }

@@ -55,15 +55,22 @@ enum PostedMessageTable {
     }
 
     static func insert(_ accepted: [(key: Key, row: Row)], on db: any Database) async throws {
-        // SQLite takes at most 32,766 bound values per statement; 4 per row.
-        for start in stride(from: 0, to: accepted.count, by: 5000) {
+        let sql = try RelayDatabase.sql(db)
+        for insert in try insertions(accepted, on: db) { try await SQLInsertBuilder(insert, on: sql).run() }
+    }
+
+    /// The statements that store `accepted`, one per 5,000 rows (SQLite takes at most 32,766 bound
+    /// values per statement; 4 per row), to run or to ride in the mailbox's insert
+    /// (`MailboxTable.insert(_:alongside:on:)`).
+    static func insertions(_ accepted: [(key: Key, row: Row)], on db: any Database) throws -> [SQLInsert] {
+        try stride(from: 0, to: accepted.count, by: 5000).map { start in
             var insert = try RelayDatabase.sql(db).insert(into: PostedMessageRecord.schema)
                 .columns(Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
             for (key, row) in accepted[start..<min(start + 5000, accepted.count)] {
                 insert = insert.values(
                     UUIDValue(key.sender), UUIDValue(key.message), SQLBind(row.stored), SQLBind(row.receivedAt))
             }
-            try await insert.run()
+            return insert.insert
         }
     }
 
