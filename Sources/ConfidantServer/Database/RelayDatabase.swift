@@ -59,6 +59,12 @@ struct RelayDatabase: Sendable {
         return sql
     }
 
+    /// Runs `inserts` on `db`, one statement after another.
+    static func run(_ inserts: some Sequence<SQLInsert>, on db: any Database) async throws {
+        let sql = try Self.sql(db)
+        for insert in inserts { try await SQLInsertBuilder(insert, on: sql).run() }
+    }
+
     /// Runs `body` in one transaction and returns its result.
     ///
     /// On SQLite, one writer at a time (see `WriteGate`), and `committed` runs after the commit and

@@ -9,8 +9,7 @@ enum ConversationTable {
 
     /// "Last activity" for both directions of each pair, inserted or updated in one statement.
     static func touch(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) async throws {
-        let sql = try RelayDatabase.sql(db)
-        for insert in try touches(conversations, at: now, on: db) { try await SQLInsertBuilder(insert, on: sql).run() }
+        try await RelayDatabase.run(touches(conversations, at: now, on: db), on: db)
     }
 
     /// The statements of `touch`, one per 4,000 rows, to run or to ride in the mailbox's insert

@@ -78,11 +78,7 @@ struct MailboxPublisher: Sendable {
         _ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication,
         lastCursor: Int64? = nil, alongside companions: [SQLInsert] = []
     ) async throws {
-        guard !entries.isEmpty else {
-            let sql = try RelayDatabase.sql(db)
-            for companion in companions { try await SQLInsertBuilder(companion, on: sql).run() }
-            return
-        }
+        guard !entries.isEmpty else { return try await RelayDatabase.run(companions, on: db) }
         if database.isPostgres {
             // One statement; the locks are taken in array order, sorted, so two writers never wait on each other crosswise.
             let addresses = Set(entries.map(\.recipient.description)).sorted()
@@ -94,8 +90,7 @@ struct MailboxPublisher: Sendable {
             publication.add(entries.map(\.recipient))
         } else {
             publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))
-            let sql = try RelayDatabase.sql(db)
-            for companion in companions { try await SQLInsertBuilder(companion, on: sql).run() }
+            try await RelayDatabase.run(companions, on: db)
         }
     }
 

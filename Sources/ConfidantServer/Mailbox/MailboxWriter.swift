@@ -242,10 +242,7 @@ final class MailboxWriter: Sendable {
                 try await publisher.store(
                     plan.entries, in: db, publishing: publication, lastCursor: directory.lastCursor,
                     alongside: [posted.first, touched.first].compactMap { $0 })
-                let sql = try RelayDatabase.sql(db)
-                for insert in posted.dropFirst() + touched.dropFirst() {
-                    try await SQLInsertBuilder(insert, on: sql).run()
-                }
+                try await RelayDatabase.run(posted.dropFirst() + touched.dropFirst(), on: db)
             }
             receipts = plan.results
         }

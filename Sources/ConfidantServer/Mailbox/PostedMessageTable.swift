@@ -55,8 +55,7 @@ enum PostedMessageTable {
     }
 
     static func insert(_ accepted: [(key: Key, row: Row)], on db: any Database) async throws {
-        let sql = try RelayDatabase.sql(db)
-        for insert in try insertions(accepted, on: db) { try await SQLInsertBuilder(insert, on: sql).run() }
+        try await RelayDatabase.run(insertions(accepted, on: db), on: db)
     }
 
     /// The statements that store `accepted`, one per 5,000 rows (SQLite takes at most 32,766 bound
