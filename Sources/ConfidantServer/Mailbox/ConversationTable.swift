@@ -23,8 +23,8 @@ enum ConversationTable {
         // 32,766 bound values, 4 per row.
         let all = Array(pairs)
         return try stride(from: 0, to: all.count, by: 4000).map { start in
-            var insert = try RelayDatabase.sql(db).insert(into: ConversationRecord.schema)
-                .columns("id", Column.ownerID, Column.peerID, Column.lastActivity)
+            var insert = try RelayDatabase.sql(db).insert(into: SQLName(ConversationRecord.schema))
+                .columns(SQLName("id"), SQLName(Column.ownerID), SQLName(Column.peerID), SQLName(Column.lastActivity))
             for pair in all[start..<min(start + 4000, all.count)] {
                 insert = insert.values(
                     UUIDValue(UUID.timeOrdered(at: now)), UUIDValue(pair[0]), UUIDValue(pair[1]), SQLBind(now))

@@ -61,12 +61,12 @@ enum MailboxTable {
         -> [MailboxEntry]
     {
         try await RelayDatabase.sql(db).select()
-            .columns(entryColumns)
-            .from(MailboxRecord.schema)
-            .where(Column.recipientUserID, .equal, address.userID)
-            .where(Column.recipientDeviceID, .equal, address.deviceID)
-            .where(Column.cursor, .greaterThan, after)
-            .orderBy(Column.cursor)
+            .columns(entryColumns.map(SQLName.init))
+            .from(SQLName(MailboxRecord.schema))
+            .where(SQLName(Column.recipientUserID), .equal, SQLBind(address.userID))
+            .where(SQLName(Column.recipientDeviceID), .equal, SQLBind(address.deviceID))
+            .where(SQLName(Column.cursor), .greaterThan, SQLBind(after))
+            .orderBy(SQLName(Column.cursor), SQLDirection.ascending)
             .limit(limit)
             .all()
             .map(entry)
@@ -141,7 +141,8 @@ enum MailboxTable {
                 Column.messageID, Column.payload, Column.receivedAt,
             ]
             if firstCursor != nil { columns.append(Column.cursor) }
-            var insert = try RelayDatabase.sql(db).insert(into: MailboxRecord.schema).columns(columns)
+            var insert = try RelayDatabase.sql(db).insert(into: SQLName(MailboxRecord.schema))
+                .columns(columns.map(SQLName.init))
             for index in start..<min(start + 1000, entries.count) {
                 let entry = entries[index]
                 var values: [any SQLExpression] = [
@@ -182,11 +183,10 @@ enum MailboxTable {
         let keys = requests.flatMap { request in request.cursors.map { Key(address: request.address, cursor: $0) } }
         var deleted = Set<Key>()
         for start in stride(from: 0, to: keys.count, by: cursorsPerDelete) {
-            let rows = try await RelayDatabase.sql(db).delete(from: MailboxRecord.schema)
+            let rows = try await RelayDatabase.sql(db).delete(from: SQLName(MailboxRecord.schema))
                 .where(
                     SQLGroupExpression([
-                        SQLColumn(Column.recipientUserID), SQLColumn(Column.recipientDeviceID),
-                        SQLColumn(Column.cursor),
+                        SQLName(Column.recipientUserID), SQLName(Column.recipientDeviceID), SQLName(Column.cursor),
                     ]),
                     .in,
                     values(
@@ -194,7 +194,7 @@ enum MailboxTable {
                             [UUIDValue($0.address.userID), UUIDValue($0.address.deviceID), SQLBind($0.cursor)]
                         })
                 )
-                .returning(Column.recipientUserID, Column.recipientDeviceID, Column.cursor)
+                .returning(SQLName(Column.recipientUserID), SQLName(Column.recipientDeviceID), SQLName(Column.cursor))
                 .all()
             for row in rows {
                 deleted.insert(

@@ -27,18 +27,18 @@ enum PostedMessageTable {
         for pairs: [(sender: UUID, message: UUID)], leading: [String], in branch: any SQLSubqueryClauseBuilder
     ) -> any SQLSubqueryClauseBuilder {
         var branch = branch
-        for name in leading { branch = branch.column(SQLLiteral.null, as: name) }
+        for name in leading { branch = branch.column(SQLLiteral.null, as: SQLName(name)) }
         // Pairs, so that the unique (sender_user_id, message_id) index answers one probe per
         // message (two IN lists would probe every sender with every message id).
         return
             branch
-            .column(SQLColumn(Column.senderUserID), as: receiptColumns[0])
-            .column(SQLColumn(Column.messageID), as: receiptColumns[1])
-            .column(SQLColumn(Column.stored), as: receiptColumns[2])
-            .column(SQLColumn(Column.receivedAt), as: receiptColumns[3])
-            .from(PostedMessageRecord.schema)
+            .column(SQLName(Column.senderUserID), as: SQLName(receiptColumns[0]))
+            .column(SQLName(Column.messageID), as: SQLName(receiptColumns[1]))
+            .column(SQLName(Column.stored), as: SQLName(receiptColumns[2]))
+            .column(SQLName(Column.receivedAt), as: SQLName(receiptColumns[3]))
+            .from(SQLName(PostedMessageRecord.schema))
             .where(
-                SQLGroupExpression([SQLColumn(Column.senderUserID), SQLColumn(Column.messageID)]), .in,
+                SQLGroupExpression([SQLName(Column.senderUserID), SQLName(Column.messageID)]), .in,
                 MailboxTable.values(pairs.map { [UUIDValue($0.sender), UUIDValue($0.message)] })
             )
     }
@@ -63,8 +63,10 @@ enum PostedMessageTable {
     /// (`MailboxTable.insert(_:alongside:on:)`).
     static func insertions(_ accepted: [(key: Key, row: Row)], on db: any Database) throws -> [SQLInsert] {
         try stride(from: 0, to: accepted.count, by: 5000).map { start in
-            var insert = try RelayDatabase.sql(db).insert(into: PostedMessageRecord.schema)
-                .columns(Column.senderUserID, Column.messageID, Column.stored, Column.receivedAt)
+            var insert = try RelayDatabase.sql(db).insert(into: SQLName(PostedMessageRecord.schema))
+                .columns(
+                    SQLName(Column.senderUserID), SQLName(Column.messageID), SQLName(Column.stored),
+                    SQLName(Column.receivedAt))
             for (key, row) in accepted[start..<min(start + 5000, accepted.count)] {
                 insert = insert.values(
                     UUIDValue(key.sender), UUIDValue(key.message), SQLBind(row.stored), SQLBind(row.receivedAt))

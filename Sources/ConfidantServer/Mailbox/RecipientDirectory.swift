@@ -31,13 +31,13 @@ struct RecipientDirectory: Sendable {
     ) async throws -> RecipientDirectory {
         typealias Device = DeviceRecord.Column
         typealias Entry = MailboxRecord.Column
-        let user = { SQLColumn($0, table: UserRecord.schema) }
-        let device = { SQLColumn($0, table: DeviceRecord.schema) }
-        let mailbox = { SQLColumn($0, table: MailboxRecord.schema) }
+        let user = { SQLName.column($0, of: UserRecord.schema) }
+        let device = { SQLName.column($0, of: DeviceRecord.schema) }
+        let mailbox = { SQLName.column($0, of: MailboxRecord.schema) }
         let count = SQLSubquery.select {
             $0
                 .column(SQLFunction("COUNT", args: SQLLiteral.all))
-                .from(MailboxRecord.schema)
+                .from(SQLName(MailboxRecord.schema))
                 .where(mailbox(Entry.recipientUserID), .equal, device(Device.userID))
                 .where(mailbox(Entry.recipientDeviceID), .equal, device(Device.deviceID))
         }
@@ -51,13 +51,13 @@ struct RecipientDirectory: Sendable {
         var rows: [any SQLRow] = []
         for start in stride(from: 0, to: users.count, by: usersPerStatement) {
             var select = try RelayDatabase.sql(db).select()
-            for column in columns { select = select.column(column.value, as: column.name) }
-            for name in PostedMessageTable.receiptColumns { select = select.column(SQLLiteral.null, as: name) }
+            for column in columns { select = select.column(column.value, as: SQLName(column.name)) }
+            for name in PostedMessageTable.receiptColumns { select = select.column(SQLLiteral.null, as: SQLName(name)) }
             select =
                 select
-                .from(UserRecord.schema)
+                .from(SQLName(UserRecord.schema))
                 .join(
-                    DeviceRecord.schema, method: SQLJoinMethod.left,
+                    SQLName(DeviceRecord.schema), method: SQLJoinMethod.left,
                     on: SQLBinaryExpression(
                         SQLBinaryExpression(device(Device.userID), .equal, user("id")), .and,
                         SQLBinaryExpression(device(Device.retiredAt), .is, SQLLiteral.null))
