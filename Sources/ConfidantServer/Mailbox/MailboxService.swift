@@ -69,18 +69,20 @@ final class MailboxService: Sendable {
     func acknowledge(_ cursors: [Int64], for address: DeviceAddress) async throws -> Int {
         guard try Self.checkAcknowledgement(cursors) else { return 0 }
         return try await withCheckedThrowingContinuation { continuation in
-            writer.enqueue(.acknowledge(cursors, for: address, reply: { continuation.resume(with: $0) }))
+            writer.enqueue(.acknowledge(cursors, for: address, on: nil, reply: { continuation.resume(with: $0) }))
         }
     }
 
-    /// `acknowledge` without waiting for the commit; `failed` hears of a failure.
+    /// `acknowledge` without waiting for the commit, from a stream on `eventLoop`; `failed` hears
+    /// of a failure.
     func enqueueAcknowledgement(
-        _ cursors: [Int64], for address: DeviceAddress,
+        _ cursors: [Int64], for address: DeviceAddress, on eventLoop: any EventLoop,
         failed: @escaping @Sendable (any Error) -> Void
     ) throws(APIFailure) {
         guard try Self.checkAcknowledgement(cursors) else { return }
         writer.enqueue(
-            .acknowledge(cursors, for: address, reply: { if case .failure(let error) = $0 { failed(error) } }))
+            .acknowledge(
+                cursors, for: address, on: eventLoop, reply: { if case .failure(let error) = $0 { failed(error) } }))
     }
 
     /// Whether there is anything to acknowledge; too many cursors at once are refused.

@@ -15,8 +15,8 @@ import Synchronization
 /// On SQLite the groups run on the relay's own write connection's thread (`SQLiteWriter`): a
 /// request is handed from the connection that made it straight to that thread, which stores its
 /// group, hands the entries to the streams and answers, with no task in between. A stream's
-/// sends that find that thread idle are stored on the stream's event loop instead, once it has
-/// read them (`SQLiteWriter.runIfIdle`), without the two thread hand-overs.
+/// sends and acknowledgements that find that thread idle are stored on the stream's event loop
+/// instead, once it has read them (`SQLiteWriter.runIfIdle`), without the two thread hand-overs.
 final class MailboxWriter: Sendable {
     enum Request: Sendable {
         /// `replyOn`: the event loop `reply` is to run on (a stream's connection's), or nil to run
@@ -24,7 +24,17 @@ final class MailboxWriter: Sendable {
         case send(
             MailboxSubmission, replyOn: (any EventLoop)?, reply: @Sendable (Result<MailboxReceipt, any Error>) -> Void)
         /// Deletes those of the cursors that belong to the device; anyone else's are left alone.
-        case acknowledge([Int64], for: DeviceAddress, reply: @Sendable (Result<Int, any Error>) -> Void)
+        /// `on`: the event loop of the stream that acknowledged, or nil.
+        case acknowledge(
+            [Int64], for: DeviceAddress, on: (any EventLoop)?, reply: @Sendable (Result<Int, any Error>) -> Void)
+
+        /// The event loop of the stream that made the request, if a stream made it.
+        var eventLoop: (any EventLoop)? {
+            switch self {
+            case .send(_, let loop, _): loop
+            case .acknowledge(_, _, let loop, _): loop
+            }
+        }
     }
 
     static let maximumGroup = 1024
@@ -52,10 +62,12 @@ final class MailboxWriter: Sendable {
         }
         guard start else { return }
         if let writer = publisher.database.writer {
-            // A stream's send, on its connection's event loop: stored on that loop once it has
-            // read what arrived with it (the sends read in the same turn go in the same
-            // transaction), if nothing else is being written then (`SQLiteWriter.runIfIdle`).
-            if case .send(_, let loop?, _) = request, loop.inEventLoop {
+            // A stream's send or acknowledgement, on its connection's event loop: stored on that
+            // loop once it has read what arrived with it (what is read in the same turn goes in
+            // the same transaction), if nothing else is being written then
+            // (`SQLiteWriter.runIfIdle`). An acknowledgement handed to the write thread instead
+            // cost a wake-up of that thread for a transaction of its own.
+            if let loop = request.eventLoop, loop.inEventLoop {
                 loop.execute { [self] in
                     if !writer.runIfIdle({ thread in drainOne(on: thread, of: writer) }) {
                         writer.submit { [self] thread in drain(on: thread) }
@@ -144,7 +156,7 @@ final class MailboxWriter: Sendable {
     private static func isOneStatement(_ group: [Request]) -> Bool {
         var cursors = 0
         for request in group {
-            guard case .acknowledge(let some, _, _) = request else { return false }
+            guard case .acknowledge(let some, _, _, _) = request else { return false }
             cursors += some.count
         }
         return cursors <= MailboxTable.cursorsPerDelete
@@ -178,7 +190,7 @@ final class MailboxWriter: Sendable {
                     }
                     onLoops[ObjectIdentifier(loop), default: (loop, [])].answers.append(
                         Answer(reply: reply, result: result))
-                case .acknowledge(_, _, let reply):
+                case .acknowledge(_, _, _, let reply):
                     reply(
                         failure.map { .failure($0) } ?? acknowledged[index].map { .success($0) }
                             ?? .failure(APIFailure.internalError))
@@ -204,7 +216,7 @@ final class MailboxWriter: Sendable {
             for (index, request) in group.enumerated() {
                 switch request {
                 case .send(let submission, _, _): sends.append((index, submission))
-                case .acknowledge(let cursors, let address, _): acknowledgements.append((index, cursors, address))
+                case .acknowledge(let cursors, let address, _, _): acknowledgements.append((index, cursors, address))
                 }
             }
         }

@@ -94,7 +94,7 @@ struct StreamRequests: Sendable {
         }
         if let cursors = request.cursors {
             do {
-                try mailbox.enqueueAcknowledgement(cursors, for: caller.address) { [self] error in
+                try mailbox.enqueueAcknowledgement(cursors, for: caller.address, on: socket.eventLoop) { [self] error in
                     let failure = APIFailure.reported(error, outages: outages, logger: logger)
                     reply(MailboxStream.problem(failure.code, failure.message))
                 }
