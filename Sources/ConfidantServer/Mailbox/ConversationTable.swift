@@ -7,13 +7,8 @@ import SQLKit
 enum ConversationTable {
     typealias Column = ConversationRecord.Column
 
-    /// "Last activity" for both directions of each pair, inserted or updated in one statement.
-    static func touch(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) async throws {
-        try await RelayDatabase.run(touches(conversations, at: now, on: db), on: db)
-    }
-
-    /// The statements of `touch`, one per 4,000 rows, to run or to ride in the mailbox's insert
-    /// (`MailboxTable.insert(_:alongside:on:)`).
+    /// "Last activity" for both directions of each pair, inserted or updated: one statement per
+    /// 4,000 rows, the first to ride in the mailbox's insert (`MailboxTable.insert(_:alongside:on:)`).
     static func touches(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) throws -> [SQLInsert] {
         var pairs = Set<[UUID]>()
         for (sender, peers) in conversations {

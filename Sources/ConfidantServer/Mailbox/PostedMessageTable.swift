@@ -54,12 +54,8 @@ enum PostedMessageTable {
         )
     }
 
-    static func insert(_ accepted: [(key: Key, row: Row)], on db: any Database) async throws {
-        try await RelayDatabase.run(insertions(accepted, on: db), on: db)
-    }
-
     /// The statements that store `accepted`, one per 5,000 rows (SQLite takes at most 32,766 bound
-    /// values per statement; 4 per row), to run or to ride in the mailbox's insert
+    /// values per statement; 4 per row), the first to ride in the mailbox's insert
     /// (`MailboxTable.insert(_:alongside:on:)`).
     static func insertions(_ accepted: [(key: Key, row: Row)], on db: any Database) throws -> [SQLInsert] {
         try stride(from: 0, to: accepted.count, by: 5000).map { start in
