@@ -30,10 +30,13 @@ public actor Messenger {
     let eventHub = MessengerEvents()
     private var liveTask: Task<Void, Never>?
     private var expiryTask: Task<Void, Never>?
+    /// When the receipts for what arrives live go, and the wait for the first one held now.
+    let receiptBatching: ReceiptBatching
+    private var heldReceipts: Task<Void, Never>?
 
     init(
         identity: PrivateIdentity, account: AccountState, store: LocalStore, retry: RetryPolicy = RetryPolicy(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        receipts: ReceiptBatching = ReceiptBatching(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.identity = identity
         self.account = account
@@ -53,6 +56,7 @@ public actor Messenger {
             relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub,
             openChats: openChats, now: now)
         self.now = now
+        receiptBatching = receipts
     }
 
     /// The account's user id.
@@ -248,7 +252,7 @@ public actor Messenger {
                     cursor: { try store.cursor() },
                     receive: { [weak self] entries in
                         let (stored, cursors) = try await receiver.receive(entries)
-                        if !stored.isEmpty { await self?.deliverInBackground() }
+                        if !stored.isEmpty { await self?.deliverReceiptsSoon() }
                         return cursors
                     },
                     state: { [weak self] state in await self?.connectionChanged(state) })
@@ -260,8 +264,18 @@ public actor Messenger {
         }
     }
 
-    /// Closes the live connection.
+    /// Closes the live connection, after sending the receipts held for company (`ReceiptBatching`;
+    /// for at most 2 s, else they wait in their queue for the next delivery).
     public func stopLive() async {
+        if let held = heldReceipts {
+            held.cancel()
+            heldReceipts = nil
+            if await stream.isConnected {
+                let sender = sender
+                await ReceiptBatching.wait(
+                    atMost: ReceiptBatching.closingLimit, for: Task { _ = try? await sender.deliverOutbox() })
+            }
+        }
         liveTask?.cancel()
         liveTask = nil
         expiryTask?.cancel()
@@ -269,6 +283,26 @@ public actor Messenger {
         await sender.cancelRetries()
         // Sends from now on go over HTTP, even before the closing socket is noticed.
         await stream.detach()
+        // Held while this closed: they go with the next delivery.
+        heldReceipts?.cancel()
+        heldReceipts = nil
+    }
+
+    /// Delivers the outbox a moment from now, with the receipts for whatever else arrives by then
+    /// (`ReceiptBatching`): what the live stream stored queued its receipts.
+    private func deliverReceiptsSoon() {
+        guard heldReceipts == nil else { return }
+        let batching = receiptBatching
+        heldReceipts = Task { [weak self] in
+            do { try await batching.sleep(batching.delay) } catch { return }
+            guard !Task.isCancelled else { return }
+            await self?.deliverHeldReceipts()
+        }
+    }
+
+    private func deliverHeldReceipts() async {
+        heldReceipts = nil
+        _ = try? await sender.deliverOutbox()
     }
 
     private func connectionChanged(_ state: ConnectionState) async {
