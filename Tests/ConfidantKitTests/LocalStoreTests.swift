@@ -192,6 +192,54 @@ struct LocalStoreTests {
         }
     }
 
+    @Test(
+        "sessions kept opened follow the stored row: a write that rolled back, and another process's write, are read as stored"
+    )
+    func openedSessionsFollowTheRow() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let identity = try PrivateIdentity.generate()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
+        // The same file through a connection and caches of its own, as another process has it.
+        let otherProcess = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
+
+        let peer = try PrivateIdentity.generate()
+        var prekeys = try DevicePrekeys.generate()
+        _ = prekeys.addOneTimePrekeys(1)
+        let upload = try prekeys.upload(signedBy: peer, oneTimePrekeys: prekeys.allOneTimePrekeys)
+        var first = SessionRecord()
+        try first.start(
+            from: identity, to: peer.publicIdentity,
+            bundle: PrekeyBundle(
+                deviceID: peer.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+                oneTimePrekey: upload.oneTimePrekeys.first))
+        var second = first
+        _ = try second.seal(
+            Data("moves the chain on".utf8), from: identity, senderUserID: UUID(), to: peer.publicIdentity,
+            recipientUserID: UUID())
+        var third = second
+        _ = try third.seal(
+            Data("and again".utf8), from: identity, senderUserID: UUID(), to: peer.publicIdentity,
+            recipientUserID: UUID())
+        #expect(Set([first.serialized, second.serialized, third.serialized]).count == 3)
+        let device = DeviceAddress(userID: UUID(), deviceID: peer.deviceID)
+
+        try store.transaction { try $0.storeSession(first, with: device, fingerprint: "f") }
+        #expect(try store.session(with: device, fingerprint: "f")?.serialized == first.serialized)
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.transaction { transaction in
+                try transaction.storeSession(second, with: device, fingerprint: "f")
+                throw Refused()
+            }
+        }
+        #expect(try store.session(with: device, fingerprint: "f")?.serialized == first.serialized, "rolled back")
+        try otherProcess.transaction { try $0.storeSession(third, with: device, fingerprint: "f") }
+        #expect(try store.session(with: device, fingerprint: "f")?.serialized == third.serialized, "written elsewhere")
+        #expect(try store.session(with: device, fingerprint: "g") == nil, "bound to another key")
+    }
+
     @Test("reads keep the connection's prepared statements: none is compiled again")
     func readsKeepPreparedStatements() throws {
         try withStore { store, _ in

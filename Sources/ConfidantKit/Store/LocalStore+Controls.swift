@@ -17,10 +17,16 @@ extension LocalStore {
     /// Queues a control message to `peer` (and the account's other devices when `toOwnDevices`).
     func queueControl(_ payload: ChatPayload, to peer: UUID, toOwnDevices: Bool, now: Date, _ db: Database) throws {
         let id = UUID.timeOrdered(at: now)
-        try ControlRecord(
-            seq: nil, messageID: id, peerID: peer, sealed: try seal(try payload.serialized, .control(id)),
-            toOwnDevices: toOwnDevices, attempts: 0, nextAttemptAt: nil, lastError: nil, createdAt: now
-        ).insert(db)
+        // Prepared once, not the record's `insert`: every message received queues a receipt here.
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO control_outbox (message_id, peer_id, sealed, to_own_devices, attempts, created_at)
+                VALUES (?, ?, ?, ?, 0, ?)
+                """
+        ).execute(arguments: [
+            id.canonicalString, peer.canonicalString, try seal(try payload.serialized, .control(id)), toOwnDevices,
+            now.timeIntervalSince1970,
+        ])
     }
 
     /// Everything waiting, oldest first.

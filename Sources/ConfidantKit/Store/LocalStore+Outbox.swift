@@ -22,9 +22,13 @@ extension LocalStore {
             guard let stored = try insert([message], db).first else {
                 throw ConfidantKitError.storeDamaged("the new message was not stored (its id is taken)")
             }
-            try OutboxRecord(
-                messageID: message.id, peerID: message.peer, attempts: 0, confirmed: confirmed, createdAt: now
-            ).insert(db)
+            // A statement prepared once, not the record's `insert`: GRDB's `Encodable` path builds
+            // a container of the columns each time (2 % of both clients' CPU per message, perf).
+            try db.cachedStatement(
+                sql: "INSERT INTO outbox (message_id, peer_id, attempts, confirmed, created_at) VALUES (?, ?, 0, ?, ?)"
+            ).execute(arguments: [
+                message.id.canonicalString, message.peer.canonicalString, confirmed, now.timeIntervalSince1970,
+            ])
             return stored
         }
         return (stored, commit)

@@ -14,6 +14,7 @@ final class LocalStore: Sendable {
     let attachmentsDirectory: URL
     private let parsedPrekeys = ParsedPrekeys()
     let parsedIdentities = ParsedIdentities()
+    private let openedSessions = OpenedSessions()
     let knownSenders = KnownSenders()
 
     private init(database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL) {
@@ -154,7 +155,8 @@ final class LocalStore: Sendable {
     ) {
         try countedWrite(durability) { db in
             let transaction = StoreTransaction(
-                db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities)
+                db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities,
+                openedSessions: openedSessions)
             let result = try body(transaction)
             try transaction.flush()
             return result

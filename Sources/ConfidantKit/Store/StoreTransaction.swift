@@ -10,6 +10,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     private let dataKey: LocalDataKey
     private let parsedPrekeys: ParsedPrekeys
     private let parsedIdentities: ParsedIdentities
+    private let openedSessions: OpenedSessions
     private var prekeys: DevicePrekeys??
     private var prekeysChanged = false
     /// Sessions read or stored in this transaction: sealing asks for a session twice (does it
@@ -21,11 +22,15 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
         let fingerprint: String
     }
 
-    init(_ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys, parsedIdentities: ParsedIdentities) {
+    init(
+        _ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys, parsedIdentities: ParsedIdentities,
+        openedSessions: OpenedSessions
+    ) {
         self.db = db
         self.dataKey = dataKey
         self.parsedPrekeys = parsedPrekeys
         self.parsedIdentities = parsedIdentities
+        self.openedSessions = openedSessions
     }
 
     // MARK: SessionStore
@@ -48,13 +53,16 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
                 statement,
                 arguments: [device.userID.canonicalString, device.deviceID.canonicalString, fingerprint])
         else { return nil }
-        return try SessionRecord(
-            serialized: dataKey.open(sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
+        return try openedSessions.session(with: device, fingerprint: fingerprint, in: sealed) { [dataKey] sealed in
+            try SessionRecord(
+                serialized: dataKey.open(sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
+        }
     }
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
+        openedSessions.remember(record, with: device, fingerprint: fingerprint, sealed: sealed)
         // One session per device: a session bound to another key is replaced, here and in the row.
         sessions = sessions.filter { $0.key.device != device }
         sessions[SessionKey(device: device, fingerprint: fingerprint)] = .some(record)
