@@ -240,6 +240,36 @@ struct LocalStoreTests {
         #expect(try store.session(with: device, fingerprint: "g") == nil, "bound to another key")
     }
 
+    @Test("contacts kept opened follow the stored row: a rename here, one in another process, and one rolled back")
+    func openedContactsFollowTheRow() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let identity = try PrivateIdentity.generate()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
+        let otherProcess = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
+        let id = UUID()
+        let named = { (name: String) in Contact(id: id, email: "carol@example.com", displayName: name) }
+
+        try store.saveContact(named("Carol"))
+        #expect(try store.contact(id: id)?.displayName == "Carol")
+        #expect(try store.contact(id: id)?.displayName == "Carol", "read again, from what was opened")
+        try store.saveContact(named("Carol B."))
+        #expect(try store.contact(id: id)?.displayName == "Carol B.")
+        try otherProcess.saveContact(named("Carol C."))
+        #expect(try store.contact(id: id)?.displayName == "Carol C.", "written elsewhere")
+        struct Refused: Error {}
+        let record = try store.contactRecord(named("Carol D."))
+        #expect(throws: Refused.self) {
+            try store.write { db in
+                try LocalStore.save(record, db)
+                #expect(try store.contacts([id], db)[id]?.displayName == "Carol D.", "inside the transaction")
+                throw Refused()
+            }
+        }
+        #expect(try store.contact(id: id)?.displayName == "Carol C.", "rolled back")
+    }
+
     @Test("reads keep the connection's prepared statements: none is compiled again")
     func readsKeepPreparedStatements() throws {
         try withStore { store, _ in

@@ -71,7 +71,9 @@ extension LocalStore {
     }
 
     private func contact(_ record: ContactRecord) throws -> Contact {
-        try JSONDecoder().decode(Contact.self, from: open(record.sealed, .contact(record.userID)))
+        try openedContacts.value(for: record.userID, in: record.sealed) { sealed in
+            try JSONDecoder().decode(Contact.self, from: open(sealed, .contact(record.userID)))
+        }
     }
 
     /// The user's device keys, oldest first; retired ones only when asked.

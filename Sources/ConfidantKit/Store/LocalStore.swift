@@ -14,7 +14,8 @@ final class LocalStore: Sendable {
     let attachmentsDirectory: URL
     private let parsedPrekeys = ParsedPrekeys()
     let parsedIdentities = ParsedIdentities()
-    private let openedSessions = OpenedSessions()
+    private let openedSessions = OpenedValues<StoreTransaction.SessionKey, SessionRecord>(maximumCount: 1_024)
+    let openedContacts = OpenedValues<UUID, Contact>(maximumCount: 4_096)
     let knownSenders = KnownSenders()
 
     private init(database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL) {

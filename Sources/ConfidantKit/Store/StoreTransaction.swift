@@ -10,21 +10,22 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     private let dataKey: LocalDataKey
     private let parsedPrekeys: ParsedPrekeys
     private let parsedIdentities: ParsedIdentities
-    private let openedSessions: OpenedSessions
+    private let openedSessions: OpenedValues<SessionKey, SessionRecord>
     private var prekeys: DevicePrekeys??
     private var prekeysChanged = false
     /// Sessions read or stored in this transaction: sealing asks for a session twice (does it
     /// need a bundle? then seal), and opening each one costs a decryption and a parse.
     private var sessions: [SessionKey: SessionRecord?] = [:]
 
-    private struct SessionKey: Hashable {
+    /// A device's session bound to one of its keys.
+    struct SessionKey: Hashable, Sendable {
         let device: DeviceAddress
         let fingerprint: String
     }
 
     init(
         _ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys, parsedIdentities: ParsedIdentities,
-        openedSessions: OpenedSessions
+        openedSessions: OpenedValues<SessionKey, SessionRecord>
     ) {
         self.db = db
         self.dataKey = dataKey
@@ -53,7 +54,8 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
                 statement,
                 arguments: [device.userID.canonicalString, device.deviceID.canonicalString, fingerprint])
         else { return nil }
-        return try openedSessions.session(with: device, fingerprint: fingerprint, in: sealed) { [dataKey] sealed in
+        let key = SessionKey(device: device, fingerprint: fingerprint)
+        return try openedSessions.value(for: key, in: sealed) { [dataKey] sealed in
             try SessionRecord(
                 serialized: dataKey.open(sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
         }
@@ -62,7 +64,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
-        openedSessions.remember(record, with: device, fingerprint: fingerprint, sealed: sealed)
+        openedSessions.remember(record, for: SessionKey(device: device, fingerprint: fingerprint), sealed: sealed)
         // One session per device: a session bound to another key is replaced, here and in the row.
         sessions = sessions.filter { $0.key.device != device }
         sessions[SessionKey(device: device, fingerprint: fingerprint)] = .some(record)
