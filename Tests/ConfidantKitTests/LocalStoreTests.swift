@@ -16,6 +16,16 @@ struct LocalStoreTests {
         try body(try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate()), profile)
     }
 
+    /// Two stores on one file, each with its own connection and caches, as two processes have it.
+    private func withTwoStores(_ body: (LocalStore, LocalStore, PrivateIdentity) throws -> Void) throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let identity = try PrivateIdentity.generate()
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
+        try body(store, try LocalStore.open(at: profile.storage.storeURL, identity: identity), identity)
+    }
+
     @Test("the chat payload has the documented bytes and round-trips")
     func payloadKnownAnswer() throws {
         let conversation = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
@@ -196,78 +206,69 @@ struct LocalStoreTests {
         "sessions kept opened follow the stored row: a write that rolled back, and another process's write, are read as stored"
     )
     func openedSessionsFollowTheRow() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let identity = try PrivateIdentity.generate()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
-        // The same file through a connection and caches of its own, as another process has it.
-        let otherProcess = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
+        try withTwoStores { store, otherProcess, identity in
+            let peer = try PrivateIdentity.generate()
+            var prekeys = try DevicePrekeys.generate()
+            _ = prekeys.addOneTimePrekeys(1)
+            let upload = try prekeys.upload(signedBy: peer, oneTimePrekeys: prekeys.allOneTimePrekeys)
+            var first = SessionRecord()
+            try first.start(
+                from: identity, to: peer.publicIdentity,
+                bundle: PrekeyBundle(
+                    deviceID: peer.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+                    oneTimePrekey: upload.oneTimePrekeys.first))
+            var second = first
+            _ = try second.seal(
+                Data("moves the chain on".utf8), from: identity, senderUserID: UUID(), to: peer.publicIdentity,
+                recipientUserID: UUID())
+            var third = second
+            _ = try third.seal(
+                Data("and again".utf8), from: identity, senderUserID: UUID(), to: peer.publicIdentity,
+                recipientUserID: UUID())
+            #expect(Set([first.serialized, second.serialized, third.serialized]).count == 3)
+            let device = DeviceAddress(userID: UUID(), deviceID: peer.deviceID)
 
-        let peer = try PrivateIdentity.generate()
-        var prekeys = try DevicePrekeys.generate()
-        _ = prekeys.addOneTimePrekeys(1)
-        let upload = try prekeys.upload(signedBy: peer, oneTimePrekeys: prekeys.allOneTimePrekeys)
-        var first = SessionRecord()
-        try first.start(
-            from: identity, to: peer.publicIdentity,
-            bundle: PrekeyBundle(
-                deviceID: peer.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
-                oneTimePrekey: upload.oneTimePrekeys.first))
-        var second = first
-        _ = try second.seal(
-            Data("moves the chain on".utf8), from: identity, senderUserID: UUID(), to: peer.publicIdentity,
-            recipientUserID: UUID())
-        var third = second
-        _ = try third.seal(
-            Data("and again".utf8), from: identity, senderUserID: UUID(), to: peer.publicIdentity,
-            recipientUserID: UUID())
-        #expect(Set([first.serialized, second.serialized, third.serialized]).count == 3)
-        let device = DeviceAddress(userID: UUID(), deviceID: peer.deviceID)
-
-        try store.transaction { try $0.storeSession(first, with: device, fingerprint: "f") }
-        #expect(try store.session(with: device, fingerprint: "f")?.serialized == first.serialized)
-        struct Refused: Error {}
-        #expect(throws: Refused.self) {
-            try store.transaction { transaction in
-                try transaction.storeSession(second, with: device, fingerprint: "f")
-                throw Refused()
+            try store.transaction { try $0.storeSession(first, with: device, fingerprint: "f") }
+            #expect(try store.session(with: device, fingerprint: "f")?.serialized == first.serialized)
+            struct Refused: Error {}
+            #expect(throws: Refused.self) {
+                try store.transaction { transaction in
+                    try transaction.storeSession(second, with: device, fingerprint: "f")
+                    throw Refused()
+                }
             }
+            #expect(try store.session(with: device, fingerprint: "f")?.serialized == first.serialized, "rolled back")
+            try otherProcess.transaction { try $0.storeSession(third, with: device, fingerprint: "f") }
+            #expect(
+                try store.session(with: device, fingerprint: "f")?.serialized == third.serialized, "written elsewhere")
+            #expect(try store.session(with: device, fingerprint: "g") == nil, "bound to another key")
         }
-        #expect(try store.session(with: device, fingerprint: "f")?.serialized == first.serialized, "rolled back")
-        try otherProcess.transaction { try $0.storeSession(third, with: device, fingerprint: "f") }
-        #expect(try store.session(with: device, fingerprint: "f")?.serialized == third.serialized, "written elsewhere")
-        #expect(try store.session(with: device, fingerprint: "g") == nil, "bound to another key")
     }
 
     @Test("contacts kept opened follow the stored row: a rename here, one in another process, and one rolled back")
     func openedContactsFollowTheRow() throws {
-        let profile = TestProfile()
-        defer { profile.remove() }
-        try profile.storage.prepare()
-        let identity = try PrivateIdentity.generate()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
-        let otherProcess = try LocalStore.open(at: profile.storage.storeURL, identity: identity)
-        let id = UUID()
-        let named = { (name: String) in Contact(id: id, email: "carol@example.com", displayName: name) }
+        try withTwoStores { store, otherProcess, _ in
+            let id = UUID()
+            let named = { (name: String) in Contact(id: id, email: "carol@example.com", displayName: name) }
 
-        try store.saveContact(named("Carol"))
-        #expect(try store.contact(id: id)?.displayName == "Carol")
-        #expect(try store.contact(id: id)?.displayName == "Carol", "read again, from what was opened")
-        try store.saveContact(named("Carol B."))
-        #expect(try store.contact(id: id)?.displayName == "Carol B.")
-        try otherProcess.saveContact(named("Carol C."))
-        #expect(try store.contact(id: id)?.displayName == "Carol C.", "written elsewhere")
-        struct Refused: Error {}
-        let record = try store.contactRecord(named("Carol D."))
-        #expect(throws: Refused.self) {
-            try store.write { db in
-                try LocalStore.save(record, db)
-                #expect(try store.contacts([id], db)[id]?.displayName == "Carol D.", "inside the transaction")
-                throw Refused()
+            try store.saveContact(named("Carol"))
+            #expect(try store.contact(id: id)?.displayName == "Carol")
+            #expect(try store.contact(id: id)?.displayName == "Carol", "read again, from what was opened")
+            try store.saveContact(named("Carol B."))
+            #expect(try store.contact(id: id)?.displayName == "Carol B.")
+            try otherProcess.saveContact(named("Carol C."))
+            #expect(try store.contact(id: id)?.displayName == "Carol C.", "written elsewhere")
+            struct Refused: Error {}
+            let record = try store.contactRecord(named("Carol D."))
+            #expect(throws: Refused.self) {
+                try store.write { db in
+                    try LocalStore.save(record, db)
+                    #expect(try store.contacts([id], db)[id]?.displayName == "Carol D.", "inside the transaction")
+                    throw Refused()
+                }
             }
+            #expect(try store.contact(id: id)?.displayName == "Carol C.", "rolled back")
         }
-        #expect(try store.contact(id: id)?.displayName == "Carol C.", "rolled back")
     }
 
     @Test("reads keep the connection's prepared statements: none is compiled again")
