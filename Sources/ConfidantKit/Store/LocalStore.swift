@@ -12,7 +12,11 @@ final class LocalStore: Sendable {
     let dataKey: LocalDataKey
     /// Where the encrypted attachment files are (`attachments/` beside the database, 0700).
     let attachmentsDirectory: URL
-    private let parsedPrekeys = ParsedPrekeys()
+    /// The device's prekeys as last read or written. Parsing them makes every private key again,
+    /// which derives its public half (a scalar multiplication for each of 100 and more one-time
+    /// prekeys), and every received message's transaction reads them: that was a quarter of the
+    /// clients' CPU in `relay-load kit` (perf; docs/BENCHMARKS.md).
+    private let parsedPrekeys = OpenedValues<MetaRecord.Key, DevicePrekeys>(maximumCount: 1)
     let parsedIdentities = ParsedIdentities()
     private let openedSessions = OpenedValues<StoreTransaction.SessionKey, SessionRecord>(maximumCount: 1_024)
     let openedContacts = OpenedValues<UUID, Contact>(maximumCount: 4_096)

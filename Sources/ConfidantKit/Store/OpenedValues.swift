@@ -5,8 +5,8 @@ import Synchronization
 /// that a row read again with the same bytes is not opened (AES-GCM under the data key) and
 /// parsed again. Every message sealed or opened reads its device's session, and every send its
 /// contact: opening and parsing those was 5 % and 2 % of both clients' CPU per message in
-/// `relay-load kit` (perf, docs/BENCHMARKS.md). Answered only for the same bytes, like
-/// `ParsedPrekeys`: a row written by a transaction that rolled back, or by another process,
+/// `relay-load kit` (perf, docs/BENCHMARKS.md), and the device's prekeys more. Answered only for
+/// the same bytes: a row written by a transaction that rolled back, or by another process,
 /// differs from the bytes kept here and is opened afresh.
 final class OpenedValues<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Values kept at most; past it the map starts again empty.

@@ -8,7 +8,7 @@ import GRDB
 final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     let db: Database
     private let dataKey: LocalDataKey
-    private let parsedPrekeys: ParsedPrekeys
+    private let parsedPrekeys: OpenedValues<MetaRecord.Key, DevicePrekeys>
     private let parsedIdentities: ParsedIdentities
     private let openedSessions: OpenedValues<SessionKey, SessionRecord>
     private var prekeys: DevicePrekeys??
@@ -24,7 +24,8 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     }
 
     init(
-        _ db: Database, dataKey: LocalDataKey, parsedPrekeys: ParsedPrekeys, parsedIdentities: ParsedIdentities,
+        _ db: Database, dataKey: LocalDataKey, parsedPrekeys: OpenedValues<MetaRecord.Key, DevicePrekeys>,
+        parsedIdentities: ParsedIdentities,
         openedSessions: OpenedValues<SessionKey, SessionRecord>
     ) {
         self.db = db
@@ -64,10 +65,11 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
-        openedSessions.remember(record, for: SessionKey(device: device, fingerprint: fingerprint), sealed: sealed)
+        let key = SessionKey(device: device, fingerprint: fingerprint)
+        openedSessions.remember(record, for: key, sealed: sealed)
         // One session per device: a session bound to another key is replaced, here and in the row.
         sessions = sessions.filter { $0.key.device != device }
-        sessions[SessionKey(device: device, fingerprint: fingerprint)] = .some(record)
+        sessions[key] = .some(record)
         try db.cachedStatement(
             sql: """
                 INSERT INTO session (user_id, device_id, fingerprint, sealed, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -105,7 +107,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
             db.cachedStatement(sql: "SELECT value FROM meta WHERE key = ?"),
             arguments: [MetaRecord.Key.prekeys.rawValue]
         ).map { value in
-            try parsedPrekeys.prekeys(in: value) { [dataKey] sealed in
+            try parsedPrekeys.value(for: .prekeys, in: value) { [dataKey] sealed in
                 try DevicePrekeys(serialized: dataKey.open(sealed, context: SealContext.prekeys.text))
             }
         }
@@ -123,7 +125,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
         guard prekeysChanged, let prekeys = prekeys ?? nil else { return }
         let sealed = try dataKey.seal(prekeys.serialized, context: SealContext.prekeys.text)
         try MetaRecord(key: MetaRecord.Key.prekeys.rawValue, value: sealed).save(db)
-        parsedPrekeys.remember(prekeys, sealed: sealed)
+        parsedPrekeys.remember(prekeys, for: .prekeys, sealed: sealed)
         prekeysChanged = false
     }
 
