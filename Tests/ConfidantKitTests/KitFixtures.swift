@@ -1,6 +1,7 @@
 import ConfidantCrypto
 import ConfidantTestSupport
 import Foundation
+import Testing
 
 @testable import ConfidantKit
 
@@ -107,5 +108,19 @@ extension AsyncStream where Element == MessengerEvent {
             group.cancelAll()
             return first
         }
+    }
+}
+
+/// Polls `condition` until it holds, for at most `seconds`; records an issue if it never does.
+func waitUntil(
+    _ seconds: Double = 60, isolation: isolated (any Actor)? = #isolation, _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not met within \(seconds) s")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(20))
     }
 }

@@ -25,17 +25,6 @@ struct ReceiptBatchingTests {
         .ok.body.json.entries.count
     }
 
-    private static func waitUntil(_ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("condition not met within 60 s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test(
         "messages arriving live are answered by one receipt after the wait, not one each; closing sends a receipt still held"
     )
@@ -55,15 +44,15 @@ struct ReceiptBatchingTests {
                     try await alice.messenger.send("one", to: toBob), try await alice.messenger.send("two", to: toBob),
                     try await alice.messenger.send("three", to: toBob),
                 ]
-                try await Self.waitUntil { try await bob.history(with: alice.messenger.me).count == 3 }
+                try await waitUntil { try await bob.history(with: alice.messenger.me).count == 3 }
                 // All three wait for company behind one wait of 250 ms; nothing has gone yet.
-                try await Self.waitUntil { await sleeper.pending == 1 }
+                try await waitUntil { await sleeper.pending == 1 }
                 #expect(await sleeper.requested == [.milliseconds(250)])
                 #expect(try bob.store.controls().count == 3)
                 #expect(try await Self.waiting(for: alice) == 0)
 
                 await sleeper.release()
-                try await Self.waitUntil { try bob.store.controls().isEmpty }
+                try await waitUntil { try bob.store.controls().isEmpty }
                 // One envelope names all three.
                 #expect(try await Self.waiting(for: alice) == 1)
                 _ = try await alice.messenger.sync()
@@ -75,8 +64,8 @@ struct ReceiptBatchingTests {
 
                 // One more, and the stream closed while its receipt waits: closing sends it.
                 let last = try await alice.messenger.send("four", to: toBob)
-                try await Self.waitUntil { try await bob.history(with: alice.messenger.me).count == 4 }
-                try await Self.waitUntil { await sleeper.pending == 1 }
+                try await waitUntil { try await bob.history(with: alice.messenger.me).count == 4 }
+                try await waitUntil { await sleeper.pending == 1 }
                 await bob.stopLive()
                 #expect(try bob.store.controls().isEmpty)
                 _ = try await alice.messenger.sync()
@@ -91,7 +80,7 @@ struct ReceiptBatchingTests {
     func closingLimit() async throws {
         let sleeper = ManualSleeper()
         let work = Task { _ = try? await sleeper.sleep(.zero) }
-        try await Self.waitUntil { await sleeper.pending == 1 }
+        try await waitUntil { await sleeper.pending == 1 }
         // Should the wait wait for the work after all, this ends it after 60 s, and the check fails.
         let backstop = Task {
             try await Task.sleep(for: .seconds(60))

@@ -308,16 +308,4 @@ struct ViewModelTests {
             #expect(model.messenger != nil)
         }
     }
-
-    /// Polls `condition` until it holds, for at most `seconds`.
-    private func waitUntil(_ seconds: Double = 60, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("condition not met within \(seconds) s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }
