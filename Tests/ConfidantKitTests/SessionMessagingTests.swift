@@ -71,6 +71,29 @@ struct SessionMessagingTests {
         }
     }
 
+    @Test("a message sent while nothing waits is stored, queued and sealed in one synced commit, then marked sent")
+    func sealedAsQueued() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                // The first starts the session (a prekey bundle claimed over the network): the
+                // usual path, queued first.
+                _ = try await alice.messenger.send("first", to: toBob)
+                let store = alice.messenger.store
+                let before = store.commitCounts
+                let sent = try await alice.messenger.send("second", to: toBob)
+                let after = store.commitCounts
+                #expect(sent.status == .sent)
+                // One synced commit (message, outbox row, session), then one that need not sync
+                // (marked sent: lost, the relay answers the resend as a duplicate).
+                #expect(after.count == before.count + 2)
+                #expect(after.synced == before.count + 1)
+                #expect(try await bob.messenger.sync().map(\.text) == ["first", "second"])
+                #expect(try await alice.messenger.store.outbox().isEmpty)
+            }
+        }
+    }
+
     @Test(
         "received messages are committed without a sync, shown, then synced before they are acknowledged; known senders are remembered"
     )

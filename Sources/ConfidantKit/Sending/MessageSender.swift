@@ -85,9 +85,11 @@ actor MessageSender {
         try await checkSizes(sources)
         try store.saveContact(contact)
         var peerKeys: [PublicIdentity]?
+        var keysChanged = true  // not known until the keys are at hand
         do {
             peerKeys = try await directory.keysForSending(of: contact.id)
-            if try directory.keysChangedSinceVerification(contact.id), !confirmKeyChange {
+            keysChanged = try directory.keysChangedSinceVerification(contact.id)
+            if keysChanged, !confirmKeyChange {
                 throw ConfidantKitError.keyChangedSinceVerification(name: contact.displayName)
             }
         } catch let error as ConfidantKitError where error.isTransient {
@@ -107,7 +109,15 @@ actor MessageSender {
             senderDevice: cipher.identity.deviceID,
             sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
             expiresAt: timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
-        let (stored, commit) = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)
+        let queued: (message: ChatMessage, commit: UInt64)
+        if let peerKeys, !keysChanged,
+            let sealed = await queueSealed(message, peerKeys: peerKeys, confirmed: confirmKeyChange)
+        {
+            queued = sealed
+        } else {
+            queued = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)
+        }
+        let (stored, commit) = queued
         events.emit(.message(stored))
         transferProgress = sources.isEmpty ? nil : progress
         defer { transferProgress = nil }
@@ -142,6 +152,45 @@ actor MessageSender {
         }
     }
 
+    /// Messages sealed as they were queued (`queueSealed`), for the delivery that follows: used
+    /// once, by the first attempt to send each; cleared when that delivery ends.
+    private var presealed: [UUID: Components.Schemas.MessageBatch] = [:]
+
+    /// A new message with nothing to upload, for keys at hand and sessions with every device,
+    /// while no delivery runs and the outbox is empty: stored, queued and sealed in one store
+    /// transaction (one sync to disk instead of a commit to queue it and a synced one to seal
+    /// it), its batch kept for the delivery that follows at once. Nil when any of that does not
+    /// hold (then nothing was written): the message is queued and delivered the usual way.
+    private func queueSealed(_ message: LocalStore.NewMessage, peerKeys: [PublicIdentity], confirmed: Bool) async -> (
+        message: ChatMessage, commit: UInt64
+    )? {
+        guard !draining, message.attachments.isEmpty, !peerKeys.isEmpty, let text = message.text,
+            let payload = try? Self.payloads(
+                peer: message.peer, text: text, pointers: [],
+                expiresAfter: message.expiresAt.map { Self.expiresAfter($0, sentAt: message.sentAt) }
+            ).peer,
+            let groups = try? await recipientGroups(
+                peer: message.peer, peerKeys: peerKeys, forPeer: payload, forOwn: payload),
+            !draining  // looked at again: a delivery may have started while the keys were read
+        else { return nil }
+        let recipients = groups.flatMap(\.recipients)
+        // Any failure here (a damaged session, a full disk) leaves the usual path to meet it and
+        // say so the usual way.
+        guard
+            let queued = try? store.queueSealed(
+                message, confirmed: confirmed, now: message.sentAt,
+                seal: { transaction -> [Data]? in
+                    guard try !recipients.contains(where: { try cipher.needsBundle($0, sessions: transaction) }) else {
+                        return nil
+                    }
+                    return try sealedEnvelopes(
+                        groups, messageID: message.id, sentAt: message.sentAt, bundles: [:], in: transaction)
+                })
+        else { return nil }
+        presealed[message.id] = Self.batch(message.id, recipients: recipients, envelopes: queued.sealed)
+        return (queued.message, queued.commit)
+    }
+
     /// Delivers everything waiting in the outbox, oldest first, then the queued control
     /// messages; returns how many messages went out. Stops at the first message the server cannot
     /// take now, so nothing overtakes it. A delivery asked for while another runs makes that one
@@ -166,6 +215,7 @@ actor MessageSender {
         draining = true
         defer {
             draining = false
+            presealed = [:]
             let waiting = waiters + messageWaiters.values.joined()
             waiters = []
             messageWaiters = [:]
@@ -267,6 +317,15 @@ actor MessageSender {
             }
             while filling, inFlight.count + ready.count < Self.window, inFlight.count + ready.count < queue.count {
                 let queued = queue[queue.startIndex + inFlight.count + ready.count]
+                if ready.isEmpty, let batch = presealed.removeValue(forKey: queued.message.id) {
+                    // Sealed as it was queued: it goes as it is.
+                    guard let key = try? await stream.start(batch, after: inFlight.last?.id) else {
+                        filling = false
+                        break
+                    }
+                    inFlight.append((queued.message.id, key))
+                    continue
+                }
                 guard let plain = await plainMessage(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer))
                 else {
                     filling = false
@@ -423,6 +482,16 @@ actor MessageSender {
         do {
             var fetched = fetched
             for attempt in 0..<2 {
+                if attempt == 0, let batch = presealed.removeValue(forKey: message.id) {
+                    // Sealed as it was queued, for keys checked then.
+                    fetched = nil
+                    do {
+                        try await transmit(batch)
+                        return try finish(message.id, .sent)
+                    } catch ConfidantKitError.server(_, .deviceMismatch, _) {
+                        continue  // fetched afresh and sealed again below
+                    }
+                }
                 let peerKeys: [PublicIdentity]
                 if let keys = fetched {
                     peerKeys = keys
@@ -482,13 +551,12 @@ actor MessageSender {
         var pointers = try store.read { db in
             try store.attachments(of: message.id, peer: message.peer, direction: .outgoing, db)
         }
-        let expiresAfter = message.expiresAt.map { Int($0.timeIntervalSince(message.sentAt).rounded()) }
+        let expiresAfter = message.expiresAt.map { Self.expiresAfter($0, sentAt: message.sentAt) }
         guard !pointers.isEmpty || expiresAfter != nil else {
             guard let text = message.text else {
                 throw ConfidantKitError.storeDamaged("the message is missing from the local store")
             }
-            let payload = try ChatPayload(conversation: message.peer, text: text).serialized
-            return (payload, payload)
+            return try Self.payloads(peer: message.peer, text: text, pointers: [], expiresAfter: nil)
         }
         for index in pointers.indices {
             let before = pointers[index]
@@ -508,6 +576,23 @@ actor MessageSender {
                 }
             }
         }
+        return try Self.payloads(peer: message.peer, text: message.text, pointers: pointers, expiresAfter: expiresAfter)
+    }
+
+    static func expiresAfter(_ expiresAt: Date, sentAt: Date) -> Int {
+        Int(expiresAt.timeIntervalSince(sentAt).rounded())
+    }
+
+    /// The payloads of a message whose attachments are uploaded and granted (`pointers`): kind 1
+    /// for plain text, kind 2 otherwise, the own devices' copy without the capabilities.
+    static func payloads(peer: UUID, text: String?, pointers: [AttachmentPointer], expiresAfter: Int?) throws -> (
+        peer: Data, own: Data
+    ) {
+        guard !pointers.isEmpty || expiresAfter != nil else {
+            guard let text else { throw ConfidantKitError.storeDamaged("the message is missing from the local store") }
+            let payload = try ChatPayload(conversation: peer, text: text).serialized
+            return (payload, payload)
+        }
         let own = pointers.map { pointer -> AttachmentPointer in
             var copy = pointer
             copy.capability = nil
@@ -515,12 +600,12 @@ actor MessageSender {
         }
         return (
             try ChatPayload(
-                conversation: message.peer,
-                content: .message(RichMessage(text: message.text, attachments: pointers, expiresAfter: expiresAfter))
+                conversation: peer,
+                content: .message(RichMessage(text: text, attachments: pointers, expiresAfter: expiresAfter))
             ).serialized,
             try ChatPayload(
-                conversation: message.peer,
-                content: .message(RichMessage(text: message.text, attachments: own, expiresAfter: expiresAfter))
+                conversation: peer,
+                content: .message(RichMessage(text: text, attachments: own, expiresAfter: expiresAfter))
             ).serialized
         )
     }

@@ -19,19 +19,49 @@ extension LocalStore {
     /// neither.
     func queue(_ message: NewMessage, confirmed: Bool, now: Date) throws -> (message: ChatMessage, commit: UInt64) {
         let (stored, commit) = try countedWrite(.deferred) { db in
-            guard let stored = try insert([message], db).first else {
-                throw ConfidantKitError.storeDamaged("the new message was not stored (its id is taken)")
-            }
-            // A statement prepared once, not the record's `insert`: GRDB's `Encodable` path builds
-            // a container of the columns each time (2 % of both clients' CPU per message, perf).
-            try db.cachedStatement(
-                sql: "INSERT INTO outbox (message_id, peer_id, attempts, confirmed, created_at) VALUES (?, ?, 0, ?, ?)"
-            ).execute(arguments: [
-                message.id.canonicalString, message.peer.canonicalString, confirmed, now.timeIntervalSince1970,
-            ])
-            return stored
+            try queueRows(message, confirmed: confirmed, now: now, db)
         }
         return (stored, commit)
+    }
+
+    /// Stores and queues a new outgoing message as ``queue(_:confirmed:now:)`` does, and seals it
+    /// in the same transaction, synced once: the message, the outbox row and the sessions the
+    /// sealing moved on reach the disk together. Only when the outbox held nothing before it
+    /// (nothing it could overtake) and `seal` can do without the network; otherwise nothing is
+    /// written and the answer is nil, for the usual path (queue, then deliver the outbox).
+    func queueSealed<Sealed>(
+        _ message: NewMessage, confirmed: Bool, now: Date, seal: (StoreTransaction) throws -> Sealed?
+    ) throws -> (message: ChatMessage, sealed: Sealed, commit: UInt64)? {
+        do {
+            let ((stored, sealed), commit) = try countedTransaction(.synced) { transaction in
+                let waiting = try Bool.fetchOne(
+                    transaction.db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox)"))
+                guard waiting == false else { throw NotAlone() }
+                let stored = try queueRows(message, confirmed: confirmed, now: now, transaction.db)
+                guard let sealed = try seal(transaction) else { throw NotAlone() }
+                return (stored, sealed)
+            }
+            return (stored, sealed, commit)
+        } catch is NotAlone {
+            return nil
+        }
+    }
+
+    /// `queueSealed` found the message could not be sealed alone: nothing is written.
+    private struct NotAlone: Error {}
+
+    private func queueRows(_ message: NewMessage, confirmed: Bool, now: Date, _ db: Database) throws -> ChatMessage {
+        guard let stored = try insert([message], db).first else {
+            throw ConfidantKitError.storeDamaged("the new message was not stored (its id is taken)")
+        }
+        // A statement prepared once, not the record's `insert`: GRDB's `Encodable` path builds
+        // a container of the columns each time (2 % of both clients' CPU per message, perf).
+        try db.cachedStatement(
+            sql: "INSERT INTO outbox (message_id, peer_id, attempts, confirmed, created_at) VALUES (?, ?, 0, ?, ?)"
+        ).execute(arguments: [
+            message.id.canonicalString, message.peer.canonicalString, confirmed, now.timeIntervalSince1970,
+        ])
+        return stored
     }
 
     /// The outbox's messages, in the order they were written. CROSS JOIN keeps SQLite's join
