@@ -71,7 +71,9 @@ struct SessionMessagingTests {
         }
     }
 
-    @Test("a message sent while nothing waits is stored, queued and sealed in one synced commit, then marked sent")
+    @Test(
+        "a message sent while nothing waits is stored, queued and sealed in one synced commit, then marked sent; send answers it as stored"
+    )
     func sealedAsQueued() async throws {
         try await TestRelay.run { relay in
             try await KitUser.pair(relay) { alice, bob in
@@ -88,8 +90,10 @@ struct SessionMessagingTests {
                 // (marked sent: lost, the relay answers the resend as a duplicate).
                 #expect(after.count == before.count + 2)
                 #expect(after.synced == before.count + 1)
+                // What `send` answers (not read back) is what the store holds.
+                #expect(try store.message(id: sent.id, direction: .outgoing) == sent)
+                #expect(try store.outbox().isEmpty)
                 #expect(try await bob.messenger.sync().map(\.text) == ["first", "second"])
-                #expect(try await alice.messenger.store.outbox().isEmpty)
             }
         }
     }

@@ -40,7 +40,7 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     /// Why the message could not be read.
     public let unreadableReason: String?
     /// Delivery state.
-    public let status: Status
+    public internal(set) var status: Status
     /// Whether the user has seen it (own lines and notices always are).
     public let isRead: Bool
     /// The envelope version that carried a received message: 2 for a forward-secret session

@@ -36,6 +36,9 @@ actor MessageSender {
     /// Senders waiting for one message of a running delivery: resumed when it is through (sent
     /// or failed), or when the delivery ends.
     private var messageWaiters: [UUID: [CheckedContinuation<Void, Never>]] = [:]
+    /// The messages whose `send` waits for their delivery, and how each went once it is through.
+    private var sendsWaiting: Set<UUID> = []
+    private var outcomes: [UUID: ChatMessage.Status] = [:]
     /// Why the last delivery attempt did not get through, for "queued" messages.
     var lastUnreachable: String?
     /// Reports attachment uploads while the outbox is delivered.
@@ -120,7 +123,12 @@ actor MessageSender {
         let (stored, commit) = queued
         events.emit(.message(stored))
         transferProgress = sources.isEmpty ? nil : progress
-        defer { transferProgress = nil }
+        sendsWaiting.insert(stored.id)
+        defer {
+            transferProgress = nil
+            sendsWaiting.remove(stored.id)
+            outcomes[stored.id] = nil
+        }
         do {
             try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id)
         } catch {
@@ -129,6 +137,13 @@ actor MessageSender {
         }
         // The message is on disk before `send` returns (its sealing synced it, as a rule).
         try store.sync(through: commit)
+        if case .sent? = outcomes[stored.id], stored.attachments.isEmpty {
+            // As stored, now sent: not read back (a receipt that moved it on meanwhile has its
+            // own event). Attachments are read back: uploading changed them.
+            var sent = stored
+            sent.status = .sent
+            return sent
+        }
         return try store.message(id: stored.id, direction: .outgoing) ?? stored
     }
 
@@ -373,7 +388,7 @@ actor MessageSender {
                 for id in stored {
                     transports.append(.stream)
                     events.emit(.delivery(id: id, status: .sent))
-                    through(id)
+                    through(id, .sent)
                 }
                 queue.removeFirst(stored.count)
                 inFlight.removeFirst(stored.count)
@@ -713,11 +728,11 @@ actor MessageSender {
         case .sent:
             try store.finish([id], failure: nil)
             events.emit(.delivery(id: id, status: .sent))
-            through(id)
+            through(id, .sent)
         case .failed(let reason):
             try store.finish([id], failure: reason)
             events.emit(.delivery(id: id, status: .failed(reason)))
-            through(id)
+            through(id, .failed(reason))
         case .waiting:
             break
         }
@@ -725,7 +740,8 @@ actor MessageSender {
     }
 
     /// The message is sent or failed: its sender need not wait for the rest of the delivery.
-    private func through(_ id: UUID) {
+    private func through(_ id: UUID, _ status: ChatMessage.Status) {
+        if sendsWaiting.contains(id) { outcomes[id] = status }
         for waiter in messageWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
     }
 }
