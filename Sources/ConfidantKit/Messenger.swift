@@ -33,10 +33,13 @@ public actor Messenger {
     /// When the receipts for what arrives live go, and the wait for the first one held now.
     let receiptBatching: ReceiptBatching
     private var heldReceipts: Task<Void, Never>?
+    /// What the live stream stored and has yet to acknowledge, across its connections.
+    nonisolated let heldAcknowledgements: HeldAcknowledgements
 
     init(
         identity: PrivateIdentity, account: AccountState, store: LocalStore, retry: RetryPolicy = RetryPolicy(),
-        receipts: ReceiptBatching = ReceiptBatching(), now: @escaping @Sendable () -> Date = { Date() }
+        receipts: ReceiptBatching = ReceiptBatching(), acknowledgements: HeldAcknowledgements = HeldAcknowledgements(),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.identity = identity
         self.account = account
@@ -57,6 +60,7 @@ public actor Messenger {
             openChats: openChats, now: now)
         self.now = now
         receiptBatching = receipts
+        heldAcknowledgements = acknowledgements
     }
 
     /// The account's user id.
@@ -236,7 +240,8 @@ public actor Messenger {
         guard liveTask == nil, let token = account.token else { return }
         let client = MailboxStreamClient(
             serverURL: account.serverURL, token: token, identity: identity,
-            address: DeviceAddress(userID: account.userID, deviceID: identity.deviceID), sender: stream)
+            address: DeviceAddress(userID: account.userID, deviceID: identity.deviceID), sender: stream,
+            held: heldAcknowledgements)
         let store = store
         let receiver = receiver
         // Disappearing messages go as their time comes (checked each second while live).
@@ -251,10 +256,11 @@ public actor Messenger {
                 try await client.run(
                     cursor: { try store.cursor() },
                     receive: { [weak self] entries in
-                        let (stored, cursors) = try await receiver.receive(entries)
+                        let (stored, cursors, commit) = try await receiver.receiveUnsynced(entries)
                         if !stored.isEmpty { await self?.deliverReceiptsSoon() }
-                        return cursors
+                        return (cursors, commit)
                     },
+                    sync: { commit in try store.sync(through: commit) },
                     state: { [weak self] state in await self?.connectionChanged(state) })
             } catch ConfidantKitError.sessionExpired {
                 // `run` reported `signedOut` already.
@@ -264,9 +270,13 @@ public actor Messenger {
         }
     }
 
-    /// Closes the live connection, after sending the receipts held for company (`ReceiptBatching`;
-    /// for at most 2 s, else they wait in their queue for the next delivery).
+    /// Closes the live connection, after acknowledging what it stored (`HeldAcknowledgements`)
+    /// and sending the receipts held for company (`ReceiptBatching`), for at most 2 s each; what
+    /// did not go by then waits for the next connection (acknowledgements) or delivery (receipts).
     public func stopLive() async {
+        let acknowledgements = heldAcknowledgements
+        await ReceiptBatching.wait(
+            atMost: ReceiptBatching.closingLimit, for: Task { await acknowledgements.acknowledgeNow() })
         if let held = heldReceipts {
             held.cancel()
             heldReceipts = nil

@@ -88,6 +88,16 @@ struct KitUser {
         await messenger.stopLive()
         profile.remove()
     }
+
+    /// How many entries this user's relay mailbox holds after `cursor` (after the stored cursor
+    /// when nil), fetched without storing or acknowledging them.
+    func mailboxEntries(after cursor: Int64? = nil) async throws -> Int {
+        let store = messenger.store
+        return try await messenger.relay.call {
+            try await $0.fetchMailbox(query: .init(after: try cursor ?? store.cursor(), limit: 100))
+        }
+        .ok.body.json.entries.count
+    }
 }
 
 extension AsyncStream where Element == MessengerEvent {

@@ -91,7 +91,8 @@ struct SessionMessagingTests {
                 #expect(after.count == before.count + 2)
                 #expect(after.synced == before.count + 1)
                 // What `send` answers (not read back) is what the store holds.
-                #expect(try store.message(id: sent.id, direction: .outgoing) == sent)
+                let readBack = try store.message(id: sent.id, direction: .outgoing)
+                #expect(readBack == sent, "\(String(describing: readBack)) \(sent)")
                 #expect(try store.outbox().isEmpty)
                 #expect(try await bob.messenger.sync().map(\.text) == ["first", "second"])
             }

@@ -59,20 +59,31 @@ actor MessageReceiver {
         return received
     }
 
-    /// Opens and stores entries; returns what was newly stored and the cursors to acknowledge.
-    /// Control messages are applied in the same transaction (receipts move sent messages on,
-    /// authors' edits and deletions change their messages, timers change conversations), and a
-    /// delivery receipt for the new messages is queued for each sender.
+    /// Opens and stores entries, synced to disk; returns what was newly stored and the cursors
+    /// to acknowledge. Control messages are applied in the same transaction (receipts move sent
+    /// messages on, authors' edits and deletions change their messages, timers change
+    /// conversations), and a delivery receipt for the new messages is queued for each sender.
     func receive(_ entries: [Components.Schemas.MailboxEntry]) async throws -> (stored: [ChatMessage], cursors: [Int64])
     {
-        guard !entries.isEmpty else { return ([], []) }
+        let received = try await receiveUnsynced(entries)
+        try store.sync(through: received.commit)
+        return (received.stored, received.cursors)
+    }
+
+    /// ``receive(_:)`` without the sync: the caller syncs through `commit`
+    /// (`LocalStore.sync(through:)`) before it acknowledges the cursors, so that one sync can
+    /// cover several batches (the live stream's acknowledgements, `MailboxStreamClient`).
+    func receiveUnsynced(_ entries: [Components.Schemas.MailboxEntry]) async throws -> (
+        stored: [ChatMessage], cursors: [Int64], commit: UInt64
+    ) {
+        guard !entries.isEmpty else { return ([], [], 0) }
         try await learnKeys(for: entries)
         var replenish = false
         let now = now()
         // Committed without waiting for the disk, so that a chat on screen shows the messages
-        // one sync sooner; synced below, before the caller acknowledges them to the relay. A
-        // crash or power cut before that loses the whole transaction (messages, session steps,
-        // cursor) and the relay, never told, delivers the entries again.
+        // one sync sooner; synced before they are acknowledged to the relay. A crash or power
+        // cut before that loses the whole transaction (messages, session steps, cursor) and the
+        // relay, never told, delivers the entries again.
         let ((stored, removedFiles, changed), commit) = try store.countedTransaction(.deferred) { transaction in
             var messages: [LocalStore.NewMessage] = []
             var removedFiles: [UUID] = []
@@ -117,12 +128,11 @@ actor MessageReceiver {
         store.removeAttachmentFiles(removedFiles)
         for message in stored { events.emit(.message(message)) }
         if changed { events.emit(.changed) }
-        try store.sync(through: commit)
         if replenish {
             // Best effort: if this fails, the next instance's `maintain` sees the low count.
             try? await prekeys.replenish()
         }
-        return (stored, entries.map(\.cursor))
+        return (stored, entries.map(\.cursor), commit)
     }
 
     /// A control message from `sender`, opened.

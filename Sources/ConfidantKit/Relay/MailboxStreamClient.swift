@@ -23,9 +23,9 @@ public enum ConnectionState: Sendable, Equatable {
 }
 
 /// Keeps `/v1/stream` open: hands entries to `receive` (whatever arrived together, in order),
-/// acknowledges what it stored, and after a drop reconnects with exponential back-off (with
-/// jitter) and resumes after the stored cursor, so nothing is lost or delivered twice. While
-/// connected, `sender` sends messages over the same socket.
+/// acknowledges what it stored once `sync` has it on disk, and after a drop reconnects with
+/// exponential back-off (with jitter) and resumes after the stored cursor, so nothing is lost or
+/// delivered twice. While connected, `sender` sends messages over the same socket.
 struct MailboxStreamClient: Sendable {
     let serverURL: URL
     let token: String
@@ -33,15 +33,22 @@ struct MailboxStreamClient: Sendable {
     let identity: PrivateIdentity
     let address: DeviceAddress
     let sender: StreamSender
+    /// What was stored and waits to be acknowledged, across connections.
+    let held: HeldAcknowledgements
     var initialDelay: Duration = .milliseconds(250)
     var maximumDelay: Duration = .seconds(15)
     /// The most entries opened and stored in one transaction.
     static let batchLimit = 200
 
+    /// What `receive` stored: the cursors to acknowledge, and the store's commit that holds them
+    /// (to be synced first).
+    typealias Received = (cursors: [Int64], commit: UInt64)
+
     /// Runs until the task is cancelled; throws only `sessionExpired` (after reporting `signedOut`).
     func run(
         cursor: @Sendable () async throws -> Int64,
-        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
+        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> Received,
+        sync: @escaping @Sendable (UInt64) throws -> Void,
         state: @Sendable (ConnectionState) async -> Void
     ) async throws {
         var delay = initialDelay
@@ -50,7 +57,7 @@ struct MailboxStreamClient: Sendable {
             let reason: String
             do {
                 reason = try await session(
-                    after: cursor(), receive: receive, connected: { delay = initialDelay }, state: state)
+                    after: cursor(), receive: receive, sync: sync, connected: { delay = initialDelay }, state: state)
             } catch ConfidantKitError.sessionExpired {
                 await sender.detach()
                 await state(.signedOut)
@@ -71,14 +78,25 @@ struct MailboxStreamClient: Sendable {
     /// One connection, until it closes; returns why it closed.
     private func session(
         after cursor: Int64,
-        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
+        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> Received,
+        sync: @escaping @Sendable (UInt64) throws -> Void,
         connected: () -> Void,
         state: @Sendable (ConnectionState) async -> Void
     ) async throws -> String {
         let inbox = FrameInbox()
         let socket = try await connect(after: cursor, inbox: inbox)
         connected()
+        held.attach(inbox)
+        defer { held.detach(inbox) }
         let encoder = StreamCoding.encoder()
+        let acknowledgements = Acknowledging(held: held, inbox: inbox, socket: socket, encoder: encoder, sync: sync)
+        defer { acknowledgements.cancelTimer() }
+        func flush(_ pending: inout [Components.Schemas.MailboxEntry]) async throws {
+            guard !pending.isEmpty else { return }
+            let received = try await receive(pending)
+            pending = []
+            try await acknowledgements.stored(received)
+        }
         let reason = try await withTaskCancellationHandler {
             // Whatever arrived together is taken at once, so a burst is opened and stored in a
             // few transactions instead of one per message.
@@ -86,8 +104,11 @@ struct MailboxStreamClient: Sendable {
                 var pending: [Components.Schemas.MailboxEntry] = []
                 for event in inbox.takeAll() {
                     switch event {
+                    case .acknowledge:
+                        try await flush(&pending)
+                        try await acknowledgements.now()
                     case .closed:
-                        try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                        try await flush(&pending)
                         switch Self.relayCode(socket.closeCode) {
                         // The session ended, or this device's key is not the device's any more:
                         // reconnecting would be refused.
@@ -106,22 +127,24 @@ struct MailboxStreamClient: Sendable {
                             // takes anything else first as a refused proof (4403), which signs
                             // the device out for good.
                             await sender.attach(socket, binarySendVersions: frame.binarySendVersions ?? [])
+                            // What the last connection stored and could not acknowledge.
+                            try await acknowledgements.now()
                         }
                         for entry in (frame.entry.map { [$0] } ?? []) + (frame.entries ?? []) {
                             pending.append(entry)
                             if pending.count >= Self.batchLimit {
-                                try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                                try await flush(&pending)
                             }
                         }
                         if let receipt = frame.receipt { await sender.resolve(receipt) }
                         if let refused = frame.refused { await sender.resolve(refused) }
                         if frame.caughtUp == true {
-                            try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                            try await flush(&pending)
                             await state(.live)
                         }
                     }
                 }
-                try await flush(&pending, receive: receive, socket: socket, encoder: encoder)
+                try await flush(&pending)
             }
             return Self.closedReason
         } onCancel: {
@@ -139,18 +162,61 @@ struct MailboxStreamClient: Sendable {
         return StreamCloseCode(rawValue: raw)
     }
 
-    /// Stores what is pending and acknowledges it.
-    private func flush(
-        _ pending: inout [Components.Schemas.MailboxEntry],
-        receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> [Int64],
-        socket: WebSocket, encoder: JSONEncoder
-    ) async throws {
-        guard !pending.isEmpty else { return }
-        let stored = try await receive(pending)
-        pending = []
-        if !stored.isEmpty {
-            let acknowledgement = try encoder.encode(Components.Schemas.StreamRequest(cursors: stored))
-            try await socket.send(String(decoding: acknowledgement, as: UTF8.self))
+    /// One connection's acknowledgements: what is stored is held (`HeldAcknowledgements`) and
+    /// acknowledged a moment later, or at once once a frame's worth waits, after one sync.
+    private final class Acknowledging {
+        let held: HeldAcknowledgements
+        let inbox: FrameInbox
+        let socket: WebSocket
+        let encoder: JSONEncoder
+        let sync: @Sendable (UInt64) throws -> Void
+        private var timer: Task<Void, Never>?
+
+        init(
+            held: HeldAcknowledgements, inbox: FrameInbox, socket: WebSocket, encoder: JSONEncoder,
+            sync: @escaping @Sendable (UInt64) throws -> Void
+        ) {
+            self.held = held
+            self.inbox = inbox
+            self.socket = socket
+            self.encoder = encoder
+            self.sync = sync
+        }
+
+        func stored(_ received: Received) async throws {
+            guard held.hold(received.cursors, commit: received.commit) < HeldAcknowledgements.frameLimit else {
+                try await now()
+                return
+            }
+            guard timer == nil else { return }
+            let (delay, sleep, inbox) = (held.delay, held.sleep, inbox)
+            timer = Task {
+                do { try await sleep(delay) } catch { return }
+                guard !Task.isCancelled else { return }
+                inbox.put(.acknowledge)
+            }
+        }
+
+        /// Syncs what is held and acknowledges it, a frame of at most `frameLimit` cursors at a
+        /// time. A frame that does not go (the connection closing) leaves its cursors held.
+        func now() async throws {
+            cancelTimer()
+            defer { held.acknowledged() }
+            while let (cursors, commit) = held.take() {
+                do {
+                    try sync(commit)
+                    let frame = try encoder.encode(Components.Schemas.StreamRequest(cursors: cursors))
+                    try await socket.send(String(decoding: frame, as: UTF8.self))
+                } catch {
+                    held.giveBack(cursors, commit: commit)
+                    throw error
+                }
+            }
+        }
+
+        func cancelTimer() {
+            timer?.cancel()
+            timer = nil
         }
     }
 
@@ -213,10 +279,114 @@ struct MailboxStreamClient: Sendable {
     }
 }
 
+/// Entries the live stream stored and has not acknowledged yet, and the store's commit that holds
+/// the last of them: acknowledged together `delay` after the first, after one sync to disk for
+/// all of them, instead of a sync and an acknowledgement for each batch. The relay keeps an entry
+/// until it is acknowledged, and the receiver's clock is nobody's wait: what matters to the
+/// sender (the receipt) and to the user (the message on screen) does not wait for this. Kept
+/// across connections: what a dropped connection could not acknowledge goes on the next one;
+/// `Messenger.stopLive` has it go before it closes. A process that dies holding some leaves them
+/// on the relay until its retention ends (they are not delivered again: the stream resumes after
+/// the stored cursor).
+final class HeldAcknowledgements: Sendable {
+    /// The most cursors one acknowledgement carries (the relay's limit).
+    static let frameLimit = 1_000
+
+    /// How long the first entry held waits for others.
+    let delay: Duration
+    /// Waits out the delay; tests wait for their own release instead.
+    let sleep: @Sendable (Duration) async throws -> Void
+
+    private struct State {
+        var cursors: [Int64] = []
+        var commit: UInt64 = 0
+        var inbox: FrameInbox?
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    init(
+        delay: Duration = .milliseconds(10),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.delay = delay
+        self.sleep = sleep
+    }
+
+    /// How many cursors are held.
+    var count: Int { state.withLock { $0.cursors.count } }
+
+    /// Holds `cursors`, stored by `commit`; answers how many are held now.
+    fileprivate func hold(_ cursors: [Int64], commit: UInt64) -> Int {
+        state.withLock { state in
+            state.cursors += cursors
+            state.commit = max(state.commit, commit)
+            return state.cursors.count
+        }
+    }
+
+    /// Up to a frame's worth of cursors, oldest first, with the commit to sync before they go.
+    fileprivate func take() -> (cursors: [Int64], commit: UInt64)? {
+        state.withLock { state in
+            guard !state.cursors.isEmpty else { return nil }
+            let cursors = Array(state.cursors.prefix(Self.frameLimit))
+            state.cursors.removeFirst(cursors.count)
+            return (cursors, state.commit)
+        }
+    }
+
+    fileprivate func giveBack(_ cursors: [Int64], commit: UInt64) {
+        state.withLock { state in
+            state.cursors = cursors + state.cursors
+            state.commit = max(state.commit, commit)
+        }
+    }
+
+    fileprivate func attach(_ inbox: FrameInbox) {
+        state.withLock { $0.inbox = inbox }
+    }
+
+    /// The connection ended: nobody acknowledges until the next one.
+    fileprivate func detach(_ inbox: FrameInbox) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.inbox === inbox else { return [] }
+            state.inbox = nil
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// An attempt to acknowledge ended, gone through or not.
+    fileprivate func acknowledged() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Has the connection acknowledge what is held now; returns once it tried, or at once when
+    /// nothing is held or nothing is connected.
+    func acknowledgeNow() async {
+        await withCheckedContinuation { continuation in
+            let inbox = state.withLock { state -> FrameInbox? in
+                guard !state.cursors.isEmpty, let inbox = state.inbox else { return nil }
+                state.waiters.append(continuation)
+                return inbox
+            }
+            guard let inbox else { return continuation.resume() }
+            inbox.put(.acknowledge)
+        }
+    }
+}
+
 /// Frames received and not yet handled, taken all at once.
 private final class FrameInbox: Sendable {
     enum Event: Sendable {
         case frame(Components.Schemas.StreamFrame)
+        /// Time to acknowledge what is held (`HeldAcknowledgements`).
+        case acknowledge
         case closed
     }
 

@@ -53,15 +53,21 @@ extension LocalStore {
                     position: position, sealed: try sealAttachment(pointer, message: message.id)
                 ).insert(db)
             }
+            // The times as a read gives them back (seconds since 1970 in a double), so that this
+            // message equals the row it is.
+            let times = (
+                sentAt: Date(timeIntervalSince1970: message.sentAt.timeIntervalSince1970),
+                expiresAt: message.expiresAt.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970) }
+            )
             stored.append(
                 ChatMessage(
                     id: message.id, sequence: sequence, peer: message.peer, direction: message.direction,
-                    sentAt: message.sentAt, text: message.text, unreadableReason: message.unreadableReason,
+                    sentAt: times.sentAt, text: message.text, unreadableReason: message.unreadableReason,
                     status: Self.status(message.state, failure: nil),
                     isRead: !(message.startsUnread ?? (message.direction == .incoming)),
                     envelopeVersion: message.envelopeVersion,
                     attachments: message.attachments.enumerated().map { chatAttachment($1, index: $0) },
-                    expiresAt: message.expiresAt))
+                    expiresAt: times.expiresAt))
         }
         return stored
     }

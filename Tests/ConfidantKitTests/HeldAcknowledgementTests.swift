@@ -1,0 +1,63 @@
+import ConfidantCrypto
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+@testable import ConfidantKit
+
+@Suite("Acknowledgements of what arrives live, held for company")
+struct HeldAcknowledgementTests {
+    @Test(
+        "what arrives live is stored at once and acknowledged after the wait, synced first, all together; closing acknowledges what is still held"
+    )
+    func acknowledgedTogether() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bobUser in
+                let acknowledging = ManualSleeper()
+                let receipts = ManualSleeper()
+                var batching = ReceiptBatching()
+                batching.sleep = receipts.sleep
+                let bob = Messenger(
+                    identity: bobUser.messenger.identity, account: await bobUser.messenger.account,
+                    store: bobUser.messenger.store, receipts: batching,
+                    acknowledgements: HeldAcknowledgements(sleep: acknowledging.sleep))
+                let toBob = try await alice.messenger.contact(email: bobUser.email)
+                let events = await bob.events()
+                await bob.startLive()
+                #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                _ = try await bob.flushOutbox()
+                // Whatever the set-up left goes now; its wait, ended, asks for nothing more.
+                await bob.heldAcknowledgements.acknowledgeNow()
+                await acknowledging.release()
+                try await waitUntil { try await bobUser.mailboxEntries(after: 0) == 0 }
+
+                for text in ["one", "two", "three"] { _ = try await alice.messenger.send(text, to: toBob) }
+                try await waitUntil { try await bob.history(with: alice.messenger.me).count == 3 }
+                // Stored and shown, held behind one wait of 10 ms: the relay still has all three.
+                // (Shown once committed, held a moment later.)
+                try await waitUntil { bob.heldAcknowledgements.count == 3 }
+                #expect(await acknowledging.pending == 1)
+                #expect(await acknowledging.requested.last == .milliseconds(10))
+                let storedThrough = bob.store.commitCounts.count
+                #expect(try await bobUser.mailboxEntries(after: 0) == 3)
+
+                await acknowledging.release()
+                try await waitUntil { try await bobUser.mailboxEntries(after: 0) == 0 }
+                #expect(bob.heldAcknowledgements.count == 0)
+                // Synced before they were acknowledged.
+                #expect(bob.store.commitCounts.synced >= storedThrough)
+
+                // One more, and the stream closed while it is held: closing acknowledges it.
+                _ = try await alice.messenger.send("four", to: toBob)
+                try await waitUntil { try await bob.history(with: alice.messenger.me).count == 4 }
+                try await waitUntil { await acknowledging.pending == 1 }
+                #expect(try await bobUser.mailboxEntries(after: 0) == 1)
+                await bob.stopLive()
+                #expect(bob.heldAcknowledgements.count == 0)
+                try await waitUntil { try await bobUser.mailboxEntries(after: 0) == 0 }
+                await acknowledging.release()
+                await receipts.release()
+            }
+        }
+    }
+}
