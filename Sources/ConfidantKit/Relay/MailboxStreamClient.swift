@@ -86,7 +86,6 @@ struct MailboxStreamClient: Sendable {
         let inbox = FrameInbox()
         let socket = try await connect(after: cursor, inbox: inbox)
         connected()
-        held.attach(inbox)
         defer { held.detach(inbox) }
         let encoder = StreamCoding.encoder()
         let acknowledgements = Acknowledging(held: held, inbox: inbox, socket: socket, encoder: encoder, sync: sync)
@@ -127,7 +126,9 @@ struct MailboxStreamClient: Sendable {
                             // takes anything else first as a refused proof (4403), which signs
                             // the device out for good.
                             await sender.attach(socket, binarySendVersions: frame.binarySendVersions ?? [])
-                            // What the last connection stored and could not acknowledge.
+                            // Acknowledgements too, and first what the last connection stored
+                            // and could not acknowledge.
+                            acknowledgements.proofSent()
                             try await acknowledgements.now()
                         }
                         for entry in (frame.entry.map { [$0] } ?? []) + (frame.entries ?? []) {
@@ -171,6 +172,9 @@ struct MailboxStreamClient: Sendable {
         let encoder: JSONEncoder
         let sync: @Sendable (UInt64) throws -> Void
         private var timer: Task<Void, Never>?
+        /// Nothing but the proof may go first: the relay takes any other frame as a refused
+        /// proof, which signs the device out.
+        private var proven = false
 
         init(
             held: HeldAcknowledgements, inbox: FrameInbox, socket: WebSocket, encoder: JSONEncoder,
@@ -199,9 +203,16 @@ struct MailboxStreamClient: Sendable {
 
         /// Syncs what is held and acknowledges it, a frame of at most `frameLimit` cursors at a
         /// time. A frame that does not go (the connection closing) leaves its cursors held.
+        /// The proof is on the socket: acknowledgements may follow, and `stopLive` may ask for them.
+        func proofSent() {
+            proven = true
+            held.attach(inbox)
+        }
+
         func now() async throws {
             cancelTimer()
             defer { held.acknowledged() }
+            guard proven else { return }
             while let (cursors, commit) = held.take() {
                 do {
                     try sync(commit)
