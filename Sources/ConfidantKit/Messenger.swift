@@ -261,6 +261,7 @@ public actor Messenger {
                         return (cursors, commit)
                     },
                     sync: { commit in try store.sync(through: commit) },
+                    unacknowledged: { try await receiver.unacknowledged() },
                     state: { [weak self] state in await self?.connectionChanged(state) })
             } catch ConfidantKitError.sessionExpired {
                 // `run` reported `signedOut` already.

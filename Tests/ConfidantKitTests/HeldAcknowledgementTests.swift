@@ -60,4 +60,33 @@ struct HeldAcknowledgementTests {
             }
         }
     }
+
+    @Test(
+        "what a process stored and did not live to acknowledge is acknowledged by the next messenger's first connection, not delivered again"
+    )
+    func strandedAcknowledged() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                for text in ["one", "two"] { _ = try await alice.messenger.send(text, to: toBob) }
+                // Stored by "a process" that dies before it acknowledges: received, never acknowledged.
+                let store = bob.messenger.store
+                let entries = try await bob.mailbox()
+                #expect(entries.count == 2)
+                let received = try await bob.messenger.receiver.receiveUnsynced(entries)
+                #expect(received.stored.map(\.text) == ["one", "two"])
+                #expect(try await bob.mailboxEntries(after: 0) == 2)
+                #expect(try await bob.mailboxEntries() == 0)
+
+                let next = Messenger(
+                    identity: bob.messenger.identity, account: await bob.messenger.account, store: store)
+                let events = await next.events()
+                await next.startLive()
+                #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                try await waitUntil { try await bob.mailboxEntries(after: 0) == 0 }
+                #expect(try await next.history(with: alice.messenger.me).count == 2)
+                await next.stopLive()
+            }
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import ConfidantAPI
 import ConfidantCrypto
 import ConfidantTestSupport
 import Foundation
@@ -89,15 +90,18 @@ struct KitUser {
         profile.remove()
     }
 
-    /// How many entries this user's relay mailbox holds after `cursor` (after the stored cursor
-    /// when nil), fetched without storing or acknowledging them.
-    func mailboxEntries(after cursor: Int64? = nil) async throws -> Int {
+    /// The entries this user's relay mailbox holds after `cursor` (after the stored cursor when
+    /// nil), fetched without storing or acknowledging them.
+    func mailbox(after cursor: Int64? = nil) async throws -> [Components.Schemas.MailboxEntry] {
         let store = messenger.store
         return try await messenger.relay.call {
             try await $0.fetchMailbox(query: .init(after: try cursor ?? store.cursor(), limit: 100))
         }
-        .ok.body.json.entries.count
+        .ok.body.json.entries
     }
+
+    /// How many entries ``mailbox(after:)`` finds.
+    func mailboxEntries(after cursor: Int64? = nil) async throws -> Int { try await mailbox(after: cursor).count }
 }
 
 extension AsyncStream where Element == MessengerEvent {

@@ -118,10 +118,7 @@ struct SessionMessagingTests {
                 #expect(bob.messenger.store.knownSenders.contains(aliceDevice))
                 for index in 0..<3 { _ = try await alice.messenger.send("later \(index)", to: toBob) }
                 let store = bob.messenger.store
-                let entries = try await bob.messenger.relay.call {
-                    try await $0.fetchMailbox(query: .init(after: try store.cursor(), limit: 100))
-                }
-                .ok.body.json.entries
+                let entries = try await bob.mailbox()
                 #expect(entries.count == 3)
                 let events = await bob.messenger.events()
                 let before = store.commitCounts
@@ -150,10 +147,7 @@ struct SessionMessagingTests {
                 let toBob = try await alice.messenger.contact(email: bob.email)
                 for index in 0..<3 { _ = try await alice.messenger.send("forward secret \(index)", to: toBob) }
                 // What an attacker who recorded the traffic (or the relay) keeps: the envelopes as sent.
-                let recorded = try await bob.messenger.relay.call {
-                    try await $0.fetchMailbox(query: .init(after: 0, limit: 100))
-                }
-                .ok.body.json.entries.compactMap { $0.envelope.map { Data($0.data) } }
+                let recorded = try await bob.mailbox(after: 0).compactMap { $0.envelope.map { Data($0.data) } }
                 #expect(recorded.count == 3)
                 #expect(try await bob.messenger.sync().count == 3)
                 // Later the attacker takes Bob's unlocked device: the stored session and prekeys.

@@ -135,6 +135,24 @@ actor MessageReceiver {
         return (stored, entries.map(\.cursor), commit)
     }
 
+    /// Entries this device stored (at or below its stored cursor) that the relay still holds,
+    /// synced to disk first: their acknowledgement was lost with a process that held it
+    /// (`HeldAcknowledgements`). The stream does not deliver them again (it resumes after the
+    /// stored cursor), so nothing else would take them off the relay before its retention ends.
+    /// The oldest page: they come before anything not yet received.
+    func unacknowledged() async throws -> [Int64] {
+        let query = Operations.FetchMailbox.Input.Query(after: 0, limit: 100)
+        let page: Components.Schemas.MailboxPage
+        switch try await relay.call({ try await $0.fetchMailbox(query: query) }) {
+        case .ok(let ok): page = try ok.body.json
+        case .default(let status, let response): throw problem(status, response)
+        }
+        let stored = try store.cursor()
+        let cursors = page.entries.map(\.cursor).filter { $0 <= stored }
+        if !cursors.isEmpty { try store.syncAll() }
+        return cursors
+    }
+
     /// A control message from `sender`, opened.
     struct Control {
         let payload: ChatPayload

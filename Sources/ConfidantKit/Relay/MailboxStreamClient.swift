@@ -49,6 +49,7 @@ struct MailboxStreamClient: Sendable {
         cursor: @Sendable () async throws -> Int64,
         receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> Received,
         sync: @escaping @Sendable (UInt64) throws -> Void,
+        unacknowledged: @escaping @Sendable () async throws -> [Int64],
         state: @Sendable (ConnectionState) async -> Void
     ) async throws {
         var delay = initialDelay
@@ -57,7 +58,8 @@ struct MailboxStreamClient: Sendable {
             let reason: String
             do {
                 reason = try await session(
-                    after: cursor(), receive: receive, sync: sync, connected: { delay = initialDelay }, state: state)
+                    after: cursor(), receive: receive, sync: sync, unacknowledged: unacknowledged,
+                    connected: { delay = initialDelay }, state: state)
             } catch ConfidantKitError.sessionExpired {
                 await sender.detach()
                 await state(.signedOut)
@@ -80,6 +82,7 @@ struct MailboxStreamClient: Sendable {
         after cursor: Int64,
         receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> Received,
         sync: @escaping @Sendable (UInt64) throws -> Void,
+        unacknowledged: @escaping @Sendable () async throws -> [Int64],
         connected: () -> Void,
         state: @Sendable (ConnectionState) async -> Void
     ) async throws -> String {
@@ -129,6 +132,11 @@ struct MailboxStreamClient: Sendable {
                             // Acknowledgements too, and first what the last connection stored
                             // and could not acknowledge.
                             acknowledgements.proofSent()
+                            if held.sweep(), let stranded = try? await unacknowledged() {
+                                // Once per messenger: what a process before this one stored
+                                // and did not live to acknowledge.
+                                _ = held.hold(stranded, commit: 0)
+                            }
                             try await acknowledgements.now()
                         }
                         for entry in (frame.entry.map { [$0] } ?? []) + (frame.entries ?? []) {
@@ -296,9 +304,8 @@ struct MailboxStreamClient: Sendable {
 /// until it is acknowledged, and the receiver's clock is nobody's wait: what matters to the
 /// sender (the receipt) and to the user (the message on screen) does not wait for this. Kept
 /// across connections: what a dropped connection could not acknowledge goes on the next one;
-/// `Messenger.stopLive` has it go before it closes. A process that dies holding some leaves them
-/// on the relay until its retention ends (they are not delivered again: the stream resumes after
-/// the stored cursor).
+/// `Messenger.stopLive` has it go before it closes. What a process that died held is found on the
+/// relay by the next messenger's first connection (`MessageReceiver.unacknowledged`).
 final class HeldAcknowledgements: Sendable {
     /// The most cursors one acknowledgement carries (the relay's limit).
     static let frameLimit = 1_000
@@ -313,6 +320,7 @@ final class HeldAcknowledgements: Sendable {
         var commit: UInt64 = 0
         var inbox: FrameInbox?
         var waiters: [CheckedContinuation<Void, Never>] = []
+        var swept = false
     }
     private let state = Mutex(State())
 
@@ -326,6 +334,14 @@ final class HeldAcknowledgements: Sendable {
 
     /// How many cursors are held.
     var count: Int { state.withLock { $0.cursors.count } }
+
+    /// True the first time only: whether to look for what an earlier process left unacknowledged.
+    fileprivate func sweep() -> Bool {
+        state.withLock { state in
+            defer { state.swept = true }
+            return !state.swept
+        }
+    }
 
     /// Holds `cursors`, stored by `commit`; answers how many are held now.
     fileprivate func hold(_ cursors: [Int64], commit: UInt64) -> Int {

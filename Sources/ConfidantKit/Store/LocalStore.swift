@@ -134,8 +134,17 @@ final class LocalStore: Sendable {
     /// one nearly always has), else one synced write — the time, under `meta` — syncs the log
     /// with it.
     func sync(through number: UInt64) throws {
+        try syncedWrite(unlessSyncedThrough: number)
+    }
+
+    /// Makes sure everything committed to the profile, by this process or another, is on disk.
+    func syncAll() throws {
+        try syncedWrite(unlessSyncedThrough: nil)
+    }
+
+    private func syncedWrite(unlessSyncedThrough number: UInt64?) throws {
         try database.writeWithoutTransaction { db in
-            guard commits.withLock({ $0.synced < number }) else { return }
+            if let number, commits.withLock({ $0.synced >= number }) { return }
             try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION") { db in
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(
                     arguments: [MetaRecord.Key.syncedAt.rawValue, Data(String(Date().timeIntervalSince1970).utf8)])
