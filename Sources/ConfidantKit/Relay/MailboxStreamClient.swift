@@ -132,10 +132,10 @@ struct MailboxStreamClient: Sendable {
                             // Acknowledgements too, and first what the last connection stored
                             // and could not acknowledge.
                             acknowledgements.proofSent()
-                            if held.sweep(), let stranded = try? await unacknowledged() {
-                                // Once per messenger: what a process before this one stored
-                                // and did not live to acknowledge.
-                                _ = held.hold(stranded, commit: 0)
+                            if held.needsSweep, let stranded = try? await unacknowledged() {
+                                // Once per messenger (until it succeeds): what a process before
+                                // this one stored and did not live to acknowledge.
+                                held.swept(holding: stranded)
                             }
                             try await acknowledgements.now()
                         }
@@ -335,11 +335,14 @@ final class HeldAcknowledgements: Sendable {
     /// How many cursors are held.
     var count: Int { state.withLock { $0.cursors.count } }
 
-    /// True the first time only: whether to look for what an earlier process left unacknowledged.
-    fileprivate func sweep() -> Bool {
+    /// Whether to look for what an earlier process left unacknowledged: until it was done once.
+    fileprivate var needsSweep: Bool { state.withLock { !$0.swept } }
+
+    /// Holds what the sweep found (on disk already: `MessageReceiver.unacknowledged` synced it).
+    fileprivate func swept(holding cursors: [Int64]) {
         state.withLock { state in
-            defer { state.swept = true }
-            return !state.swept
+            state.swept = true
+            state.cursors += cursors
         }
     }
 
