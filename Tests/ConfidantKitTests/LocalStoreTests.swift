@@ -358,6 +358,9 @@ struct LocalStoreTests {
             #expect(plan.first?.hasPrefix("SCAN o") == true, "\(plan)")
             #expect(plan.contains { $0.hasPrefix("SEARCH m USING INDEX") }, "\(plan)")
             #expect(!plan.contains { $0.hasPrefix("SCAN m") }, "\(plan)")
+            // Whether a message has files: by the attachments' primary key, not a walk.
+            #expect(plan.contains { $0.contains("SEARCH a USING") }, "\(plan)")
+            #expect(!plan.contains { $0.contains("SCAN a") }, "\(plan)")
         }
     }
 

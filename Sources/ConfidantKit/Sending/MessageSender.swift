@@ -317,6 +317,8 @@ actor MessageSender {
         _ queue: inout ArraySlice<LocalStore.QueuedMessage>, fetched: inout [UUID: [PublicIdentity]]
     ) async throws -> Int {
         var inFlight: [(id: UUID, key: String)] = []
+        // Whether each peer's keys changed since they were verified, read once for the window.
+        var keysChanged: [UUID: Bool] = [:]
         var filling = true
         var sent = 0
         while true {
@@ -341,7 +343,9 @@ actor MessageSender {
                     inFlight.append((queued.message.id, key))
                     continue
                 }
-                guard let plain = await plainMessage(queued, peerKeys: fetched.removeValue(forKey: queued.message.peer))
+                guard
+                    let plain = await plainMessage(
+                        queued, peerKeys: fetched.removeValue(forKey: queued.message.peer), keysChanged: &keysChanged)
                 else {
                     filling = false
                     break
@@ -419,9 +423,9 @@ actor MessageSender {
     /// What sealing the message for its peer's and this account's other devices takes, with the
     /// keys at hand; nil when anything else is needed (a held key change, no device, an error):
     /// `deliver` sees to those.
-    private func plainMessage(_ queued: LocalStore.QueuedMessage, peerKeys fetched: [PublicIdentity]?) async
-        -> PlainMessage?
-    {
+    private func plainMessage(
+        _ queued: LocalStore.QueuedMessage, peerKeys fetched: [PublicIdentity]?, keysChanged: inout [UUID: Bool]
+    ) async -> PlainMessage? {
         let message = queued.message
         do {
             let peerKeys: [PublicIdentity]
@@ -430,8 +434,10 @@ actor MessageSender {
             } else {
                 peerKeys = try await directory.keysForSending(of: message.peer)
             }
-            guard !peerKeys.isEmpty, try !directory.keysChangedSinceVerification(message.peer) else { return nil }
-            let (forPeer, forOwn) = try await payloads(of: message)
+            let changed = try keysChanged[message.peer] ?? directory.keysChangedSinceVerification(message.peer)
+            keysChanged[message.peer] = changed
+            guard !peerKeys.isEmpty, !changed else { return nil }
+            let (forPeer, forOwn) = try await payloads(of: message, hasAttachments: queued.hasAttachments)
             return PlainMessage(
                 id: message.id, sentAt: message.sentAt,
                 groups: try await recipientGroups(
@@ -530,7 +536,7 @@ actor MessageSender {
                 guard !peerKeys.isEmpty else {
                     return try finish(message.id, .failed("the recipient has no signed-in device yet"))
                 }
-                let (forPeer, forOwn) = try await payloads(of: message)
+                let (forPeer, forOwn) = try await payloads(of: message, hasAttachments: queued.hasAttachments)
                 let batch = try await seal(
                     try await recipientGroups(
                         peer: message.peer, peerKeys: peerKeys, forPeer: forPeer, forOwn: forOwn,
@@ -562,10 +568,12 @@ actor MessageSender {
     /// What the peer's devices and this account's other devices get: a plain text message as
     /// kind 1; with attachments (uploaded and granted to the peer here, once) or a timer, kind 2,
     /// the peer's copy with the capabilities, the own copy without (its owner fetches freely).
-    private func payloads(of message: ChatMessage) async throws -> (peer: Data, own: Data) {
-        var pointers = try store.read { db in
-            try store.attachments(of: message.id, peer: message.peer, direction: .outgoing, db)
-        }
+    private func payloads(of message: ChatMessage, hasAttachments: Bool) async throws -> (peer: Data, own: Data) {
+        var pointers =
+            hasAttachments
+            ? try store.read { db in
+                try store.attachments(of: message.id, peer: message.peer, direction: .outgoing, db)
+            } : []
         let expiresAfter = message.expiresAt.map { Self.expiresAfter($0, sentAt: message.sentAt) }
         guard !pointers.isEmpty || expiresAfter != nil else {
             guard let text = message.text else {

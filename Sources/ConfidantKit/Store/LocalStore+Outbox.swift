@@ -11,6 +11,9 @@ extension LocalStore {
         let attempts: Int
         let nextAttemptAt: Date?
         let lastError: String?
+        /// Whether it has files, whose rows sending reads (uploading them first): a text alone
+        /// is sent without that read.
+        let hasAttachments: Bool
     }
 
     /// Stores a new outgoing message and queues it, in one transaction, not synced by itself:
@@ -64,13 +67,17 @@ extension LocalStore {
         return stored
     }
 
-    /// The outbox's messages, in the order they were written. CROSS JOIN keeps SQLite's join
-    /// order: from the few outbox rows to their messages, then sorted. Left to choose, it walked
-    /// the whole message table in `seq` order (no sort needed) and looked each row up in the
-    /// outbox: every message ever written, read for each delivery.
+    /// The outbox's messages, in the order they were written, and whether each has files (by
+    /// the attachments' primary key). CROSS JOIN keeps SQLite's join order: from the few outbox
+    /// rows to their messages, then sorted. Left to choose, it walked the whole message table in
+    /// `seq` order (no sort needed) and looked each row up in the outbox: every message ever
+    /// written, read for each delivery.
     static let outboxQuery = """
         SELECT m.*, o.confirmed AS outbox_confirmed, o.attempts AS outbox_attempts, o.next_attempt_at AS outbox_next,
-               o.last_error AS outbox_error
+               o.last_error AS outbox_error,
+               EXISTS (SELECT 1 FROM attachment a
+                       WHERE a.message_id = m.message_id AND a.peer_id = m.peer_id AND a.direction = m.direction)
+                 AS outbox_has_attachments
         FROM outbox o CROSS JOIN message m ON m.message_id = o.message_id AND m.direction = ?
         ORDER BY m.seq
         """
@@ -86,7 +93,7 @@ extension LocalStore {
                     message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],
                     attempts: row["outbox_attempts"],
                     nextAttemptAt: (row["outbox_next"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                    lastError: row["outbox_error"])
+                    lastError: row["outbox_error"], hasAttachments: row["outbox_has_attachments"])
             }
         }
     }
