@@ -197,7 +197,12 @@ struct KeyDirectory: Sendable {
 
     /// Whether the peer was verified and their keys changed since.
     func keysChangedSinceVerification(_ user: UUID) throws -> Bool {
-        guard let verified = try store.verifiedDigest(of: user) else { return false }
+        try keysChanged(of: user, verifiedDigest: store.verifiedDigest(of: user))
+    }
+
+    /// ``keysChangedSinceVerification(_:)`` with what the user verified read already.
+    func keysChanged(of user: UUID, verifiedDigest verified: Data?) throws -> Bool {
+        guard let verified else { return false }
         return try verified != Self.digest(store.keys(of: user).map(\.identity))
     }
 

@@ -86,12 +86,13 @@ actor MessageSender {
             throw ConfidantKitError.messageTooLarge(bytes: sources.count, limit: ChatPayload.maximumAttachments)
         }
         try await checkSizes(sources)
-        try store.saveContact(contact)
+        let known = try store.sendingContext(for: contact.id)
+        if known.contact != contact { try store.replaceContact(contact) }
         var peerKeys: [PublicIdentity]?
         var keysChanged = true  // not known until the keys are at hand
         do {
             peerKeys = try await directory.keysForSending(of: contact.id)
-            keysChanged = try directory.keysChangedSinceVerification(contact.id)
+            keysChanged = try directory.keysChanged(of: contact.id, verifiedDigest: known.verifiedDigest)
             if keysChanged, !confirmKeyChange {
                 throw ConfidantKitError.keyChangedSinceVerification(name: contact.displayName)
             }
@@ -106,7 +107,7 @@ actor MessageSender {
             throw error
         }
         let sentAt = now()
-        let timer = try store.timer(for: contact.id)
+        let timer = known.timer
         let message = LocalStore.NewMessage(
             id: .timeOrdered(at: sentAt), peer: contact.id, direction: .outgoing,
             senderDevice: cipher.identity.deviceID,

@@ -8,8 +8,24 @@ extension LocalStore {
         // Every send saves its contact, nearly always unchanged, and a write transaction is a
         // sync to disk (the store's `synchronous=FULL`): a read first is cheaper.
         if try self.contact(id: contact.id) == contact { return }
+        try replaceContact(contact)
+    }
+
+    /// Writes the contact as it is given, keeping what the user verified of its keys.
+    func replaceContact(_ contact: Contact) throws {
         let record = try contactRecord(contact)
         try write { db in try Self.save(record, db) }
+    }
+
+    /// What sending to `peer` needs from the store, in one read: the contact as stored, what the
+    /// user verified of its keys (`KeyDirectory.keysChanged`), and the conversation's
+    /// disappearing timer. Every send asked these in three reads.
+    func sendingContext(for peer: UUID) throws -> (contact: Contact?, verifiedDigest: Data?, timer: Int?) {
+        try read { db in
+            let record = try ContactRecord.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM contact WHERE user_id = ?"), arguments: [peer.canonicalString])
+            return (try record.map(contact), record?.verifiedDigest, try timer(for: peer, db))
+        }
     }
 
     func contactRecord(_ contact: Contact) throws -> ContactRecord {
