@@ -39,12 +39,7 @@ actor MessageReceiver {
     func fetchAll() async throws -> [ChatMessage] {
         var received: [ChatMessage] = []
         while true {
-            let page: Components.Schemas.MailboxPage
-            let query = Operations.FetchMailbox.Input.Query(after: try store.cursor(), limit: 200)
-            switch try await relay.call({ try await $0.fetchMailbox(query: query) }) {
-            case .ok(let ok): page = try ok.body.json
-            case .default(let status, let response): throw problem(status, response)
-            }
+            let page = try await mailbox(after: try store.cursor(), limit: 200)
             let (stored, cursors) = try await receive(page.entries)
             received += stored
             if !cursors.isEmpty {
@@ -57,6 +52,15 @@ actor MessageReceiver {
             if !page.hasMore || page.entries.isEmpty { break }
         }
         return received
+    }
+
+    /// A page of the device's relay mailbox: the entries after `cursor`, oldest first.
+    private func mailbox(after cursor: Int64, limit: Int) async throws -> Components.Schemas.MailboxPage {
+        let query = Operations.FetchMailbox.Input.Query(after: cursor, limit: limit)
+        switch try await relay.call({ try await $0.fetchMailbox(query: query) }) {
+        case .ok(let ok): return try ok.body.json
+        case .default(let status, let response): throw problem(status, response)
+        }
     }
 
     /// Opens and stores entries, synced to disk; returns what was newly stored and the cursors
@@ -141,12 +145,7 @@ actor MessageReceiver {
     /// stored cursor), so nothing else would take them off the relay before its retention ends.
     /// The oldest page: they come before anything not yet received.
     func unacknowledged() async throws -> [Int64] {
-        let query = Operations.FetchMailbox.Input.Query(after: 0, limit: 100)
-        let page: Components.Schemas.MailboxPage
-        switch try await relay.call({ try await $0.fetchMailbox(query: query) }) {
-        case .ok(let ok): page = try ok.body.json
-        case .default(let status, let response): throw problem(status, response)
-        }
+        let page = try await mailbox(after: 0, limit: 100)
         let stored = try store.cursor()
         let cursors = page.entries.map(\.cursor).filter { $0 <= stored }
         if !cursors.isEmpty { try store.syncAll() }

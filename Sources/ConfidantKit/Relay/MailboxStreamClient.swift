@@ -209,14 +209,14 @@ struct MailboxStreamClient: Sendable {
             }
         }
 
-        /// Syncs what is held and acknowledges it, a frame of at most `frameLimit` cursors at a
-        /// time. A frame that does not go (the connection closing) leaves its cursors held.
         /// The proof is on the socket: acknowledgements may follow, and `stopLive` may ask for them.
         func proofSent() {
             proven = true
             held.attach(inbox)
         }
 
+        /// Syncs what is held and acknowledges it, a frame of at most `frameLimit` cursors at a
+        /// time. A frame that does not go (the connection closing) leaves its cursors held.
         func now() async throws {
             cancelTimer()
             defer { held.acknowledged() }

@@ -576,12 +576,6 @@ actor MessageSender {
                 try store.attachments(of: message.id, peer: message.peer, direction: .outgoing, db)
             } : []
         let expiresAfter = message.expiresAt.map { Self.expiresAfter($0, sentAt: message.sentAt) }
-        guard !pointers.isEmpty || expiresAfter != nil else {
-            guard let text = message.text else {
-                throw ConfidantKitError.storeDamaged("the message is missing from the local store")
-            }
-            return try Self.payloads(peer: message.peer, text: text, pointers: [], expiresAfter: nil)
-        }
         for index in pointers.indices {
             let before = pointers[index]
             if pointers[index].blobID == nil {

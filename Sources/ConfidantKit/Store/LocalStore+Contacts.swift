@@ -22,8 +22,7 @@ extension LocalStore {
     /// disappearing timer. Every send asked these in three reads.
     func sendingContext(for peer: UUID) throws -> (contact: Contact?, verifiedDigest: Data?, timer: Int?) {
         try read { db in
-            let record = try ContactRecord.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM contact WHERE user_id = ?"), arguments: [peer.canonicalString])
+            let record = try contactRecord(id: peer, db)
             return (try record.map(contact), record?.verifiedDigest, try timer(for: peer, db))
         }
     }
@@ -61,15 +60,20 @@ extension LocalStore {
     /// The contacts among `ids` that this profile knows, in one query.
     func contacts(_ ids: some Collection<UUID>, _ db: Database) throws -> [UUID: Contact] {
         guard !ids.isEmpty else { return [:] }
-        // One contact (every send, every message received) by a cached statement.
+        // One contact, the usual ask, by the statement prepared once.
         let records =
             if ids.count == 1, let id = ids.first {
-                try ContactRecord.fetchAll(
-                    db.cachedStatement(sql: "SELECT * FROM contact WHERE user_id = ?"), arguments: [id.canonicalString])
+                try contactRecord(id: id, db).map { [$0] } ?? []
             } else {
                 try ContactRecord.filter(ids.map(\.canonicalString).contains(ContactRecord.Columns.userID)).fetchAll(db)
             }
         return Dictionary(try records.map { ($0.userID, try contact($0)) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// One contact's row, by a statement prepared once.
+    private func contactRecord(id: UUID, _ db: Database) throws -> ContactRecord? {
+        try ContactRecord.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM contact WHERE user_id = ?"), arguments: [id.canonicalString])
     }
 
     /// Whether this profile knows the user, without opening the contact.
