@@ -17,10 +17,8 @@ struct HeldAcknowledgementTests {
                 let receipts = ManualSleeper()
                 var batching = ReceiptBatching()
                 batching.sleep = receipts.sleep
-                let bob = Messenger(
-                    identity: bobUser.messenger.identity, account: await bobUser.messenger.account,
-                    store: bobUser.messenger.store, receipts: batching,
-                    acknowledgements: HeldAcknowledgements(sleep: acknowledging.sleep))
+                let bob = await bobUser.reopened(
+                    receipts: batching, acknowledgements: HeldAcknowledgements(sleep: acknowledging.sleep))
                 let toBob = try await alice.messenger.contact(email: bobUser.email)
                 let events = await bob.events()
                 await bob.startLive()
@@ -70,7 +68,6 @@ struct HeldAcknowledgementTests {
                 let toBob = try await alice.messenger.contact(email: bob.email)
                 for text in ["one", "two"] { _ = try await alice.messenger.send(text, to: toBob) }
                 // Stored by "a process" that dies before it acknowledges: received, never acknowledged.
-                let store = bob.messenger.store
                 let entries = try await bob.mailbox()
                 #expect(entries.count == 2)
                 let received = try await bob.messenger.receiver.receiveUnsynced(entries)
@@ -78,8 +75,7 @@ struct HeldAcknowledgementTests {
                 #expect(try await bob.mailboxEntries(after: 0) == 2)
                 #expect(try await bob.mailboxEntries() == 0)
 
-                let next = Messenger(
-                    identity: bob.messenger.identity, account: await bob.messenger.account, store: store)
+                let next = await bob.reopened()
                 let events = await next.events()
                 await next.startLive()
                 #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)

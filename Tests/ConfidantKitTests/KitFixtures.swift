@@ -85,6 +85,18 @@ struct KitUser {
         get async { Contact(id: await messenger.me, email: email, displayName: name) }
     }
 
+    /// This user's profile opened by a messenger of its own (as another process would open it),
+    /// with the waits and the clock given.
+    func reopened(
+        retry: RetryPolicy = RetryPolicy(), receipts: ReceiptBatching = ReceiptBatching(),
+        acknowledgements: HeldAcknowledgements = HeldAcknowledgements(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async -> Messenger {
+        Messenger(
+            identity: messenger.identity, account: await messenger.account, store: messenger.store, retry: retry,
+            receipts: receipts, acknowledgements: acknowledgements, now: now)
+    }
+
     func remove() async {
         await messenger.stopLive()
         profile.remove()

@@ -29,9 +29,7 @@ struct OutboxRetryTests {
 
         /// Alice's profile in a messenger of its own whose automatic retries wait for `policy`.
         func sender(_ policy: RetryPolicy, now: @escaping @Sendable () -> Date = { Date() }) async -> Messenger {
-            Messenger(
-                identity: alice.messenger.identity, account: await alice.messenger.account,
-                store: alice.messenger.store, retry: policy, now: now)
+            await alice.reopened(retry: policy, now: now)
         }
 
         func restart() async throws {

@@ -11,9 +11,7 @@ struct ReceiptBatchingTests {
     private static func bob(_ bob: KitUser, waitingFor sleeper: ManualSleeper) async -> Messenger {
         var batching = ReceiptBatching()
         batching.sleep = sleeper.sleep
-        return Messenger(
-            identity: bob.messenger.identity, account: await bob.messenger.account, store: bob.messenger.store,
-            receipts: batching)
+        return await bob.reopened(receipts: batching)
     }
 
     @Test(

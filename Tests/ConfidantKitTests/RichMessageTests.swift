@@ -207,13 +207,8 @@ struct RichMessageTests {
     func disappearing() async throws {
         try await Self.withPair { relay, alice, bob, files in
             let clock = ManualClock()
-            let aliceNow = Messenger(
-                identity: alice.messenger.identity, account: await alice.messenger.account,
-                store: alice.messenger.store,
-                now: clock.now)
-            let bobNow = Messenger(
-                identity: bob.messenger.identity, account: await bob.messenger.account, store: bob.messenger.store,
-                now: clock.now)
+            let aliceNow = await alice.reopened(now: clock.now)
+            let bobNow = await bob.reopened(now: clock.now)
             _ = try await aliceNow.send("this one stays", to: bob.contact)
             try await aliceNow.setDisappearingTimer(60, with: bob.contact)
             let fleeting = try await aliceNow.send(
