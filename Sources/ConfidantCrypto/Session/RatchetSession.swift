@@ -14,6 +14,11 @@ public struct RatchetSession: Sendable {
     public static let maximumSkip = 1000
     /// How many earlier receiving chains are remembered to recognise replays from them.
     static let retiredChainLimit = 32
+    /// How many message numbers a seal reserves ahead on its sending chain when it uses one that
+    /// was not reserved (``sealsWithinReservation``). A state read back after its latest writes
+    /// may have been lost goes on from its reservation (``skipToReservation()``), so the peer
+    /// skips at most this many numbers for it.
+    public static let sendingReservation: UInt32 = 16
 
     static let handshakeInfo = Array("Confidant PQXDH v1 X25519 X-Wing SHA-256".utf8)
     static let rootInfo = Array("Confidant ratchet root v1".utf8)
@@ -39,6 +44,9 @@ public struct RatchetSession: Sendable {
     private(set) var sendingChain: [UInt8]?
     private(set) var receivingChain: [UInt8]?
     private(set) var sendCount: UInt32 = 0
+    /// The first message number of the sending chain not reserved: below it, a number may be
+    /// used before the state that used it is on disk (``sealsWithinReservation``).
+    private(set) var sendReserve: UInt32 = 0
     private(set) var previousSendCount: UInt32 = 0
     private(set) var receiveCount: UInt32 = 0
     private var skipped: [SkippedKey: [UInt8]] = [:]
@@ -68,6 +76,26 @@ public struct RatchetSession: Sendable {
     public var isAwaitingReply: Bool { pendingStart != nil }
     /// How many message keys are held for messages that have not arrived.
     public var skippedKeyCount: Int { skipped.count }
+
+    /// Whether the next seal uses a message number this state had reserved: the state stored
+    /// before it (on disk, as the caller made sure whenever this was false) holds the
+    /// reservation, so the envelope may leave before the state the seal leaves is on disk. When
+    /// false, the seal reserves ``sendingReservation`` numbers from its own, and what it leaves
+    /// must be on disk before the envelope goes.
+    public var sealsWithinReservation: Bool { sendingChain != nil && sendCount < sendReserve }
+
+    /// Moves the sending chain on to its reservation, for a state read back after its latest
+    /// writes may have been lost (a power cut or a crash of the system after writes that were not
+    /// synced): the numbers it may have used since are never used again. The peer skips the
+    /// numbers between (at most ``sendingReservation``).
+    public mutating func skipToReservation() {
+        guard var chain = sendingChain, sendCount < sendReserve else { return }
+        while sendCount < sendReserve {
+            chain = Self.kdfChain(chain).next
+            sendCount += 1
+        }
+        sendingChain = chain
+    }
 
     // MARK: Handshake
 
@@ -163,6 +191,10 @@ public struct RatchetSession: Sendable {
         guard let chain = sendingChain else { throw SessionError.noSession }
         guard sendCount < UInt32.max else { throw SessionError.malformed("the sending chain is exhausted") }
         let (messageKey, next) = Self.kdfChain(chain)
+        // A number beyond the reservation reserves the next ones, stored with this state.
+        let reserve =
+            sendCount < sendReserve
+            ? sendReserve : UInt32(min(UInt64(sendCount) + UInt64(Self.sendingReservation), UInt64(UInt32.max)))
         let unsealed = RatchetEnvelope(
             sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds,
             start: pendingStart, ratchetKey: sendingRatchetPublicKey,
@@ -178,6 +210,7 @@ public struct RatchetSession: Sendable {
         }
         sendingChain = next
         sendCount += 1
+        sendReserve = max(reserve, sendCount)
         return RatchetEnvelope(
             sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds,
             start: unsealed.start, ratchetKey: unsealed.ratchetKey, previousChainLength: unsealed.previousChainLength,
@@ -252,6 +285,7 @@ public struct RatchetSession: Sendable {
             let remoteKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: remote)
             previousSendCount = sendCount
             sendCount = 0
+            sendReserve = 0  // a new chain, nothing reserved on it yet
             receiveCount = 0
             remoteRatchetKey = remote
             (rootKey, receivingChain) = Self.kdfRoot(rootKey, try Self.dh(sendingRatchetKey, remoteKey))
@@ -316,7 +350,8 @@ public struct RatchetSession: Sendable {
 
     // MARK: Serialization
 
-    static let formatVersion: UInt8 = 1
+    /// Version 2 adds the sending reservation; version 1 (still read) reserved nothing.
+    static let formatVersion: UInt8 = 2
     private static let hasRemote: UInt8 = 0x01, hasSending: UInt8 = 0x02, hasReceiving: UInt8 = 0x04,
         hasStart: UInt8 = 0x08
 
@@ -338,6 +373,7 @@ public struct RatchetSession: Sendable {
         out.appendBigEndian(sendCount)
         out.appendBigEndian(previousSendCount)
         out.appendBigEndian(receiveCount)
+        out.appendBigEndian(sendReserve)
         pendingStart?.write(to: &out)
         out.appendBigEndian(UInt16(skippedOrder.count))
         for key in skippedOrder {
@@ -354,7 +390,8 @@ public struct RatchetSession: Sendable {
     public init(serialized bytes: some DataProtocol) throws(SessionError) {
         var reader = ByteReader(bytes)
         do {
-            guard try reader.readUInt8() == Self.formatVersion else {
+            let version = try reader.readUInt8()
+            guard version == 1 || version == Self.formatVersion else {
                 throw SessionError.malformed("unknown session format")
             }
             let flags = try reader.readUInt8()
@@ -372,6 +409,10 @@ public struct RatchetSession: Sendable {
             sendCount = try reader.readUInt32()
             previousSendCount = try reader.readUInt32()
             receiveCount = try reader.readUInt32()
+            sendReserve = try version == 1 ? sendCount : reader.readUInt32()
+            guard sendReserve >= sendCount else {
+                throw SessionError.malformed("the sending reservation is behind the sending chain")
+            }
             pendingStart = flags & Self.hasStart != 0 ? try SessionStart(reading: &reader) : nil
             for _ in 0..<Int(try reader.readUInt16()) {
                 let key = SkippedKey(ratchetKey: try reader.read(32), number: try reader.readUInt32())

@@ -17,6 +17,34 @@ public struct SessionRecord: Sendable {
     /// ``start(from:to:bundle:entropy:)`` comes first.
     public var canSeal: Bool { sessions.first?.canSeal ?? false }
 
+    /// Whether the current session's next seal uses a message number its stored state reserved
+    /// (``RatchetSession/sealsWithinReservation``): then the envelope may leave before the record
+    /// the seal leaves is on disk. When false, that record must be on disk first.
+    public var sealsWithinReservation: Bool { sessions.first?.sealsWithinReservation ?? false }
+
+    /// What the current session has reserved: its sending ratchet key and the first number
+    /// beyond the reservation. A record stored with another reservation than the one it replaces
+    /// must be on disk before an envelope it sealed leaves.
+    public var sendingReservation: SendingReservation? {
+        guard let session = sessions.first, session.canSeal else { return nil }
+        return SendingReservation(ratchetKey: session.sendingRatchetPublicKey, end: session.sendReserve)
+    }
+
+    /// The current session's reservation of message numbers (``sendingReservation``).
+    public struct SendingReservation: Hashable, Sendable {
+        /// The public key of the sending chain's ratchet key pair.
+        public let ratchetKey: Data
+        /// The first message number not reserved.
+        public let end: UInt32
+    }
+
+    /// Moves every session's sending chain on to its reservation
+    /// (``RatchetSession/skipToReservation()``), for a record read back after its latest writes
+    /// may have been lost: a power cut or a crash of the system since it was stored.
+    public mutating func skipToReservations() {
+        for index in sessions.indices { sessions[index].skipToReservation() }
+    }
+
     /// Starts a new session as initiator; it becomes current.
     public mutating func start(
         from me: PrivateIdentity, to peer: PublicIdentity, bundle: PrekeyBundle,
