@@ -260,7 +260,7 @@ public actor Messenger {
                         if !stored.isEmpty { await self?.deliverReceiptsSoon() }
                         return (cursors, commit)
                     },
-                    sync: { commit in try store.sync(through: commit) },
+                    sync: { commit in try await store.syncLog(through: commit) },
                     unacknowledged: { try await receiver.unacknowledged() },
                     state: { [weak self] state in await self?.connectionChanged(state) })
             } catch ConfidantKitError.sessionExpired {

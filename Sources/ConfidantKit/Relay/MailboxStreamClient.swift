@@ -48,7 +48,7 @@ struct MailboxStreamClient: Sendable {
     func run(
         cursor: @Sendable () async throws -> Int64,
         receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> Received,
-        sync: @escaping @Sendable (UInt64) throws -> Void,
+        sync: @escaping @Sendable (UInt64) async throws -> Void,
         unacknowledged: @escaping @Sendable () async throws -> [Int64],
         state: @Sendable (ConnectionState) async -> Void
     ) async throws {
@@ -81,7 +81,7 @@ struct MailboxStreamClient: Sendable {
     private func session(
         after cursor: Int64,
         receive: @Sendable ([Components.Schemas.MailboxEntry]) async throws -> Received,
-        sync: @escaping @Sendable (UInt64) throws -> Void,
+        sync: @escaping @Sendable (UInt64) async throws -> Void,
         unacknowledged: @escaping @Sendable () async throws -> [Int64],
         connected: () -> Void,
         state: @Sendable (ConnectionState) async -> Void
@@ -178,7 +178,7 @@ struct MailboxStreamClient: Sendable {
         let inbox: FrameInbox
         let socket: WebSocket
         let encoder: JSONEncoder
-        let sync: @Sendable (UInt64) throws -> Void
+        let sync: @Sendable (UInt64) async throws -> Void
         private var timer: Task<Void, Never>?
         /// Nothing but the proof may go first: the relay takes any other frame as a refused
         /// proof, which signs the device out.
@@ -186,7 +186,7 @@ struct MailboxStreamClient: Sendable {
 
         init(
             held: HeldAcknowledgements, inbox: FrameInbox, socket: WebSocket, encoder: JSONEncoder,
-            sync: @escaping @Sendable (UInt64) throws -> Void
+            sync: @escaping @Sendable (UInt64) async throws -> Void
         ) {
             self.held = held
             self.inbox = inbox
@@ -223,7 +223,7 @@ struct MailboxStreamClient: Sendable {
             guard proven else { return }
             while let (cursors, commit) = held.take() {
                 do {
-                    try sync(commit)
+                    try await sync(commit)
                     let frame = try encoder.encode(Components.Schemas.StreamRequest(cursors: cursors))
                     try await socket.send(String(decoding: frame, as: UTF8.self))
                 } catch {

@@ -130,14 +130,21 @@ actor MessageSender {
             sendsWaiting.remove(stored.id)
             outcomes[stored.id] = nil
         }
+        // Its sealing did not wait for the disk when its sessions had reserved its message
+        // numbers (docs/PROTOCOL.md §9.6). A message the relay took is on the relay's disk: its
+        // own copy here is synced in the background. One still queued is on disk before `send`
+        // returns.
         do {
             try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id)
         } catch {
-            try? store.sync(through: commit)
+            try? await store.syncLog(through: commit)
             throw error
         }
-        // The message is on disk before `send` returns (its sealing synced it, as a rule).
-        try store.sync(through: commit)
+        if case .sent? = outcomes[stored.id] {
+            store.syncLogSoon(through: commit)
+        } else {
+            try await store.syncLog(through: commit)
+        }
         if case .sent? = outcomes[stored.id], stored.attachments.isEmpty {
             // As stored, now sent: not read back (a receipt that moved it on meanwhile has its
             // own event). Attachments are read back: uploading changed them.
@@ -174,8 +181,9 @@ actor MessageSender {
 
     /// A new message with nothing to upload, for keys at hand and sessions with every device,
     /// while no delivery runs and the outbox is empty: stored, queued and sealed in one store
-    /// transaction (one sync to disk instead of a commit to queue it and a synced one to seal
-    /// it), its batch kept for the delivery that follows at once. Nil when any of that does not
+    /// transaction (one commit instead of one to queue it and a synced one to seal it; synced
+    /// at once only when the sealing reserved message numbers), its batch kept for the delivery
+    /// that follows at once. Nil when any of that does not
     /// hold (then nothing was written): the message is queued and delivered the usual way.
     private func queueSealed(_ message: LocalStore.NewMessage, peerKeys: [PublicIdentity], confirmed: Bool) async -> (
         message: ChatMessage, commit: UInt64
@@ -324,7 +332,8 @@ actor MessageSender {
         var sent = 0
         while true {
             // The free places filled: what each message needs gathered first, then all sealed in
-            // one store transaction (one sync to disk for the lot), then sent in order.
+            // one store transaction (one commit for the lot, synced at once only when it
+            // reserved message numbers), then sent in order.
             var ready: [PlainMessage] = []
             if filling, drainAgain, inFlight.count + ready.count >= queue.count {
                 // Messages queued since the outbox was read (their senders wait for them): into
@@ -454,7 +463,7 @@ actor MessageSender {
     private func sealTogether(_ messages: [PlainMessage]) -> [Components.Schemas.MessageBatch] {
         guard !messages.isEmpty else { return [] }
         return
-            (try? store.transaction { transaction -> [Components.Schemas.MessageBatch] in
+            (try? store.countedTransaction(store.sealing) { transaction -> [Components.Schemas.MessageBatch] in
                 var batches: [Components.Schemas.MessageBatch] = []
                 for message in messages {
                     let recipients = message.groups.flatMap(\.recipients)
@@ -466,7 +475,7 @@ actor MessageSender {
                     batches.append(Self.batch(message.id, recipients: recipients, envelopes: envelopes))
                 }
                 return batches
-            }) ?? []
+            }.result) ?? []
     }
 
     /// Each payload sealed for its devices, in order, in `transaction`.

@@ -21,15 +21,25 @@ final class LocalStore: Sendable {
     private let openedSessions = OpenedValues<StoreTransaction.SessionKey, SessionRecord>(maximumCount: 1_024)
     let openedContacts = OpenedValues<UUID, Contact>(maximumCount: 4_096)
     let knownSenders = KnownSenders()
+    /// The run of the system this store writes in (`SystemBoot`), written beside each session:
+    /// a session read from a row of another run may have lost its latest writes.
+    let boot: String?
+    /// The store's write-ahead log, synced without the connection (``syncLog(through:)``).
+    private let log: WriteAheadLog
 
-    private init(database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL) {
+    private init(
+        database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog
+    ) {
         self.database = database
         self.dataKey = dataKey
         self.attachmentsDirectory = attachmentsDirectory
+        self.boot = boot
+        self.log = log
     }
 
     /// Opens the store at `url`, creating it (with a new data key) when it does not exist.
-    static func open(at url: URL, identity: PrivateIdentity) throws -> LocalStore {
+    /// - Parameter boot: the system's run (`SystemBoot.current`; tests give their own).
+    static func open(at url: URL, identity: PrivateIdentity, boot: String? = SystemBoot.current) throws -> LocalStore {
         var configuration = Configuration()
         // Another process on the same profile (`chat` open while `send` runs) takes its turn:
         // write transactions are IMMEDIATE, so one seals and stores a session at a time, and the
@@ -56,7 +66,8 @@ final class LocalStore: Sendable {
         }
         return LocalStore(
             database: database, dataKey: dataKey,
-            attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"))
+            attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
+            log: WriteAheadLog(path: url.path + "-wal"))
     }
 
     /// Rewraps the data key for a new device key (nothing else is re-encrypted).
@@ -87,10 +98,17 @@ final class LocalStore: Sendable {
         /// bookkeeping whose loss repeats work the relay deduplicates — a message marked sent, a
         /// receipt taken off the queue — and so is sent again under the same id and answered as
         /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
-        /// before it answers (a new message, which its sealing syncs anyway; received entries,
-        /// synced before they are acknowledged to the relay).
+        /// before it answers (a new message, synced while it is on its way; received entries,
+        /// synced before they are acknowledged to the relay). A transaction that stores a
+        /// session reserving message numbers (`SessionRecord.sendingReservation`) is synced
+        /// before it returns all the same: its envelopes may leave at once.
         case deferred
     }
+
+    /// How a transaction that seals messages commits: deferred, its envelopes free to leave at
+    /// once, when the sessions reserve their message numbers ahead and this store can tell a
+    /// session that may have lost writes (it knows the system's run); synced otherwise.
+    var sealing: Durability { boot == nil ? .synced : .deferred }
 
     /// Commits made through this store, counted, and the last one synced: a deferred commit is
     /// on disk once a synced one follows it.
@@ -142,6 +160,41 @@ final class LocalStore: Sendable {
         try syncedWrite(unlessSyncedThrough: nil)
     }
 
+    /// ``sync(through:)`` off the caller's thread and without the connection: the log's file is
+    /// synced directly (what a synced commit does in WAL mode), so reads and writes go on
+    /// meanwhile.
+    func syncLog(through number: UInt64) async throws {
+        if commits.withLock({ $0.synced >= number }) { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            log.queue.async { continuation.resume(with: Result { try self.syncLogNow(through: number) }) }
+        }
+    }
+
+    /// Starts ``syncLog(through:)`` and returns at once: for a sent message, which the relay
+    /// holds already. A sync that fails here (the disk failing) leaves the commit to the next
+    /// synced write, which meets the same failure and reports it.
+    func syncLogSoon(through number: UInt64) {
+        if commits.withLock({ $0.synced >= number }) { return }
+        log.queue.async { try? self.syncLogNow(through: number) }
+    }
+
+    /// Returns once the log syncs started so far have ended (for the tests).
+    func backgroundSyncsDone() async {
+        await withCheckedContinuation { continuation in log.queue.async { continuation.resume() } }
+    }
+
+    /// On `log.queue` only.
+    private func syncLogNow(through number: UInt64) throws {
+        if commits.withLock({ $0.synced >= number }) { return }
+        // Every commit counted so far is in the log's file: syncing it makes them durable.
+        let through = commits.withLock { $0.count }
+        if try log.sync() {
+            commits.withLock { $0.synced = max($0.synced, through) }
+        } else {
+            try sync(through: number)
+        }
+    }
+
     private func syncedWrite(unlessSyncedThrough number: UInt64?) throws {
         try database.writeWithoutTransaction { db in
             if let number, commits.withLock({ $0.synced >= number }) { return }
@@ -167,14 +220,19 @@ final class LocalStore: Sendable {
     func countedTransaction<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws -> (
         result: T, commit: UInt64
     ) {
-        try countedWrite(durability) { db in
+        var reserved = false
+        let outcome = try countedWrite(durability) { db in
             let transaction = StoreTransaction(
                 db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities,
-                openedSessions: openedSessions)
+                openedSessions: openedSessions, boot: boot)
             let result = try body(transaction)
             try transaction.flush()
+            reserved = transaction.reservedMessageNumbers
             return result
         }
+        // Numbers reserved: on disk before any envelope sealed with them leaves.
+        if reserved, durability == .deferred { try sync(through: outcome.commit) }
+        return outcome
     }
 
     /// `body` between BEGIN and COMMIT, rolled back if anything throws. Not GRDB's

@@ -101,6 +101,12 @@ enum LocalStoreSchema {
                         created_at REAL NOT NULL);
                     """)
         }
+        // The run of the system each session row was written in: a row of an earlier run may
+        // have lost writes that were not synced, and its sending chains go on past their
+        // reservations (docs/PROTOCOL.md §9.6). NULL (rows from before) counts as an earlier run.
+        migrator.registerMigration("v5-session-boot") { db in
+            try db.alter(table: "session") { table in table.add(column: "boot", .text) }
+        }
         return migrator
     }
 }

@@ -16,6 +16,11 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     /// Sessions read or stored in this transaction: sealing asks for a session twice (does it
     /// need a bundle? then seal), and opening each one costs a decryption and a parse.
     private var sessions: [SessionKey: SessionRecord?] = [:]
+    /// The system's run this transaction writes in (`LocalStore.boot`).
+    private let boot: String?
+    /// Whether a session stored here reserves message numbers its row did not: then the
+    /// transaction is on disk before anything sealed in it leaves (`LocalStore.countedTransaction`).
+    private(set) var reservedMessageNumbers = false
 
     /// A device's session bound to one of its keys.
     struct SessionKey: Hashable, Sendable {
@@ -26,9 +31,10 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     init(
         _ db: Database, dataKey: LocalDataKey, parsedPrekeys: OpenedValues<MetaRecord.Key, DevicePrekeys>,
         parsedIdentities: ParsedIdentities,
-        openedSessions: OpenedValues<SessionKey, SessionRecord>
+        openedSessions: OpenedValues<SessionKey, SessionRecord>, boot: String?
     ) {
         self.db = db
+        self.boot = boot
         self.dataKey = dataKey
         self.parsedPrekeys = parsedPrekeys
         self.parsedIdentities = parsedIdentities
@@ -49,17 +55,22 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
         // Cached statements here and below: these run for every message sealed or opened, and
         // building and preparing the query each time was most of their cost (docs/BENCHMARKS.md).
         let statement = try db.cachedStatement(
-            sql: "SELECT sealed FROM session WHERE user_id = ? AND device_id = ? AND fingerprint = ?")
+            sql: "SELECT sealed, boot FROM session WHERE user_id = ? AND device_id = ? AND fingerprint = ?")
         guard
-            let sealed = try Data.fetchOne(
+            let row = try Row.fetchOne(
                 statement,
-                arguments: [device.userID.canonicalString, device.deviceID.canonicalString, fingerprint])
+                arguments: [device.userID.canonicalString, device.deviceID.canonicalString, fingerprint]),
+            let sealed = row[0] as Data?
         else { return nil }
         let key = SessionKey(device: device, fingerprint: fingerprint)
-        return try openedSessions.value(for: key, in: sealed) { [dataKey] sealed in
+        var record = try openedSessions.value(for: key, in: sealed) { [dataKey] sealed in
             try SessionRecord(
                 serialized: dataKey.open(sealed, context: SealContext.session(device, fingerprint: fingerprint).text))
         }
+        // Written in an earlier run of the system, the row may be older than what was sealed
+        // with it (writes not synced are lost with the run): go on past what it reserved.
+        if let boot, row[1] as String? != boot { record.skipToReservations() }
+        return record
     }
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
@@ -67,18 +78,24 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
         let key = SessionKey(device: device, fingerprint: fingerprint)
         openedSessions.remember(record, for: key, sealed: sealed)
+        if let reservation = record.sendingReservation, reservation.end > 0,
+            reservation != (sessions[key] ?? nil)?.sendingReservation
+        {
+            reservedMessageNumbers = true
+        }
         // One session per device: a session bound to another key is replaced, here and in the row.
         sessions = sessions.filter { $0.key.device != device }
         sessions[key] = .some(record)
         try db.cachedStatement(
             sql: """
-                INSERT INTO session (user_id, device_id, fingerprint, sealed, updated_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO session (user_id, device_id, fingerprint, sealed, updated_at, boot) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_id, device_id) DO UPDATE SET
-                    fingerprint = excluded.fingerprint, sealed = excluded.sealed, updated_at = excluded.updated_at
+                    fingerprint = excluded.fingerprint, sealed = excluded.sealed, updated_at = excluded.updated_at,
+                    boot = excluded.boot
                 """
         ).execute(arguments: [
             device.userID.canonicalString, device.deviceID.canonicalString, fingerprint, sealed,
-            Date().timeIntervalSince1970,
+            Date().timeIntervalSince1970, boot,
         ])
     }
 

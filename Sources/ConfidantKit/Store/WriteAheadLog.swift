@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The store's SQLite write-ahead log (`<database>-wal`), opened a second time to sync it
+/// without SQLite's connection: in WAL mode a commit is durable once the log's file is synced,
+/// which is all a synced commit adds to a deferred one. SQLite offers no call that syncs
+/// without a write transaction, and a write transaction would hold the one connection (every
+/// read of the messenger waits behind it) for the length of the sync.
+final class WriteAheadLog: Sendable {
+    let path: String
+    /// Where syncs run, one at a time, off the callers' threads.
+    let queue = DispatchQueue(label: "confidant.store.log-sync", qos: .userInitiated)
+    private let descriptor = Mutex<Int32>(-1)
+
+    init(path: String) { self.path = path }
+
+    deinit {
+        let fd = descriptor.withLock { $0 }
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Syncs the log's file as it is at `path`; false when there is none (nothing written since
+    /// SQLite removed it, on closing its last connection, after copying it into the database).
+    /// A file replaced since it was opened is opened again: syncing the old one would sync
+    /// nothing that matters.
+    func sync() throws -> Bool {
+        var current = stat()
+        guard stat(path, &current) == 0 else {
+            if errno == ENOENT { return false }
+            throw ConfidantKitError.storeDamaged("the store's log cannot be read (\(String(cString: strerror(errno))))")
+        }
+        let fd = try descriptor.withLock { fd -> Int32 in
+            var opened = stat()
+            if fd >= 0, fstat(fd, &opened) == 0, opened.st_ino == current.st_ino, opened.st_dev == current.st_dev {
+                return fd
+            }
+            if fd >= 0 { close(fd) }
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw ConfidantKitError.storeDamaged(
+                    "the store's log cannot be opened (\(String(cString: strerror(errno))))")
+            }
+            return fd
+        }
+        #if canImport(Darwin)
+            let synced = fsync(fd)
+        #else
+            let synced = fdatasync(fd)
+        #endif
+        guard synced == 0 else {
+            throw ConfidantKitError.storeDamaged(
+                "the store's log cannot be synced (\(String(cString: strerror(errno))))")
+        }
+        return true
+    }
+}

@@ -1,0 +1,153 @@
+import ConfidantCrypto
+import Foundation
+import GRDB
+import Testing
+
+@testable import ConfidantKit
+
+/// The store's side of the sending reservation (docs/PROTOCOL.md §9.6): a deferred sealing is
+/// synced at once only when it reserves message numbers, and a session row written in an
+/// earlier run of the system goes on past its reservation, so that the writes a power cut took
+/// never make a message number be used twice.
+@Suite("Sessions reserve message numbers in the store")
+struct SessionReservationStoreTests {
+    /// A peer device with published prekeys, and this device's cipher.
+    private struct Peer {
+        let me: PrivateIdentity
+        let identity: PrivateIdentity
+        let user = UUID()
+        let prekeys: DevicePrekeys
+
+        init() throws {
+            me = try PrivateIdentity.generate()
+            identity = try PrivateIdentity.generate()
+            prekeys = try DevicePrekeys.generate()
+        }
+
+        var cipher: SessionCipher { SessionCipher(identity: me, userID: UUID()) }
+        var recipient: SessionCipher.Recipient { .init(user: user, identity: identity.publicIdentity) }
+
+        func bundle() throws -> PrekeyBundle {
+            let upload = try prekeys.upload(signedBy: identity, oneTimePrekeys: [])
+            return PrekeyBundle(
+                deviceID: identity.deviceID, signedPrekey: upload.signedPrekey, kemPrekey: upload.kemPrekey,
+                oneTimePrekey: nil)
+        }
+
+        /// Seals one message in a deferred transaction; its message number and whether the
+        /// transaction was synced.
+        func seal(in store: LocalStore, cipher: SessionCipher, bundle: Bool = false) throws -> (
+            number: UInt32, synced: Bool
+        ) {
+            let (envelopes, commit) = try store.countedTransaction(.deferred) { transaction in
+                try cipher.seal(
+                    Data("hello".utf8), messageID: .timeOrdered(), sentAt: Date(), for: [recipient],
+                    bundles: bundle ? [recipient.address: .prekeys(try self.bundle())] : [:],
+                    sessions: transaction)
+            }
+            let envelope = try RatchetEnvelope(serialized: try #require(envelopes.first))
+            return (envelope.messageNumber, store.commitCounts.synced >= commit)
+        }
+    }
+
+    /// A profile of this device's, and the peer it seals for.
+    private struct Fixture {
+        let profile = TestProfile()
+        let peer: Peer
+        let cipher: SessionCipher
+
+        init() throws {
+            try profile.storage.prepare()
+            peer = try Peer()
+            cipher = peer.cipher
+        }
+
+        /// The profile's store, opened as in the run of the system `boot`.
+        func store(_ boot: String?) throws -> LocalStore {
+            try LocalStore.open(at: profile.storage.storeURL, identity: peer.me, boot: boot)
+        }
+    }
+
+    private func sessionRow(_ store: LocalStore) throws -> Row? {
+        try store.read { db in try Row.fetchOne(db, sql: "SELECT sealed, boot FROM session") }
+    }
+
+    @Test("a sealing is synced only when it reserves numbers")
+    func syncedWhenReserving() throws {
+        let fixture = try Fixture()
+        defer { fixture.profile.remove() }
+        let (peer, cipher) = (fixture.peer, fixture.cipher)
+        let store = try fixture.store("run-1")
+        #expect(store.sealing == .deferred)
+        let reservation = RatchetSession.sendingReservation
+        for number in 0..<(2 * reservation + 1) {
+            let sealed = try peer.seal(in: store, cipher: cipher, bundle: number == 0)
+            #expect(sealed.number == number)
+            #expect(sealed.synced == (number % reservation == 0), "message \(number)")
+        }
+        #expect(try sessionRow(store)?["boot"] as String? == "run-1")
+
+        let unknownRun = try fixture.store(nil)
+        #expect(unknownRun.sealing == .synced, "without the system's run, sealing waits for the disk")
+    }
+
+    @Test("a session row from an earlier run of the system goes on past its reservation")
+    func earlierRunSkips() throws {
+        let fixture = try Fixture()
+        defer { fixture.profile.remove() }
+        let (peer, cipher) = (fixture.peer, fixture.cipher)
+        let store = try fixture.store("run-1")
+        #expect(try peer.seal(in: store, cipher: cipher, bundle: true) == (0, true))
+        // The row as the synced write left it; the next three seals are not synced.
+        let onDisk = try #require(try sessionRow(store))
+        for number in 1...3 { #expect(try peer.seal(in: store, cipher: cipher) == (UInt32(number), false)) }
+
+        // A power cut takes the three writes that were not synced.
+        let lostWrites = { (database: LocalStore) in
+            try database.write { db in
+                try db.execute(
+                    sql: "UPDATE session SET sealed = ?, boot = ?",
+                    arguments: [onDisk["sealed"] as Data, onDisk["boot"] as String?])
+            }
+        }
+        try lostWrites(store)
+        // Read back in the same run (as no power cut allows), the chain would use number 1
+        // again: what the run's id is there to rule out.
+        let sameRun = try fixture.store("run-1")
+        #expect(try peer.seal(in: sameRun, cipher: cipher).number == 1)
+
+        try lostWrites(store)
+        let nextRun = try fixture.store("run-2")
+        let sealed = try peer.seal(in: nextRun, cipher: cipher)
+        #expect(sealed.number == RatchetSession.sendingReservation, "past every number the lost writes used")
+        #expect(sealed.synced, "a new reservation, synced before its envelope leaves")
+        #expect(try sessionRow(nextRun)?["boot"] as String? == "run-2")
+        #expect(try peer.seal(in: nextRun, cipher: cipher) == (RatchetSession.sendingReservation + 1, false))
+
+        // Rows from before the column (NULL) count as an earlier run.
+        try nextRun.write { db in try db.execute(sql: "UPDATE session SET boot = NULL") }
+        let afterUpgrade = try fixture.store("run-2")
+        #expect(try peer.seal(in: afterUpgrade, cipher: cipher).number == 2 * RatchetSession.sendingReservation)
+    }
+
+    @Test("the log's own sync makes a deferred commit durable without a write")
+    func logSync() async throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let store = try LocalStore.open(
+            at: profile.storage.storeURL, identity: PrivateIdentity.generate(), boot: "run-1")
+        let (_, commit) = try store.countedWrite(.deferred) { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('test', x'01')")
+        }
+        let before = store.commitCounts
+        #expect(before.synced < commit)
+        try await store.syncLog(through: commit)
+        let after = store.commitCounts
+        #expect(after.count == before.count, "no write of its own")
+        #expect(after.synced >= commit)
+        // Synced already: nothing to do.
+        try await store.syncLog(through: commit)
+        #expect(store.commitCounts == after)
+    }
+}
