@@ -114,10 +114,17 @@ actor MessageSender {
             sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
             expiresAt: timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
         let queued: (message: ChatMessage, commit: UInt64)
+        // The outbox as `queueSealed` left it: this message alone.
+        var outbox: [LocalStore.QueuedMessage]?
         if let peerKeys, !keysChanged,
             let sealed = await queueSealed(message, peerKeys: peerKeys, confirmed: confirmKeyChange)
         {
             queued = sealed
+            outbox = [
+                LocalStore.QueuedMessage(
+                    message: sealed.message, confirmed: confirmKeyChange, attempts: 0, nextAttemptAt: nil,
+                    lastError: nil, hasAttachments: false)
+            ]
         } else {
             queued = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)
         }
@@ -135,7 +142,8 @@ actor MessageSender {
         // own copy here is synced in the background. One still queued is on disk before `send`
         // returns.
         do {
-            try await deliverOutbox(fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id)
+            try await deliverOutbox(
+                fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id, known: outbox)
         } catch {
             try? await store.syncLog(through: commit)
             throw error
@@ -223,8 +231,14 @@ actor MessageSender {
     /// returns only when what it queued went, or is waiting for the server), or with
     /// `waitingFor`, only until that message is through: a sender goes on to its next message
     /// while the delivery goes on, and the delivery takes it into its window (`deliverWindow`).
+    /// - Parameter known: the outbox as the caller just wrote it, for the first look instead of
+    ///   a read (`send` after `queueSealed`, which found it empty and added one message). What
+    ///   another process on the profile queues meanwhile, that process delivers.
     @discardableResult
-    func deliverOutbox(fetched: [UUID: [PublicIdentity]] = [:], waitingFor message: UUID? = nil) async throws -> Int {
+    func deliverOutbox(
+        fetched: [UUID: [PublicIdentity]] = [:], waitingFor message: UUID? = nil,
+        known: [LocalStore.QueuedMessage]? = nil
+    ) async throws -> Int {
         guard !draining else {
             drainAgain = true
             await withCheckedContinuation { continuation in
@@ -247,9 +261,11 @@ actor MessageSender {
         }
         var sent = 0
         var fetched = fetched
+        var known = known
         repeat {
             drainAgain = false
-            var queue = try store.outbox()[...]
+            var queue = try (known ?? store.outbox())[...]
+            known = nil
             while let queued = queue.first {
                 // A stream that takes ordered sends: a window of them at once (one, or as many as
                 // wait, and those queued while it is on its way).

@@ -170,17 +170,38 @@ final class LocalStore: Sendable {
         }
     }
 
-    /// Starts ``syncLog(through:)`` and returns at once: for a sent message, which the relay
-    /// holds already. A sync that fails here (the disk failing) leaves the commit to the next
-    /// synced write, which meets the same failure and reports it.
+    /// Syncs the log within ``backgroundSyncDelay`` and returns at once: for a sent message,
+    /// which the relay holds already. Those asked for meanwhile share one sync (one `fdatasync`
+    /// for several messages instead of one each). A sync that fails here (the disk failing)
+    /// leaves the commit to the next synced write, which meets the same failure and reports it.
     func syncLogSoon(through number: UInt64) {
         if commits.withLock({ $0.synced >= number }) { return }
-        log.queue.async { try? self.syncLogNow(through: number) }
+        let schedule = backgroundSync.withLock { scheduled in
+            defer { scheduled = true }
+            return !scheduled
+        }
+        guard schedule else { return }
+        backgroundSyncs.enter()
+        log.queue.asyncAfter(deadline: .now() + Self.backgroundSyncDelay) {
+            defer { self.backgroundSyncs.leave() }
+            self.backgroundSync.withLock { $0 = false }
+            // Everything committed by now goes with it.
+            try? self.syncLogNow(through: self.commits.withLock { $0.count })
+        }
     }
 
-    /// Returns once the log syncs started so far have ended (for the tests).
+    /// How long a background sync waits for company.
+    static let backgroundSyncDelay: DispatchTimeInterval = .milliseconds(10)
+    /// Whether a background sync is scheduled and has not started.
+    private let backgroundSync = Mutex(false)
+    /// Background syncs scheduled and not yet done.
+    private let backgroundSyncs = DispatchGroup()
+
+    /// Returns once the background syncs scheduled so far have ended (for the tests).
     func backgroundSyncsDone() async {
-        await withCheckedContinuation { continuation in log.queue.async { continuation.resume() } }
+        await withCheckedContinuation { continuation in
+            backgroundSyncs.notify(queue: log.queue) { continuation.resume() }
+        }
     }
 
     /// On `log.queue` only.
