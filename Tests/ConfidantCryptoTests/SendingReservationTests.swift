@@ -73,6 +73,36 @@ import Testing
         #expect(alice.record.sealsWithinReservation)
     }
 
+    @Test func aRecordSaysWhenItReservesBeyondTheOneItReplaces() throws {
+        var alice = try SessionParty()
+        var bob = try SessionParty()
+        let empty = alice.record
+        _ = try alice.seal("start", to: bob)
+        #expect(alice.record.reservesBeyond(empty), "a new session reserves its first numbers")
+        #expect(alice.record.reservesBeyond(nil))
+        var stored = alice.record
+        _ = try alice.seal("within", to: bob)
+        #expect(!alice.record.reservesBeyond(stored), "within the reservation")
+        for _ in 2..<RatchetSession.sendingReservation { _ = try alice.seal("within", to: bob) }
+        stored = alice.record
+        _ = try alice.seal("beyond", to: bob)
+        #expect(alice.record.reservesBeyond(stored))
+
+        // Bob's reply turns Alice's DH ratchet: a new chain with nothing reserved yet.
+        _ = try bob.open(alice.seal("more", to: bob), from: alice)
+        stored = alice.record
+        _ = try alice.open(bob.seal("reply", to: alice), from: bob)
+        #expect(!alice.record.reservesBeyond(stored))
+        stored = alice.record
+        _ = try alice.seal("on the new chain", to: bob)
+        #expect(alice.record.reservesBeyond(stored))
+
+        // Moving on to the reservation (after a loss) reserves nothing new.
+        var moved = alice.record
+        moved.skipToReservations()
+        #expect(!moved.reservesBeyond(alice.record))
+    }
+
     @Test func versionOneRecordsReserveNothing() throws {
         var alice = try SessionParty()
         let bob = try SessionParty()

@@ -35,10 +35,13 @@ struct SessionReservationStoreTests {
         }
 
         /// Seals one message in a deferred transaction; its message number and whether the
-        /// transaction was synced.
+        /// transaction was synced (as one commit: a reservation is synced by the commit that
+        /// makes it, never by a later write, so no other writer reads it before it is on disk).
         func seal(in store: LocalStore, cipher: SessionCipher, bundle: Bool = false) throws -> (
             number: UInt32, synced: Bool
         ) {
+            let before = store.commitCounts.count
+            defer { #expect(store.commitCounts.count == before + 1) }
             let (envelopes, commit) = try store.countedTransaction(.deferred) { transaction in
                 try cipher.seal(
                     Data("hello".utf8), messageID: .timeOrdered(), sentAt: Date(), for: [recipient],
@@ -46,7 +49,7 @@ struct SessionReservationStoreTests {
                     sessions: transaction)
             }
             let envelope = try RatchetEnvelope(serialized: try #require(envelopes.first))
-            return (envelope.messageNumber, store.commitCounts.synced >= commit)
+            return (envelope.messageNumber, store.commitCounts.synced == commit)
         }
     }
 

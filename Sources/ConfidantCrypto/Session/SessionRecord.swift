@@ -23,10 +23,21 @@ public struct SessionRecord: Sendable {
     public var sealsWithinReservation: Bool { sessions.first?.sealsWithinReservation ?? false }
 
     /// What the current session has reserved: its sending ratchet key and the first number
-    /// beyond the reservation. A record stored with another reservation than the one it replaces
-    /// must be on disk before an envelope it sealed leaves.
-    public var sendingReservation: SendingReservation? {
-        guard let session = sessions.first, session.canSeal else { return nil }
+    /// beyond the reservation.
+    public var sendingReservation: SendingReservation? { sessions.first.flatMap(Self.reservation) }
+
+    /// Whether the current session holds a reservation that `stored` (the record this one
+    /// replaces) did not: a seal went beyond what was reserved, or a session began. Such a
+    /// record must be on disk before anything sealed with it leaves, and before another writer
+    /// can read it (a synced commit). A session of `stored` made current again, or a new chain
+    /// with nothing reserved yet, holds no new reservation.
+    public func reservesBeyond(_ stored: SessionRecord?) -> Bool {
+        guard let reservation = sendingReservation, reservation.end > 0 else { return false }
+        return !(stored?.sessions.contains { Self.reservation(of: $0) == reservation } ?? false)
+    }
+
+    private static func reservation(of session: RatchetSession) -> SendingReservation? {
+        guard session.canSeal else { return nil }
         return SendingReservation(ratchetKey: session.sendingRatchetPublicKey, end: session.sendReserve)
     }
 

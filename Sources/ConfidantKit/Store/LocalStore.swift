@@ -99,9 +99,9 @@ final class LocalStore: Sendable {
         /// receipt taken off the queue — and so is sent again under the same id and answered as
         /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
         /// before it answers (a new message, synced while it is on its way; received entries,
-        /// synced before they are acknowledged to the relay). A transaction that stores a
-        /// session reserving message numbers (`SessionRecord.sendingReservation`) is synced
-        /// before it returns all the same: its envelopes may leave at once.
+        /// synced before they are acknowledged to the relay). A transaction that would store a
+        /// session reserving message numbers (`SessionRecord.reservesBeyond(_:)`) is rolled
+        /// back and runs again synced: its envelopes may leave at once.
         case deferred
     }
 
@@ -241,19 +241,25 @@ final class LocalStore: Sendable {
     func countedTransaction<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws -> (
         result: T, commit: UInt64
     ) {
-        var reserved = false
-        let outcome = try countedWrite(durability) { db in
+        do {
+            return try countedTransactionOnce(durability, body)
+        } catch is StoreTransaction.ReservationNeedsSync {
+            // It sealed beyond a reservation: rolled back, and run again synced (1 in 16 seals).
+            return try countedTransactionOnce(.synced, body)
+        }
+    }
+
+    private func countedTransactionOnce<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws
+        -> (result: T, commit: UInt64)
+    {
+        try countedWrite(durability) { db in
             let transaction = StoreTransaction(
                 db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities,
-                openedSessions: openedSessions, boot: boot)
+                openedSessions: openedSessions, boot: boot, deferred: durability == .deferred)
             let result = try body(transaction)
             try transaction.flush()
-            reserved = transaction.reservedMessageNumbers
             return result
         }
-        // Numbers reserved: on disk before any envelope sealed with them leaves.
-        if reserved, durability == .deferred { try sync(through: outcome.commit) }
-        return outcome
     }
 
     /// `body` between BEGIN and COMMIT, rolled back if anything throws. Not GRDB's

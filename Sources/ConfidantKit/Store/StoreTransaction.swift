@@ -18,9 +18,15 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     private var sessions: [SessionKey: SessionRecord?] = [:]
     /// The system's run this transaction writes in (`LocalStore.boot`).
     private let boot: String?
-    /// Whether a session stored here reserves message numbers its row did not: then the
-    /// transaction is on disk before anything sealed in it leaves (`LocalStore.countedTransaction`).
-    private(set) var reservedMessageNumbers = false
+    /// Whether this transaction commits without a sync: then it may not store a session that
+    /// reserves message numbers (``ReservationNeedsSync``).
+    private let deferred: Bool
+
+    /// A deferred transaction was about to store a session reserving message numbers its row
+    /// did not: a reservation must be on disk before any writer can read it (a commit synced in
+    /// SQLite's WAL mode becomes visible only once synced), so `LocalStore.countedTransaction`
+    /// runs the transaction again, synced.
+    struct ReservationNeedsSync: Error {}
 
     /// A device's session bound to one of its keys.
     struct SessionKey: Hashable, Sendable {
@@ -31,10 +37,11 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     init(
         _ db: Database, dataKey: LocalDataKey, parsedPrekeys: OpenedValues<MetaRecord.Key, DevicePrekeys>,
         parsedIdentities: ParsedIdentities,
-        openedSessions: OpenedValues<SessionKey, SessionRecord>, boot: String?
+        openedSessions: OpenedValues<SessionKey, SessionRecord>, boot: String?, deferred: Bool
     ) {
         self.db = db
         self.boot = boot
+        self.deferred = deferred
         self.dataKey = dataKey
         self.parsedPrekeys = parsedPrekeys
         self.parsedIdentities = parsedIdentities
@@ -74,15 +81,14 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     }
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
+        let key = SessionKey(device: device, fingerprint: fingerprint)
+        if deferred {
+            let stored = try sessions[key] ?? readSession(with: device, fingerprint: fingerprint)
+            if record.reservesBeyond(stored) { throw ReservationNeedsSync() }
+        }
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
-        let key = SessionKey(device: device, fingerprint: fingerprint)
         openedSessions.remember(record, for: key, sealed: sealed)
-        if let reservation = record.sendingReservation, reservation.end > 0,
-            reservation != (sessions[key] ?? nil)?.sendingReservation
-        {
-            reservedMessageNumbers = true
-        }
         // One session per device: a session bound to another key is replaced, here and in the row.
         sessions = sessions.filter { $0.key.device != device }
         sessions[key] = .some(record)
