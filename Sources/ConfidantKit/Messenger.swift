@@ -274,6 +274,7 @@ public actor Messenger {
     /// Closes the live connection, after acknowledging what it stored (`HeldAcknowledgements`)
     /// and sending the receipts held for company (`ReceiptBatching`), for at most 2 s each; what
     /// did not go by then waits for the next connection (acknowledgements) or delivery (receipts).
+    /// Sent messages whose copies wait for their background sync are on disk when it returns.
     public func stopLive() async {
         let acknowledgements = heldAcknowledgements
         await ReceiptBatching.wait(
@@ -297,6 +298,8 @@ public actor Messenger {
         // Held while this closed: they go with the next delivery.
         heldReceipts?.cancel()
         heldReceipts = nil
+        // The copies of sent messages waiting for their background sync: on disk now.
+        await store.backgroundSyncsDone()
     }
 
     /// Delivers the outbox a moment from now, with the receipts for whatever else arrives by then

@@ -197,7 +197,7 @@ final class LocalStore: Sendable {
     /// Background syncs scheduled and not yet done.
     private let backgroundSyncs = DispatchGroup()
 
-    /// Returns once the background syncs scheduled so far have ended (for the tests).
+    /// Returns once the background syncs scheduled so far have ended (`Messenger.stopLive`).
     func backgroundSyncsDone() async {
         await withCheckedContinuation { continuation in
             backgroundSyncs.notify(queue: log.queue) { continuation.resume() }
