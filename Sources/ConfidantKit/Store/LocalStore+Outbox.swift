@@ -17,9 +17,8 @@ extension LocalStore {
     }
 
     /// Stores a new outgoing message and queues it, in one transaction, not synced by itself:
-    /// sealing the message, or recording why it waits, follows at once and syncs it, and the
-    /// sender calls `sync(through:)` with the commit before it answers, for the rare path with
-    /// neither.
+    /// the sender syncs the log through this commit before it answers when the message is still
+    /// queued then, and in the background once the relay took it (`syncLogSoon`).
     func queue(_ message: NewMessage, confirmed: Bool, now: Date) throws -> (message: ChatMessage, commit: UInt64) {
         let (stored, commit) = try countedWrite(.deferred) { db in
             try queueRows(message, confirmed: confirmed, now: now, db)
