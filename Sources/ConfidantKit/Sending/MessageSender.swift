@@ -191,8 +191,8 @@ actor MessageSender {
     /// while no delivery runs and the outbox is empty: stored, queued and sealed in one store
     /// transaction (one commit instead of one to queue it and a synced one to seal it; synced
     /// at once only when the sealing reserved message numbers), its batch kept for the delivery
-    /// that follows at once. Nil when any of that does not
-    /// hold (then nothing was written): the message is queued and delivered the usual way.
+    /// that follows at once. Nil when any of that does not hold (then nothing was written): the
+    /// message is queued and delivered the usual way.
     private func queueSealed(_ message: LocalStore.NewMessage, peerKeys: [PublicIdentity], confirmed: Bool) async -> (
         message: ChatMessage, commit: UInt64
     )? {

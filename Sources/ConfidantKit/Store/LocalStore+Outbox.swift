@@ -29,9 +29,10 @@ extension LocalStore {
     /// Stores and queues a new outgoing message as ``queue(_:confirmed:now:)`` does, and seals it
     /// in the same transaction (``sealing``): the message, the outbox row and the sessions the
     /// sealing moved on commit together, synced at once only when the sealing reserved message
-    /// numbers (else the sender syncs them while the message is on its way). Only when the outbox held nothing before it
-    /// (nothing it could overtake) and `seal` can do without the network; otherwise nothing is
-    /// written and the answer is nil, for the usual path (queue, then deliver the outbox).
+    /// numbers (else the sender syncs them as after ``queue(_:confirmed:now:)``). Only when the
+    /// outbox held nothing before it (nothing it could overtake) and `seal` can do without the
+    /// network; otherwise nothing is written and the answer is nil, for the usual path (queue,
+    /// then deliver the outbox).
     func queueSealed<Sealed>(
         _ message: NewMessage, confirmed: Bool, now: Date, seal: (StoreTransaction) throws -> Sealed?
     ) throws -> (message: ChatMessage, sealed: Sealed, commit: UInt64)? {

@@ -98,8 +98,8 @@ final class LocalStore: Sendable {
         /// bookkeeping whose loss repeats work the relay deduplicates — a message marked sent, a
         /// receipt taken off the queue — and so is sent again under the same id and answered as
         /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
-        /// before it answers (a new message, synced while it is on its way; received entries,
-        /// synced before they are acknowledged to the relay). A transaction that would store a
+        /// before it answers, or ``syncLogSoon(through:)`` once the relay holds it (a new
+        /// message; received entries, synced before they are acknowledged to the relay). A transaction that would store a
         /// session reserving message numbers (`SessionRecord.reservesBeyond(_:)`) is rolled
         /// back and runs again synced: its envelopes may leave at once.
         case deferred
