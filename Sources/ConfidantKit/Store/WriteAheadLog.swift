@@ -20,6 +20,14 @@ final class WriteAheadLog: Sendable {
 
     init(path: String) { self.path = path }
 
+    /// The inode of the file last synced (for the tests: a replaced log is opened again).
+    var openedInode: UInt64? {
+        descriptor.withLock { fd in
+            var opened = stat()
+            return fd >= 0 && fstat(fd, &opened) == 0 ? UInt64(opened.st_ino) : nil
+        }
+    }
+
     deinit {
         let fd = descriptor.withLock { $0 }
         if fd >= 0 { close(fd) }
