@@ -2,6 +2,7 @@ import ConfidantAPI
 import ConfidantCrypto
 import ConfidantTestSupport
 import Foundation
+import GRDB
 import Testing
 
 @testable import ConfidantKit
@@ -100,6 +101,44 @@ struct SessionMessagingTests {
                 #expect(readBack == sent, "\(String(describing: readBack)) \(sent)")
                 #expect(try store.outbox().isEmpty)
                 #expect(try await bob.messenger.sync().map(\.text) == ["first", "second"])
+            }
+        }
+    }
+
+    @Test(
+        "after a power cut took the session writes that were not synced, the next run seals past them and the peer reads on"
+    )
+    func powerCutTakesSessionWrites() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                _ = try await alice.messenger.send("first", to: toBob)
+                // The session as the first message's synced commit left it on disk.
+                let store = alice.messenger.store
+                let onDisk = try store.read { db in try Row.fetchAll(db, sql: "SELECT * FROM session") }
+                #expect(onDisk.count == 1)
+                // Sealed within the reservation: their envelopes left before their state was synced.
+                for text in ["second", "third"] { _ = try await alice.messenger.send(text, to: toBob) }
+                #expect(try await bob.messenger.sync().map(\.text) == ["first", "second", "third"])
+
+                // The power cut: the session writes not synced are gone; the system starts a new run.
+                try store.write { db in
+                    for row in onDisk {
+                        try db.execute(
+                            sql: "UPDATE session SET sealed = ?, boot = ? WHERE user_id = ? AND device_id = ?",
+                            arguments: [row["sealed"], row["boot"], row["user_id"], row["device_id"]])
+                    }
+                }
+                let nextRun = try LocalStore.open(
+                    at: alice.profile.storage.storeURL, identity: alice.messenger.identity, boot: "the next run")
+                let restarted = Messenger(
+                    identity: alice.messenger.identity, account: await alice.messenger.account, store: nextRun)
+                _ = try await restarted.send("after the power cut", to: toBob)
+                // Sealed with a message number the lost writes never used: it opens, where the
+                // number they used (1, again) would be refused as a replay.
+                let after = try await bob.messenger.sync()
+                #expect(after.map(\.text) == ["after the power cut"])
+                #expect(after.allSatisfy { !$0.isUnreadable && $0.envelopeVersion == 2 })
             }
         }
     }
