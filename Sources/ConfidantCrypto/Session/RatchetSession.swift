@@ -210,7 +210,7 @@ public struct RatchetSession: Sendable {
         }
         sendingChain = next
         sendCount += 1
-        sendReserve = max(reserve, sendCount)
+        sendReserve = reserve  // ≥ sendCount: the reservation held it, or it is 16 past the old count
         return RatchetEnvelope(
             sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds,
             start: unsealed.start, ratchetKey: unsealed.ratchetKey, previousChainLength: unsealed.previousChainLength,

@@ -148,12 +148,13 @@ actor MessageSender {
             try? await store.syncLog(through: commit)
             throw error
         }
-        if case .sent? = outcomes[stored.id] {
+        let wentOut = outcomes[stored.id] == .sent
+        if wentOut {
             store.syncLogSoon(through: commit)
         } else {
             try await store.syncLog(through: commit)
         }
-        if case .sent? = outcomes[stored.id], stored.attachments.isEmpty {
+        if wentOut, stored.attachments.isEmpty {
             // As stored, now sent: not read back (a receipt that moved it on meanwhile has its
             // own event). Attachments are read back: uploading changed them.
             var sent = stored
@@ -479,7 +480,7 @@ actor MessageSender {
     private func sealTogether(_ messages: [PlainMessage]) -> [Components.Schemas.MessageBatch] {
         guard !messages.isEmpty else { return [] }
         return
-            (try? store.countedTransaction(store.sealing) { transaction -> [Components.Schemas.MessageBatch] in
+            (try? store.transaction(store.sealing) { transaction -> [Components.Schemas.MessageBatch] in
                 var batches: [Components.Schemas.MessageBatch] = []
                 for message in messages {
                     let recipients = message.groups.flatMap(\.recipients)
@@ -491,7 +492,7 @@ actor MessageSender {
                     batches.append(Self.batch(message.id, recipients: recipients, envelopes: envelopes))
                 }
                 return batches
-            }.result) ?? []
+            }) ?? []
     }
 
     /// Each payload sealed for its devices, in order, in `transaction`.

@@ -83,7 +83,7 @@ final class LocalStore: Sendable {
     /// and SQLite expires every prepared statement of the connection after a flag pragma. Every
     /// cached statement of the message path was then compiled again after each read, which was a
     /// quarter of a client's CPU per message. The closures given here only read; the store's
-    /// writes go through ``write(_:_:)`` and ``transaction(_:)``.
+    /// writes go through ``write(_:_:)`` and ``transaction(_:_:)``.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try database.unsafeRead { db in try Self.inTransaction(db, begin: "BEGIN DEFERRED TRANSACTION", body) }
     }
@@ -99,9 +99,10 @@ final class LocalStore: Sendable {
         /// receipt taken off the queue — and so is sent again under the same id and answered as
         /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
         /// before it answers, or ``syncLogSoon(through:)`` once the relay holds it (a new
-        /// message; received entries, synced before they are acknowledged to the relay). A transaction that would store a
-        /// session reserving message numbers (`SessionRecord.reservesBeyond(_:)`) is rolled
-        /// back and runs again synced: its envelopes may leave at once.
+        /// message; received entries, synced before they are acknowledged to the relay). A
+        /// transaction that would store a session reserving message numbers
+        /// (`SessionRecord.reservesBeyond(_:)`) is rolled back and runs again synced: its
+        /// envelopes may leave at once.
         case deferred
     }
 
@@ -232,12 +233,11 @@ final class LocalStore: Sendable {
 
     /// One write transaction with the protocol stores bound to it (`StoreTransaction`): sessions
     /// and prekeys the protocol changes commit with whatever else `body` writes.
-    func transaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try countedTransaction(.synced, body).result
+    func transaction<T>(_ durability: Durability = .synced, _ body: (StoreTransaction) throws -> T) throws -> T {
+        try countedTransaction(durability, body).result
     }
 
-    /// ``transaction(_:)`` with the durability given, and the number of its commit for
-    /// ``sync(through:)``.
+    /// ``transaction(_:_:)``, with the number of its commit for ``sync(through:)``.
     func countedTransaction<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws -> (
         result: T, commit: UInt64
     ) {

@@ -82,9 +82,8 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let key = SessionKey(device: device, fingerprint: fingerprint)
-        if deferred {
-            let stored = try sessions[key] ?? readSession(with: device, fingerprint: fingerprint)
-            if record.reservesBeyond(stored) { throw ReservationNeedsSync() }
+        if deferred, try record.reservesBeyond(session(with: device, fingerprint: fingerprint)) {
+            throw ReservationNeedsSync()
         }
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
