@@ -149,6 +149,8 @@ struct ChatLinesTests {
             (observer.partialFetches, observer.wholeFetches)
         }
         #expect(partial > 3 * whole, "most commits read only their rows (\(partial) partial, \(whole) whole)")
+        let asInserted = store.database.writeWithoutTransaction { _ in observer.linesAsInserted }
+        #expect(asInserted > 10, "new lines without attachments are shown as written (\(asInserted))")
         // Texts are kept for the lines in view only.
         #expect(observer.texts.keptLines.isSubset(of: Set(try store.history(with: peer, limit: limit).map(\.sequence))))
         withExtendedLifetime(stream) {}
@@ -169,7 +171,11 @@ struct ChatLinesTests {
         let (observer, stream) = try ChatLines.started(in: store, with: peer, limit: 20)
         #expect(observer.texts.opened == 20)
         for index in 0..<5 { try store.insert([incoming("new \(index)")]) }
-        #expect(observer.texts.opened == 25, "each new line opened once, none of the others again")
+        #expect(observer.texts.opened == 20, "the new lines shown as written, none of the others opened again")
+        #expect(observer.linesAsInserted == 5)
+        // The plaintext of what a transaction inserted is kept only while it runs.
+        let newest = try store.history(with: peer, limit: 1)[0]
+        #expect(store.insertedLines.line(newest.sequence) == nil)
         #expect(observer.wholeFetches == 1)
         #expect(observer.partialFetches == 5)
         var iterator = stream.makeAsyncIterator()
@@ -187,10 +193,12 @@ struct ChatLinesTests {
         do {
             let (observer, stream) = try ChatLines.started(in: store, with: UUID(), limit: 10)
             weakObserver = observer
+            #expect(store.insertedLines.isFollowed)
             withExtendedLifetime(stream) {}
         }
         // The store forgets it in a write of its own, after the stream ended.
         try await store.database.writeWithoutTransaction { _ in }
         #expect(weakObserver == nil)
+        #expect(!store.insertedLines.isFollowed, "inserted lines are no longer kept for it")
     }
 }

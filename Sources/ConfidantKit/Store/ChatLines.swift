@@ -14,7 +14,8 @@ import Synchronization
 ///
 /// What a commit can change and how each is followed:
 /// - a message row inserted or updated: read again if it is this peer's and in view (the `message`
-///   table's rowid is its `seq`);
+///   table's rowid is its `seq`) — unless the transaction inserted it as `LocalStore.insert` built
+///   it and did not change it afterwards (`InsertedLines`): then it is shown as it was written;
 /// - an attachment row inserted or updated: its message is read again;
 /// - an outbox row: the pending lines in view are read again (their retry time and reason);
 /// - a line in view deleted, an attachment deleted, or a change SQLite does not describe: the
@@ -44,10 +45,14 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
     /// for the tests.
     private(set) var partialFetches = 0
     private(set) var wholeFetches = 0
+    /// How many lines were shown as their transaction inserted them, not read back, for the tests.
+    private(set) var linesAsInserted = 0
 
     /// Rows a transaction changed, by the `rowid` SQLite reported.
     private struct Changes {
         var messages = Set<Int64>()
+        /// Message rows inserted and not changed since (each also in `messages`).
+        var inserted = Set<Int64>()
         var deletedMessages = Set<Int64>()
         var attachments = Set<Int64>()
         var outbox = false
@@ -100,9 +105,11 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: [ChatMessage].self, bufferingPolicy: .bufferingNewest(1))
         let observer = ChatLines(store: store, peer: peer, limit: max(1, limit), continuation: continuation)
+        store.insertedLines.follow()
         // The stream holds the observer; the store holds it weakly (GRDB's `.observerLifetime`)
         // and forgets it when the stream ends.
         continuation.onTermination = { _ in
+            store.insertedLines.unfollow()
             observer.stopped.store(true, ordering: .relaxed)
             observer.firstFetch.withLock { $0 }?.cancel()
             store.database.asyncWriteWithoutTransaction { db in db.remove(transactionObserver: observer) }
@@ -131,8 +138,15 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
 
     func databaseDidChange(with event: DatabaseEvent) {
         switch (event.tableName, event.kind) {
-        case ("message", .delete): changes.deletedMessages.insert(event.rowID)
-        case ("message", _): changes.messages.insert(event.rowID)
+        case ("message", .delete):
+            changes.deletedMessages.insert(event.rowID)
+            changes.inserted.remove(event.rowID)
+        case ("message", .insert):
+            changes.messages.insert(event.rowID)
+            changes.inserted.insert(event.rowID)
+        case ("message", _):
+            changes.messages.insert(event.rowID)
+            changes.inserted.remove(event.rowID)
         // Once its row is gone there is no telling which message it was.
         case ("attachment", .delete): changes.unknown = true
         case ("attachment", _): changes.attachments.insert(event.rowID)
@@ -148,10 +162,8 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
         changes = Changes()
         guard !committed.isEmpty, !stopped.load(ordering: .relaxed) else { return }
         do {
-            let next = try refreshed(after: committed, db)
-            guard next != lines else { return }
-            lines = next
-            continuation.yield(next)
+            guard try refresh(after: committed, db) else { return }
+            continuation.yield(lines)
         } catch {
             stopped.store(true, ordering: .relaxed)
             continuation.finish(throwing: error)
@@ -162,19 +174,81 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
 
     // MARK: Reading what changed
 
-    private func refreshed(after changes: Changes, _ db: Database) throws -> [ChatMessage] {
+    /// Brings `lines` up to date with what a commit changed; whether they changed. Lines are
+    /// replaced and added in place, and compared one by one only where a row changed: the chat
+    /// holds 200 of them, and copying and comparing them all for each message that arrives was
+    /// half of what following a commit cost.
+    private func refresh(after changes: Changes, _ db: Database) throws -> Bool {
         guard !changes.unknown, !changes.deletedMessages.contains(where: { index(of: $0) != nil }) else {
-            return try wholeFetch(db)
+            let fetched = try wholeFetch(db)
+            guard fetched != lines else { return false }
+            lines = fetched
+            return true
         }
         var candidates = changes.messages
-        if !changes.attachments.isEmpty { candidates.formUnion(try messages(owning: changes.attachments, db)) }
+        var asInserted = changes.inserted
+        if !changes.attachments.isEmpty {
+            // A message whose attachments changed is read back with them.
+            let owners = try messages(owning: changes.attachments, db)
+            candidates.formUnion(owners)
+            asInserted.subtract(owners)
+        }
         if changes.outbox {
             for line in lines where line.status == .pending { candidates.insert(line.sequence) }
         }
         // While the chat is full, lines older than its first stay out of view.
         if lines.count == limit, let first = lines.first?.sequence { candidates = candidates.filter { $0 >= first } }
-        guard !candidates.isEmpty else { return lines }
+        guard !candidates.isEmpty else { return false }
 
+        // New rows as written: a pending one is read back for its place in the outbox.
+        var known: [InsertedLines.Line] = []
+        for sequence in asInserted where candidates.contains(sequence) {
+            guard let line = store.insertedLines.line(sequence), line.message.status != .pending else { continue }
+            candidates.remove(sequence)
+            if line.message.peer == peer { known.append(line) }
+        }
+        guard let fetched = try candidates.isEmpty ? [] : readLines(candidates, db) else {
+            let fetched = try wholeFetch(db)
+            guard fetched != lines else { return false }
+            lines = fetched
+            return true
+        }
+        for line in known {
+            if let text = line.message.text, let sealed = line.sealed {
+                texts.remember(line.message.sequence, sealed: sealed, text: text)
+            }
+        }
+        linesAsInserted += known.count
+        partialFetches += 1
+        var changed = false
+        var added: [ChatMessage] = []
+        for message in fetched + known.map(\.message) {
+            if let index = index(of: message.sequence) {
+                if lines[index] != message {
+                    lines[index] = message
+                    changed = true
+                }
+            } else {
+                added.append(message)
+            }
+        }
+        guard !added.isEmpty else { return changed }
+        // New rows have the highest numbers (`seq` is AUTOINCREMENT); sorted anyway.
+        added.sort { $0.sequence < $1.sequence }
+        let inOrder = lines.last.map { last in added[0].sequence > last.sequence } ?? true
+        lines += added
+        if !inOrder { lines.sort { $0.sequence < $1.sequence } }
+        if lines.count > limit {
+            let scrolledOut = lines.prefix(lines.count - limit).map(\.sequence)
+            lines.removeFirst(lines.count - limit)
+            texts.forget(scrolledOut)
+        }
+        return true
+    }
+
+    /// The lines `candidates` names that are this chat's, read back; nil when a line in view is
+    /// no longer this chat's (not something the store does), which calls for a whole fetch.
+    private func readLines(_ candidates: Set<Int64>, _ db: Database) throws -> [ChatMessage]? {
         let records = try MessageRecord.fetchAll(
             db.cachedStatement(
                 sql: """
@@ -182,32 +256,8 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
                     """),
             arguments: [peer.canonicalString, Self.jsonArray(candidates)])
         let read = Set(records.compactMap(\.seq))
-        // A line in view that is no longer this chat's (not something the store does): afresh.
-        guard !candidates.contains(where: { !read.contains($0) && index(of: $0) != nil }) else {
-            return try wholeFetch(db)
-        }
-        let fetched = try store.chatMessages(records, db, texts: texts, partial: true)
-        partialFetches += 1
-        var next = lines
-        var added: [ChatMessage] = []
-        for message in fetched {
-            if let index = index(of: message.sequence) {
-                next[index] = message
-            } else {
-                added.append(message)
-            }
-        }
-        if !added.isEmpty {
-            // New rows have the highest numbers (`seq` is AUTOINCREMENT); sorted anyway.
-            let inOrder = next.last.map { last in added.allSatisfy { $0.sequence > last.sequence } } ?? true
-            next += added
-            if !inOrder { next.sort { $0.sequence < $1.sequence } }
-            if next.count > limit {
-                next.removeFirst(next.count - limit)
-                texts.keep(only: Set(next.map(\.sequence)))
-            }
-        }
-        return next
+        guard !candidates.contains(where: { !read.contains($0) && index(of: $0) != nil }) else { return nil }
+        return try store.chatMessages(records, db, texts: texts, partial: true)
     }
 
     /// Where line `sequence` is in `lines` (ordered by sequence), if it is in view.

@@ -28,6 +28,7 @@ extension LocalStore {
     /// is not stored twice. Returns the messages newly stored.
     func insert(_ messages: [NewMessage], _ db: Database) throws -> [ChatMessage] {
         var stored: [ChatMessage] = []
+        let followed = insertedLines.isFollowed
         for message in messages {
             let body = try message.text.map {
                 try seal(Data($0.utf8), .message(id: message.id, peer: message.peer, direction: message.direction))
@@ -59,15 +60,16 @@ extension LocalStore {
                 sentAt: Date(timeIntervalSince1970: message.sentAt.timeIntervalSince1970),
                 expiresAt: message.expiresAt.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970) }
             )
-            stored.append(
-                ChatMessage(
-                    id: message.id, sequence: sequence, peer: message.peer, direction: message.direction,
-                    sentAt: times.sentAt, text: message.text, unreadableReason: message.unreadableReason,
-                    status: Self.status(message.state, failure: nil),
-                    isRead: !(message.startsUnread ?? (message.direction == .incoming)),
-                    envelopeVersion: message.envelopeVersion,
-                    attachments: message.attachments.enumerated().map { chatAttachment($1, index: $0) },
-                    expiresAt: times.expiresAt))
+            let line = ChatMessage(
+                id: message.id, sequence: sequence, peer: message.peer, direction: message.direction,
+                sentAt: times.sentAt, text: message.text, unreadableReason: message.unreadableReason,
+                status: Self.status(message.state, failure: nil),
+                isRead: !(message.startsUnread ?? (message.direction == .incoming)),
+                envelopeVersion: message.envelopeVersion,
+                attachments: message.attachments.enumerated().map { chatAttachment($1, index: $0) },
+                expiresAt: times.expiresAt)
+            if followed { insertedLines.inserted(line, sealed: body) }
+            stored.append(line)
         }
         return stored
     }

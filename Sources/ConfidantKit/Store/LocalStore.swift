@@ -21,6 +21,8 @@ final class LocalStore: Sendable {
     private let openedSessions = OpenedValues<StoreTransaction.SessionKey, SessionRecord>(maximumCount: 1_024)
     let openedContacts = OpenedValues<UUID, Contact>(maximumCount: 4_096)
     let knownSenders = KnownSenders()
+    /// What the write under way inserted, for the chats that follow the store (`ChatLines`).
+    let insertedLines = InsertedLines()
     /// The run of the system this store writes in (`SystemBoot`), written beside each session:
     /// a session read from a row of another run may have lost its latest writes.
     let boot: String?
@@ -128,6 +130,8 @@ final class LocalStore: Sendable {
     ) {
         try database.writeWithoutTransaction { db in
             let changesBefore = db.totalChangesCount
+            // Its inserts are for the chats that follow this commit, not for the next one.
+            defer { insertedLines.forget() }
             let result: T
             if durability == .synced {
                 result = try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body)

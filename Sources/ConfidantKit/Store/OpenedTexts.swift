@@ -60,8 +60,16 @@ final class OpenedTexts: Sendable {
             ? Fetch(owner: self, previous: [:], kept: previous) : Fetch(owner: self, previous: previous)
     }
 
-    /// Keeps only the texts of `shown` (the lines that scrolled out of a chat leave).
-    func keep(only shown: Set<Int64>) {
-        lines.withLock { lines in lines = lines.filter { shown.contains($0.key) } }
+    /// Keeps the text of a line shown without being opened (its transaction wrote it,
+    /// `InsertedLines`), so that reading the line back later does not open it.
+    func remember(_ sequence: Int64, sealed: Data, text: String) {
+        lines.withLock { $0[sequence] = Line(sealed: sealed, text: text) }
+    }
+
+    /// Forgets the texts of lines that scrolled out of a chat.
+    func forget(_ sequences: [Int64]) {
+        lines.withLock { lines in
+            for sequence in sequences { lines[sequence] = nil }
+        }
     }
 }
