@@ -153,6 +153,36 @@ struct ViewModelTests {
         }
     }
 
+    @Test("an open chat follows the conversation's timer, set by the peer or here, and shows the notice")
+    func openChatFollowsTheTimer() async throws {
+        try await RichMessageTests.withPair { _, alice, bob, _ in
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            let toAlice = try await bob.messenger.contact(email: alice.email)
+            let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
+            await chat.load()
+            #expect(chat.disappearingTimer == nil)
+            let running = Task { await chat.run() }
+            defer { running.cancel() }
+            try await waitUntil { alice.messenger.openChats.now.peers == [toBob.id] }
+
+            try await bob.messenger.setDisappearingTimer(60, with: toAlice)
+            _ = try await bob.messenger.flushOutbox()
+            _ = try await alice.messenger.sync()
+            try await waitUntil { chat.disappearingTimer == 60 }
+            try await waitUntil { chat.messages.last?.text == "Bob set disappearing messages to 1 min" }
+
+            // Messages that arrive meanwhile leave it as it is.
+            _ = try await bob.messenger.send("still here", to: toAlice)
+            _ = try await alice.messenger.sync()
+            try await waitUntil { chat.messages.last?.text == "still here" }
+            #expect(chat.disappearingTimer == 60)
+
+            try await alice.messenger.setDisappearingTimer(nil, with: toBob)
+            try await waitUntil { chat.disappearingTimer == nil }
+            #expect(chat.error == nil)
+        }
+    }
+
     @Test(
         "a chat on screen stores what arrives as read and answers with a read receipt; with read receipts off, a delivery receipt"
     )

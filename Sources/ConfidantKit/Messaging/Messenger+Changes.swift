@@ -83,6 +83,13 @@ extension Messenger {
     /// The conversation's disappearing-message timer in seconds; nil when messages stay.
     public func disappearingTimer(with peer: UUID) throws -> Int? { try store.timer(for: peer) }
 
+    /// The conversation's disappearing-message timer, now and after every change to it (only
+    /// commits that write conversation settings read it again, not every message).
+    public nonisolated func disappearingTimerUpdates(with peer: UUID) -> AsyncThrowingStream<Int?, any Error> {
+        let store = store
+        return store.observe { db in try store.timer(for: peer, db) }
+    }
+
     /// Deletes the messages whose time is up (overwritten on disk); returns how many went. The
     /// live connection does this as they expire; call it after opening a profile to catch up.
     @discardableResult

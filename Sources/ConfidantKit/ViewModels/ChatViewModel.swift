@@ -53,17 +53,27 @@ public final class ChatViewModel {
         messenger.openChats.opened(peer.id)
         defer { messenger.openChats.closed(peer.id) }
         async let store: Void = followStore()
+        async let timer: Void = followTimer()
         async let connection: Void = followConnection()
-        _ = await (store, connection)
+        _ = await (store, timer, connection)
     }
 
     private func followStore() async {
         do {
             for try await messages in messenger.historyUpdates(with: peer.id, limit: limit) {
                 show(messages)
-                disappearingTimer = try await messenger.disappearingTimer(with: peer.id)
                 if messages.contains(where: { !$0.isRead }) { try await messenger.markRead(peer.id) }
             }
+        } catch {
+            self.error = String(describing: error)
+        }
+    }
+
+    /// The timer follows its own observation: read again after every update of the lines, it
+    /// was a read transaction for every message that arrived in an open chat.
+    private func followTimer() async {
+        do {
+            for try await timer in messenger.disappearingTimerUpdates(with: peer.id) { disappearingTimer = timer }
         } catch {
             self.error = String(describing: error)
         }
