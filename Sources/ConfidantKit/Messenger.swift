@@ -175,7 +175,10 @@ public actor Messenger {
 
     /// Delivers everything waiting in the outbox, in order; returns how many went out.
     @discardableResult
-    public func flushOutbox() async throws -> Int { try await sender.deliverOutbox() }
+    public func flushOutbox() async throws -> Int {
+        store.controlsMayWait()
+        return try await sender.deliverOutbox()
+    }
 
     /// Queues a failed message again and tries to deliver it.
     public func retry(_ id: UUID, confirmKeyChange: Bool = false) async throws -> ChatMessage.Status {
@@ -187,6 +190,7 @@ public actor Messenger {
     @discardableResult
     public func sync() async throws -> [ChatMessage] {
         try await prekeys.maintain()
+        store.controlsMayWait()
         try await sender.deliverOutbox()
         let received = try await receiver.fetchAll()
         // What receiving queued (delivery receipts) goes now.
@@ -326,6 +330,10 @@ public actor Messenger {
         eventHub.emit(.connection(state))
         // Not awaited: the stream reports `live` from the loop that reads its frames, and the
         // outbox's sends over that stream wait for receipts the same loop must read.
-        if state == .live { deliverInBackground() }
+        if state == .live {
+            // What another process on the profile queued and left is looked for too.
+            store.controlsMayWait()
+            deliverInBackground()
+        }
     }
 }

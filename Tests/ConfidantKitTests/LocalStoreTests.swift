@@ -552,6 +552,35 @@ struct LocalStoreTests {
         }
     }
 
+    @Test("the control queue is looked at only when something may be in it: once opened, after a queueing, when asked")
+    func controlsMark() throws {
+        struct Failure: Error {}
+        try withStore { store, _ in
+            #expect(store.takeControlsMark(), "a store just opened may hold controls left from before")
+            #expect(!store.takeControlsMark())
+            let peer = UUID()
+            func queue(_ db: Database) throws {
+                try store.queueControl(
+                    ChatPayload(conversation: peer, content: .receipt(Receipt(.delivered, messageIDs: [UUID()]))),
+                    to: peer, toOwnDevices: false, now: Date(), db)
+            }
+            try store.write { db in try queue(db) }
+            #expect(store.takeControlsMark())
+            #expect(!store.takeControlsMark())
+            // A queueing rolled back leaves it set: one read more, nothing missed.
+            #expect(throws: Failure.self) {
+                try store.write { db in
+                    try queue(db)
+                    throw Failure()
+                }
+            }
+            #expect(store.takeControlsMark())
+            store.controlsMayWait()
+            #expect(store.takeControlsMark())
+            #expect(try store.controls().count == 1)
+        }
+    }
+
     @Test("marking read is one deferred commit that queues one read receipt for the incoming lines only")
     func markReadIsOneDeferredCommit() throws {
         try withStore { store, _ in

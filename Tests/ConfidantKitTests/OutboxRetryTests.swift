@@ -32,6 +32,14 @@ struct OutboxRetryTests {
             await alice.reopened(retry: policy, now: now)
         }
 
+        /// Alice's profile in a messenger whose automatic retries never come: only the next
+        /// send delivers.
+        func senderWithoutRetries() async -> Messenger {
+            var policy = RetryPolicy()
+            policy.sleep = ManualSleeper().sleep  // never released
+            return await sender(policy)
+        }
+
         func restart() async throws {
             let (directory, port, adjust) = (first.directory, first.port, adjust)
             second = try await TestRelay.start(
@@ -107,16 +115,33 @@ struct OutboxRetryTests {
         let outage = try await Outage()
         let (bob, toBob) = (outage.bob, await outage.bob.contact)
         defer { outage.remove() }
-        var policy = RetryPolicy()
-        let sleeper = ManualSleeper()
-        policy.sleep = sleeper.sleep  // never released: only the next send delivers
-        let sender = await outage.sender(policy)
+        let sender = await outage.senderWithoutRetries()
         await outage.stop()
         for index in 1...20 { _ = try await sender.send("queued \(index)", to: toBob) }
         try await outage.restart()
         #expect(try await sender.send("the newest", to: toBob).status == .sent)
         let received = try await bob.messenger.sync().map(\.text)
         #expect(received == (1...20).map { "queued \($0)" } + ["the newest"])
+    }
+
+    @Test("a control message that could not go while the relay was down goes with the next send once it is back")
+    func controlGoesWithTheNextSend() async throws {
+        let outage = try await Outage()
+        let (bob, toBob) = (outage.bob, await outage.bob.contact)
+        defer { outage.remove() }
+        let sender = await outage.senderWithoutRetries()
+        _ = try await sender.send("before", to: toBob)
+        await outage.stop()
+        try await sender.setDisappearingTimer(60, with: toBob)
+        #expect(try sender.store.controls().count == 1, "waiting for the relay")
+        try await outage.restart()
+        // Nothing new is queued: the delivery that left the timer waiting marked the queue.
+        #expect(try await sender.send("after", to: toBob).status == .sent)
+        try await waitUntil { try sender.store.controls().isEmpty }
+        let received = try await bob.messenger.sync()
+        #expect(received.compactMap(\.text) == ["before", "after", "Alice set disappearing messages to 1 min"])
+        #expect(received.last?.direction == .notice)
+        #expect(try await bob.messenger.disappearingTimer(with: sender.me) == 60)
     }
 
     @Test(

@@ -10,12 +10,20 @@ extension MessageSender {
     /// theirs, and the next delivery takes them together, as a group commit does.
     /// - Returns: when to try again if one could not go now (the server is away): the rest wait with it.
     func deliverControls() async throws -> Date? {
+        guard store.takeControlsMark() else { return nil }
+        // Anything that leaves a control queued (held, deferred, an error) sets the mark again.
+        var leftQueued = true
+        defer { if leftQueued { store.controlsMayWait() } }
+        var held = false
         for run in ControlRun.runs(of: try store.controls()) {
             let control = run.first
             do {
                 // A peer whose verified key changed gets nothing until the user confirms (a
                 // message sent anyway accepts the new key); the control waits.
-                if try directory.keysChangedSinceVerification(control.peer) { continue }
+                if try directory.keysChangedSinceVerification(control.peer) {
+                    held = true
+                    continue
+                }
                 let peerKeys = try await directory.keysForSending(of: control.peer)
                 guard !peerKeys.isEmpty else {
                     try store.finishControls(run.messageIDs)
@@ -39,11 +47,13 @@ extension MessageSender {
                     // Fetched again next time.
                     directory.devicesChanged(of: control.peer)
                     directory.devicesChanged(of: me)
+                    held = true
                     continue
                 default: try store.finishControls(run.messageIDs)  // refused for good: dropped
                 }
             }
         }
+        leftQueued = held
         return nil
     }
 }

@@ -23,6 +23,8 @@ final class LocalStore: Sendable {
     let knownSenders = KnownSenders()
     /// What the write under way inserted, for the chats that follow the store (`ChatLines`).
     let insertedLines = InsertedLines()
+    /// Whether the control queue may hold something (``takeControlsMark()``).
+    let controlsMark = Atomic<Bool>(true)
     /// The run of the system this store writes in (`SystemBoot`), written beside each session:
     /// a session read from a row of another run may have lost its latest writes.
     let boot: String?
