@@ -357,10 +357,17 @@ final class OpenChat {
 
     /// Records what is new in `messages` now and after every change (Observation calls back
     /// before the change lands, so the check runs in the task that follows it).
+    /// New lines come last: the scan goes back from the end to the first line it has seen. (It
+    /// looked up all 200 lines' texts after every change, 0.1 ms of each message's measured time
+    /// at 50 messages/s.)
     private func watch() {
-        for message in model.messages where message.direction == .incoming {
-            if let text = message.text, !arrivals.has(text) { arrivals.arrived(text) }
+        var new: [String] = []
+        for message in model.messages.reversed() where message.direction == .incoming {
+            guard let text = message.text else { continue }
+            if arrivals.has(text) { break }
+            new.append(text)
         }
+        for text in new.reversed() { arrivals.arrived(text) }
         withObservationTracking {
             _ = model.messages
         } onChange: {
