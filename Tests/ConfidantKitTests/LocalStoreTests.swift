@@ -202,6 +202,35 @@ struct LocalStoreTests {
         }
     }
 
+    @Test("a session stored several times in one transaction is written once, at its end, as last stored")
+    func sessionWrittenOnce() throws {
+        try withStore { store, _ in
+            let device = DeviceAddress(userID: UUID(), deviceID: UUID())
+            let other = DeviceAddress(userID: device.userID, deviceID: UUID())
+            func changes() -> Int { store.database.writeWithoutTransaction { $0.totalChangesCount } }
+            let before = changes()
+            try store.transaction { transaction in
+                for _ in 0..<5 { try transaction.storeSession(SessionRecord(), with: device, fingerprint: "one") }
+                try transaction.storeSession(SessionRecord(), with: other, fingerprint: "x")
+                // Rebound to another key before the end: only that one is written.
+                try transaction.storeSession(SessionRecord(), with: device, fingerprint: "two")
+                // Not written yet: the row appears at the end.
+                #expect(try Int.fetchOne(transaction.db, sql: "SELECT COUNT(*) FROM session") == 0)
+            }
+            #expect(changes() - before == 2, "one row per device")
+            #expect(try store.session(with: device, fingerprint: "one") == nil)
+            #expect(try store.session(with: device, fingerprint: "two") != nil)
+            #expect(try store.session(with: other, fingerprint: "x") != nil)
+            // Stored, then ended in the same transaction: nothing written.
+            let third = DeviceAddress(userID: UUID(), deviceID: UUID())
+            try store.transaction { transaction in
+                try transaction.storeSession(SessionRecord(), with: third, fingerprint: "t")
+                try transaction.endSessions(of: third.userID, devices: [third.deviceID])
+            }
+            #expect(try store.session(with: third, fingerprint: "t") == nil)
+        }
+    }
+
     @Test(
         "sessions kept opened follow the stored row: a write that rolled back, and another process's write, are read as stored"
     )

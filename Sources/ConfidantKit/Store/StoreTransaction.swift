@@ -3,8 +3,8 @@ import Foundation
 import GRDB
 
 /// The protocol stores (`SessionStore`, `PrekeyStore`, `IdentityStore`) over the local store,
-/// inside one write transaction (`LocalStore.transaction`). Prekeys are read and decrypted once
-/// per transaction and written back at its end.
+/// inside one write transaction (`LocalStore.transaction`). Prekeys, sessions and devices' keys
+/// are read once per transaction; prekeys and sessions are written back at its end, each once.
 final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     let db: Database
     private let dataKey: LocalDataKey
@@ -16,6 +16,13 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     /// Sessions read or stored in this transaction: sealing asks for a session twice (does it
     /// need a bundle? then seal), and opening each one costs a decryption and a parse.
     private var sessions: [SessionKey: SessionRecord?] = [:]
+    /// Sessions stored in this transaction and not written yet, by device (one session each):
+    /// written once at its end (``flush()``). A window of messages to one device, or a batch
+    /// received from it, stored the device's session once per message, each sealed anew and
+    /// written over the last.
+    private var unwritten: [DeviceAddress: SessionKey] = [:]
+    /// Devices' known keys as read in this transaction (the keys change outside it).
+    private var keys: [DeviceAddress: [KnownKey]] = [:]
     /// The system's run this transaction writes in (`LocalStore.boot`).
     private let boot: String?
     /// Whether this transaction commits without a sync: then it may not store a session that
@@ -85,12 +92,22 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
         if deferred, try record.reservesBeyond(session(with: device, fingerprint: fingerprint)) {
             throw ReservationNeedsSync()
         }
+        // One session per device: a session bound to another key is replaced, here and in the row.
+        if sessions.keys.contains(where: { $0.device == device && $0 != key }) {
+            sessions = sessions.filter { $0.key.device != device }
+        }
+        sessions[key] = .some(record)
+        unwritten[device] = key
+    }
+
+    /// Writes a session stored in this transaction to its row.
+    private func write(_ key: SessionKey) throws {
+        guard let record = sessions[key] ?? nil else { return }
+        let device = key.device
+        let fingerprint = key.fingerprint
         let sealed = try dataKey.seal(
             record.serialized, context: SealContext.session(device, fingerprint: fingerprint).text)
         openedSessions.remember(record, for: key, sealed: sealed)
-        // One session per device: a session bound to another key is replaced, here and in the row.
-        sessions = sessions.filter { $0.key.device != device }
-        sessions[key] = .some(record)
         try db.cachedStatement(
             sql: """
                 INSERT INTO session (user_id, device_id, fingerprint, sealed, updated_at, boot) VALUES (?, ?, ?, ?, ?, ?)
@@ -108,6 +125,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     func endSessions(of user: UUID, devices: [UUID]) throws {
         guard !devices.isEmpty else { return }
         sessions = sessions.filter { !($0.key.device.userID == user && devices.contains($0.key.device.deviceID)) }
+        unwritten = unwritten.filter { !($0.key.userID == user && devices.contains($0.key.deviceID)) }
         try SessionRow.filter(
             SessionRow.Columns.userID == user.canonicalString
                 && devices.map(\.canonicalString).contains(SessionRow.Columns.deviceID)
@@ -118,6 +136,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     /// Forgets every session (this device's own key changed).
     func endAllSessions() throws {
         sessions = [:]
+        unwritten = [:]
         try SessionRow.deleteAll(db)
     }
 
@@ -144,6 +163,8 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     /// Writes what changed and was cached; `LocalStore.transaction` calls it before committing.
     func flush() throws {
+        for key in unwritten.values { try write(key) }
+        unwritten = [:]
         guard prekeysChanged, let prekeys = prekeys ?? nil else { return }
         let sealed = try dataKey.seal(prekeys.serialized, context: SealContext.prekeys.text)
         try MetaRecord(key: MetaRecord.Key.prekeys.rawValue, value: sealed).save(db)
@@ -154,12 +175,15 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     // MARK: IdentityStore
 
     func knownKeys(of device: DeviceAddress) throws -> [KnownKey] {
-        try ContactKeyRecord.fetchAll(
+        if let known = keys[device] { return known }
+        let known = try ContactKeyRecord.fetchAll(
             db.cachedStatement(sql: "SELECT * FROM contact_key WHERE user_id = ? AND device_id = ?"),
             arguments: [device.userID.canonicalString, device.deviceID.canonicalString]
         )
         // Current first, then retired ones, newest first.
         .sorted { ($0.retiredAt ?? .distantFuture) > ($1.retiredAt ?? .distantFuture) }
         .map(parsedIdentities.knownKey)
+        keys[device] = known
+        return known
     }
 }
