@@ -176,8 +176,8 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
 
     /// Brings `lines` up to date with what a commit changed; whether they changed. Lines are
     /// replaced and added in place, and compared one by one only where a row changed: the chat
-    /// holds 200 of them, and copying and comparing them all for each message that arrives was
-    /// half of what following a commit cost.
+    /// holds 200 of them, and copying and comparing them all for each message that arrived was
+    /// most of what following a commit cost once new lines were no longer read back.
     private func refresh(after changes: Changes, _ db: Database) throws -> Bool {
         guard !changes.unknown, !changes.deletedMessages.contains(where: { index(of: $0) != nil }) else {
             let fetched = try wholeFetch(db)
