@@ -65,6 +65,15 @@ struct LocalStoreTests {
             #expect(try payload.serialized == bytes, "\(content)")
             #expect(try ChatPayload(serialized: bytes) == payload)
         }
+        // Receipts are written by hand: the same bytes as the encoder's, for any count and kind.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for count in [1, 2, 3, 50, ChatPayload.maximumReceiptIDs] {
+            for kind in [Receipt.Kind.delivered, .read] {
+                let receipt = Receipt(kind, messageIDs: (0..<count).map { _ in UUID() })
+                #expect(receipt.json == (try encoder.encode(receipt)), "\(count) \(kind)")
+            }
+        }
         // An attachment pointer round-trips, its key and thumbnail as base64.
         let pointer = AttachmentPointer(
             id: target, blobID: conversation, capability: "cap", key: Data(repeating: 7, count: 32),

@@ -79,7 +79,7 @@ public struct ChatPayload: Sendable, Hashable {
             switch content {
             case .text(let text): bytes += Data(text.utf8)
             case .message(let message): bytes += try Self.encoder.encode(message)
-            case .receipt(let receipt): bytes += try Self.encoder.encode(receipt)
+            case .receipt(let receipt): bytes += receipt.json
             case .edit(let id, let text): bytes += try Self.encoder.encode(Edit(messageId: id, text: text))
             case .deletion(let id): bytes += try Self.encoder.encode(Deletion(messageId: id))
             case .timer(let seconds): bytes += try Self.encoder.encode(Timer(expiresAfter: seconds))
@@ -224,6 +224,24 @@ public struct Receipt: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case type
         case messageIDs = "messageIds"
+    }
+
+    /// The JSON body, byte for byte as `JSONEncoder` with sorted keys writes it
+    /// (`{"messageIds":[…],"type":…}`), written without it: every batch of messages received
+    /// queues a receipt, and the encoder was 1.3 % of both clients' CPU per message in
+    /// `relay-load kit`. Ids and the two kinds need no escaping.
+    var json: Data {
+        var text = #"{"messageIds":["#
+        text.reserveCapacity(40 * messageIDs.count + 32)
+        for (index, id) in messageIDs.enumerated() {
+            text += index == 0 ? "\"" : ",\""
+            text += id.uuidString
+            text += "\""
+        }
+        text += #"],"type":""#
+        text += type.rawValue
+        text += #""}"#
+        return Data(text.utf8)
     }
 }
 
