@@ -121,9 +121,8 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
     /// commits in between).
     func start(_ db: Database) throws {
         guard !stopped.load(ordering: .relaxed) else { return }
-        lines = try store.history(with: peer, limit: limit, db, texts: texts)
-        wholeFetches += 1
-        continuation.yield(lines)
+        _ = try wholeFetch(db)
+        continuation.yield(lines)  // the first lines, even none
         db.add(transactionObserver: self, extent: .observerLifetime)
     }
 
@@ -180,10 +179,7 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
     /// most of what following a commit cost once new lines were no longer read back.
     private func refresh(after changes: Changes, _ db: Database) throws -> Bool {
         guard !changes.unknown, !changes.deletedMessages.contains(where: { index(of: $0) != nil }) else {
-            let fetched = try wholeFetch(db)
-            guard fetched != lines else { return false }
-            lines = fetched
-            return true
+            return try wholeFetch(db)
         }
         var candidates = changes.messages
         var asInserted = changes.inserted
@@ -207,12 +203,7 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
             candidates.remove(sequence)
             if line.message.peer == peer { known.append(line) }
         }
-        guard let fetched = try candidates.isEmpty ? [] : readLines(candidates, db) else {
-            let fetched = try wholeFetch(db)
-            guard fetched != lines else { return false }
-            lines = fetched
-            return true
-        }
+        guard let fetched = try candidates.isEmpty ? [] : readLines(candidates, db) else { return try wholeFetch(db) }
         for line in known {
             if let text = line.message.text, let sealed = line.sealed {
                 texts.remember(line.message.sequence, sealed: sealed, text: text)
@@ -271,9 +262,13 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
         return low < lines.count && lines[low].sequence == sequence ? low : nil
     }
 
-    private func wholeFetch(_ db: Database) throws -> [ChatMessage] {
+    /// The lines fetched afresh, as a first fetch does; whether they changed.
+    private func wholeFetch(_ db: Database) throws -> Bool {
         wholeFetches += 1
-        return try store.history(with: peer, limit: limit, db, texts: texts)
+        let fetched = try store.history(with: peer, limit: limit, db, texts: texts)
+        guard fetched != lines else { return false }
+        lines = fetched
+        return true
     }
 
     /// The `seq` of the messages that own these attachment rows.
