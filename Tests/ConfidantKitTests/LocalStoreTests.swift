@@ -328,16 +328,35 @@ struct LocalStoreTests {
         }
     }
 
-    @Test("a deferred write leaves its sync to the next write; every other write, and every write after it, is synced")
-    func deferredWritesRestoreFullSync() throws {
+    @Test("a synced write syncs the log once it has committed; a deferred one leaves that to the next synced write")
+    func syncedWritesSyncTheLog() throws {
         try withStore { store, _ in
             // SQLite's levels: 1 NORMAL (in WAL mode, no sync at commit), 2 FULL (the log synced at
-            // every commit).
+            // every commit). The connection stays at NORMAL; the store syncs the log itself.
             func level(_ db: Database) throws -> Int? { try Int.fetchOne(db, sql: "PRAGMA synchronous") }
-            #expect(try store.write { db in try level(db) } == 2)
-            #expect(try store.transaction { transaction in try level(transaction.db) } == 2)
+            let log = try #require(store.log, "the store is in WAL mode")
+            func syncs() -> Int { log.syncs.load(ordering: .relaxed) }
+            func insert(_ key: String) -> (Database) throws -> Void {
+                { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, x'00')", arguments: [key]) }
+            }
+            #expect(try store.write { db in try level(db) } == 1)
+            #expect(try store.transaction { transaction in try level(transaction.db) } == 1)
             #expect(try store.write(.deferred) { db in try level(db) } == 1)
-            #expect(try store.write { db in try level(db) } == 2)
+
+            var before = syncs()
+            let deferred = try store.countedWrite(.deferred, insert("deferred")).commit
+            #expect(syncs() == before, "a deferred write does not sync")
+            #expect(store.commitCounts.synced < deferred)
+            try store.write { db in try db.execute(sql: "DELETE FROM meta WHERE key = 'none'") }
+            #expect(syncs() == before, "a synced write that changed nothing has nothing to sync")
+            #expect(store.commitCounts.synced < deferred)
+            let synced = try store.countedWrite(.synced, insert("synced")).commit
+            #expect(syncs() == before + 1, "one sync, after the commit")
+            #expect(store.commitCounts.synced == synced, "and the deferred commit before it with it")
+            before = syncs()
+            _ = try store.countedTransaction(.synced) { transaction in try insert("transaction")(transaction.db) }
+            #expect(syncs() == before + 1)
+            #expect(store.commitCounts.synced == store.commitCounts.count)
             struct Refused: Error {}
             #expect(throws: Refused.self) {
                 try store.write(.deferred) { db in
@@ -345,7 +364,6 @@ struct LocalStoreTests {
                     throw Refused()
                 }
             }
-            #expect(try store.read { db in try level(db) } == 2)
             // The failed write rolled back, and the connection is usable.
             #expect(
                 try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta WHERE key = 'test'") } == 0)

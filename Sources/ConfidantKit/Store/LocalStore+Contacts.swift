@@ -5,8 +5,8 @@ import GRDB
 /// Contacts (sealed), the device keys seen for each user, and what the user verified.
 extension LocalStore {
     func saveContact(_ contact: Contact) throws {
-        // Every send saves its contact, nearly always unchanged, and a write transaction is a
-        // sync to disk (the store's `synchronous=FULL`): a read first is cheaper.
+        // Every send saves its contact, nearly always unchanged, and a synced write transaction
+        // is a sync to disk: a read first is cheaper.
         if try self.contact(id: contact.id) == contact { return }
         try replaceContact(contact)
     }

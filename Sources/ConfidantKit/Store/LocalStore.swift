@@ -28,11 +28,14 @@ final class LocalStore: Sendable {
     /// The run of the system this store writes in (`SystemBoot`), written beside each session:
     /// a session read from a row of another run may have lost its latest writes.
     let boot: String?
-    /// The store's write-ahead log, synced without the connection (``syncLog(through:)``).
-    private let log: WriteAheadLog
+    /// The store's write-ahead log, synced without the connection (``syncLog(through:)``); nil
+    /// when the store is not in WAL mode, where every commit syncs.
+    let log: WriteAheadLog?
+    /// Where the log is synced, one sync at a time.
+    private let logSyncs = DispatchQueue(label: "confidant.store.log-sync", qos: .userInitiated)
 
     private init(
-        database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog
+        database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog?
     ) {
         self.database = database
         self.dataKey = dataKey
@@ -49,13 +52,19 @@ final class LocalStore: Sendable {
         // write transactions are IMMEDIATE, so one seals and stores a session at a time, and the
         // other waits for it instead of failing with "database is locked".
         configuration.busyMode = .timeout(10)
+        let journal = Mutex<String?>(nil)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
-            // WAL: one fsync per transaction instead of several; synchronous FULL (SQLite's
-            // default, set anyway), so a message acknowledged to the server survives a power loss
-            // once stored. Only writes asked to be `.deferred` leave their sync to the next one.
-            try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // WAL: one fsync per transaction instead of several. SQLite's commits do not sync the
+            // log (NORMAL); a `.synced` write syncs the log's file itself once it has committed
+            // (`WriteAheadLog`), so a message acknowledged to the server survives a power loss once
+            // stored. Switching the connection between FULL and NORMAL around each deferred write
+            // instead was two statements per transaction, 3 % of both clients' CPU in
+            // `relay-load kit` (perf). Where the log cannot be used (a file system without shared
+            // memory), every commit syncs (FULL).
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")?.lowercased()
+            journal.withLock { $0 = mode }
+            try db.execute(sql: mode == "wal" ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL")
         }
         let database = try DatabaseQueue(path: url.path, configuration: configuration)
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
@@ -71,7 +80,7 @@ final class LocalStore: Sendable {
         return LocalStore(
             database: database, dataKey: dataKey,
             attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
-            log: WriteAheadLog(path: url.path + "-wal"))
+            log: journal.withLock { $0 } == "wal" ? WriteAheadLog(path: url.path + "-wal") : nil)
     }
 
     /// Rewraps the data key for a new device key (nothing else is re-encrypted).
@@ -94,8 +103,9 @@ final class LocalStore: Sendable {
 
     /// When a write transaction is on disk.
     enum Durability {
-        /// Synced before the write returns (SQLite's `synchronous = FULL` in WAL mode): what the
-        /// relay is told next, or what goes on the wire next, rests on it.
+        /// Synced before the write returns (the log's file synced after the commit, as SQLite's
+        /// `synchronous = FULL` does in WAL mode): what the relay is told next, or what goes on
+        /// the wire next, rests on it.
         case synced
         /// In the write-ahead log, and synced with the next synced transaction (which syncs the
         /// whole log): a crash of the process loses nothing, a power cut may lose it. Only for
@@ -130,29 +140,25 @@ final class LocalStore: Sendable {
     func countedWrite<T>(_ durability: Durability, _ body: (Database) throws -> T) throws -> (
         result: T, commit: UInt64
     ) {
-        try database.writeWithoutTransaction { db in
+        let (result, commit, wrote) = try database.writeWithoutTransaction { db in
             let changesBefore = db.totalChangesCount
             // Its inserts are for the chats that follow this commit, not for the next one.
             defer { insertedLines.forget() }
-            let result: T
-            if durability == .synced {
-                result = try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body)
-            } else {
-                // The connection's setting, for this transaction only (it cannot change inside one).
-                try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
-                let outcome = Result { try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body) }
-                try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
-                result = try outcome.get()
-            }
-            // A transaction that changed nothing writes nothing to the log, so it syncs nothing.
-            let synced = durability == .synced && db.totalChangesCount != changesBefore
+            let result = try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION", body)
             let commit = commits.withLock { commits in
                 commits.count += 1
-                if synced { commits.synced = commits.count }
+                // Outside WAL mode every commit is synced by SQLite.
+                if log == nil { commits.synced = commits.count }
                 return commits.count
             }
-            return (result, commit)
+            return (result, commit, db.totalChangesCount != changesBefore)
         }
+        // A transaction that changed nothing wrote nothing to the log, so it has nothing to sync.
+        // Synced after the connection is free: reads and writes go on meanwhile.
+        if durability == .synced, wrote, let log {
+            try logSyncs.sync { try syncLogNow(through: commit) }
+        }
+        return (result, commit)
     }
 
     /// Makes sure commit `number` is on disk: nothing to do when a synced commit followed it (as
@@ -168,12 +174,12 @@ final class LocalStore: Sendable {
     }
 
     /// ``sync(through:)`` off the caller's thread and without the connection: the log's file is
-    /// synced directly (what a synced commit does in WAL mode), so reads and writes go on
-    /// meanwhile.
+    /// synced directly (what a synced write does once it has committed), so reads and writes go
+    /// on meanwhile.
     func syncLog(through number: UInt64) async throws {
         if commits.withLock({ $0.synced >= number }) { return }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            log.queue.async { continuation.resume(with: Result { try self.syncLogNow(through: number) }) }
+            logSyncs.async { continuation.resume(with: Result { try self.syncLogNow(through: number) }) }
         }
     }
 
@@ -189,7 +195,7 @@ final class LocalStore: Sendable {
         }
         guard schedule else { return }
         backgroundSyncs.enter()
-        log.queue.asyncAfter(deadline: .now() + Self.backgroundSyncDelay) {
+        logSyncs.asyncAfter(deadline: .now() + Self.backgroundSyncDelay) {
             defer { self.backgroundSyncs.leave() }
             self.backgroundSync.withLock { $0 = false }
             // Everything committed by now goes with it.
@@ -207,33 +213,31 @@ final class LocalStore: Sendable {
     /// Returns once the background syncs scheduled so far have ended (`Messenger.stopLive`).
     func backgroundSyncsDone() async {
         await withCheckedContinuation { continuation in
-            backgroundSyncs.notify(queue: log.queue) { continuation.resume() }
+            backgroundSyncs.notify(queue: logSyncs) { continuation.resume() }
         }
     }
 
-    /// On `log.queue` only.
+    /// On `logSyncs` only.
     private func syncLogNow(through number: UInt64) throws {
+        guard let log else { return }
         if commits.withLock({ $0.synced >= number }) { return }
         // Every commit counted so far is in the log's file: syncing it makes them durable.
         let through = commits.withLock { $0.count }
-        if try log.sync() {
-            commits.withLock { $0.synced = max($0.synced, through) }
-        } else {
-            try sync(through: number)
+        guard try log.sync() else {
+            // No log while this store's connection is open: not its own, which SQLite keeps as
+            // long as a connection is open. Fail closed rather than call anything synced.
+            throw ConfidantKitError.storeDamaged("the store's log is missing")
         }
+        commits.withLock { $0.synced = max($0.synced, through) }
     }
 
+    /// A write of the time under `meta`, synced: for a deferred commit no synced commit followed
+    /// (its sync is the log's, which holds every commit since the last checkpoint).
     private func syncedWrite(unlessSyncedThrough number: UInt64?) throws {
-        try database.writeWithoutTransaction { db in
-            if let number, commits.withLock({ $0.synced >= number }) { return }
-            try Self.inTransaction(db, begin: "BEGIN IMMEDIATE TRANSACTION") { db in
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(
-                    arguments: [MetaRecord.Key.syncedAt.rawValue, Data(String(Date().timeIntervalSince1970).utf8)])
-            }
-            commits.withLock { commits in
-                commits.count += 1
-                commits.synced = commits.count
-            }
+        if let number, commits.withLock({ $0.synced >= number }) { return }
+        try write(.synced) { db in
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(
+                arguments: [MetaRecord.Key.syncedAt.rawValue, Data(String(Date().timeIntervalSince1970).utf8)])
         }
     }
 

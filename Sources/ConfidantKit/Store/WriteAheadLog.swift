@@ -11,12 +11,14 @@ import Synchronization
 /// without SQLite's connection: in WAL mode a commit is durable once the log's file is synced,
 /// which is all a synced commit adds to a deferred one. SQLite offers no call that syncs
 /// without a write transaction, and a write transaction would hold the one connection (every
-/// read of the messenger waits behind it) for the length of the sync.
+/// read of the messenger waits behind it) for the length of the sync. Not safe to call from two
+/// threads at once (a descriptor replaced by one may be closed under the other): `LocalStore`
+/// calls it on one queue.
 final class WriteAheadLog: Sendable {
     let path: String
-    /// Where syncs run, one at a time, off the callers' threads.
-    let queue = DispatchQueue(label: "confidant.store.log-sync", qos: .userInitiated)
     private let descriptor = Mutex<Int32>(-1)
+    /// Syncs done, for the tests.
+    let syncs = Atomic<Int>(0)
 
     init(path: String) { self.path = path }
 
@@ -65,6 +67,7 @@ final class WriteAheadLog: Sendable {
             throw ConfidantKitError.storeDamaged(
                 "the store's log cannot be synced (\(String(cString: strerror(errno))))")
         }
+        syncs.add(1, ordering: .relaxed)
         return true
     }
 }
