@@ -60,6 +60,11 @@ struct LoadCommand: AsyncParsableCommand {
             "How receivers take envelopes: `binary` (binary delivery frames, as ConfidantKit asks for them) or `json` (`{\"entries\": …}` text frames)."
     )
     var deliveries: DeliveryForm = .binary
+    @Option(
+        help:
+            "How stream senders get their receipts: `binary` (binary receipt frames, several to a frame, as ConfidantKit asks for them) or `json` (a `{\"receipt\": …}` text frame each)."
+    )
+    var receipts: DeliveryForm = .binary
     @Flag(help: "Print one JSON line instead of the table.") var json = false
 
     func run() async throws {
@@ -205,7 +210,7 @@ struct LoadCommand: AsyncParsableCommand {
             for pair in 0..<pairs {
                 senders.append(
                     try await BenchStream.connect(
-                        port: port, user: users[2 * pair], on: eventLoops, window: window,
+                        port: port, user: users[2 * pair], on: eventLoops, window: window, receipts: receipts,
                         onRefused: { refused in refusals.withLock { $0.append("\(refused.error): \(refused.message)") }
                         }))
             }
@@ -293,7 +298,7 @@ struct LoadCommand: AsyncParsableCommand {
         let sendSeconds = Double(sentElapsed.components.seconds) + Double(sentElapsed.components.attoseconds) / 1e18
         return BenchResult(
             database: database == nil ? "sqlite" : "postgresql", transport: transport.rawValue,
-            deliveries: deliveries.rawValue, pairs: pairs,
+            deliveries: deliveries.rawValue, receipts: transport == .http ? nil : receipts.rawValue, pairs: pairs,
             messages: total,
             targetRate: rate, persistedPerSecond: Double(total) / sendSeconds,
             deliveredPerSecond: Double(total) / seconds,
@@ -373,7 +378,7 @@ enum SendTransport: String, ExpressibleByArgument, Sendable {
     case http
 }
 
-/// How a stream's envelopes come (`/v1/stream?deliveries=`).
+/// How a stream's envelopes (`/v1/stream?deliveries=`) or receipts (`receipts=`) come.
 enum DeliveryForm: String, ExpressibleByArgument, Sendable {
     case binary
     case json
@@ -392,6 +397,8 @@ struct BenchResult: Codable {
     let transport: String
     /// How receivers took envelopes (`binary` or `json`).
     let deliveries: String
+    /// How stream senders took their receipts (`binary` or `json`); nil over HTTP.
+    let receipts: String?
     let pairs: Int
     let messages: Int
     let targetRate: Double?
@@ -418,6 +425,7 @@ struct BenchResult: Codable {
             "database            \(database)",
             "sending over        \(transport)",
             "deliveries          \(deliveries)",
+            "receipts            \(receipts ?? "HTTP responses")",
             "pairs               \(pairs)",
             "messages            \(messages)" + (targetRate.map { " at a target of \(Int($0))/s" } ?? " (open loop)"),
             "persisted           \(Int(persistedPerSecond)) messages/s",
@@ -505,7 +513,7 @@ final class BenchStream: Sendable {
 
     static func connect(
         port: Int, user: BenchUser, from source: String? = nil, on group: any EventLoopGroup, window: Int = 1,
-        deliveries: DeliveryForm = .binary,
+        deliveries: DeliveryForm = .binary, receipts: DeliveryForm = .binary,
         onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
         onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }
     ) async throws -> BenchStream {
@@ -534,7 +542,9 @@ final class BenchStream: Sendable {
         // Entries several to a frame, as ConfidantKit asks for them; such a frame (or one large
         // entry) is more than NIO's default limit of 16 KiB.
         let socket = try await BenchSocket.connect(
-            port: port, target: "/v1/stream?batched=true&deliveries=\(deliveries.rawValue)", headers: headers,
+            port: port,
+            target: "/v1/stream?batched=true&deliveries=\(deliveries.rawValue)&receipts=\(receipts.rawValue)",
+            headers: headers,
             maximumFrameBytes: 1 << 23, from: source, on: group,
             onText: { socket, text in
                 guard let frame = BenchFrame.scan(text) ?? (try? decoder.decode(BenchFrame.self, from: Data(text.utf8)))
@@ -557,7 +567,13 @@ final class BenchStream: Sendable {
                 }
                 take(socket, (frame.entry.map { [$0] } ?? []) + (frame.entries ?? []))
             },
-            onBinary: { socket, buffer in take(socket, BenchFrame.scan(binary: buffer) ?? []) })
+            onBinary: { socket, buffer in
+                if let count = BenchFrame.receiptCount(binary: buffer) {
+                    for _ in 0..<count { sendWindow.release() }
+                    return
+                }
+                take(socket, BenchFrame.scan(binary: buffer) ?? [])
+            })
         return BenchStream(socket: socket, caughtUpSignal: signal, window: sendWindow)
     }
 
@@ -636,6 +652,16 @@ struct BenchFrame: Decodable {
             entries.append(Entry(cursor: cursor, messageId: nil, id: uuid))
         }
         return buffer.readableBytes == 0 ? entries : nil
+    }
+
+    /// How many receipts a binary receipt frame (docs/PROTOCOL.md §7.4) holds; nil if it is not
+    /// one. The generator only counts them: each frees a place in the sender's window.
+    static func receiptCount(binary buffer: ByteBuffer) -> Int? {
+        guard buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == StreamReceiptFrame.kind,
+            let count = buffer.getInteger(at: buffer.readerIndex + 1, as: UInt16.self),
+            buffer.readableBytes == 3 + Int(count) * StreamReceiptFrame.Receipt.size
+        else { return nil }
+        return Int(count)
     }
 
     var challenge: String?

@@ -96,7 +96,7 @@ public struct StreamDeliveryFrame: Sendable, Hashable {
         let count = 3 + entries.reduce(0) { $0 + Entry.overhead + $1.envelope.count }
         var bytes = Data(count: count)
         bytes.withUnsafeMutableBytes { buffer in
-            var writer = Writer(buffer: buffer)
+            var writer = BinaryFrameWriter(buffer: buffer)
             writer.write(Self.version)
             writer.write(UInt16(entries.count))
             for entry in entries {
@@ -111,31 +111,6 @@ public struct StreamDeliveryFrame: Sendable, Hashable {
             assert(writer.offset == count, "the frame's size is computed from the same fields")
         }
         return bytes
-    }
-
-    /// Writes fields one after another into a buffer sized for them.
-    private struct Writer {
-        let buffer: UnsafeMutableRawBufferPointer
-        var offset = 0
-
-        mutating func write<T: FixedWidthInteger>(_ value: T) {
-            buffer.storeBytes(of: value.bigEndian, toByteOffset: offset, as: T.self)
-            offset += MemoryLayout<T>.size
-        }
-
-        mutating func write(_ id: UUID) {
-            withUnsafeBytes(of: id.uuid) {
-                UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + 16]).copyMemory(from: $0)
-            }
-            offset += 16
-        }
-
-        mutating func write(_ data: Data) {
-            data.withUnsafeBytes {
-                UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + data.count]).copyMemory(from: $0)
-            }
-            offset += data.count
-        }
     }
 }
 

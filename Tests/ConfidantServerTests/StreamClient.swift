@@ -14,15 +14,18 @@ final class StreamClient: Sendable {
     let problems: AsyncStream<String>
     /// How many binary delivery frames came (they are in `frames` as `entries` frames).
     let binaryFrames: Locked<Int>
+    /// How many binary receipt frames came (their receipts are in `frames` as `receipt` frames).
+    let receiptFrames: Locked<Int>
 
     private init(
         socket: WebSocket, frames: AsyncStream<Components.Schemas.StreamFrame>, problems: AsyncStream<String>,
-        binaryFrames: Locked<Int>
+        binaryFrames: Locked<Int>, receiptFrames: Locked<Int>
     ) {
         self.socket = socket
         self.frames = frames
         self.problems = problems
         self.binaryFrames = binaryFrames
+        self.receiptFrames = receiptFrames
     }
 
     private struct Problem: Decodable {
@@ -32,11 +35,14 @@ final class StreamClient: Sendable {
 
     /// Connects as `user`'s device and answers the stream's challenge with its key, unless
     /// `proving` is false (then the stream waits for a proof that never comes); `batched` asks for
-    /// `entries` frames, `binary` for binary delivery frames (a malformed one ends `frames`).
+    /// `entries` frames, `binary` for binary delivery frames and `binaryReceipts` for binary
+    /// receipt frames (a malformed frame ends `frames`).
     static func connect(
-        port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true, batched: Bool = false, binary: Bool = false
+        port: Int, user: TestUser, after: Int64 = 0, proving: Bool = true, batched: Bool = false, binary: Bool = false,
+        binaryReceipts: Bool = false
     ) async throws -> StreamClient {
         let binaryFrames = Locked(0)
+        let receiptFrames = Locked(0)
         let (frames, continuation) = AsyncStream<Components.Schemas.StreamFrame>.makeStream()
         let (problems, problemInput) = AsyncStream<String>.makeStream()
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: WebSocket.self)
@@ -48,7 +54,7 @@ final class StreamClient: Sendable {
         configuration.maxFrameSize = 1 << 23
         try await WebSocket.connect(
             to:
-                "ws://127.0.0.1:\(port)/v1/stream?after=\(after)\(batched ? "&batched=true" : "")\(binary ? "&deliveries=binary" : "")",
+                "ws://127.0.0.1:\(port)/v1/stream?after=\(after)\(batched ? "&batched=true" : "")\(binary ? "&deliveries=binary" : "")\(binaryReceipts ? "&receipts=binary" : "")",
             headers: headers,
             configuration: configuration, on: MultiThreadedEventLoopGroup.singleton
         ) { socket in
@@ -74,6 +80,17 @@ final class StreamClient: Sendable {
                 }
             }
             socket.onBinary { socket, buffer in
+                if buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == StreamReceiptFrame.kind {
+                    guard let frame = try? StreamReceiptFrame(serialized: Data(buffer.readableBytesView)) else {
+                        continuation.finish()
+                        return
+                    }
+                    receiptFrames.value += 1
+                    for receipt in frame.receipts {
+                        continuation.yield(Components.Schemas.StreamFrame(receipt: receipt.messageReceipt))
+                    }
+                    return
+                }
                 guard let frame = try? StreamDeliveryFrame(serialized: Data(buffer.readableBytesView)) else {
                     continuation.finish()
                     return
@@ -88,8 +105,8 @@ final class StreamClient: Sendable {
             promise.succeed(socket)
         }.get()
         return StreamClient(
-            socket: try await promise.futureResult.get(), frames: frames, problems: problems, binaryFrames: binaryFrames
-        )
+            socket: try await promise.futureResult.get(), frames: frames, problems: problems,
+            binaryFrames: binaryFrames, receiptFrames: receiptFrames)
     }
 
     func acknowledge(_ cursors: [Int64]) async throws {

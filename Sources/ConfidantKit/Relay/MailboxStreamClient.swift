@@ -106,6 +106,8 @@ struct MailboxStreamClient: Sendable {
                 var pending: [Components.Schemas.MailboxEntry] = []
                 for event in inbox.takeAll() {
                     switch event {
+                    case .receipts(let receipts):
+                        await sender.resolve(receipts)
                     case .acknowledge:
                         try await flush(&pending)
                         try await acknowledgements.now()
@@ -246,11 +248,11 @@ struct MailboxStreamClient: Sendable {
         components.scheme = components.scheme == "https" ? "wss" : "ws"
         components.path = "/v1/stream"
         // Batched: a burst comes in a few frames instead of one per entry (docs/PROTOCOL.md §7);
-        // binary: envelopes without base64 or JSON (§7.3). A relay from before binary deliveries
-        // ignores the parameter and sends text, which is read as well.
+        // binary: envelopes without base64 or JSON (§7.3), receipts several to a frame (§7.4). A
+        // relay from before either ignores its parameter and sends text, which is read as well.
         components.queryItems = [
             URLQueryItem(name: "after", value: String(cursor)), URLQueryItem(name: "batched", value: "true"),
-            URLQueryItem(name: "deliveries", value: "binary"),
+            URLQueryItem(name: "deliveries", value: "binary"), URLQueryItem(name: "receipts", value: "binary"),
         ]
         guard let url = components.string else { throw ConfidantKitError.invalidServerURL(serverURL.absoluteString) }
         var headers = HTTPHeaders()
@@ -275,6 +277,12 @@ struct MailboxStreamClient: Sendable {
                 }
                 socket.onBinary { socket, buffer in
                     do {
+                        // The first byte says what the frame is: receipts (§7.4) or deliveries.
+                        if buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == StreamReceiptFrame.kind {
+                            let frame = try StreamReceiptFrame(serialized: Data(buffer.readableBytesView))
+                            inbox.put(.receipts(frame.receipts.map(\.messageReceipt)))
+                            return
+                        }
                         let frame = try StreamDeliveryFrame(serialized: Data(buffer.readableBytesView))
                         inbox.put(.frame(Components.Schemas.StreamFrame(entries: frame.entries.map(\.mailboxEntry))))
                     } catch {
@@ -415,6 +423,8 @@ final class HeldAcknowledgements: Sendable {
 private final class FrameInbox: Sendable {
     enum Event: Sendable {
         case frame(Components.Schemas.StreamFrame)
+        /// A binary receipt frame's receipts (§7.4).
+        case receipts([Components.Schemas.MessageReceipt])
         /// Time to acknowledge what is held (`HeldAcknowledgements`).
         case acknowledge
         case closed

@@ -96,6 +96,11 @@ actor StreamSender {
         settle(receipt.messageId.lowercased(), .success(receipt))
     }
 
+    /// A binary receipt frame's receipts, in one turn of the actor.
+    func resolve(_ receipts: [Components.Schemas.MessageReceipt]) {
+        for receipt in receipts { resolve(receipt) }
+    }
+
     func resolve(_ refused: Components.Schemas.StreamRefusal) {
         let code = APIErrorCode(code: refused.error)
         settle(

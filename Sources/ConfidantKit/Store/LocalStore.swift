@@ -155,7 +155,7 @@ final class LocalStore: Sendable {
         }
         // A transaction that changed nothing wrote nothing to the log, so it has nothing to sync.
         // Synced after the connection is free: reads and writes go on meanwhile.
-        if durability == .synced, wrote, let log {
+        if durability == .synced, wrote, log != nil {
             try logSyncs.sync { try syncLogNow(through: commit) }
         }
         return (result, commit)

@@ -7,11 +7,12 @@ import NIOWebSocket
 import Synchronization
 import Vapor
 
-/// `GET /v1/stream?after=CURSOR[&batched=true][&deliveries=binary]`: a WebSocket that replays the
+/// `GET /v1/stream?after=CURSOR[&batched=true][&deliveries=binary][&receipts=binary]`: a WebSocket that replays the
 /// device's unacknowledged entries after `after`, says `caughtUp`, then pushes new entries as they
 /// are stored, one to a frame or, batched, several, as JSON text or binary (`StreamDeliveryForm`). The client
 /// acknowledges with `StreamRequest` frames (`cursors`) and may send messages over the same
-/// socket (`send`, or a binary `StreamSendFrame`; answered by `receipt` or `refused`);
+/// socket (`send`, or a binary `StreamSendFrame`; answered by `receipt`, or binary
+/// `StreamReceiptFrame`s, or `refused`);
 /// unacknowledged entries come again on the next connection. Each connection is a
 /// `StreamSession`.
 struct MailboxStream: Sendable {
@@ -51,6 +52,12 @@ struct MailboxStream: Sendable {
             case "binary": binary = true
             default: throw APIFailure.malformed("`deliveries` must be json or binary.")
             }
+            let binaryReceipts: Bool
+            switch request.query[String.self, at: "receipts"] {
+            case nil, "json": binaryReceipts = false
+            case "binary": binaryReceipts = true
+            default: throw APIFailure.malformed("`receipts` must be json or binary.")
+            }
             let form = StreamDeliveryForm(batched: batched, binary: binary)
             let response = Response(status: .switchingProtocols)
             let logger = request.logger
@@ -59,7 +66,8 @@ struct MailboxStream: Sendable {
                 pingInterval: .seconds(Int64(configuration.streamPingSeconds))
             ) { [configuration, mailbox, outages, identity] socket in
                 StreamSession(
-                    socket: socket, caller: caller, after: after, form: form, mailbox: mailbox,
+                    socket: socket, caller: caller, after: after, form: form, binaryReceipts: binaryReceipts,
+                    mailbox: mailbox,
                     configuration: configuration, outages: outages, identity: identity, logger: logger
                 ).start(proofWithin: .seconds(Int64(configuration.streamProofSeconds)))
             }

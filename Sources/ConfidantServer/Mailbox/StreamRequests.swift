@@ -34,11 +34,13 @@ struct StreamRequests: Sendable {
     private let encoder = StreamCoding.encoder()
     private let inFlight = InFlightCount()
     private let unwritten = ByteBudget(limit: MailboxStream.maximumUnwrittenAnswerBytes)
+    /// Receipts as binary frames, for a client that asked for them (`receipts=binary`).
+    private let binaryReceipts: StreamReceiptBatch?
 
     init(
         caller: Caller, mailbox: MailboxService, socket: StreamSocket, proof: StreamProof, outages: OutageLog,
-        maximumEnvelopeBytes: Int, identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?,
-        logger: Logger
+        maximumEnvelopeBytes: Int, binaryReceipts: Bool,
+        identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?, logger: Logger
     ) {
         self.caller = caller
         self.mailbox = mailbox
@@ -48,6 +50,12 @@ struct StreamRequests: Sendable {
         self.maximumEnvelopeBytes = maximumEnvelopeBytes
         self.identity = identity
         self.logger = logger
+        let unwritten = unwritten
+        self.binaryReceipts =
+            binaryReceipts
+            ? StreamReceiptBatch(eventLoop: socket.eventLoop) { [socket] receipts in
+                Self.sendFrames(of: receipts, to: socket, budget: unwritten)
+            } : nil
     }
 
     /// Handles one frame; false when the stream must end (no proof, or a refused one).
@@ -182,7 +190,20 @@ struct StreamRequests: Sendable {
         mailbox.enqueueSend(submission, replyingOn: socket.eventLoop) { [self] result in
             inFlight.end()
             switch result {
-            case .success(let receipt): answer(.init(receipt: receipt.wire(messageID: messageID)))
+            case .success(let receipt):
+                // The binary form names the message by its 16 bytes (a JSON send's id is a UUID's
+                // text by then: `MailboxSubmission` refused any other); anything it cannot say
+                // goes as text.
+                if let binaryReceipts, let id = UUID(uuidString: messageID),
+                    let stored = UInt16(exactly: receipt.stored)
+                {
+                    binaryReceipts.add(
+                        StreamReceiptFrame.Receipt(
+                            messageID: id, stored: stored, duplicate: receipt.duplicate,
+                            receivedAtMilliseconds: StreamDeliveryForm.milliseconds(receipt.receivedAt)))
+                } else {
+                    answer(.init(receipt: receipt.wire(messageID: messageID)))
+                }
             case .failure(let error):
                 refuse(messageID, APIFailure.reported(error, outages: outages, logger: logger))
             }
@@ -201,6 +222,27 @@ struct StreamRequests: Sendable {
         let written = socket.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenComplete { _ in unwritten.give(bytes) }
         socket.send(text, promise: written)
+    }
+
+    /// Receipts as binary frames of up to `StreamReceiptFrame.maximumReceipts` each, counted
+    /// against the budget of unwritten answers as text answers are.
+    private static func sendFrames(
+        of receipts: [StreamReceiptFrame.Receipt], to socket: StreamSocket, budget: ByteBudget
+    ) {
+        var rest = receipts[...]
+        while !rest.isEmpty {
+            let some = rest.prefix(StreamReceiptFrame.maximumReceipts)
+            rest = rest.dropFirst(some.count)
+            guard let frame = try? StreamReceiptFrame(receipts: Array(some)) else { continue }
+            let bytes = 3 + some.count * StreamReceiptFrame.Receipt.size
+            guard budget.take(bytes) else {
+                _ = socket.close(code: .policyViolation)
+                return
+            }
+            let written = socket.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenComplete { _ in budget.give(bytes) }
+            socket.send(binary: ByteBuffer(bytes: frame.serialized()), promise: written)
+        }
     }
 
     private func answer(_ frame: Components.Schemas.StreamFrame) {

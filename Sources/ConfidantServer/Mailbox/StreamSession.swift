@@ -47,8 +47,8 @@ final class StreamSession: Sendable {
     }
 
     init(
-        socket: StreamSocket, caller: Caller, after: Int64, form: StreamDeliveryForm, mailbox: MailboxService,
-        configuration: ServerConfiguration, outages: OutageLog,
+        socket: StreamSocket, caller: Caller, after: Int64, form: StreamDeliveryForm, binaryReceipts: Bool,
+        mailbox: MailboxService, configuration: ServerConfiguration, outages: OutageLog,
         identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?, logger: Logger
     ) {
         self.socket = socket
@@ -60,7 +60,8 @@ final class StreamSession: Sendable {
         inbox = hub.subscribe(caller, after: after)
         requests = StreamRequests(
             caller: caller, mailbox: mailbox, socket: socket, proof: proof, outages: outages,
-            maximumEnvelopeBytes: configuration.maximumEnvelopeBytes, identity: identity, logger: logger)
+            maximumEnvelopeBytes: configuration.maximumEnvelopeBytes, binaryReceipts: binaryReceipts,
+            identity: identity, logger: logger)
         live = MailboxStream.liveSend(to: socket, form: form, logger: logger)
     }
 
