@@ -154,7 +154,7 @@ struct StreamRequests: Sendable {
             do {
                 let submission = try MailboxSubmission(
                     sendFrame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
-                send(submission, messageID: submission.messageID.canonicalString)
+                send(submission, messageID: nil)
             } catch {
                 // The message id is the first envelope's, if its header can be read.
                 let messageID = sendFrame.envelopes.first.flatMap { try? WireEnvelope(serialized: $0) }?
@@ -170,8 +170,12 @@ struct StreamRequests: Sendable {
         }
     }
 
-    /// Admits a send and hands it to the writer; its answer names `messageID` as the client wrote it.
-    private func send(_ submission: MailboxSubmission, messageID: String) {
+    /// Admits a send and hands it to the writer; a text answer names `messageID` as the client
+    /// wrote it (nil for a binary send: the id's canonical text, written only if a text answer
+    /// needs it).
+    private func send(_ submission: MailboxSubmission, messageID written: String?) {
+        let id = submission.messageID
+        var messageID: String { written ?? id.canonicalString }
         do {
             try mailbox.admit(submission)
         } catch {
@@ -191,12 +195,9 @@ struct StreamRequests: Sendable {
             inFlight.end()
             switch result {
             case .success(let receipt):
-                // The binary form names the message by its 16 bytes (a JSON send's id is a UUID's
-                // text by then: `MailboxSubmission` refused any other); anything it cannot say
-                // goes as text.
-                if let binaryReceipts, let id = UUID(uuidString: messageID),
-                    let stored = UInt16(exactly: receipt.stored)
-                {
+                // The binary form names the message by its 16 bytes, as `MailboxSubmission` read
+                // them (it refused a JSON send whose id is not a UUID's text).
+                if let binaryReceipts, let stored = UInt16(exactly: receipt.stored) {
                     binaryReceipts.add(
                         StreamReceiptFrame.Receipt(
                             messageID: id, stored: stored, duplicate: receipt.duplicate,
