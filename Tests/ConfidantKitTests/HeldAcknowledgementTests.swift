@@ -1,3 +1,4 @@
+import ConfidantAPI
 import ConfidantCrypto
 import ConfidantTestSupport
 import Foundation
@@ -7,6 +8,16 @@ import Testing
 
 @Suite("Acknowledgements of what arrives live, held for company")
 struct HeldAcknowledgementTests {
+    @Test("an acknowledgement frame is the text JSONEncoder writes for it, the relay's fast reader's layout")
+    func acknowledgementText() throws {
+        let encoder = StreamCoding.encoder()
+        for cursors: [Int64] in [[], [1], [7, 8, 9], [Int64.max, 1, 1_000_000_007], (1...1_000).map { $0 * 7_919 }] {
+            let text = MailboxStreamClient.acknowledgement(cursors)
+            let expected = try encoder.encode(Components.Schemas.StreamRequest(cursors: cursors))
+            #expect(text == String(decoding: expected, as: UTF8.self), "\(cursors.prefix(3))")
+        }
+    }
+
     @Test(
         "what arrives live is stored at once and acknowledged after the wait, synced first, all together; closing acknowledges what is still held"
     )
