@@ -336,6 +336,7 @@ struct LocalStoreTests {
             func level(_ db: Database) throws -> Int? { try Int.fetchOne(db, sql: "PRAGMA synchronous") }
             let log = try #require(store.log, "the store is in WAL mode")
             func syncs() -> Int { log.syncs.load(ordering: .relaxed) }
+            #expect(syncs() == 1, "what opening wrote (the schema, the data key) is synced before the store is used")
             func insert(_ key: String) -> (Database) throws -> Void {
                 { db in try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, x'00')", arguments: [key]) }
             }
@@ -356,6 +357,8 @@ struct LocalStoreTests {
             before = syncs()
             _ = try store.countedTransaction(.synced) { transaction in try insert("transaction")(transaction.db) }
             #expect(syncs() == before + 1)
+            try store.rewrap(for: PrivateIdentity.generate())
+            #expect(syncs() == before + 2, "a rewrapped data key is synced")
             #expect(store.commitCounts.synced == store.commitCounts.count)
             struct Refused: Error {}
             #expect(throws: Refused.self) {

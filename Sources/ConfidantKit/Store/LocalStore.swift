@@ -77,16 +77,21 @@ final class LocalStore: Sendable {
             try MetaRecord(key: MetaRecord.Key.dataKey.rawValue, value: key.wrapped(for: identity)).insert(db)
             return key
         }
+        let log = journal.withLock { $0 } == "wal" ? WriteAheadLog(path: url.path + "-wal") : nil
+        // The migrations and the data key were written at NORMAL: on disk before the store is
+        // used, as every synced write is. No other thread has the log yet.
+        _ = try log?.sync()
         return LocalStore(
             database: database, dataKey: dataKey,
             attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
-            log: journal.withLock { $0 } == "wal" ? WriteAheadLog(path: url.path + "-wal") : nil)
+            log: log)
     }
 
-    /// Rewraps the data key for a new device key (nothing else is re-encrypted).
+    /// Rewraps the data key for a new device key (nothing else is re-encrypted), synced: the
+    /// key wrapped for the old device key alone would leave the store unreadable.
     func rewrap(for identity: PrivateIdentity) throws {
         let wrapped = try dataKey.wrapped(for: identity)
-        try database.write { db in try MetaRecord(key: MetaRecord.Key.dataKey.rawValue, value: wrapped).save(db) }
+        try write(.synced) { db in try MetaRecord(key: MetaRecord.Key.dataKey.rawValue, value: wrapped).save(db) }
     }
 
     /// One read transaction (DEFERRED): everything `body` reads comes from one snapshot, even
