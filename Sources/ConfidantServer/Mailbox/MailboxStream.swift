@@ -46,19 +46,16 @@ struct MailboxStream: Sendable {
             case "true": batched = true
             default: throw APIFailure.malformed("`batched` must be true or false.")
             }
-            let binary: Bool
-            switch request.query[String.self, at: "deliveries"] {
-            case nil, "json": binary = false
-            case "binary": binary = true
-            default: throw APIFailure.malformed("`deliveries` must be json or binary.")
+            /// Whether the frames `name` chooses are to be binary (`json`, the default, or `binary`).
+            func binary(_ name: String) throws -> Bool {
+                switch request.query[String.self, at: name] {
+                case nil, "json": false
+                case "binary": true
+                default: throw APIFailure.malformed("`\(name)` must be json or binary.")
+                }
             }
-            let binaryReceipts: Bool
-            switch request.query[String.self, at: "receipts"] {
-            case nil, "json": binaryReceipts = false
-            case "binary": binaryReceipts = true
-            default: throw APIFailure.malformed("`receipts` must be json or binary.")
-            }
-            let form = StreamDeliveryForm(batched: batched, binary: binary)
+            let binaryReceipts = try binary("receipts")
+            let form = StreamDeliveryForm(batched: batched, binary: try binary("deliveries"))
             let response = Response(status: .switchingProtocols)
             let logger = request.logger
             response.upgrader = BoundedWebSocketUpgrader(

@@ -211,18 +211,11 @@ struct StreamRequests: Sendable {
         }
     }
 
-    /// Sends an answer without waiting for it to be written; a client that leaves more than
-    /// the budget unread is closed instead of queued for.
+    /// Sends an answer without waiting for it to be written.
     private func reply(_ text: String) {
-        let bytes = text.utf8.count
-        let unwritten = unwritten
-        guard unwritten.take(bytes) else {
-            _ = socket.close(code: .policyViolation)
-            return
+        Self.writeAnswer(of: text.utf8.count, to: socket, budget: unwritten) { [socket] in
+            socket.send(text, promise: $0)
         }
-        let written = socket.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenComplete { _ in unwritten.give(bytes) }
-        socket.send(text, promise: written)
     }
 
     /// Receipts as binary frames of up to `StreamReceiptFrame.maximumReceipts` each, counted
@@ -235,15 +228,29 @@ struct StreamRequests: Sendable {
             let some = rest.prefix(StreamReceiptFrame.maximumReceipts)
             rest = rest.dropFirst(some.count)
             guard let frame = try? StreamReceiptFrame(receipts: Array(some)) else { continue }
-            let bytes = 3 + some.count * StreamReceiptFrame.Receipt.size
-            guard budget.take(bytes) else {
-                _ = socket.close(code: .policyViolation)
-                return
+            let bytes = frame.serialized()
+            let written = writeAnswer(of: bytes.count, to: socket, budget: budget) {
+                socket.send(binary: ByteBuffer(bytes: bytes), promise: $0)
             }
-            let written = socket.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenComplete { _ in budget.give(bytes) }
-            socket.send(binary: ByteBuffer(bytes: frame.serialized()), promise: written)
+            guard written else { return }
         }
+    }
+
+    /// Writes an answer of `count` bytes with `write`, its bytes taken from `budget` until it is
+    /// written; a client that leaves more than the budget unread is closed instead of queued
+    /// for (false).
+    @discardableResult
+    private static func writeAnswer(
+        of count: Int, to socket: StreamSocket, budget: ByteBudget, _ write: (EventLoopPromise<Void>) -> Void
+    ) -> Bool {
+        guard budget.take(count) else {
+            _ = socket.close(code: .policyViolation)
+            return false
+        }
+        let written = socket.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in budget.give(count) }
+        write(written)
+        return true
     }
 
     private func answer(_ frame: Components.Schemas.StreamFrame) {
