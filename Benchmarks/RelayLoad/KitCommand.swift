@@ -5,6 +5,12 @@ import Foundation
 import Observation
 import Synchronization
 
+/// Where `relay-load kit` runs its messengers' concurrency (`EventLoopConcurrency`).
+enum KitConcurrency: String, ExpressibleByArgument, Sendable {
+    case eventLoops = "event-loops"
+    case pool
+}
+
 /// `relay-load kit`: the client's real path. Two ConfidantKit messengers (their own profiles,
 /// local stores and Double Ratchet sessions) on a child relay; one sends with `Messenger.send`,
 /// as the app and the CLI do, from `--window` callers at once, while the other is live and
@@ -29,6 +35,11 @@ struct KitCommand: AsyncParsableCommand {
     var openChat = true
     @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
         String?
+    @Option(
+        help:
+            "Where the messengers' Swift concurrency runs: `event-loops` (on the connections' event loops, as `confidant chat` and `send` run it) or `pool` (Swift's own thread pool)."
+    )
+    var concurrency: KitConcurrency = .eventLoops
     @Flag(help: "Print one JSON line instead of the table.") var json = false
 
     func run() async throws {

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import ConfidantAPI
 import ConfidantCrypto
+import ConfidantKit
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -26,6 +27,22 @@ struct RelayLoad: AsyncParsableCommand {
         subcommands: [LoadCommand.self, KitCommand.self, ChildRelayCommand.self, TokenCommand.self],
         defaultSubcommand: LoadCommand.self
     )
+
+    /// `kit` runs its messengers' concurrency where `confidant chat` does (`EventLoopConcurrency`),
+    /// unless told `--concurrency pool`; that has to be settled before anything runs.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if let kit = command as? KitCommand, kit.concurrency == .eventLoops { EventLoopConcurrency.install() }
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// The load test itself.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConfidantKit
 
 /// The `confidant` command: accounts and chat, the vault, sign-in, keys by hand, the server and
 /// the cipher lab — grouped, with short aliases for what people run every day.
@@ -24,6 +25,7 @@ struct Confidant: AsyncParsableCommand {
         MemoryTuning.keepFreedBlocks()
         do {
             var command = try parseAsRoot()
+            if command is any EventLoopCommand { EventLoopConcurrency.install() }
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
