@@ -87,6 +87,7 @@ struct KitCommand: AsyncParsableCommand {
         progress("sending \(messages) messages through Messenger.send, \(window) at a time")
         let serverCPUBefore = server.cpuSeconds()
         let clientCPUBefore = ChildServer.ownCPUSeconds()
+        let switchesBefore = ChildServer.ownContextSwitches()
         let started = ContinuousClock.now
         let next = LockedBox(0)
         let failures = LockedBox(0)
@@ -131,6 +132,7 @@ struct KitCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - started
         let serverCPU = server.cpuSeconds() - serverCPUBefore
         let clientCPU = ChildServer.ownCPUSeconds() - clientCPUBefore
+        let switches = ChildServer.ownContextSwitches() - switchesBefore
         let peak = server.memory().peak
         await alice.messenger.stopLive()
         await bob.messenger.stopLive()
@@ -152,7 +154,9 @@ struct KitCommand: AsyncParsableCommand {
             chatP99Milliseconds: percentile(0.99, of: inChat), shownInChat: shown ? messages : inChat.count,
             serverCPUMicrosecondsPerMessage: serverCPU / Double(messages) * 1e6,
             generatorCPUMicrosecondsPerMessage: clientCPU / Double(messages) * 1e6,
-            sealMicrosecondsPerMessage: sealing * 1e6, serverPeakRSSMiB: Double(peak) / 1_048_576,
+            sealMicrosecondsPerMessage: sealing * 1e6,
+            clientContextSwitchesPerMessage: Double(switches) / Double(messages),
+            serverPeakRSSMiB: Double(peak) / 1_048_576,
             notSent: failures.withLock { $0 },
             lost: complete ? 0 : messages + 1 - received.count, duplicated: received.duplicated,
             storedByReceiver: stored)
@@ -317,6 +321,9 @@ struct KitResult: Codable {
     /// Both messengers: they run in this one process (the name `run`'s generator has).
     let generatorCPUMicrosecondsPerMessage: Double
     let sealMicrosecondsPerMessage: Double
+    /// Threads of both messengers' process put to sleep or preempted per message (`getrusage`):
+    /// the hand-overs between threads that the CPU figures hide, and less noisy than they are.
+    let clientContextSwitchesPerMessage: Double
     let serverPeakRSSMiB: Double
     let notSent: Int
     let lost: Int
@@ -338,6 +345,7 @@ struct KitResult: Codable {
             String(
                 format: "CPU per message     server %.0f µs, both clients %.0f µs (sealing alone %.0f µs)",
                 serverCPUMicrosecondsPerMessage, generatorCPUMicrosecondsPerMessage, sealMicrosecondsPerMessage),
+            String(format: "context switches    %.1f per message (both clients)", clientContextSwitchesPerMessage),
             "not sent / lost / duplicated   \(notSent) / \(lost) / \(duplicated)",
             "stored by the receiver         \(storedByReceiver) (with the warm-up)",
         ].joined(separator: "\n")

@@ -997,6 +997,14 @@ final class ChildServer: Sendable {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// Context switches of this process's threads, voluntary (a thread waiting) and involuntary
+    /// (preempted), those of threads that ended included.
+    static func ownContextSwitches() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_nvcsw + usage.ru_nivcsw
+    }
+
     /// Current and peak resident memory in bytes, from /proc.
     func memory() -> (current: Int, peak: Int) {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
