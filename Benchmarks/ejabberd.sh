@@ -213,8 +213,10 @@ for (shape, server), runs in groups.items():
 for (shape, server), runs in groups.items():
     if "sealMicrosecondsPerMessage" in runs[0]:
         m = lambda key: statistics.median(r[key] for r in runs)
-        print(f"\n{server}: the generator's CPU is both messengers' (sender and receiver, local stores "
-              f"included); sealing alone {m('sealMicrosecondsPerMessage'):.0f} µs per message.")
+        switches = (f", {m('clientContextSwitchesPerMessage'):.1f} context switches of their process"
+                    if "clientContextSwitchesPerMessage" in runs[0] else "")
+        print(f"\n{server}, {shape}: the generator's CPU is both messengers' (sender and receiver, local "
+              f"stores included); sealing alone {m('sealMicrosecondsPerMessage'):.0f} µs{switches} per message.")
         if runs[0].get("shownInChat"):
             print(f"{server}, {shape}: send → in the receiver's open chat (its ChatViewModel), p50 / p99 "
                   f"{m('chatP50Milliseconds'):.1f} / {m('chatP99Milliseconds'):.1f} ms.")
