@@ -144,7 +144,7 @@ public actor Messenger {
     /// message stays `pending` and goes, in order, with the next delivery (`sync`, the live
     /// stream's reconnect, or the next send), exactly once: the server deduplicates on its id.
     /// A message still pending when this returns is on disk; a sent one's copy here is synced
-    /// within 10 ms (the relay holds it already), and ``stopLive()`` waits for those syncs.
+    /// within 100 ms (the relay holds it already), and ``stopLive()`` syncs what still waits.
     /// - Parameters:
     ///   - text: the message, at most ``ChatPayload/maximumTextBytes`` bytes of UTF-8.
     ///   - contact: who it goes to (and this account's other devices get a copy).

@@ -42,11 +42,11 @@ struct HeldAcknowledgementTests {
 
                 for text in ["one", "two", "three"] { _ = try await alice.messenger.send(text, to: toBob) }
                 try await waitUntil { try await bob.history(with: alice.messenger.me).count == 3 }
-                // Stored and shown, held behind one wait of 10 ms: the relay still has all three.
+                // Stored and shown, held behind one wait of 100 ms: the relay still has all three.
                 // (Shown once committed, held a moment later.)
                 try await waitUntil { bob.heldAcknowledgements.count == 3 }
                 #expect(await acknowledging.pending == 1)
-                #expect(await acknowledging.requested.last == .milliseconds(10))
+                #expect(await acknowledging.requested.last == .milliseconds(100))
                 let storedThrough = bob.store.commitCounts.count
                 #expect(try await bobUser.mailboxEntries(after: 0) == 3)
 

@@ -93,14 +93,21 @@ struct SessionMessagingTests {
                 // duplicate). The relay holds the message: its copy here is synced in the
                 // background, by the log's own sync (no commit of its own).
                 #expect(after.count == before.count + 2)
-                await store.backgroundSyncsDone()
+                // Synced by itself, a moment later, without a commit of its own.
+                try await waitUntil { store.commitCounts.synced >= before.count + 1 }
                 #expect(store.commitCounts.count == after.count)
-                #expect(store.commitCounts.synced >= before.count + 1)
                 // What `send` answers (not read back) is what the store holds.
                 let readBack = try store.message(id: sent.id, direction: .outgoing)
                 #expect(readBack == sent, "\(String(describing: readBack)) \(sent)")
                 #expect(try store.outbox().isEmpty)
                 #expect(try await bob.messenger.sync().map(\.text) == ["first", "second"])
+
+                // Closing does not leave a sent message's copy to its background sync: what
+                // waits for it is synced before `backgroundSyncsDone` (`stopLive`) returns.
+                _ = try await alice.messenger.send("third", to: toBob)
+                let third = store.commitCounts.count
+                await store.backgroundSyncsDone()
+                #expect(store.commitCounts.synced >= third)
             }
         }
     }

@@ -199,27 +199,25 @@ final class LocalStore: Sendable {
             return !scheduled
         }
         guard schedule else { return }
-        backgroundSyncs.enter()
         logSyncs.asyncAfter(deadline: .now() + Self.backgroundSyncDelay) {
-            defer { self.backgroundSyncs.leave() }
             self.backgroundSync.withLock { $0 = false }
             // Everything committed by now goes with it.
             try? self.syncLogNow(through: self.commits.withLock { $0.count })
         }
     }
 
-    /// How long a background sync waits for company.
-    static let backgroundSyncDelay: DispatchTimeInterval = .milliseconds(10)
+    /// How long a background sync waits for company: 100 ms, as the live stream's held
+    /// acknowledgements (`HeldAcknowledgements.delay`, which says what 10 ms cost).
+    static let backgroundSyncDelay: DispatchTimeInterval = .milliseconds(100)
     /// Whether a background sync is scheduled and has not started.
     private let backgroundSync = Mutex(false)
-    /// Background syncs scheduled and not yet done.
-    private let backgroundSyncs = DispatchGroup()
 
-    /// Returns once the background syncs scheduled so far have ended (`Messenger.stopLive`).
+    /// Syncs now what waits for a background sync, every commit counted so far with it, and
+    /// returns once it is on disk (`Messenger.stopLive`): closing does not wait out the delay. The
+    /// scheduled sync then finds nothing left to do. A failure is left, as the background's is,
+    /// to the next synced write.
     func backgroundSyncsDone() async {
-        await withCheckedContinuation { continuation in
-            backgroundSyncs.notify(queue: logSyncs) { continuation.resume() }
-        }
+        try? await syncLog(through: commits.withLock { $0.count })
     }
 
     /// On `logSyncs` only.
