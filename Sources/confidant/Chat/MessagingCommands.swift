@@ -91,6 +91,9 @@ struct SendCommand: AsyncParsableCommand {
             case .received: break
             }
         }
+        // A sent message's copy here is synced in the background (the relay holds it already);
+        // this process ends now, so that sync goes before it does.
+        await messenger.stopLive()
         if queued > 0 {
             print(
                 bodies.count == 1
