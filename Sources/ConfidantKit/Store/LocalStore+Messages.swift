@@ -249,7 +249,8 @@ extension LocalStore {
     /// Conversations, most recent first, with unread counts, the last line and a key-change
     /// warning that came after your last message: one query, plus one for the contacts.
     func conversations(_ db: Database) throws -> [ConversationSummary] {
-        let rows = try Row.fetchAll(
+        // Decoded while the cursor is on each row, not from copies (see `outbox()`).
+        let rows = try Row.fetchCursor(
             db,
             sql: """
                 SELECT m.*, s.unread, n.message_id AS notice_id, n.body AS notice_body FROM message m
@@ -261,18 +262,24 @@ extension LocalStore {
                 ORDER BY m.sent_at DESC, m.seq DESC
                 """,
             arguments: [ChatMessage.Direction.incoming, ChatMessage.Direction.notice, ChatMessage.Direction.outgoing])
-        let lasts = try chatMessages(try rows.map { try MessageRecord(row: $0) }, db)
+        var records: [MessageRecord] = []
+        var extras: [(unread: Int, noticeID: UUID?, noticeBody: Data?)] = []
+        while let row = try rows.next() {
+            records.append(try MessageRecord(row: row))
+            extras.append((row["unread"], row["notice_id"], row["notice_body"]))
+        }
+        let lasts = try chatMessages(records, db)
         let contacts = try contacts(Set(lasts.map(\.peer)), db)
-        return try zip(rows, lasts).compactMap { row, last in
+        return try zip(extras, lasts).compactMap { extra, last in
             guard let peer = contacts[last.peer] else { return nil }
             var warning: String?
-            if let noticeID: UUID = row["notice_id"], let body: Data = row["notice_body"] {
+            if let noticeID = extra.noticeID, let body = extra.noticeBody {
                 warning = String(
                     decoding: try open(body, .message(id: noticeID, peer: last.peer, direction: .notice)), as: UTF8.self
                 )
             }
             return ConversationSummary(
-                peer: peer, lastActivity: last.sentAt, unread: row["unread"], preview: last.displayText,
+                peer: peer, lastActivity: last.sentAt, unread: extra.unread, preview: last.displayText,
                 keyChangeWarning: warning)
         }
     }

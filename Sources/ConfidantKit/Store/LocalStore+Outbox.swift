@@ -87,15 +87,22 @@ extension LocalStore {
     /// message retried later keeps its place).
     func outbox() throws -> [QueuedMessage] {
         try read { db in
-            let rows = try Row.fetchAll(
+            // Each row decoded while the cursor is on it: a row copied out (`Row.fetchAll`) finds a
+            // column by name by lowercasing every column's name, for each of its 20 columns (GRDB's
+            // `StatementCopyRowImpl`); the statement's row looks names up in a table built once.
+            // The copies were 4 % of both clients' CPU with 8 callers (perf).
+            let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: Self.outboxQuery), arguments: [ChatMessage.Direction.outgoing])
-            return try rows.map { row in
-                QueuedMessage(
-                    message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],
-                    attempts: row["outbox_attempts"],
-                    nextAttemptAt: (row["outbox_next"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                    lastError: row["outbox_error"], hasAttachments: row["outbox_has_attachments"])
+            var queued: [QueuedMessage] = []
+            while let row = try rows.next() {
+                queued.append(
+                    QueuedMessage(
+                        message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],
+                        attempts: row["outbox_attempts"],
+                        nextAttemptAt: (row["outbox_next"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                        lastError: row["outbox_error"], hasAttachments: row["outbox_has_attachments"]))
             }
+            return queued
         }
     }
 
