@@ -86,6 +86,26 @@ import Testing
         }
     }
 
+    /// The chain and message key derivations, written out to set each HMAC key up once, give
+    /// what the one-shot HMAC and `HKDF<SHA256>.deriveKey` give, for keys of every byte.
+    @Test func keyDerivationsMatchTheOneShotForms() throws {
+        var keys: [[UInt8]] = [[UInt8](repeating: 0, count: 32), [UInt8](repeating: 0xFF, count: 32)]
+        keys += (0..<64).map { _ in (0..<32).map { _ in UInt8.random(in: 0...255) } }
+        for key in keys {
+            let (messageKey, next) = RatchetSession.kdfChain(key)
+            let symmetric = SymmetricKey(data: key)
+            #expect(messageKey == Array(HMAC<SHA256>.authenticationCode(for: [0x01], using: symmetric)))
+            #expect(next == Array(HMAC<SHA256>.authenticationCode(for: [0x02], using: symmetric)))
+
+            let expected = HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: symmetric, info: RatchetSession.messageInfo, outputByteCount: 44
+            ).withUnsafeBytes { Array($0) }
+            let (cipherKey, nonce) = try RatchetSession.messageKeys(key)
+            #expect(cipherKey.withUnsafeBytes { Array($0) } == Array(expected[0..<32]))
+            #expect(Array(nonce) == Array(expected[32..<44]))
+        }
+    }
+
     @Test func xwingDraftVector() throws {
         let key = try XWingMLKEM768X25519.PrivateKey(seedRepresentation: hex(Self.xwingSeed), publicKey: nil)
         #expect(SHA256.hash(data: key.publicKey.rawRepresentation).hexString == Self.xwingPublicKeySHA256)
