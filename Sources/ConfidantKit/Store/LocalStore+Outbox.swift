@@ -90,7 +90,7 @@ extension LocalStore {
             // Each row decoded while the cursor is on it: a row copied out (`Row.fetchAll`) finds a
             // column by name by lowercasing every column's name, for each of its 20 columns (GRDB's
             // `StatementCopyRowImpl`); the statement's row looks names up in a table built once.
-            // The copies were 4 % of both clients' CPU with 8 callers (perf).
+            // With 8 callers the outbox's reads went from 4.7 to 2.7 % of both clients' CPU (perf).
             let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: Self.outboxQuery), arguments: [ChatMessage.Direction.outgoing])
             var queued: [QueuedMessage] = []
