@@ -207,6 +207,42 @@ struct RelayRouteTests {
         }
     }
 
+    @Test("the conversation list follows each pair's latest message, both ways", arguments: TestDatabaseKind.available)
+    func conversationActivity(kind: TestDatabaseKind) async throws {
+        let clock = ManualClock()
+        try await TestRelay.run(kind, adjust: { $0.now = clock.now }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let carol = try await TestUser.make(relay, name: "carol")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            func list(_ user: TestUser) async throws -> [(peer: String, at: Date)] {
+                try await user.client.recentConversations().ok.body.json.map { ($0.peer.id, $0.lastActivity) }
+            }
+            func near(_ date: Date?, _ expected: Date) -> Bool {
+                date.map { abs($0.timeIntervalSince(expected)) < 1 } ?? false
+            }
+
+            let first = clock.now()
+            _ = try await alice.send("one", to: toBob)
+            clock.advance(by: 60)
+            _ = try await carol.send("two", to: toBob)
+            var bobs = try await list(bob)
+            #expect(bobs.map(\.peer) == [carol.id.canonicalString, alice.id.canonicalString])
+            #expect(near(bobs.last?.at, first))
+
+            // The pair's row is there now: its time moves, in both directions, and no row is added.
+            clock.advance(by: 60)
+            let third = clock.now()
+            _ = try await alice.send("three", to: toBob)
+            bobs = try await list(bob)
+            #expect(bobs.map(\.peer) == [alice.id.canonicalString, carol.id.canonicalString])
+            #expect(near(bobs.first?.at, third))
+            let alices = try await list(alice)
+            #expect(alices.map(\.peer) == [bob.id.canonicalString])
+            #expect(near(alices.first?.at, third))
+        }
+    }
+
     @Test("the directory lists everyone but the caller, pages and searches", arguments: TestDatabaseKind.available)
     func directory(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
