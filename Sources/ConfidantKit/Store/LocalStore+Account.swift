@@ -27,10 +27,15 @@ extension LocalStore {
             arguments: [MetaRecord.Key.cursor.rawValue]) ?? 0
     }
 
+    /// Sets a `meta` value in place.
+    static let setMeta =
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
     static func setCursor(_ cursor: Int64, _ db: Database) throws {
-        // Stored as an integer, as the first version did.
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
-            .execute(arguments: [MetaRecord.Key.cursor.rawValue, cursor])
+        // Stored as an integer, as the first version did. An upsert, not `INSERT OR REPLACE`: that
+        // deletes the row and inserts it again, which writes the key's index page to the log as
+        // well as the row's, for every transaction that receives (read from the log's frames).
+        try db.cachedStatement(sql: Self.setMeta).execute(arguments: [MetaRecord.Key.cursor.rawValue, cursor])
     }
 
     func prekeys() throws -> DevicePrekeys? {

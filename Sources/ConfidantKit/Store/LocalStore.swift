@@ -239,7 +239,7 @@ final class LocalStore: Sendable {
     private func syncedWrite(unlessSyncedThrough number: UInt64?) throws {
         if let number, commits.withLock({ $0.synced >= number }) { return }
         try write(.synced) { db in
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(
+            try db.cachedStatement(sql: Self.setMeta).execute(
                 arguments: [MetaRecord.Key.syncedAt.rawValue, Data(String(Date().timeIntervalSince1970).utf8)])
         }
     }
