@@ -423,6 +423,58 @@ struct LocalStoreTests {
         }
     }
 
+    @Test("a store from before the outbox was keyed by message id keeps what waits in it, in order")
+    func outboxMigration() throws {
+        let profile = TestProfile()
+        defer { profile.remove() }
+        try profile.storage.prepare()
+        let peer = UUID()
+        let ids = [UUID.timeOrdered(), UUID.timeOrdered()]
+        do {
+            // The schema as version 5 left it, with two messages waiting, the first tried twice.
+            let old = try DatabaseQueue(path: profile.storage.storeURL.path)
+            try LocalStoreSchema.migrator.migrate(old, upTo: "v5-session-boot")
+            try old.write { db in
+                for (index, id) in ids.enumerated() {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO message (message_id, peer_id, direction, sent_at, unreadable_reason, state)
+                            VALUES (?, ?, ?, ?, 'not kept', 'pending')
+                            """,
+                        arguments: [
+                            id.canonicalString, peer.canonicalString, ChatMessage.Direction.outgoing,
+                            1_800_000_000 + Double(index),
+                        ])
+                    try db.execute(
+                        sql: """
+                            INSERT INTO outbox
+                                (message_id, peer_id, attempts, confirmed, created_at, next_attempt_at, last_error)
+                            VALUES (?, ?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            id.canonicalString, peer.canonicalString, 2 - index, index == 0,
+                            1_800_000_000 + Double(index), index == 0 ? 1_800_000_100 : nil,
+                            index == 0 ? "offline" : nil,
+                        ])
+                }
+            }
+        }
+        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let waiting = try store.outbox()
+        #expect(waiting.map(\.message.id) == ids)
+        #expect(waiting.map(\.attempts) == [2, 1])
+        #expect(waiting.map(\.confirmed) == [true, false])
+        #expect(waiting.map(\.lastError) == ["offline", nil])
+        #expect(waiting.first?.nextAttemptAt == Date(timeIntervalSince1970: 1_800_000_100))
+        let table = try store.read { db in
+            try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'outbox'")
+        }
+        #expect(table?.contains("WITHOUT ROWID") == true)
+        // Sending takes a message out as before.
+        try store.finish([ids[0]], failure: nil)
+        #expect(try store.outbox().map(\.message.id) == [ids[1]])
+    }
+
     @Test("observations refetch without expiring the connection's prepared statements")
     func observationsKeepPreparedStatements() async throws {
         let profile = TestProfile()

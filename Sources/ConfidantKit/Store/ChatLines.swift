@@ -17,9 +17,11 @@ import Synchronization
 ///   table's rowid is its `seq`) — unless the transaction inserted it as `LocalStore.insert` built
 ///   it and did not change it afterwards (`InsertedLines`): then it is shown as it was written;
 /// - an attachment row inserted or updated: its message is read again;
-/// - an outbox row: the pending lines in view are read again (their retry time and reason);
 /// - a line in view deleted, an attachment deleted, or a change SQLite does not describe: the
-///   lines are fetched afresh, as a first fetch does (older lines come into view then).
+///   lines are fetched afresh, as a first fetch does (older lines come into view then). A pending
+///   line's retry time and reason live in the outbox, a WITHOUT ROWID table whose rows SQLite does
+///   not report: the deferral that changes them says so with `Database.notifyChanges`, a change
+///   SQLite does not describe. (Queueing, sending and receipts change the message rows too.)
 ///
 /// Every stored property is touched only on the store's writer: GRDB calls a transaction
 /// observer there, and `start` runs in a write. The stream's continuation is `Sendable`, and
@@ -55,11 +57,10 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
         var inserted = Set<Int64>()
         var deletedMessages = Set<Int64>()
         var attachments = Set<Int64>()
-        var outbox = false
         /// Something that says nothing of its rows (an attachment deleted, a change GRDB was told of).
         var unknown = false
 
-        var isEmpty: Bool { messages.isEmpty && deletedMessages.isEmpty && attachments.isEmpty && !outbox && !unknown }
+        var isEmpty: Bool { messages.isEmpty && deletedMessages.isEmpty && attachments.isEmpty && !unknown }
     }
 
     private init(
@@ -149,7 +150,8 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
         // Once its row is gone there is no telling which message it was.
         case ("attachment", .delete): changes.unknown = true
         case ("attachment", _): changes.attachments.insert(event.rowID)
-        default: changes.outbox = true
+        // The outbox (WITHOUT ROWID) reports no rows; were it to, nothing says which line it is.
+        default: changes.unknown = true
         }
     }
 
@@ -188,9 +190,6 @@ final class ChatLines: TransactionObserver, @unchecked Sendable {
             let owners = try messages(owning: changes.attachments, db)
             candidates.formUnion(owners)
             asInserted.subtract(owners)
-        }
-        if changes.outbox {
-            for line in lines where line.status == .pending { candidates.insert(line.sequence) }
         }
         // While the chat is full, lines older than its first stay out of view.
         if lines.count == limit, let first = lines.first?.sequence { candidates = candidates.filter { $0 >= first } }

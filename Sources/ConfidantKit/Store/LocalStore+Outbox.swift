@@ -138,6 +138,10 @@ extension LocalStore {
             try OutboxRecord.updateAll(
                 db, OutboxRecord.Columns.nextAttemptAt.set(to: nextAttempt?.timeIntervalSince1970),
                 OutboxRecord.Columns.lastError.set(to: reason))
+            // The outbox is a WITHOUT ROWID table, whose rows SQLite's update hook never reports:
+            // the open chats and the other observations learn of this change from here. (Every
+            // other write of the outbox writes the message rows it concerns too.)
+            try db.notifyChanges(in: Table("outbox"))
         }
     }
 

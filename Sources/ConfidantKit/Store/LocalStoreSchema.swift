@@ -107,6 +107,30 @@ enum LocalStoreSchema {
         migrator.registerMigration("v5-session-boot") { db in
             try db.alter(table: "session") { table in table.add(column: "boot", .text) }
         }
+        // The outbox keyed by its message id alone (WITHOUT ROWID): a rowid table and the index
+        // of its key were two pages in the log for every message queued and two more when it was
+        // sent (read from the log's frames in `relay-load kit`). SQLite reports no rows of such a
+        // table to its update hook: `deferDelivery`, the one write of the outbox alone, tells the
+        // store's observers itself (`Database.notifyChanges`).
+        migrator.registerMigration("v6-outbox-by-message") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox_by_message (
+                        message_id TEXT PRIMARY KEY NOT NULL,
+                        peer_id TEXT NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        confirmed INTEGER NOT NULL DEFAULT 0,
+                        created_at REAL NOT NULL,
+                        next_attempt_at REAL,
+                        last_error TEXT) WITHOUT ROWID;
+                    INSERT INTO outbox_by_message
+                        (message_id, peer_id, attempts, confirmed, created_at, next_attempt_at, last_error)
+                        SELECT message_id, peer_id, attempts, confirmed, created_at, next_attempt_at, last_error
+                        FROM outbox WHERE message_id IS NOT NULL;
+                    DROP TABLE outbox;
+                    ALTER TABLE outbox_by_message RENAME TO outbox;
+                    """)
+        }
         return migrator
     }
 }
