@@ -25,6 +25,11 @@ final class ParsedIdentities: Sendable {
 
     /// A stored device key with its identity parsed.
     func knownKey(_ record: ContactKeyRecord) throws -> KnownKey {
-        KnownKey(identity: try identity(record.identity), firstSeen: record.firstSeen, retiredAt: record.retiredAt)
+        try knownKey(identity: record.identity, firstSeen: record.firstSeen, retiredAt: record.retiredAt)
+    }
+
+    /// A device key from its stored columns (`contact_key`), its identity parsed.
+    func knownKey(identity serialized: Data, firstSeen: Date, retiredAt: Date?) throws -> KnownKey {
+        KnownKey(identity: try identity(serialized), firstSeen: firstSeen, retiredAt: retiredAt)
     }
 }

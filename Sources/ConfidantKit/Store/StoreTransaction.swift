@@ -189,9 +189,8 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
             let firstSeen: Double = try row.decode(atIndex: 1)
             let retiredAt: Double? = try row.decode(atIndex: 2)
             known.append(
-                KnownKey(
-                    identity: try parsedIdentities.identity(identity),
-                    firstSeen: Date(timeIntervalSince1970: firstSeen),
+                try parsedIdentities.knownKey(
+                    identity: identity, firstSeen: Date(timeIntervalSince1970: firstSeen),
                     retiredAt: retiredAt.map(Date.init(timeIntervalSince1970:))))
         }
         // Current first, then retired ones, newest first.
