@@ -14,7 +14,18 @@ struct ChildRelayCommand: AsyncParsableCommand {
     @Option(help: "Directory for blobs and the default SQLite file.") var dataDir: String
     @Option(help: "sqlite:PATH or postgres://… (default: SQLite in the data directory).") var database: String?
 
+    /// Set by `ChildServer` for its child: the relay stops when its standard input ends, which
+    /// happens when the benchmark that started it ends, however it ends.
+    static let exitWithParentVariable = "CONFIDANT_BENCH_EXIT_WITH_PARENT"
+
     func run() async throws {
+        if ProcessInfo.processInfo.environment[Self.exitWithParentVariable] == "1" {
+            // A thread of its own: the read blocks until the parent's end closes.
+            Thread.detachNewThread {
+                _ = FileHandle.standardInput.readDataToEndOfFile()
+                kill(getpid(), SIGTERM)
+            }
+        }
         let level =
             Logger.Level(rawValue: ProcessInfo.processInfo.environment["CONFIDANT_BENCH_SERVER_LOG"] ?? "error")
             ?? .error

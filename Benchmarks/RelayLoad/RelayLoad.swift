@@ -912,6 +912,8 @@ final class SendWindow: Sendable {
 final class ChildServer: Sendable {
     private let process: Process
     private let output: Pipe
+    /// Held open while this process lives (see `init`).
+    private let input: Pipe
 
     init(dataDirectory: URL, database: String?) throws {
         let process = Process()
@@ -929,9 +931,20 @@ final class ChildServer: Sendable {
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
+        // The child's standard input: only this process holds its writing end, so the child
+        // reads its end when this process ends, however it ends (killed, or a crash), and stops
+        // itself (`ChildRelayCommand.exitWithParentVariable`): a relay left behind took CPU from
+        // the measurements that followed. An environment variable, not an option, so that an
+        // older build run through the wrapper still starts.
+        let input = Pipe()
+        process.standardInput = input
+        var environment = ProcessInfo.processInfo.environment
+        environment[ChildRelayCommand.exitWithParentVariable] = "1"
+        process.environment = environment
         try process.run()
         self.process = process
         self.output = output
+        self.input = input
     }
 
     func waitForPort() throws -> Int {
