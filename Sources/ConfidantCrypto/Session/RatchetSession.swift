@@ -17,8 +17,10 @@ public struct RatchetSession: Sendable {
     /// How many message numbers a seal reserves ahead on its sending chain when it uses one that
     /// was not reserved (``sealsWithinReservation``). A state read back after its latest writes
     /// may have been lost goes on from its reservation (``skipToReservation()``), so the peer
-    /// skips at most this many numbers for it.
-    public static let sendingReservation: UInt32 = 16
+    /// skips at most this many numbers for it. Each new reservation is a synced commit before
+    /// the envelope leaves: 16 at a time made one message in 16 wait for the disk (with one
+    /// message in flight, most of the sender's `fdatasync` calls, docs/BENCHMARKS.md).
+    public static let sendingReservation: UInt32 = 64
 
     static let handshakeInfo = Array("Confidant PQXDH v1 X25519 X-Wing SHA-256".utf8)
     static let rootInfo = Array("Confidant ratchet root v1".utf8)
@@ -210,7 +212,7 @@ public struct RatchetSession: Sendable {
         }
         sendingChain = next
         sendCount += 1
-        sendReserve = reserve  // ≥ sendCount: the reservation held it, or it is 16 past the old count
+        sendReserve = reserve  // ≥ sendCount: the reservation held it, or it is `sendingReservation` past the old count
         return RatchetEnvelope(
             sender: sender, recipient: recipient, messageID: messageID, timestampMilliseconds: timestampMilliseconds,
             start: unsealed.start, ratchetKey: unsealed.ratchetKey, previousChainLength: unsealed.previousChainLength,

@@ -257,7 +257,8 @@ final class LocalStore: Sendable {
         do {
             return try countedTransactionOnce(durability, body)
         } catch is StoreTransaction.ReservationNeedsSync {
-            // It sealed beyond a reservation: rolled back, and run again synced (1 in 16 seals).
+            // It sealed beyond a reservation: rolled back, and run again synced (the first seal of a
+            // chain, then one in 64).
             return try countedTransactionOnce(.synced, body)
         }
     }
