@@ -33,19 +33,15 @@ final class LocalStore: Sendable {
     let log: WriteAheadLog?
     /// Where the log is synced, one sync at a time.
     private let logSyncs = DispatchQueue(label: "confidant.store.log-sync", qos: .userInitiated)
-    /// The log's checkpoints, off the threads that commit (used in WAL mode only).
-    let checkpoints: LogCheckpoints
 
     private init(
-        database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog?,
-        checkpoints: LogCheckpoints
+        database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog?
     ) {
         self.database = database
         self.dataKey = dataKey
         self.attachmentsDirectory = attachmentsDirectory
         self.boot = boot
         self.log = log
-        self.checkpoints = checkpoints
     }
 
     /// Opens the store at `url`, creating it (with a new data key) when it does not exist.
@@ -57,7 +53,6 @@ final class LocalStore: Sendable {
         // other waits for it instead of failing with "database is locked".
         configuration.busyMode = .timeout(10)
         let journal = Mutex<String?>(nil)
-        let checkpoints = LogCheckpoints(path: url.path)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
             // WAL: one fsync per transaction instead of several. SQLite's commits do not sync the
@@ -70,7 +65,6 @@ final class LocalStore: Sendable {
             let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")?.lowercased()
             journal.withLock { $0 = mode }
             try db.execute(sql: mode == "wal" ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL")
-            if mode == "wal" { checkpoints.install(on: db) }
         }
         let database = try DatabaseQueue(path: url.path, configuration: configuration)
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
@@ -90,7 +84,7 @@ final class LocalStore: Sendable {
         return LocalStore(
             database: database, dataKey: dataKey,
             attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
-            log: log, checkpoints: checkpoints)
+            log: log)
     }
 
     /// Rewraps the data key for a new device key (nothing else is re-encrypted), synced: the
