@@ -191,6 +191,34 @@ struct SessionMessagingTests {
         }
     }
 
+    @Test("a receipt sealed within its session's reservation, and taken off its queue, does not wait for the disk")
+    func receiptsDeferred() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                _ = try await alice.messenger.send("first", to: toBob)
+                // Bob's session begins with the start it receives (synced), and his delivery
+                // receipt goes with the sync.
+                #expect(try await bob.messenger.sync().map(\.text) == ["first"])
+                let store = bob.messenger.store
+                let alicesID = await alice.messenger.me
+                #expect(try store.markRead(peer: alicesID, queueingReceipts: true).count == 1)
+                let before = store.commitCounts
+                #expect(try await bob.messenger.flushOutbox() == 0, "a control message, not a message")
+                let after = store.commitCounts
+                // The read receipt sealed (its number reserved with the chain), then taken off
+                // the queue: two commits, neither synced. Lost to a power cut, the receipt is
+                // sealed again past the reservation and the relay keeps one of each id.
+                #expect(after.count == before.count + 2)
+                #expect(after.synced == before.synced)
+                #expect(try store.controls().isEmpty)
+                // Alice opens it: her message is read.
+                _ = try await alice.messenger.sync()
+                #expect(try await alice.messenger.history(with: toBob.id).map(\.status) == [.read])
+            }
+        }
+    }
+
     @Test("forward secrecy on disk: the session and prekeys Bob stored cannot open what he already received")
     func storedStateCannotReopen() async throws {
         try await TestRelay.run { relay in

@@ -40,6 +40,14 @@ struct SessionReservationStoreTests {
         func seal(in store: LocalStore, cipher: SessionCipher, bundle: Bool = false) throws -> (
             number: UInt32, synced: Bool
         ) {
+            let sealed = try sealEnvelope(in: store, cipher: cipher, bundle: bundle)
+            return (sealed.envelope.messageNumber, sealed.synced)
+        }
+
+        /// ``seal(in:cipher:bundle:)`` with the envelope.
+        func sealEnvelope(in store: LocalStore, cipher: SessionCipher, bundle: Bool = false) throws -> (
+            envelope: RatchetEnvelope, synced: Bool
+        ) {
             let before = store.commitCounts.count
             defer { #expect(store.commitCounts.count == before + 1) }
             let (envelopes, commit) = try store.countedTransaction(.deferred) { transaction in
@@ -49,7 +57,21 @@ struct SessionReservationStoreTests {
                     sessions: transaction)
             }
             let envelope = try RatchetEnvelope(serialized: try #require(envelopes.first))
-            return (envelope.messageNumber, store.commitCounts.synced == commit)
+            return (envelope, store.commitCounts.synced == commit)
+        }
+
+        /// Opens `envelope` from this side (`cipher`) in a deferred transaction of `store`, as
+        /// receiving does; whether its commit was synced.
+        func open(_ envelope: RatchetEnvelope, in store: LocalStore, cipher: SessionCipher) throws -> Bool {
+            let (_, commit) = try store.countedTransaction(.deferred) { transaction in
+                var record = try #require(
+                    try transaction.session(with: recipient.address, fingerprint: recipient.fingerprint))
+                var unused = try DevicePrekeys.generate()
+                _ = try record.open(
+                    envelope, as: me, recipientUserID: cipher.userID, from: identity.publicIdentity, prekeys: &unused)
+                try transaction.storeSession(record, with: recipient.address, fingerprint: recipient.fingerprint)
+            }
+            return store.commitCounts.synced == commit
         }
     }
 
@@ -73,6 +95,15 @@ struct SessionReservationStoreTests {
 
     private func sessionRow(_ store: LocalStore) throws -> Row? {
         try store.read { db in try Row.fetchOne(db, sql: "SELECT sealed, boot FROM session") }
+    }
+
+    /// What a power cut leaves: the session row as `row` was, the writes after it lost.
+    private func restore(_ row: Row, in store: LocalStore) throws {
+        try store.write { db in
+            try db.execute(
+                sql: "UPDATE session SET sealed = ?, boot = ?",
+                arguments: [row["sealed"] as Data, row["boot"] as String?])
+        }
     }
 
     @Test("a sealing is synced only when it reserves numbers")
@@ -106,13 +137,7 @@ struct SessionReservationStoreTests {
         for number in 1...3 { #expect(try peer.seal(in: store, cipher: cipher) == (UInt32(number), false)) }
 
         // A power cut takes the three writes that were not synced.
-        let lostWrites = { (database: LocalStore) in
-            try database.write { db in
-                try db.execute(
-                    sql: "UPDATE session SET sealed = ?, boot = ?",
-                    arguments: [onDisk["sealed"] as Data, onDisk["boot"] as String?])
-            }
-        }
+        let lostWrites = { (database: LocalStore) in try restore(onDisk, in: database) }
         try lostWrites(store)
         // Read back in the same run (as no power cut allows), the chain would use number 1
         // again: what the run's id is there to rule out.
@@ -131,6 +156,54 @@ struct SessionReservationStoreTests {
         try nextRun.write { db in try db.execute(sql: "UPDATE session SET boot = NULL") }
         let afterUpgrade = try fixture.store("run-2")
         #expect(try peer.seal(in: afterUpgrade, cipher: cipher).number == 2 * RatchetSession.sendingReservation)
+    }
+
+    @Test("a chain a DH ratchet step starts is not synced, and a step that is lost makes another chain")
+    func newChainsAreNotSynced() throws {
+        let fixture = try Fixture()
+        defer { fixture.profile.remove() }
+        let (peer, cipher) = (fixture.peer, fixture.cipher)
+        let store = try fixture.store("run-1")
+        let start = try peer.sealEnvelope(in: store, cipher: cipher, bundle: true)
+        #expect(start.synced, "a session began")
+        // The peer's side, in memory: it opens the start and replies.
+        var peerRecord = SessionRecord()
+        var peerPrekeys = peer.prekeys
+        _ = try peerRecord.open(
+            start.envelope, as: peer.identity, recipientUserID: peer.user, from: peer.me.publicIdentity,
+            prekeys: &peerPrekeys)
+        let reply = try peerRecord.seal(
+            Data("reply".utf8), from: peer.identity, senderUserID: peer.user, to: peer.me.publicIdentity,
+            recipientUserID: cipher.userID, messageID: .timeOrdered(), timestamp: Date())
+        let beforeStep = try #require(try sessionRow(store))
+
+        // Opening it turns this side's DH ratchet: a new sending chain, reserved as it is born.
+        #expect(try !peer.open(reply, in: store, cipher: cipher), "the step's transaction is not synced")
+        let onNewChain = try peer.sealEnvelope(in: store, cipher: cipher)
+        #expect(onNewChain.envelope.messageNumber == 0)
+        #expect(onNewChain.envelope.ratchetKey != start.envelope.ratchetKey)
+        #expect(!onNewChain.synced, "the new chain's first seal does not wait for the disk")
+        for number in 1..<RatchetSession.sendingReservation {
+            #expect(try peer.seal(in: store, cipher: cipher) == (number, false))
+        }
+        #expect(try peer.seal(in: store, cipher: cipher) == (RatchetSession.sendingReservation, true))
+
+        // A power cut takes the step and everything after it: the row as it was before the reply.
+        try restore(beforeStep, in: store)
+        let nextRun = try fixture.store("run-2")
+        // The relay, never told, delivers the reply again: the step is made again from a new
+        // ratchet key, so the chain whose numbers the lost writes used is never used again.
+        #expect(try !peer.open(reply, in: nextRun, cipher: cipher))
+        let again = try peer.sealEnvelope(in: nextRun, cipher: cipher)
+        #expect(again.envelope.messageNumber == 0)
+        #expect(!again.synced)
+        #expect(again.envelope.ratchetKey != onNewChain.envelope.ratchetKey, "another chain")
+        #expect(again.envelope.ratchetKey != start.envelope.ratchetKey)
+        // The peer, which never got the lost chain's messages, reads the new one.
+        let opened = try peerRecord.open(
+            again.envelope, as: peer.identity, recipientUserID: peer.user, from: peer.me.publicIdentity,
+            prekeys: &peerPrekeys)
+        #expect(opened == Data("hello".utf8))
     }
 
     @Test("the log's own sync makes a deferred commit durable without a write")

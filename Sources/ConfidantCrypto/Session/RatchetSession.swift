@@ -19,7 +19,8 @@ public struct RatchetSession: Sendable {
     /// may have been lost goes on from its reservation (``skipToReservation()``), so the peer
     /// skips at most this many numbers for it. Each new reservation is a synced commit before
     /// the envelope leaves: 16 at a time made one message in 16 wait for the disk (with one
-    /// message in flight, most of the sender's `fdatasync` calls, docs/BENCHMARKS.md).
+    /// message in flight, most of the sender's `fdatasync` calls, docs/BENCHMARKS.md). A chain a
+    /// DH ratchet step starts is born with its first reservation (``SessionRecord/reservesBeyond(_:)``).
     public static let sendingReservation: UInt32 = 64
 
     static let handshakeInfo = Array("Confidant PQXDH v1 X25519 X-Wing SHA-256".utf8)
@@ -287,7 +288,10 @@ public struct RatchetSession: Sendable {
             let remoteKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: remote)
             previousSendCount = sendCount
             sendCount = 0
-            sendReserve = 0  // a new chain, nothing reserved on it yet
+            // A new chain is born with its first reservation: whatever puts this state on disk puts the
+            // reservation there with it, and if the state is lost the chain is lost whole, its key
+            // made from a ratchet key nobody will make again (`SessionRecord.reservesBeyond(_:)`).
+            sendReserve = Self.sendingReservation
             receiveCount = 0
             remoteRatchetKey = remote
             (rootKey, receivingChain) = Self.kdfRoot(rootKey, try Self.dh(sendingRatchetKey, remoteKey))

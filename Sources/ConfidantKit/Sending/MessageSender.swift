@@ -673,7 +673,9 @@ actor MessageSender {
     /// anything leaves, so a message key is never used twice). Devices without a session get a
     /// prekey bundle claimed first, outside the transaction (no I/O inside one), and the
     /// transaction starts again; with sessions for all, as for nearly every message, it is one
-    /// transaction.
+    /// transaction. It commits as the window's sealings do (`LocalStore.sealing`): without waiting
+    /// for the disk unless it reserves message numbers (a session that begins, a chain past its
+    /// reservation). Synced every time, it was a sync on the event loop for each receipt sent.
     func seal(
         _ groups: [(payload: Data, recipients: [SessionCipher.Recipient])], messageID: UUID, sentAt: Date
     ) async throws -> Components.Schemas.MessageBatch {
@@ -688,7 +690,7 @@ actor MessageSender {
             // A session can end between two rounds (a key change seen meanwhile): a third round
             // seals with what it has, and a device still without a bundle fails the attempt.
             rounds: for round in 0..<3 {
-                let outcome = try store.transaction { transaction -> Outcome in
+                let outcome = try store.transaction(store.sealing) { transaction -> Outcome in
                     let needing = try recipients.filter {
                         try bundles[$0.address] == nil && cipher.needsBundle($0, sessions: transaction)
                     }
