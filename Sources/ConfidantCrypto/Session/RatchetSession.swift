@@ -19,8 +19,7 @@ public struct RatchetSession: Sendable {
     /// may have been lost goes on from its reservation (``skipToReservation()``), so the peer
     /// skips at most this many numbers for it. Each new reservation is a synced commit before
     /// the envelope leaves: 16 at a time made one message in 16 wait for the disk (with one
-    /// message in flight, most of the sender's `fdatasync` calls, docs/BENCHMARKS.md). A chain a
-    /// DH ratchet step starts is born with its first reservation (``SessionRecord/reservesBeyond(_:)``).
+    /// message in flight, most of the sender's `fdatasync` calls, docs/BENCHMARKS.md).
     public static let sendingReservation: UInt32 = 64
 
     static let handshakeInfo = Array("Confidant PQXDH v1 X25519 X-Wing SHA-256".utf8)
@@ -288,10 +287,11 @@ public struct RatchetSession: Sendable {
             let remoteKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: remote)
             previousSendCount = sendCount
             sendCount = 0
-            // A new chain is born with its first reservation: whatever puts this state on disk puts the
-            // reservation there with it, and if the state is lost the chain is lost whole, its key
-            // made from a ratchet key nobody will make again (`SessionRecord.reservesBeyond(_:)`).
-            sendReserve = Self.sendingReservation
+            // A new chain, nothing reserved on it yet: its first seal is synced, and this step with it.
+            // Reserving here instead would let an envelope leave on a step a power cut can take, and
+            // the step made again from another key would part this side from a peer that read it
+            // (docs/PROTOCOL.md §9.6).
+            sendReserve = 0
             receiveCount = 0
             remoteRatchetKey = remote
             (rootKey, receivingChain) = Self.kdfRoot(rootKey, try Self.dh(sendingRatchetKey, remoteKey))

@@ -27,25 +27,13 @@ public struct SessionRecord: Sendable {
     public var sendingReservation: SendingReservation? { sessions.first.flatMap(Self.reservation) }
 
     /// Whether the current session holds a reservation that `stored` (the record this one
-    /// replaces) did not on the same sending chain: a seal went beyond what was reserved, or a
-    /// session began. Such a record must be on disk before anything sealed with it leaves, and
-    /// before another writer can read it (a synced commit). A session of `stored` made current
-    /// again holds no new reservation, and neither does a chain a DH ratchet step started since
-    /// `stored` in one of its sessions: its ratchet key was made after `stored` was read, so a
-    /// record that is lost takes the whole chain with it (the step is made again, from a new
-    /// ratchet key, when the message that caused it comes again), and a record that is kept holds
-    /// the chain's reservation with it. The step's receiving transaction and the chain's first
-    /// seals then commit without waiting for the disk.
+    /// replaces) did not: a seal went beyond what was reserved, or a session began. Such a
+    /// record must be on disk before anything sealed with it leaves, and before another writer
+    /// can read it (a synced commit). A session of `stored` made current again, or a new chain
+    /// with nothing reserved yet, holds no new reservation.
     public func reservesBeyond(_ stored: SessionRecord?) -> Bool {
-        guard let current = sessions.first, let reservation = Self.reservation(of: current), reservation.end > 0
-        else { return false }
-        guard let stored, let before = stored.sessions.first(where: { $0.baseKey == current.baseKey }) else {
-            return true  // a session began
-        }
-        guard let reserved = Self.reservation(of: before), reserved.ratchetKey == reservation.ratchetKey else {
-            return false  // a chain started since `stored`
-        }
-        return reservation.end > reserved.end
+        guard let reservation = sendingReservation, reservation.end > 0 else { return false }
+        return !(stored?.sessions.contains { Self.reservation(of: $0) == reservation } ?? false)
     }
 
     private static func reservation(of session: RatchetSession) -> SendingReservation? {

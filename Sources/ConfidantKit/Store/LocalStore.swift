@@ -257,9 +257,8 @@ final class LocalStore: Sendable {
         do {
             return try countedTransactionOnce(durability, body)
         } catch is StoreTransaction.ReservationNeedsSync {
-            // It sealed beyond a reservation: rolled back, and run again synced (a session's first
-            // seal, or the one in 64 past a chain's reservation; a chain a DH ratchet step starts is
-            // born reserved).
+            // It sealed beyond a reservation: rolled back, and run again synced (the first seal of a
+            // chain, then one in 64).
             return try countedTransactionOnce(.synced, body)
         }
     }
