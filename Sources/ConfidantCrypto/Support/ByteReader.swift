@@ -37,18 +37,24 @@ package struct ByteReader<Failure: Error> {
         return bytes[offset]
     }
 
-    package mutating func readUInt16() throws(Failure) -> UInt16 { try readBigEndian() }
+    // Each width spelled out rather than one generic over `FixedWidthInteger`: called from another
+    // module, the generic ran unspecialized, a protocol witness per shift, 3 % of the relay's CPU
+    // at 32 pairs (perf, docs/BENCHMARKS.md).
+    package mutating func readUInt16() throws(Failure) -> UInt16 {
+        UInt16(truncatingIfNeeded: try readBigEndian(byteCount: 2))
+    }
 
-    package mutating func readUInt32() throws(Failure) -> UInt32 { try readBigEndian() }
+    package mutating func readUInt32() throws(Failure) -> UInt32 {
+        UInt32(truncatingIfNeeded: try readBigEndian(byteCount: 4))
+    }
 
-    package mutating func readUInt64() throws(Failure) -> UInt64 { try readBigEndian() }
+    package mutating func readUInt64() throws(Failure) -> UInt64 { try readBigEndian(byteCount: 8) }
 
-    private mutating func readBigEndian<T: FixedWidthInteger>() throws(Failure) -> T {
-        let size = MemoryLayout<T>.size
-        guard size <= remaining else { throw truncated }
-        defer { offset += size }
-        var value: T = 0
-        for index in offset..<offset + size { value = value << 8 | T(bytes[index]) }
+    private mutating func readBigEndian(byteCount: Int) throws(Failure) -> UInt64 {
+        guard byteCount <= remaining else { throw truncated }
+        defer { offset += byteCount }
+        var value: UInt64 = 0
+        for index in offset..<offset + byteCount { value = value << 8 | UInt64(bytes[index]) }
         return value
     }
 
