@@ -674,8 +674,9 @@ actor MessageSender {
     /// prekey bundle claimed first, outside the transaction (no I/O inside one), and the
     /// transaction starts again; with sessions for all, as for nearly every message, it is one
     /// transaction. It commits as the window's sealings do (`LocalStore.sealing`): without waiting
-    /// for the disk unless it reserves message numbers (a session that begins, a chain past its
-    /// reservation). Synced every time, it was a sync on the event loop for each receipt sent.
+    /// for the disk unless it reserves message numbers (a session that begins, the first seal on a
+    /// new chain, one past a chain's reservation). It used to be synced every time, which synced
+    /// receipts whose numbers were reserved already too (a read receipt after a delivery receipt).
     func seal(
         _ groups: [(payload: Data, recipients: [SessionCipher.Recipient])], messageID: UUID, sentAt: Date
     ) async throws -> Components.Schemas.MessageBatch {
