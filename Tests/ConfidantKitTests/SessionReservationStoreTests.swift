@@ -137,14 +137,13 @@ struct SessionReservationStoreTests {
         for number in 1...3 { #expect(try peer.seal(in: store, cipher: cipher) == (UInt32(number), false)) }
 
         // A power cut takes the three writes that were not synced.
-        let lostWrites = { (database: LocalStore) in try restore(onDisk, in: database) }
-        try lostWrites(store)
+        try restore(onDisk, in: store)
         // Read back in the same run (as no power cut allows), the chain would use number 1
         // again: what the run's id is there to rule out.
         let sameRun = try fixture.store("run-1")
         #expect(try peer.seal(in: sameRun, cipher: cipher).number == 1)
 
-        try lostWrites(store)
+        try restore(onDisk, in: store)
         let nextRun = try fixture.store("run-2")
         let sealed = try peer.seal(in: nextRun, cipher: cipher)
         #expect(sealed.number == RatchetSession.sendingReservation, "past every number the lost writes used")
