@@ -37,6 +37,12 @@ public struct StreamSendFrame: Sendable, Hashable {
 
     /// Parses a frame, refusing anything that is not exactly one encoding of it.
     public init(serialized bytes: Data) throws(StreamSendFrameError) {
+        try self.init(serialized: Array(bytes))
+    }
+
+    /// Parses a frame from an array, reading it in place: the relay copies a frame out of its
+    /// socket buffer once, into this array, and each envelope once more, into its own `Data`.
+    public init(serialized bytes: [UInt8]) throws(StreamSendFrameError) {
         var reader = ByteReader(bytes, truncated: StreamSendFrameError.truncated)
         let version = try reader.readUInt8()
         switch version {

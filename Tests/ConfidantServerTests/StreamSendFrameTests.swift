@@ -28,6 +28,9 @@ struct StreamSendFrameTests {
             Self.hex(ordered.serialized()) == "02" + "00112233445566778899aabbccddeeff" + "0001" + "00000001" + "aa")
         #expect(try StreamSendFrame(serialized: ordered.serialized()) == ordered)
         #expect(try StreamSendFrame(serialized: (Data([9]) + ordered.serialized()).dropFirst()).after == after)
+        // The array form (the relay's) reads the same frames.
+        #expect(try StreamSendFrame(serialized: Array(frame.serialized())) == frame)
+        #expect(try StreamSendFrame(serialized: Array(ordered.serialized())) == ordered)
     }
 
     /// Every way bytes can fail to be exactly one frame, and why.
@@ -53,6 +56,7 @@ struct StreamSendFrameTests {
     func malformedFrames() throws {
         for (hex, expected) in Self.malformed {
             #expect(throws: expected, "\(hex)") { try StreamSendFrame(serialized: Self.bytes(hex)) }
+            #expect(throws: expected, "\(hex) as an array") { try StreamSendFrame(serialized: Array(Self.bytes(hex))) }
         }
         #expect(throws: StreamSendFrameError.envelopeCount(0)) { try StreamSendFrame(envelopes: []) }
         #expect(throws: StreamSendFrameError.envelopeCount(257)) {

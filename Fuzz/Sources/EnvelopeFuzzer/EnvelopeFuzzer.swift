@@ -33,9 +33,15 @@ func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             precondition(Array(envelope.serialized) == body, "envelope re-serialization differs")
         }
     case 6:
-        if let envelope = try? WireEnvelope(serialized: body), case .ratchet(let ratchet) = envelope {
+        let envelope = try? WireEnvelope(serialized: body)
+        if case .ratchet(let ratchet) = envelope {
             precondition(Array(ratchet.serialized) == body, "v2 envelope re-serialization differs")
         }
+        // The relay's in-place read of the header takes exactly what the full parse takes.
+        let route = try? EnvelopeRoute(serialized: Data(body))
+        precondition(
+            route?.sender == envelope?.sender && route?.recipient == envelope?.recipient
+                && route?.messageID == envelope?.messageID, "the envelope's route differs from its full parse")
     case 7:
         // Stored session state is sealed locally, but its parser must still never trap.
         if let record = try? SessionRecord(serialized: body) {

@@ -13,6 +13,12 @@ package struct ByteReader<Failure: Error> {
         self.truncated = truncated
     }
 
+    /// Reads `bytes` without copying them (the generic initializer copies into an array).
+    package init(_ bytes: [UInt8], truncated: Failure) {
+        self.bytes = bytes
+        self.truncated = truncated
+    }
+
     package var remaining: Int { bytes.count - offset }
     package var isAtEnd: Bool { offset == bytes.count }
 

@@ -78,13 +78,13 @@ struct MailboxSubmission: Sendable {
 
     /// The server cannot read an envelope (v1 or v2), but it reads its header.
     private static func header(of bytes: Data, index: Int, maximumEnvelopeBytes: Int) throws(APIFailure)
-        -> WireEnvelope
+        -> EnvelopeRoute
     {
         guard bytes.count <= maximumEnvelopeBytes else {
             throw APIFailure.tooLarge("Envelope \(index)", limit: maximumEnvelopeBytes)
         }
         do {
-            return try WireEnvelope(serialized: bytes)
+            return try EnvelopeRoute(serialized: bytes)
         } catch {
             throw APIFailure(.invalidEnvelope, "Envelope \(index) is not a sealed envelope: \(error)")
         }
@@ -92,7 +92,7 @@ struct MailboxSubmission: Sendable {
 
     /// Refuses an envelope whose header claims another sender or another message than the
     /// message it arrives in.
-    private static func check(_ header: WireEnvelope, index: Int, sender: DeviceAddress, messageID: UUID)
+    private static func check(_ header: EnvelopeRoute, index: Int, sender: DeviceAddress, messageID: UUID)
         throws(APIFailure)
     {
         guard header.sender == sender else {

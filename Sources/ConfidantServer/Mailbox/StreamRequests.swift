@@ -147,7 +147,7 @@ struct StreamRequests: Sendable {
     /// Nothing here waits, so the connection's event loop may call it (`StreamFrameOrder`).
     func takeSend(_ buffer: ByteBuffer) {
         let sendFrame = Result { () throws(StreamSendFrameError) in
-            try StreamSendFrame(serialized: Data(buffer.readableBytesView))
+            try StreamSendFrame(serialized: buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? [])
         }
         switch sendFrame {
         case .success(let sendFrame):
@@ -157,7 +157,7 @@ struct StreamRequests: Sendable {
                 send(submission, messageID: nil)
             } catch {
                 // The message id is the first envelope's, if its header can be read.
-                let messageID = sendFrame.envelopes.first.flatMap { try? WireEnvelope(serialized: $0) }?
+                let messageID = sendFrame.envelopes.first.flatMap { try? EnvelopeRoute(serialized: $0) }?
                     .messageID.canonicalString
                 if let messageID {
                     refuse(messageID, error)
