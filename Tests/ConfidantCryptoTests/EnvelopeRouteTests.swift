@@ -4,8 +4,9 @@ import Testing
 
 @testable import ConfidantCrypto
 
-/// `EnvelopeRoute` reads a v2 envelope's header in place: it must take exactly the bytes the full
-/// parse (`WireEnvelope`) takes, read the same fields, and refuse the rest with the same error.
+/// `EnvelopeRoute` reads an envelope's header in place, v1 or v2: it must take exactly the bytes
+/// the full parse (`WireEnvelope`) takes, read the same fields, and refuse the rest with the same
+/// error.
 @Suite struct EnvelopeRouteTests {
     /// The route and the full parse agree on `bytes`: both read the same fields, or both throw
     /// the same error.
