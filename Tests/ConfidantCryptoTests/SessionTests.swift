@@ -85,6 +85,39 @@ struct SessionParty {
         }
     }
 
+    /// A responder reads its prekeys only for a start no session here began: a message that
+    /// repeats a start it answered, or one of the running session, opens without them.
+    @Test func onlyANewStartNeedsPrekeys() throws {
+        var alice = try SessionParty()
+        var bob = try SessionParty()
+        let first = try alice.seal("hello Bob", to: bob)
+        #expect(bob.record.needsPrekeys(toOpen: first))
+        #expect(try bob.open(first, from: alice) == "hello Bob")
+        #expect(!bob.record.needsPrekeys(toOpen: first), "its session began with this start")
+        let second = try alice.seal("still there?", to: bob)
+        #expect(second.start != nil)
+        #expect(!bob.record.needsPrekeys(toOpen: second))
+        var none = DevicePrekeys.none
+        let opened = try bob.record.open(
+            second, as: bob.identity, recipientUserID: bob.user, from: alice.publicIdentity, prekeys: &none)
+        #expect(String(decoding: opened, as: UTF8.self) == "still there?")
+        _ = try alice.open(try bob.seal("hi Alice", to: alice), from: bob)
+        let third = try alice.seal("good", to: bob)
+        #expect(third.start == nil)
+        #expect(!bob.record.needsPrekeys(toOpen: third))
+        // A start opened without prekeys finds none and changes nothing.
+        var carol = try SessionParty()
+        let fresh = try carol.seal("hello", to: bob)
+        var fromCarol = SessionRecord()
+        #expect(fromCarol.needsPrekeys(toOpen: fresh))
+        #expect(throws: SessionError.self) {
+            try fromCarol.open(
+                fresh, as: bob.identity, recipientUserID: bob.user, from: carol.publicIdentity, prekeys: &none)
+        }
+        #expect(fromCarol.needsPrekeys(toOpen: fresh))
+        #expect(none.oneTimeCount == 0 && none.currentIDs == nil)
+    }
+
     @Test func startWithoutOneTimePrekey() throws {
         var alice = try SessionParty()
         var bob = try SessionParty()

@@ -81,6 +81,41 @@ struct SessionCipherTests {
         #expect(replay.reason.contains("already received"))
     }
 
+    /// A prekey store that counts its reads.
+    final class CountingPrekeys: PrekeyStore, @unchecked Sendable {
+        let inner: InMemoryProtocolStore
+        var reads = 0
+        init(_ inner: InMemoryProtocolStore) { self.inner = inner }
+        func devicePrekeys() -> DevicePrekeys? {
+            reads += 1
+            return inner.devicePrekeys()
+        }
+        func storeDevicePrekeys(_ prekeys: DevicePrekeys) { inner.storeDevicePrekeys(prekeys) }
+    }
+
+    @Test("only a new start reads the device's prekeys; messages of a running session open without them")
+    func prekeysReadOnlyForAStart() throws {
+        let alice = try Device()
+        let bob = try Device()
+        alice.knows(bob)
+        bob.knows(alice)
+        let prekeys = CountingPrekeys(bob.store)
+        func open(_ wire: WireEnvelope) throws -> Result<Data, SessionCipher.OpenFailure> {
+            try bob.cipher.open(
+                wire, from: alice.user, storedAt: Date(), identities: bob.store, sessions: bob.store, prekeys: prekeys)
+        }
+        let oneTimeBefore = try #require(bob.store.devicePrekeys()).oneTimeCount
+        #expect(try open(try alice.seal("first", to: bob, bundle: try bob.bundle())) == .success(Data("first".utf8)))
+        #expect(prekeys.reads == 1)
+        #expect(try #require(bob.store.devicePrekeys()).oneTimeCount == oneTimeBefore - 1)
+        // Still carrying the start (Bob has not answered), then after an answer: no reads.
+        #expect(try open(try alice.seal("second", to: bob)) == .success(Data("second".utf8)))
+        #expect(try alice.open(try bob.seal("hi", to: alice), from: bob) == .success("hi"))
+        #expect(try open(try alice.seal("third", to: bob)) == .success(Data("third".utf8)))
+        #expect(prekeys.reads == 1)
+        #expect(try #require(bob.store.devicePrekeys()).oneTimeCount == oneTimeBefore - 1, "nothing else used up")
+    }
+
     @Test("a device without prekeys gets a v1 envelope, and still reads it")
     func versionOneFallback() throws {
         let alice = try Device()

@@ -48,6 +48,10 @@ public struct DevicePrekeys: Sendable {
         return prekeys
     }
 
+    /// No prekeys at all: what opens a message that starts no session
+    /// (``SessionRecord/needsPrekeys(toOpen:)``); a start opened with it finds no prekey.
+    public static var none: DevicePrekeys { DevicePrekeys(signed: [], kem: [], oneTime: [:], nextID: 1) }
+
     init(
         signed: [Signed<Curve25519.KeyAgreement.PrivateKey>], kem: [Signed<XWingMLKEM768X25519.PrivateKey>],
         oneTime: [UInt32: OneTime], nextID: UInt32

@@ -79,6 +79,13 @@ public struct SessionRecord: Sendable {
         return envelope
     }
 
+    /// Whether opening `envelope` reads the device's prekeys: only a start that no session here
+    /// began. Every other message opens without them, so a caller need not load them for it.
+    public func needsPrekeys(toOpen envelope: RatchetEnvelope) -> Bool {
+        guard let start = envelope.start else { return false }
+        return !sessions.contains { $0.baseKey.elementsEqual(start.baseKey) }
+    }
+
     /// Opens a v2 envelope from `peer`, starting a responder session if it carries a new start.
     /// A one-time prekey the start used is erased from `prekeys` once the message opens.
     public mutating func open(

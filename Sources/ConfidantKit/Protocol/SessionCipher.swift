@@ -138,7 +138,7 @@ public struct SessionCipher: Sendable {
         }
         let known = try identities.knownKeys(of: wire.sender)
         guard !known.isEmpty else { return .failure(OpenFailure(reason: "the sending device's key is unknown")) }
-        let candidates = known.filter { key in key.retiredAt.map { storedAt < $0 } ?? true }.map(\.identity)
+        let candidates = known.filter { key in key.retiredAt.map { storedAt < $0 } ?? true }
         guard !candidates.isEmpty else {
             return .failure(
                 OpenFailure(
@@ -162,7 +162,7 @@ public struct SessionCipher: Sendable {
             var lastError: EnvelopeError?
             for candidate in candidates {
                 do {
-                    return .success(try envelope.open(as: identity, recipientUserID: userID, from: candidate))
+                    return .success(try envelope.open(as: identity, recipientUserID: userID, from: candidate.identity))
                 } catch {
                     lastError = error
                 }
@@ -179,15 +179,20 @@ public struct SessionCipher: Sendable {
     }
 
     private func openSession(
-        _ envelope: RatchetEnvelope, candidates: [PublicIdentity], sessions: some SessionStore,
+        _ envelope: RatchetEnvelope, candidates: [KnownKey], sessions: some SessionStore,
         prekeys store: some PrekeyStore
     ) throws -> Result<Data, OpenFailure> {
         var lastError = SessionError.noSession
-        for candidate in candidates {
-            let fingerprint = IdentityFingerprint(candidate).description
+        for known in candidates {
+            let candidate = known.identity
+            let fingerprint = known.fingerprint
             var record = try sessions.session(with: envelope.sender, fingerprint: fingerprint) ?? SessionRecord()
-            // A device that never had prekeys still opens what it can; a start finds no prekey.
-            var prekeys = try store.devicePrekeys() ?? DevicePrekeys.generate()
+            // Only a new start reads the prekeys (a sealed blob of up to a thousand keys, read and
+            // compared for every message before); the rest open with none. A device that never had
+            // prekeys still opens what it can; a start finds no prekey.
+            var prekeys =
+                record.needsPrekeys(toOpen: envelope)
+                ? try store.devicePrekeys() ?? DevicePrekeys.generate() : DevicePrekeys.none
             let before = prekeys.oneTimeCount
             let plaintext: Data
             do {

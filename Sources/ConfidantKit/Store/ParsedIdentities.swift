@@ -11,16 +11,27 @@ final class ParsedIdentities: Sendable {
     /// Keys kept at most; past it the map starts again empty.
     static let maximumKeys = 4_096
 
-    private let parsed = Mutex<[Data: PublicIdentity]>([:])
+    /// A parsed key and its fingerprint, which opening a message asks for every time.
+    private struct Parsed {
+        let identity: PublicIdentity
+        let fingerprint: String
+    }
+
+    private let parsed = Mutex<[Data: Parsed]>([:])
 
     func identity(_ serialized: Data) throws -> PublicIdentity {
+        try parse(serialized).identity
+    }
+
+    private func parse(_ serialized: Data) throws -> Parsed {
         if let known = parsed.withLock({ $0[serialized] }) { return known }
         let identity = try PublicIdentity(serialized: serialized)
+        let entry = Parsed(identity: identity, fingerprint: IdentityFingerprint(identity).description)
         parsed.withLock { parsed in
             if parsed.count >= Self.maximumKeys { parsed.removeAll(keepingCapacity: true) }
-            parsed[serialized] = identity
+            parsed[serialized] = entry
         }
-        return identity
+        return entry
     }
 
     /// A stored device key with its identity parsed.
@@ -30,6 +41,8 @@ final class ParsedIdentities: Sendable {
 
     /// A device key from its stored columns (`contact_key`), its identity parsed.
     func knownKey(identity serialized: Data, firstSeen: Date, retiredAt: Date?) throws -> KnownKey {
-        KnownKey(identity: try identity(serialized), firstSeen: firstSeen, retiredAt: retiredAt)
+        let entry = try parse(serialized)
+        return KnownKey(
+            identity: entry.identity, fingerprint: entry.fingerprint, firstSeen: firstSeen, retiredAt: retiredAt)
     }
 }
