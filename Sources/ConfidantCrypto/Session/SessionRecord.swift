@@ -83,7 +83,12 @@ public struct SessionRecord: Sendable {
     /// began. Every other message opens without them, so a caller need not load them for it.
     public func needsPrekeys(toOpen envelope: RatchetEnvelope) -> Bool {
         guard let start = envelope.start else { return false }
-        return !sessions.contains { $0.baseKey.elementsEqual(start.baseKey) }
+        return session(begunBy: start) == nil
+    }
+
+    /// The session here that `start` began, if any (a start repeats until the peer hears back).
+    private func session(begunBy start: SessionStart) -> Int? {
+        sessions.firstIndex { $0.baseKey.elementsEqual(start.baseKey) }
     }
 
     /// Opens a v2 envelope from `peer`, starting a responder session if it carries a new start.
@@ -100,7 +105,7 @@ public struct SessionRecord: Sendable {
                 "the envelope comes from device \(envelope.sender.deviceID), not from the identity given")
         }
         if let start = envelope.start {
-            if let index = sessions.firstIndex(where: { $0.baseKey.elementsEqual(start.baseKey) }) {
+            if let index = session(begunBy: start) {
                 var session = sessions[index]
                 let message = try session.open(envelope, entropy: entropy)
                 sessions.remove(at: index)

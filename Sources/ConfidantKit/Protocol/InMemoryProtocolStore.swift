@@ -42,7 +42,9 @@ public final class InMemoryProtocolStore: SessionStore, PrekeyStore, IdentitySto
         let device = DeviceAddress(userID: user, deviceID: identity.deviceID)
         state.withLock { state in
             let others = (state.keys[device] ?? []).filter { $0.identity != identity }.map {
-                KnownKey(identity: $0.identity, firstSeen: $0.firstSeen, retiredAt: $0.retiredAt ?? date)
+                KnownKey(
+                    identity: $0.identity, fingerprint: $0.fingerprint, firstSeen: $0.firstSeen,
+                    retiredAt: $0.retiredAt ?? date)
             }
             state.keys[device] = [KnownKey(identity: identity, firstSeen: date, retiredAt: nil)] + others
         }
@@ -52,7 +54,9 @@ public final class InMemoryProtocolStore: SessionStore, PrekeyStore, IdentitySto
     public func retire(_ device: DeviceAddress, at date: Date) {
         state.withLock { state in
             state.keys[device] = state.keys[device]?.map {
-                KnownKey(identity: $0.identity, firstSeen: $0.firstSeen, retiredAt: $0.retiredAt ?? date)
+                KnownKey(
+                    identity: $0.identity, fingerprint: $0.fingerprint, firstSeen: $0.firstSeen,
+                    retiredAt: $0.retiredAt ?? date)
             }
         }
     }
