@@ -4,13 +4,13 @@ import Crypto
 import Foundation
 import GRDB
 
-/// Accounts for idle streams, written into the child relay's SQLite file directly, as `pgbench -i`
-/// fills its tables: signing up through the API hashes each password slowly on purpose, and
-/// 100,000 of them would take hours. Each account copies every column of one account that did
-/// sign up (its user, device and session rows, read with `PRAGMA table_info`, so a column added
-/// later is copied too) and replaces what must be its own: ids, e-mail, display name, the device's
-/// public identity and the session's token hash. The relay itself is unchanged: it reads these
-/// rows as it reads any others. SQLite only.
+/// Accounts for idle streams, and unread entries for mailboxes (`backlog`), written into the child
+/// relay's SQLite file directly, as `pgbench -i` fills its tables: signing up through the API
+/// hashes each password slowly on purpose, and 100,000 of them would take hours. Each account
+/// copies every column of one account that did sign up (its user, device and session rows, read
+/// with `PRAGMA table_info`, so a column added later is copied too) and replaces what must be its
+/// own: ids, e-mail, display name, the device's public identity and the session's token hash. The
+/// relay itself is unchanged: it reads these rows as it reads any others. SQLite only.
 enum BenchSeed {
     /// Writes `count` accounts modelled on `template` into the database at `path` (the relay may
     /// be running: it is another process, and the file is in WAL mode).
@@ -55,6 +55,36 @@ enum BenchSeed {
                 seeded.append(BenchUser(id: user, identity: identity, token: token))
             }
             return seeded
+        }
+    }
+
+    /// Writes `count` envelope entries from `sender` into each receiver's mailbox, as the relay
+    /// stores them (its cursors from the table's counter, times in seconds, UUIDs as Foundation's
+    /// text); returns the last cursor written, after which the receivers resume.
+    static func backlog(_ count: Int, for receivers: [BenchUser], from sender: BenchUser, in path: String) throws
+        -> Int64
+    {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? database.close() }
+        let payload = Data(count: 1_280)
+        return try database.write { db in
+            let insert = try db.makeStatement(
+                sql: """
+                    INSERT INTO mailbox (recipient_user_id, recipient_device_id, kind, sender_user_id, sender_device_id, \
+                    message_id, payload, received_at) VALUES (?, ?, 'envelope', ?, ?, ?, ?, ?)
+                    """)
+            let now = Date().timeIntervalSince1970
+            for receiver in receivers {
+                for _ in 0..<count {
+                    try insert.execute(arguments: [
+                        receiver.id.uuidString, receiver.identity.deviceID.uuidString, sender.id.uuidString,
+                        sender.identity.deviceID.uuidString, UUID().uuidString, payload, now,
+                    ])
+                }
+            }
+            return try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'mailbox'") ?? 0
         }
     }
 

@@ -70,6 +70,11 @@ struct LoadCommand: AsyncParsableCommand {
             "Loopback source addresses the idle streams come from, 127.0.0.2 on (default: one per 20,000 streams); one address has about 28,000 ports."
     )
     var sourceAddresses: Int?
+    @Option(
+        help:
+            "Entries left waiting unread in each receiver's mailbox through the run, seeded into the relay's SQLite file before the receivers connect (they resume after them): each send checks its recipient's mailbox against the limit of 100,000 (0 = none)."
+    )
+    var backlog = 0
     @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
         String?
     @Option(
@@ -90,6 +95,12 @@ struct LoadCommand: AsyncParsableCommand {
         }
         guard idle >= 0, idle == 0 || database == nil else {
             throw ValidationError("--idle seeds its accounts into the relay's SQLite file; leave out --database.")
+        }
+        guard backlog >= 0, backlog == 0 || database == nil else {
+            throw ValidationError("--backlog seeds its entries into the relay's SQLite file; leave out --database.")
+        }
+        guard backlog + messages / pairs <= 100_000 else {
+            throw ValidationError("--backlog and each receiver's messages must fit the mailbox limit of 100,000.")
         }
         // The relay inherits this process's limit on open files, and both hold a socket per stream.
         if idle > 0 { OpenFileLimit.raiseToHardLimit(needing: idle + pairs * 2 + 1_000) }
@@ -150,6 +161,12 @@ struct LoadCommand: AsyncParsableCommand {
             try await Task.sleep(for: .seconds(1))
             idleRSS = server.memory().current
         }
+        var resumeAfter: Int64 = 0
+        if backlog > 0 {
+            progress("seeding \(backlog) unread entries into each of \(pairs) receivers' mailboxes")
+            resumeAfter = try BenchSeed.backlog(
+                backlog, for: (0..<pairs).map { users[2 * $0 + 1] }, from: users[0], in: databasePath)
+        }
         progress("sealing \(messages) envelopes")
         let perPair = messages / pairs
         // Sealed and, for the stream, encoded as frames ahead of time: the generator shares the
@@ -199,7 +216,7 @@ struct LoadCommand: AsyncParsableCommand {
         var streams: [BenchStream] = []
         for pair in 0..<pairs {
             let stream = try await BenchStream.connect(
-                port: port, user: users[2 * pair + 1], on: eventLoops, deliveries: deliveries,
+                port: port, user: users[2 * pair + 1], on: eventLoops, deliveries: deliveries, after: resumeAfter,
                 onEntry: { entry in
                     guard let id = entry.messageID else { return }
                     let now = ContinuousClock.now
@@ -530,7 +547,7 @@ final class BenchStream: Sendable {
 
     static func connect(
         port: Int, user: BenchUser, from source: String? = nil, on group: any EventLoopGroup, window: Int = 1,
-        deliveries: DeliveryForm = .binary, receipts: DeliveryForm = .binary,
+        deliveries: DeliveryForm = .binary, receipts: DeliveryForm = .binary, after: Int64 = 0,
         onEntry: @escaping @Sendable (BenchFrame.Entry) -> Void = { _ in },
         onRefused: @escaping @Sendable (Components.Schemas.StreamRefusal) -> Void = { _ in }
     ) async throws -> BenchStream {
@@ -560,7 +577,8 @@ final class BenchStream: Sendable {
         // entry) is more than NIO's default limit of 16 KiB.
         let socket = try await BenchSocket.connect(
             port: port,
-            target: "/v1/stream?batched=true&deliveries=\(deliveries.rawValue)&receipts=\(receipts.rawValue)",
+            target:
+                "/v1/stream?batched=true&deliveries=\(deliveries.rawValue)&receipts=\(receipts.rawValue)&after=\(after)",
             headers: headers,
             maximumFrameBytes: 1 << 23, from: source, on: group,
             onText: { socket, text in

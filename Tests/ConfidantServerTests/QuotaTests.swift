@@ -66,6 +66,34 @@ struct QuotaTests {
     }
 
     @Test(
+        "a full mailbox that maintenance emptied takes messages again at once (the relay counts a device's entries again after another connection deleted them)",
+        arguments: TestDatabaseKind.available)
+    func mailboxLimitAfterRetention(kind: TestDatabaseKind) async throws {
+        let clock = ManualClock()
+        try await TestRelay.run(
+            kind,
+            adjust: {
+                $0.now = clock.now
+                $0.mailboxLimit = 3
+                $0.mailboxRetention = 30 * 86_400
+                $0.sessionLifetime = 90 * 86_400
+            }
+        ) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            for index in 0..<3 { _ = try await alice.send("fills \(index)", to: toBob) }
+            let refused = try await alice.client.sendMessage(body: .json(alice.batch("one too many", to: toBob)))
+            #expect(try refused.problem == "quota_exceeded 413")
+            clock.advance(by: 31 * 86_400)
+            try await relay.server.runMaintenance()
+            _ = try await alice.send("room again", to: toBob)
+            let entries = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 10)).ok.body.json.entries
+            #expect(entries.count == 1)
+        }
+    }
+
+    @Test(
         "unread mailbox entries past the retention are deleted by maintenance, and the record of their message ids with them"
     )
     func mailboxRetention() async throws {

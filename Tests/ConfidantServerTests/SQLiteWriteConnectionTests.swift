@@ -155,6 +155,54 @@ struct SQLiteWriteConnectionTests {
         }
     }
 
+    @Test(
+        "a device's waiting entries are counted once, then kept from the own connection's sends and acknowledgements (not from a rolled-back transaction), and counted again after another connection wrote"
+    )
+    func pendingEntriesKept() async throws {
+        try await TestRelay.run(.sqlite) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let writer = try Self.writer(of: relay)
+            let toBob = [(bob.address, bob.identity.publicIdentity)]
+            for index in 0..<3 { _ = try await alice.send("message \(index)", to: toBob) }
+            let (bobID, bobAddress) = (bob.id, bob.address)
+            @Sendable func pending(_ connection: SQLiteWriteConnection) throws -> (read: Int?, kept: Int?) {
+                let directory = try MailboxWriteStatements.directory([bobID], postedPairs: [], on: connection)
+                return (directory.pending[bobAddress], connection.pendingEntries.count(of: bobAddress))
+            }
+            #expect(try await writer.write(pending) == (3, 3))
+
+            // An acknowledgement and a send through the relay, and an insert that rolls back.
+            let page = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 10)).ok.body.json
+            _ = try await bob.client.acknowledge(body: .json(.init(cursors: [page.entries[0].cursor]))).ok
+            _ = try await alice.send("message 3", to: toBob)
+            struct Refused: Error {}
+            let entry = NewMailboxEntry(
+                recipient: bob.address, kind: .envelope, sender: alice.address, messageID: UUID(),
+                payload: Data([1]), receivedAt: Date())
+            await #expect(throws: Refused.self) {
+                try await writer.write { connection in
+                    _ = try MailboxWriteStatements.insert([entry], after: 1_000, on: connection)
+                    throw Refused()
+                }
+            }
+            #expect(try await writer.write(pending) == (3, 3))
+
+            // Kept, not counted again: nothing on the own connection writes the mailbox but its
+            // statements, so a row deleted there behind them goes unseen...
+            let behind = page.entries[1].cursor
+            try await writer.write { connection in
+                try connection.execute("DELETE FROM \(MailboxRecord.schema) WHERE \"cursor\" = \(behind)")
+            }
+            #expect(try await writer.write(pending) == (3, 3))
+            // ...while whatever another connection commits makes every device count again.
+            try await relay.server.services.database.write { db in
+                try await MailboxTable.deleteAll(of: bob.id, device: bob.address.deviceID, on: db)
+            }
+            #expect(try await writer.write(pending) == (nil, 0))
+        }
+    }
+
     @Test("the write-ahead log starts over once it is past its limit instead of growing with every commit")
     func logStartsOver() async throws {
         try await TestRelay.run(.sqlite) { relay in

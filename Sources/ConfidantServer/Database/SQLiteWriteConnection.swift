@@ -21,6 +21,9 @@ final class SQLiteWriteConnection {
     private(set) var logFrames = 0
     /// Commits of this connection that wrote to the log (SQLite's WAL hook).
     private(set) var loggedCommits = 0
+    /// The mailboxes' entry counts as this connection's writes left them; its transactions'
+    /// changes count once they commit.
+    let pendingEntries = PendingEntryCounts()
 
     /// Opens the existing database at `path` (the relay's migrations created it) and sets the
     /// write connection's pragmas (`WriteConnectionSetup`).
@@ -74,12 +77,22 @@ final class SQLiteWriteConnection {
             let result = try body()
             resetAll()
             try statement("COMMIT").run()
+            pendingEntries.committed()
             return result
         } catch {
             resetAll()
             try? statement("ROLLBACK").run()
+            pendingEntries.rolledBack()
             throw error
         }
+    }
+
+    /// `PRAGMA data_version`: changes when another connection (of this process or another)
+    /// has committed since this one last asked.
+    func dataVersion() throws(SQLiteStatementFailure) -> Int64 {
+        let pragma = try statement("PRAGMA data_version")
+        guard try pragma.step() else { return 0 }
+        return pragma.int64(0)
     }
 
     /// A statement stepped to a row and left there keeps its read transaction, and with it an

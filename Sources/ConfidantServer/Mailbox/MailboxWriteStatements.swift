@@ -15,14 +15,20 @@ enum MailboxWriteStatements {
 
     private static let lastCursor = "SELECT seq FROM sqlite_sequence WHERE name = '\(MailboxRecord.schema)'"
 
-    /// The user if it exists, each of its current devices (or one row with NULL when it has none)
-    /// and how many entries wait in that device's mailbox (an index range on (recipient, cursor)).
+    /// The user if it exists and each of its current devices (or one row with NULL when it has
+    /// none).
     private static let devices = """
-        SELECT u."id", d."\(Device.deviceID)", (SELECT COUNT(*) FROM "\(MailboxRecord.schema)" m \
-        WHERE m."\(Entry.recipientUserID)" = d."\(Device.userID)" AND m."\(Entry.recipientDeviceID)" = d."\(Device.deviceID)") \
+        SELECT u."id", d."\(Device.deviceID)" \
         FROM "\(UserRecord.schema)" u LEFT JOIN "\(DeviceRecord.schema)" d \
         ON d."\(Device.userID)" = u."id" AND d."\(Device.retiredAt)" IS NULL \
         WHERE u."id" = ?1
+        """
+
+    /// How many entries wait in a device's mailbox: a walk of its whole index range on
+    /// (recipient, cursor), so asked once per device (`PendingEntryCounts`).
+    private static let countEntries = """
+        SELECT COUNT(*) FROM "\(MailboxRecord.schema)" \
+        WHERE "\(Entry.recipientUserID)" = ?1 AND "\(Entry.recipientDeviceID)" = ?2
         """
 
     private static let earlierReceipt = """
@@ -60,7 +66,8 @@ enum MailboxWriteStatements {
         """
 
     /// `RecipientDirectory.load(users, readingLastCursor: true, postedPairs:)`, inside the group's
-    /// transaction.
+    /// transaction; the mailboxes' counts kept on the connection (`PendingEntryCounts`) instead
+    /// of counted for every group.
     static func directory(
         _ users: [UUID], postedPairs: [(sender: UUID, message: UUID)], on connection: SQLiteWriteConnection
     ) throws -> RecipientDirectory {
@@ -81,7 +88,6 @@ enum MailboxWriteStatements {
 
         var known = Set<UUID>()
         var devices: [UUID: Set<DeviceAddress>] = [:]
-        var pending: [DeviceAddress: Int] = [:]
         let rows = try connection.statement(Self.devices)
         for user in users {
             rows.reset()
@@ -90,11 +96,24 @@ enum MailboxWriteStatements {
                 known.insert(user)
                 // A user without a current device comes back once, with no device.
                 guard let deviceID = try rows.uuid(1) else { continue }
-                let address = DeviceAddress(userID: user, deviceID: deviceID)
-                devices[user, default: []].insert(address)
-                let waiting = Int(rows.int64(2))
-                if waiting > 0 { pending[address] = waiting }
+                devices[user, default: []].insert(DeviceAddress(userID: user, deviceID: deviceID))
             }
+        }
+        let counts = connection.pendingEntries
+        counts.check(dataVersion: try connection.dataVersion())
+        var pending: [DeviceAddress: Int] = [:]
+        for address in devices.values.joined() {
+            let waiting: Int
+            if let known = counts.count(of: address) {
+                waiting = known
+            } else {
+                let count = try connection.statement(countEntries)
+                try count.bind(1, address.userID)
+                try count.bind(2, address.deviceID)
+                waiting = try count.step() ? Int(count.int64(0)) : 0
+                counts.counted(waiting, for: address)
+            }
+            if waiting > 0 { pending[address] = waiting }
         }
         return RecipientDirectory(
             users: known, devices: devices, pending: pending, lastCursor: lastCursor, posted: posted)
@@ -120,6 +139,7 @@ enum MailboxWriteStatements {
             try insert.bind(8, new.receivedAt)
             try insert.bind(9, cursor)
             try insert.run()
+            connection.pendingEntries.add(1, for: new.recipient)
             stored.append(
                 AddressedEntry(
                     recipient: new.recipient,
@@ -192,7 +212,10 @@ enum MailboxWriteStatements {
                 try delete.bind(2, request.address.deviceID)
                 try delete.bind(3, cursor)
                 try delete.run()
-                if connection.changes > 0 { deleted.insert(key) }
+                if connection.changes > 0 {
+                    deleted.insert(key)
+                    connection.pendingEntries.add(-1, for: request.address)
+                }
             }
         }
         return MailboxTable.counts(of: requests, deleted: deleted)

@@ -25,6 +25,9 @@ struct RecipientDirectory: Sendable {
     /// its mailbox (an index range on (recipient, cursor)); on SQLite, when `readingLastCursor`,
     /// also the mailbox's counter that the group's insert numbers its rows from. The earlier
     /// receipts of `postedPairs` come in the first statement too (`UNION ALL`), one trip fewer.
+    /// The count walks the device's whole index range; SQLite's send groups keep the counts on
+    /// their own connection instead (`MailboxWriteStatements.directory`), while PostgreSQL, which
+    /// several relays may write at once, counts for every group.
     static func load(
         _ users: [UUID], readingLastCursor: Bool = false, postedPairs: [(sender: UUID, message: UUID)] = [],
         on db: any Database
