@@ -48,6 +48,18 @@ struct QuotaTests {
         }
     }
 
+    /// Sends the recipient's mailbox full (the relay's limit set to 3) and checks that one more is
+    /// refused; returns the recipient's addressing.
+    private static func fillMailbox(of bob: TestUser, from alice: TestUser) async throws -> [(
+        DeviceAddress, PublicIdentity
+    )] {
+        let toBob = [(bob.address, bob.identity.publicIdentity)]
+        for index in 0..<3 { _ = try await alice.send("fills \(index)", to: toBob) }
+        let refused = try await alice.client.sendMessage(body: .json(alice.batch("one too many", to: toBob)))
+        #expect(try refused.problem == "quota_exceeded 413")
+        return toBob
+    }
+
     @Test(
         "a device's mailbox holds a bounded number of unread messages; reading makes room",
         arguments: TestDatabaseKind.available)
@@ -55,10 +67,7 @@ struct QuotaTests {
         try await TestRelay.run(kind, adjust: { $0.mailboxLimit = 3 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
-            let toBob = [(bob.address, bob.identity.publicIdentity)]
-            for index in 0..<3 { _ = try await alice.send("fills \(index)", to: toBob) }
-            let refused = try await alice.client.sendMessage(body: .json(alice.batch("one too many", to: toBob)))
-            #expect(try refused.problem == "quota_exceeded 413")
+            let toBob = try await Self.fillMailbox(of: bob, from: alice)
             let page = try await bob.client.fetchMailbox(query: .init(after: 0, limit: 10)).ok.body.json
             _ = try await bob.client.acknowledge(body: .json(.init(cursors: page.entries.map(\.cursor)))).ok
             _ = try await alice.send("room again", to: toBob)
@@ -81,10 +90,7 @@ struct QuotaTests {
         ) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             let bob = try await TestUser.make(relay, name: "bob")
-            let toBob = [(bob.address, bob.identity.publicIdentity)]
-            for index in 0..<3 { _ = try await alice.send("fills \(index)", to: toBob) }
-            let refused = try await alice.client.sendMessage(body: .json(alice.batch("one too many", to: toBob)))
-            #expect(try refused.problem == "quota_exceeded 413")
+            let toBob = try await Self.fillMailbox(of: bob, from: alice)
             clock.advance(by: 31 * 86_400)
             try await relay.server.runMaintenance()
             _ = try await alice.send("room again", to: toBob)
