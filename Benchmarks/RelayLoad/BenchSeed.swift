@@ -10,7 +10,8 @@ import GRDB
 /// copies every column of one account that did sign up (its user, device and session rows, read
 /// with `PRAGMA table_info`, so a column added later is copied too) and replaces what must be its
 /// own: ids, e-mail, display name, the device's public identity and the session's token hash. The
-/// relay itself is unchanged: it reads these rows as it reads any others. SQLite only.
+/// relay itself is unchanged: it reads these rows as it reads any others. SQLite only, but for
+/// the backlog, which PostgreSQL gets through `psql`.
 enum BenchSeed {
     /// Writes `count` accounts modelled on `template` into the database at `path` (the relay may
     /// be running: it is another process, and the file is in WAL mode).
@@ -86,6 +87,51 @@ enum BenchSeed {
             }
             return try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'mailbox'") ?? 0
         }
+    }
+
+    /// The same on PostgreSQL at `url`, through `psql` (the benchmark's tools link no PostgreSQL
+    /// client of their own): one `INSERT … SELECT` over `generate_series` per receiver, the rows
+    /// made by the server. Returns the largest cursor afterwards, after which the receivers resume.
+    static func backlog(_ count: Int, for receivers: [BenchUser], from sender: BenchUser, postgres url: String)
+        throws -> Int64
+    {
+        // Only UUIDs and integers this process made go into the text: nothing to quote.
+        let inserts = receivers.map { receiver in
+            """
+            INSERT INTO mailbox (recipient_user_id, recipient_device_id, kind, sender_user_id, sender_device_id, \
+            message_id, payload, received_at) SELECT '\(receiver.id.uuidString)', \
+            '\(receiver.identity.deviceID.uuidString)', 'envelope', '\(sender.id.uuidString)', \
+            '\(sender.identity.deviceID.uuidString)', gen_random_uuid(), decode(repeat('00', 1280), 'hex'), now() \
+            FROM generate_series(1, \(count));
+            """
+        }
+        let output = try psql(
+            url, "BEGIN;\n" + inserts.joined(separator: "\n") + "\nCOMMIT;\nSELECT max(\"cursor\") FROM mailbox;")
+        guard let last = output.split(separator: "\n").last.flatMap({ Int64($0) }) else {
+            throw ValidationError("psql answered no last cursor: \(output)")
+        }
+        return last
+    }
+
+    /// Runs `script` with `psql` against `url`, stopping at the first error; its output, unaligned.
+    private static func psql(_ url: String, _ script: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", "--no-psqlrc", "-v", "ON_ERROR_STOP=1", "-qAt", url]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(script.utf8))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ValidationError(
+                "psql failed (status \(process.terminationStatus)); is PostgreSQL's client installed?")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// `INSERT INTO table (every column) SELECT ?, …, other columns FROM table WHERE key = ?`.

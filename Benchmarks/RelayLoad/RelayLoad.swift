@@ -72,7 +72,7 @@ struct LoadCommand: AsyncParsableCommand {
     var sourceAddresses: Int?
     @Option(
         help:
-            "Entries left waiting unread in each receiver's mailbox through the run, seeded into the relay's SQLite file before the receivers connect (they resume after them): each send checks its recipient's mailbox against the limit of 100,000 (0 = none)."
+            "Entries left waiting unread in each receiver's mailbox through the run, seeded into the relay's database (SQLite, or PostgreSQL through psql) before the receivers connect (they resume after them): each send checks its recipient's mailbox against the limit of 100,000 (0 = none)."
     )
     var backlog = 0
     @Option(help: "Passed to `confidant serve --database` (default: SQLite in a temporary directory).") var database:
@@ -96,8 +96,8 @@ struct LoadCommand: AsyncParsableCommand {
         guard idle >= 0, idle == 0 || database == nil else {
             throw ValidationError("--idle seeds its accounts into the relay's SQLite file; leave out --database.")
         }
-        guard backlog >= 0, backlog == 0 || database == nil else {
-            throw ValidationError("--backlog seeds its entries into the relay's SQLite file; leave out --database.")
+        guard backlog >= 0, backlog == 0 || database == nil || database?.hasPrefix("postgres") == true else {
+            throw ValidationError("--backlog seeds its entries into SQLite in the data directory or into PostgreSQL.")
         }
         guard backlog + messages / pairs <= 100_000 else {
             throw ValidationError("--backlog and each receiver's messages must fit the mailbox limit of 100,000.")
@@ -164,8 +164,12 @@ struct LoadCommand: AsyncParsableCommand {
         var resumeAfter: Int64 = 0
         if backlog > 0 {
             progress("seeding \(backlog) unread entries into each of \(pairs) receivers' mailboxes")
-            resumeAfter = try BenchSeed.backlog(
-                backlog, for: (0..<pairs).map { users[2 * $0 + 1] }, from: users[0], in: databasePath)
+            let receivers = (0..<pairs).map { users[2 * $0 + 1] }
+            if let database {
+                resumeAfter = try BenchSeed.backlog(backlog, for: receivers, from: users[0], postgres: database)
+            } else {
+                resumeAfter = try BenchSeed.backlog(backlog, for: receivers, from: users[0], in: databasePath)
+            }
         }
         progress("sealing \(messages) envelopes")
         let perPair = messages / pairs
