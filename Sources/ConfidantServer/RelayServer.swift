@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import OpenAPIRuntime
 import OpenAPIVapor
+import SQLKit
 import Synchronization
 import Vapor
 
@@ -107,7 +108,7 @@ public final class RelayServer: Sendable {
     /// The schema's versions, in order (`Migrations/`).
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
-        AddAttachments(), ReindexMessages(), KeyPostedMessages(),
+        AddAttachments(), ReindexMessages(), KeyPostedMessages(), CountMailboxEntries(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
@@ -167,7 +168,8 @@ public final class RelayServer: Sendable {
     /// What runs every `maintenanceInterval`: deletes mailbox entries past their retention and
     /// the records of sent message ids as old (a retry after that is a new message), expired
     /// sign-in transactions and device challenges, accounts never verified, old rate-limit
-    /// windows, and attachments past theirs.
+    /// windows, PostgreSQL's mailbox counts of devices no longer current, and attachments past
+    /// theirs.
     public func runMaintenance() async throws {
         let now = configuration.now()
         let unverifiedBefore = now.addingTimeInterval(-configuration.unverifiedAccountLifetime)
@@ -181,6 +183,9 @@ public final class RelayServer: Sendable {
             try await UserRecord.query(on: db).filter(\.$emailVerifiedAt == nil)
                 .filter(\.$createdAt < unverifiedBefore).delete()
             try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
+            if let sql = db as? any SQLDatabase, sql.dialect.name != "sqlite" {
+                try await MailboxCountTable.deleteStale(on: sql)
+            }
         }
         try await services.blobs.purge(createdBefore: now.addingTimeInterval(-configuration.attachmentRetention))
     }

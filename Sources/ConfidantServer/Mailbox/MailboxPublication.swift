@@ -73,10 +73,11 @@ struct MailboxPublisher: Sendable {
     /// later with a smaller cursor). SQLite has one writer anyway.
     /// `lastCursor` (SQLite): the mailbox's counter, if the transaction read it already.
     /// `companions`: other inserts of the transaction, run with the entries' (in their statement
-    /// on PostgreSQL, `MailboxTable.insert(_:alongside:on:)`).
+    /// on PostgreSQL, `MailboxTable.insert(_:alongside:folding:on:)`). `folded` (PostgreSQL): devices among
+    /// the entries' recipients whose counts to fold into one row (`MailboxCountTable.folding`).
     func store(
         _ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication,
-        lastCursor: Int64? = nil, alongside companions: [SQLInsert] = []
+        lastCursor: Int64? = nil, alongside companions: [SQLInsert] = [], foldingCounts folded: [DeviceAddress] = []
     ) async throws {
         guard !entries.isEmpty else { return try await RelayDatabase.run(companions, on: db) }
         if database.isPostgres {
@@ -86,7 +87,7 @@ struct MailboxPublisher: Sendable {
                 .raw(
                     "SELECT pg_advisory_xact_lock(hashtextextended(address, 0)) FROM unnest(\(bind: addresses)::text[]) AS address"
                 ).run()
-            try await MailboxTable.insert(entries, alongside: companions, on: db)
+            try await MailboxTable.insert(entries, alongside: companions, folding: folded, on: db)
             publication.add(entries.map(\.recipient))
         } else {
             publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))

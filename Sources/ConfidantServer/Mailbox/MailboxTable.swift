@@ -93,10 +93,15 @@ enum MailboxTable {
     /// and to completion whether or not anything reads them: one round trip each fewer. At most
     /// one chunk of each kind of companion, so that the statement stays under PostgreSQL's 65,535
     /// bound values (8,000 here, at most 20,000 and 16,000 in theirs).
-    static func insert(_ entries: [NewMailboxEntry], alongside companions: [SQLInsert] = [], on db: any Database)
-        async throws
-    {
-        try await insert(entries, firstCursor: nil, alongside: companions, on: db)
+    /// `folding`: devices whose counts (`MailboxCountTable`) to fold in the same statement.
+    static func insert(
+        _ entries: [NewMailboxEntry], alongside companions: [SQLInsert] = [], folding: [DeviceAddress] = [],
+        on db: any Database
+    ) async throws {
+        try await insert(
+            entries, firstCursor: nil,
+            alongside: companions.enumerated().map { ("companion_\($0)", $1) } + MailboxCountTable.folding(folding),
+            on: db)
     }
 
     /// The table's AUTOINCREMENT counter on SQLite (the last cursor handed out), as a
@@ -131,7 +136,8 @@ enum MailboxTable {
     }
 
     private static func insert(
-        _ entries: [NewMailboxEntry], firstCursor: Int64?, alongside companions: [SQLInsert] = [], on db: any Database
+        _ entries: [NewMailboxEntry], firstCursor: Int64?,
+        alongside companions: [(name: String, query: any SQLExpression)] = [], on db: any Database
     ) async throws {
         // SQLite takes at most 32,766 bound values per statement; 9 per row.
         for start in stride(from: 0, to: entries.count, by: 1000) {
@@ -156,8 +162,8 @@ enum MailboxTable {
                 insert = insert.values(values)
             }
             if start == 0 {
-                for (index, companion) in companions.enumerated() {
-                    insert = insert.with("companion_\(index)", columns: [String](), as: companion)
+                for companion in companions {
+                    insert = insert.with(companion.name, columns: [String](), as: companion.query)
                 }
             }
             try await insert.run()

@@ -253,7 +253,10 @@ final class MailboxWriter: Sendable {
                 let touched = try ConversationTable.touches(plan.conversations, at: now, on: db)
                 try await publisher.store(
                     plan.entries, in: db, publishing: publication, lastCursor: directory.lastCursor,
-                    alongside: [posted.first, touched.first].compactMap { $0 })
+                    alongside: [posted.first, touched.first].compactMap { $0 },
+                    foldingCounts: Set(plan.entries.map(\.recipient)).filter {
+                        directory.countRows[$0, default: 0] >= MailboxCountTable.foldAt
+                    }.sorted { $0.description < $1.description })
                 try await RelayDatabase.run(posted.dropFirst() + touched.dropFirst(), on: db)
             }
             receipts = plan.results

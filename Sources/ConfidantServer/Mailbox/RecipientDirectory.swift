@@ -11,6 +11,9 @@ struct RecipientDirectory: Sendable {
     let devices: [UUID: Set<DeviceAddress>]
     /// Entries waiting per current device (devices with none are left out).
     let pending: [DeviceAddress: Int]
+    /// PostgreSQL: how many rows of changes make up each current device's count
+    /// (`MailboxCountTable`; devices with none are left out).
+    var countRows: [DeviceAddress: Int] = [:]
     /// SQLite, when asked for: the mailbox's last cursor handed out (its AUTOINCREMENT counter),
     /// read in the same statement (`MailboxTable.insertNumbered`).
     let lastCursor: Int64?
@@ -20,14 +23,14 @@ struct RecipientDirectory: Sendable {
     /// Users one statement looks up.
     static let usersPerStatement = 10_000
 
-    /// One statement (per `usersPerStatement` users) for all three, since every statement is a trip to the database's thread and
-    /// back (docs/BENCHMARKS.md): each user, joined to its current devices, each with a count of
-    /// its mailbox (an index range on (recipient, cursor)); on SQLite, when `readingLastCursor`,
+    /// One statement (per `usersPerStatement` users) for all three, since every statement is a
+    /// trip to the database's thread and back (docs/BENCHMARKS.md): each user, joined to its
+    /// current devices, each with a count of its mailbox; on SQLite, when `readingLastCursor`,
     /// also the mailbox's counter that the group's insert numbers its rows from. The earlier
     /// receipts of `postedPairs` come in the first statement too (`UNION ALL`), one trip fewer.
-    /// The count walks the device's whole index range; SQLite's send groups keep the counts on
-    /// their own connection instead (`MailboxWriteStatements.directory`), while PostgreSQL, which
-    /// several relays may write at once, counts for every group.
+    /// On SQLite the count walks the device's whole index range (its send groups keep the counts
+    /// on their own connection instead, `MailboxWriteStatements.directory`); PostgreSQL, which
+    /// several relays may write at once, sums the device's few rows in `MailboxCountTable`.
     static func load(
         _ users: [UUID], readingLastCursor: Bool = false, postedPairs: [(sender: UUID, message: UUID)] = [],
         on db: any Database
@@ -37,13 +40,18 @@ struct RecipientDirectory: Sendable {
         let user = { SQLName.column($0, of: UserRecord.schema) }
         let device = { SQLName.column($0, of: DeviceRecord.schema) }
         let mailbox = { SQLName.column($0, of: MailboxRecord.schema) }
-        let count = SQLSubquery.select {
-            $0
-                .column(SQLFunction("COUNT", args: SQLLiteral.all))
-                .from(SQLName(MailboxRecord.schema))
-                .where(mailbox(Entry.recipientUserID), .equal, device(Device.userID))
-                .where(mailbox(Entry.recipientDeviceID), .equal, device(Device.deviceID))
-        }
+        let sql = try RelayDatabase.sql(db)
+        let postgres = sql.dialect.name != "sqlite"
+        let count =
+            postgres
+            ? MailboxCountTable.pending(userID: device(Device.userID), deviceID: device(Device.deviceID))
+            : SQLSubquery.select {
+                $0
+                    .column(SQLFunction("COUNT", args: SQLLiteral.all))
+                    .from(SQLName(MailboxRecord.schema))
+                    .where(mailbox(Entry.recipientUserID), .equal, device(Device.userID))
+                    .where(mailbox(Entry.recipientDeviceID), .equal, device(Device.deviceID))
+            }
         // PostgreSQL binds at most 65,535 values per statement (SQLite's limit depends on how it
         // was built; 32,766 by default), and a group's messages may name more users than that
         // (1,024 messages of up to 256 recipients each), so they go in chunks.
@@ -51,9 +59,17 @@ struct RecipientDirectory: Sendable {
             (readingLastCursor ? [(MailboxTable.lastCursorSQLite, "last_cursor")] : []) + [
                 (user("id"), "known_user"), (device(Device.deviceID), "device"), (count, "pending"),
             ]
+            + (postgres
+                ? [
+                    (
+                        MailboxCountTable.rows(userID: device(Device.userID), deviceID: device(Device.deviceID)),
+                        "count_rows"
+                    )
+                ]
+                : [])
         var rows: [any SQLRow] = []
         for start in stride(from: 0, to: users.count, by: usersPerStatement) {
-            var select = try RelayDatabase.sql(db).select()
+            var select = sql.select()
             for column in columns { select = select.column(column.value, as: SQLName(column.name)) }
             for name in PostedMessageTable.receiptColumns { select = select.column(SQLLiteral.null, as: SQLName(name)) }
             select =
@@ -80,6 +96,7 @@ struct RecipientDirectory: Sendable {
         var known = Set<UUID>()
         var devices: [UUID: Set<DeviceAddress>] = [:]
         var pending: [DeviceAddress: Int] = [:]
+        var countRows: [DeviceAddress: Int] = [:]
         var lastCursor: Int64?
         var posted: [PostedMessageTable.Key: PostedMessageTable.Row] = [:]
         for row in rows {
@@ -96,9 +113,14 @@ struct RecipientDirectory: Sendable {
             devices[userID, default: []].insert(address)
             let waiting = try row.decode(column: "pending", as: Int.self)
             if waiting > 0 { pending[address] = waiting }
+            if postgres, case let rows = try row.decode(column: "count_rows", as: Int.self), rows > 0 {
+                countRows[address] = rows
+            }
         }
-        return RecipientDirectory(
+        var directory = RecipientDirectory(
             users: known, devices: devices, pending: pending, lastCursor: lastCursor, posted: posted)
+        directory.countRows = countRows
+        return directory
     }
 
     /// A message must reach every current device of each recipient and every other current
