@@ -75,6 +75,24 @@ struct MailboxCountTableTests {
         }
     }
 
+    @Test("a send group folds at most so many devices that its statement stays under PostgreSQL's bound values")
+    func foldingIsBounded() async throws {
+        try await TestRelay.run(.postgres) { relay in
+            let sql = try Self.sql(relay)
+            let devices = (0..<(MailboxCountTable.maximumFolded + 1_000)).map { _ in
+                DeviceAddress(userID: UUID(), deviceID: UUID())
+            }
+            var binds = 0
+            for companion in MailboxCountTable.folding(devices) {
+                var serializer = SQLSerializer(database: sql)
+                companion.query.serialize(to: &serializer)
+                binds += serializer.binds.count
+            }
+            #expect(binds == 2 * MailboxCountTable.maximumFolded)
+            #expect(8_000 + 36_000 + binds <= 65_535)
+        }
+    }
+
     private static func sql(_ relay: TestRelay) throws -> any SQLDatabase {
         guard let sql = relay.server.services.database.db as? any SQLDatabase else {
             throw APIFailure(.internal, "The relay's database speaks no SQL.")

@@ -24,6 +24,11 @@ enum MailboxCountTable {
     /// A device's rows are folded into one once they are this many.
     static let foldAt = 16
 
+    /// Devices one send group folds at most: two bound values each, beside the entries' 8,000 and
+    /// the companions' 36,000 in the same statement, under PostgreSQL's 65,535. The rest fold in a
+    /// later group.
+    static let maximumFolded = 4_000
+
     /// `SUM` of the device's rows (its waiting entries), as a subquery correlated with the
     /// devices table's columns in `userID` and `deviceID`.
     static func pending(userID: any SQLExpression, deviceID: any SQLExpression) -> any SQLExpression {
@@ -53,6 +58,7 @@ enum MailboxCountTable {
     /// rows as they were when the statement began; the row the statement's own trigger adds comes
     /// after them and stays. Only for devices whose advisory locks the transaction holds.
     static func folding(_ devices: [DeviceAddress]) -> [(name: String, query: any SQLExpression)] {
+        let devices = devices.prefix(maximumFolded)
         guard !devices.isEmpty else { return [] }
         let user = MailboxRecord.Column.recipientUserID
         let device = MailboxRecord.Column.recipientDeviceID
