@@ -6,7 +6,6 @@ import Foundation
 import Logging
 import OpenAPIRuntime
 import OpenAPIVapor
-import SQLKit
 import Synchronization
 import Vapor
 
@@ -174,6 +173,7 @@ public final class RelayServer: Sendable {
         let now = configuration.now()
         let unverifiedBefore = now.addingTimeInterval(-configuration.unverifiedAccountLifetime)
         try await services.mailbox.purgeExpired()
+        let postgres = services.database.isPostgres
         let postedBefore = now.addingTimeInterval(-configuration.mailboxRetention)
         try await services.database.write { db in
             try await PostedMessageTable.deleteReceived(before: postedBefore, on: db)
@@ -183,9 +183,7 @@ public final class RelayServer: Sendable {
             try await UserRecord.query(on: db).filter(\.$emailVerifiedAt == nil)
                 .filter(\.$createdAt < unverifiedBefore).delete()
             try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
-            if let sql = db as? any SQLDatabase, sql.dialect.name != "sqlite" {
-                try await MailboxCountTable.deleteStale(on: sql)
-            }
+            if postgres { try await MailboxCountTable.deleteStale(on: RelayDatabase.sql(db)) }
         }
         try await services.blobs.purge(createdBefore: now.addingTimeInterval(-configuration.attachmentRetention))
     }

@@ -112,17 +112,19 @@ struct MailboxCountTableTests {
     }
 
     private static func waiting(_ device: DeviceAddress, _ sql: any SQLDatabase) async throws -> Int {
-        try await integer(
-            """
-            SELECT CAST(COALESCE(SUM(entries), 0) AS BIGINT) AS value FROM mailbox_counts \
-            WHERE recipient_user_id = '\(device.userID.uuidString)' AND recipient_device_id = '\(device.deviceID.uuidString)'
-            """, sql)
+        try await ofDevice("CAST(COALESCE(SUM(entries), 0) AS BIGINT)", device, sql)
     }
 
     private static func rows(_ device: DeviceAddress, _ sql: any SQLDatabase) async throws -> Int {
+        try await ofDevice("COUNT(*)", device, sql)
+    }
+
+    /// `column` over the device's rows in `mailbox_counts`, written here apart from the relay's own query.
+    private static func ofDevice(_ column: String, _ device: DeviceAddress, _ sql: any SQLDatabase) async throws -> Int
+    {
         try await integer(
             """
-            SELECT COUNT(*) AS value FROM mailbox_counts \
+            SELECT \(column) AS value FROM mailbox_counts \
             WHERE recipient_user_id = '\(device.userID.uuidString)' AND recipient_device_id = '\(device.deviceID.uuidString)'
             """, sql)
     }

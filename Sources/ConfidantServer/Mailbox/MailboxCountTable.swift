@@ -32,21 +32,23 @@ enum MailboxCountTable {
     /// `SUM` of the device's rows (its waiting entries), as a subquery correlated with the
     /// devices table's columns in `userID` and `deviceID`.
     static func pending(userID: any SQLExpression, deviceID: any SQLExpression) -> any SQLExpression {
-        SQLSubquery.select {
-            $0
-                // SUM of a BIGINT is a NUMERIC; the count fits a BIGINT.
-                .column(SQLQueryString("CAST(COALESCE(SUM(\(ident: entries)), 0) AS BIGINT)"))
-                .from(SQLName(schema))
-                .where(SQLName(MailboxRecord.Column.recipientUserID), .equal, userID)
-                .where(SQLName(MailboxRecord.Column.recipientDeviceID), .equal, deviceID)
-        }
+        // SUM of a BIGINT is a NUMERIC; the count fits a BIGINT.
+        ofDevice(
+            SQLQueryString("CAST(COALESCE(SUM(\(ident: entries)), 0) AS BIGINT)"), userID: userID, deviceID: deviceID)
     }
 
     /// How many rows make up the device's count, as `pending`.
     static func rows(userID: any SQLExpression, deviceID: any SQLExpression) -> any SQLExpression {
+        ofDevice(SQLFunction("COUNT", args: SQLLiteral.all), userID: userID, deviceID: deviceID)
+    }
+
+    /// `column` over the device's rows, as a correlated subquery.
+    private static func ofDevice(_ column: any SQLExpression, userID: any SQLExpression, deviceID: any SQLExpression)
+        -> any SQLExpression
+    {
         SQLSubquery.select {
             $0
-                .column(SQLFunction("COUNT", args: SQLLiteral.all))
+                .column(column)
                 .from(SQLName(schema))
                 .where(SQLName(MailboxRecord.Column.recipientUserID), .equal, userID)
                 .where(SQLName(MailboxRecord.Column.recipientDeviceID), .equal, deviceID)

@@ -254,9 +254,10 @@ final class MailboxWriter: Sendable {
                 try await publisher.store(
                     plan.entries, in: db, publishing: publication, lastCursor: directory.lastCursor,
                     alongside: [posted.first, touched.first].compactMap { $0 },
-                    foldingCounts: Set(plan.entries.map(\.recipient)).filter {
-                        directory.countRows[$0, default: 0] >= MailboxCountTable.foldAt
-                    }.sorted { $0.description < $1.description })
+                    foldingCounts: Array(
+                        Set(plan.entries.map(\.recipient)).filter {
+                            directory.countRows[$0, default: 0] >= MailboxCountTable.foldAt
+                        }))
                 try await RelayDatabase.run(posted.dropFirst() + touched.dropFirst(), on: db)
             }
             receipts = plan.results

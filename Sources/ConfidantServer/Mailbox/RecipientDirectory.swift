@@ -113,14 +113,14 @@ struct RecipientDirectory: Sendable {
             devices[userID, default: []].insert(address)
             let waiting = try row.decode(column: "pending", as: Int.self)
             if waiting > 0 { pending[address] = waiting }
-            if postgres, case let rows = try row.decode(column: "count_rows", as: Int.self), rows > 0 {
-                countRows[address] = rows
+            if postgres {
+                let changes = try row.decode(column: "count_rows", as: Int.self)
+                if changes > 0 { countRows[address] = changes }
             }
         }
-        var directory = RecipientDirectory(
-            users: known, devices: devices, pending: pending, lastCursor: lastCursor, posted: posted)
-        directory.countRows = countRows
-        return directory
+        return RecipientDirectory(
+            users: known, devices: devices, pending: pending, countRows: countRows, lastCursor: lastCursor,
+            posted: posted)
     }
 
     /// A message must reach every current device of each recipient and every other current
