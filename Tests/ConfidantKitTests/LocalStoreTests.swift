@@ -309,6 +309,68 @@ struct LocalStoreTests {
         }
     }
 
+    @Test(
+        "a send's context is kept until a contact or timer changes here or anything commits elsewhere; a message built on a stale one is refused and nothing written"
+    )
+    func sendingContextsFollowTheStore() throws {
+        try withTwoStores { store, otherProcess, _ in
+            let peer = UUID()
+            try store.saveContact(Contact(id: peer, email: "dave@example.com", displayName: "Dave"))
+            func message(_ text: String) -> LocalStore.NewMessage {
+                LocalStore.NewMessage(
+                    id: UUID(), peer: peer, direction: .outgoing, senderDevice: nil, sentAt: Date(), text: text,
+                    unreadableReason: nil, state: .pending)
+            }
+            func stored(_ text: String) throws -> Bool {
+                try store.history(with: peer, limit: 50).contains { $0.text == text }
+            }
+
+            let first = try store.sendingContext(for: peer)
+            #expect(first.contact?.displayName == "Dave" && first.timer == nil)
+            #expect(store.sendingContexts.cached(peer) == first, "kept")
+            #expect(try store.sendingContext(for: peer) == first, "read again from what was kept")
+            // A write here that touches neither contacts nor timers leaves it current.
+            _ = try store.queue(message("unrelated"), confirmed: false, now: Date())
+            _ = try store.queue(message("on the kept context"), confirmed: false, builtOn: first, now: Date())
+            #expect(try stored("on the kept context"))
+
+            // A timer set on this connection: forgotten at once, and refused in the queueing.
+            try store.write { db in try store.setTimer(60, for: peer, db) }
+            #expect(store.sendingContexts.cached(peer) == nil)
+            #expect(throws: SendingContexts.Stale.self) {
+                try store.queue(message("stale here"), confirmed: false, builtOn: first, now: Date())
+            }
+            #expect(try !stored("stale here"), "nothing written")
+            let second = try store.sendingContext(for: peer)
+            #expect(second.timer == 60)
+
+            // Another process commits (a rename): the data version moved. (The outbox emptied
+            // first: `queueSealed` seals only a message that waits behind nothing.)
+            try store.write { db in try db.execute(sql: "DELETE FROM outbox") }
+            try otherProcess.saveContact(Contact(id: peer, email: "dave@example.com", displayName: "David"))
+            #expect(throws: SendingContexts.Stale.self) {
+                try store.queueSealed(message("stale elsewhere"), confirmed: false, builtOn: second, now: Date()) {
+                    _ in [Data()]
+                }
+            }
+            #expect(try !stored("stale elsewhere"), "nothing written")
+            let third = try store.sendingContext(for: peer, fresh: true)
+            #expect(third.contact?.displayName == "David" && third.timer == 60)
+            _ = try store.queue(message("on a fresh context"), confirmed: false, builtOn: third, now: Date())
+            #expect(try stored("on a fresh context"))
+
+            // A change that rolls back forgets what was kept too (read again, not refused wrongly).
+            struct Refused: Error {}
+            #expect(throws: Refused.self) {
+                try store.write { db in
+                    try store.setTimer(5, for: peer, db)
+                    throw Refused()
+                }
+            }
+            #expect(try store.sendingContext(for: peer).timer == 60)
+        }
+    }
+
     @Test("reads keep the connection's prepared statements: none is compiled again")
     func readsKeepPreparedStatements() throws {
         try withStore { store, _ in

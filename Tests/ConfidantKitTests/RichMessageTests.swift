@@ -246,6 +246,25 @@ struct RichMessageTests {
         }
     }
 
+    @Test("a timer set on the profile by another process applies to the next message sent, kept contexts or not")
+    func timerFromAnotherProcess() async throws {
+        try await Self.withPair { _, alice, bob, _ in
+            let contact = await bob.contact
+            let plain = try await alice.messenger.send("before the timer", to: contact)
+            #expect(plain.expiresAt == nil)
+            // Another process on Alice's profile (`confidant chat` beside the app) sets the timer.
+            let otherProcess = try LocalStore.open(
+                at: alice.profile.storage.storeURL, identity: alice.messenger.identity)
+            let peer = await bob.messenger.me
+            try otherProcess.write { db in try otherProcess.setTimer(60, for: peer, db) }
+            let timed = try await alice.messenger.send("after the timer", to: contact)
+            #expect(timed.expiresAt == timed.sentAt.addingTimeInterval(60))
+            _ = try await bob.messenger.sync()
+            let received = try await bob.messenger.history(with: alice.messenger.me).first { $0.id == timed.id }
+            #expect(received?.expiresAt != nil, "the peer's copy disappears too")
+        }
+    }
+
     @Test("a profile picture is fetched once per digest and what the peer sees is what was set")
     func avatars() async throws {
         try await Self.withPair { relay, alice, bob, _ in

@@ -86,19 +86,10 @@ actor MessageSender {
             throw ConfidantKitError.messageTooLarge(bytes: sources.count, limit: ChatPayload.maximumAttachments)
         }
         try await checkSizes(sources)
-        let known = try store.sendingContext(for: contact.id)
-        if known.contact != contact { try store.replaceContact(contact) }
-        var peerKeys: [PublicIdentity]?
-        var keysChanged = true  // not known until the keys are at hand
-        do {
-            peerKeys = try await directory.keysForSending(of: contact.id)
-            keysChanged = try directory.keysChanged(of: contact.id, verifiedDigest: known.verifiedDigest)
-            if keysChanged, !confirmKeyChange {
-                throw ConfidantKitError.keyChangedSinceVerification(name: contact.displayName)
-            }
-        } catch let error as ConfidantKitError where error.isTransient {
-            // Queue it; the outbox delivers when the server is back.
-        }
+        // The context as last read (`SendingContexts`): the transaction that queues the message
+        // refuses it if a contact or timer changed since, and the context is read afresh.
+        var known = try context(for: contact)
+        var (peerKeys, keysChanged) = try await checkKeys(of: contact, known, confirmKeyChange: confirmKeyChange)
         var pointers: [AttachmentPointer] = []
         do {
             for source in sources { pointers.append(try attachments.prepare(source, progress: progress)) }
@@ -107,26 +98,48 @@ actor MessageSender {
             throw error
         }
         let sentAt = now()
-        let timer = known.timer
-        let message = LocalStore.NewMessage(
-            id: .timeOrdered(at: sentAt), peer: contact.id, direction: .outgoing,
-            senderDevice: cipher.identity.deviceID,
-            sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
-            expiresAt: timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
-        let queued: (message: ChatMessage, commit: UInt64)
+        let id = UUID.timeOrdered(at: sentAt)
+        var queued: (message: ChatMessage, commit: UInt64)?
         // The outbox as `queueSealed` left it: this message alone.
         var outbox: [LocalStore.QueuedMessage]?
-        if let peerKeys, !keysChanged,
-            let sealed = await queueSealed(message, peerKeys: peerKeys, confirmed: confirmKeyChange)
-        {
-            queued = sealed
-            outbox = [
-                LocalStore.QueuedMessage(
-                    message: sealed.message, confirmed: confirmKeyChange, attempts: 0, nextAttemptAt: nil,
-                    lastError: nil, hasAttachments: false)
-            ]
-        } else {
-            queued = try store.queue(message, confirmed: confirmKeyChange, now: sentAt)
+        do {
+            for attempt in 1...Self.contextAttempts {
+                let message = LocalStore.NewMessage(
+                    id: id, peer: contact.id, direction: .outgoing, senderDevice: cipher.identity.deviceID,
+                    sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
+                    expiresAt: known.timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
+                // The last attempt goes on the context it has just read, unchecked, as every send
+                // did before contexts were kept: another process writing all the while does not
+                // hold the message up.
+                let builtOn = attempt < Self.contextAttempts ? known : nil
+                do {
+                    if let peerKeys, !keysChanged,
+                        let sealed = try await queueSealed(
+                            message, peerKeys: peerKeys, confirmed: confirmKeyChange, builtOn: builtOn)
+                    {
+                        queued = sealed
+                        outbox = [
+                            LocalStore.QueuedMessage(
+                                message: sealed.message, confirmed: confirmKeyChange, attempts: 0,
+                                nextAttemptAt: nil, lastError: nil, hasAttachments: false)
+                        ]
+                    } else {
+                        queued = try store.queue(message, confirmed: confirmKeyChange, builtOn: builtOn, now: sentAt)
+                    }
+                    break
+                } catch is SendingContexts.Stale {
+                    known = try context(for: contact, fresh: true)
+                    (peerKeys, keysChanged) = try await checkKeys(
+                        of: contact, known, confirmKeyChange: confirmKeyChange)
+                }
+            }
+        } catch {
+            store.removeAttachmentFiles(pointers.map(\.id))
+            throw error
+        }
+        guard let queued else {
+            store.removeAttachmentFiles(pointers.map(\.id))
+            throw ConfidantKitError.storeDamaged("the new message could not be queued")
         }
         let (stored, commit) = queued
         events.emit(.message(stored))
@@ -164,6 +177,37 @@ actor MessageSender {
         return try store.message(id: stored.id, direction: .outgoing) ?? stored
     }
 
+    /// How many times a send reads its context before it goes on the last one read unchecked.
+    static let contextAttempts = 3
+
+    /// The store's context for sending to `contact`, with the contact stored as the caller has it.
+    private func context(for contact: Contact, fresh: Bool = false) throws -> SendingContext {
+        let known = try store.sendingContext(for: contact.id, fresh: fresh)
+        guard known.contact != contact else { return known }
+        try store.replaceContact(contact)
+        // Read again: the change made the one read stale.
+        return try store.sendingContext(for: contact.id, fresh: true)
+    }
+
+    /// The peer's keys for sending, and whether they changed since the user verified them (a
+    /// change not confirmed throws). Keys not at hand (the server unreachable) are nil: the
+    /// message is queued, and the outbox delivers it later.
+    private func checkKeys(of contact: Contact, _ known: SendingContext, confirmKeyChange: Bool) async throws -> (
+        keys: [PublicIdentity]?, changed: Bool
+    ) {
+        do {
+            let keys = try await directory.keysForSending(of: contact.id)
+            let changed = try directory.keysChanged(of: contact.id, verifiedDigest: known.verifiedDigest)
+            if changed, !confirmKeyChange {
+                throw ConfidantKitError.keyChangedSinceVerification(name: contact.displayName)
+            }
+            return (keys, changed)
+        } catch let error as ConfidantKitError where error.isTransient {
+            // Queue it; the outbox delivers when the server is back.
+            return (nil, true)  // whether they changed is not known until the keys are at hand
+        }
+    }
+
     /// The server's attachment limit, asked once: a file over it is refused before it is encrypted.
     private var blobLimit: Int?
 
@@ -194,9 +238,11 @@ actor MessageSender {
     /// at once only when the sealing reserved message numbers), its batch kept for the delivery
     /// that follows at once. Nil when any of that does not hold (then nothing was written): the
     /// message is queued and delivered the usual way.
-    private func queueSealed(_ message: LocalStore.NewMessage, peerKeys: [PublicIdentity], confirmed: Bool) async -> (
-        message: ChatMessage, commit: UInt64
-    )? {
+    /// - Parameter context: what `message` was built on; ``SendingContexts/Stale`` is thrown, and
+    ///   nothing written, when it changed since it was read.
+    private func queueSealed(
+        _ message: LocalStore.NewMessage, peerKeys: [PublicIdentity], confirmed: Bool, builtOn context: SendingContext?
+    ) async throws -> (message: ChatMessage, commit: UInt64)? {
         guard !draining, message.attachments.isEmpty, !peerKeys.isEmpty, let text = message.text,
             let payload = try? Self.payloads(
                 peer: message.peer, text: text, pointers: [],
@@ -209,9 +255,10 @@ actor MessageSender {
         let recipients = groups.flatMap(\.recipients)
         // Any failure here (a damaged session, a full disk) leaves the usual path to meet it and
         // say so the usual way.
-        guard
-            let queued = try? store.queueSealed(
-                message, confirmed: confirmed, now: message.sentAt,
+        let queued: (message: ChatMessage, sealed: [Data], commit: UInt64)?
+        do {
+            queued = try store.queueSealed(
+                message, confirmed: confirmed, builtOn: context, now: message.sentAt,
                 seal: { transaction -> [Data]? in
                     guard try !recipients.contains(where: { try cipher.needsBundle($0, sessions: transaction) }) else {
                         return nil
@@ -219,7 +266,12 @@ actor MessageSender {
                     return try sealedEnvelopes(
                         groups, messageID: message.id, sentAt: message.sentAt, bundles: [:], in: transaction)
                 })
-        else { return nil }
+        } catch let stale as SendingContexts.Stale {
+            throw stale
+        } catch {
+            return nil
+        }
+        guard let queued else { return nil }
         presealed[message.id] = Self.batch(message.id, recipients: recipients, envelopes: queued.sealed)
         return (queued.message, queued.commit)
     }

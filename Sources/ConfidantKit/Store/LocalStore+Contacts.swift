@@ -17,14 +17,20 @@ extension LocalStore {
         try write { db in try Self.save(record, db) }
     }
 
-    /// What sending to `peer` needs from the store, in one read: the contact as stored, what the
-    /// user verified of its keys (`KeyDirectory.keysChanged`), and the conversation's
-    /// disappearing timer. Every send asked these in three reads.
-    func sendingContext(for peer: UUID) throws -> (contact: Contact?, verifiedDigest: Data?, timer: Int?) {
-        try read { db in
+    /// What sending to `peer` needs from the store: the contact as stored, what the user verified
+    /// of its keys (`KeyDirectory.keysChanged`), and the conversation's disappearing timer, as
+    /// last read (``SendingContexts``) or, when none is kept or `fresh`, in one read. The
+    /// transaction that queues the message checks it is still current (`queue`, `queueSealed`).
+    func sendingContext(for peer: UUID, fresh: Bool = false) throws -> SendingContext {
+        if !fresh, let known = sendingContexts.cached(peer) { return known }
+        let context = try read { db in
             let record = try contactRecord(id: peer, db)
-            return (try record.map(contact), record?.verifiedDigest, try timer(for: peer, db))
+            return SendingContext(
+                contact: try record.map(contact), verifiedDigest: record?.verifiedDigest,
+                timer: try timer(for: peer, db), stamp: try sendingContexts.stamp(db))
         }
+        sendingContexts.remember(context, for: peer)
+        return context
     }
 
     func contactRecord(_ contact: Contact) throws -> ContactRecord {

@@ -19,9 +19,11 @@ extension LocalStore {
     /// Stores a new outgoing message and queues it, in one transaction, not synced by itself:
     /// the sender syncs the log through this commit before it answers when the message is still
     /// queued then, and in the background once the relay took it (`syncLogSoon`).
-    func queue(_ message: NewMessage, confirmed: Bool, now: Date) throws -> (message: ChatMessage, commit: UInt64) {
+    func queue(_ message: NewMessage, confirmed: Bool, builtOn context: SendingContext? = nil, now: Date) throws -> (
+        message: ChatMessage, commit: UInt64
+    ) {
         let (stored, commit) = try countedWrite(.deferred) { db in
-            try queueRows(message, confirmed: confirmed, now: now, db)
+            try queueRows(message, confirmed: confirmed, builtOn: context, now: now, db)
         }
         return (stored, commit)
     }
@@ -34,14 +36,16 @@ extension LocalStore {
     /// network; otherwise nothing is written and the answer is nil, for the usual path (queue,
     /// then deliver the outbox).
     func queueSealed<Sealed>(
-        _ message: NewMessage, confirmed: Bool, now: Date, seal: (StoreTransaction) throws -> Sealed?
+        _ message: NewMessage, confirmed: Bool, builtOn context: SendingContext? = nil, now: Date,
+        seal: (StoreTransaction) throws -> Sealed?
     ) throws -> (message: ChatMessage, sealed: Sealed, commit: UInt64)? {
         do {
             let ((stored, sealed), commit) = try countedTransaction(sealing) { transaction in
                 let waiting = try Bool.fetchOne(
                     transaction.db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox)"))
                 guard waiting == false else { throw NotAlone() }
-                let stored = try queueRows(message, confirmed: confirmed, now: now, transaction.db)
+                let stored = try queueRows(
+                    message, confirmed: confirmed, builtOn: context, now: now, transaction.db)
                 guard let sealed = try seal(transaction) else { throw NotAlone() }
                 return (stored, sealed)
             }
@@ -54,7 +58,13 @@ extension LocalStore {
     /// `queueSealed` found the message could not be sealed alone: nothing is written.
     private struct NotAlone: Error {}
 
-    private func queueRows(_ message: NewMessage, confirmed: Bool, now: Date, _ db: Database) throws -> ChatMessage {
+    /// - Parameter context: what the message was built on (its timer, the contact and keys it was
+    ///   checked against); `SendingContexts.Stale` is thrown, and nothing written, when it
+    ///   changed since it was read.
+    private func queueRows(
+        _ message: NewMessage, confirmed: Bool, builtOn context: SendingContext?, now: Date, _ db: Database
+    ) throws -> ChatMessage {
+        if let context { try sendingContexts.check(context.stamp, db) }
         guard let stored = try insert([message], db).first else {
             throw ConfidantKitError.storeDamaged("the new message was not stored (its id is taken)")
         }

@@ -21,6 +21,8 @@ final class LocalStore: Sendable {
     private let openedSessions = OpenedValues<StoreTransaction.SessionKey, SessionRecord>(maximumCount: 1_024)
     let openedContacts = OpenedValues<UUID, Contact>(maximumCount: 4_096)
     let knownSenders = KnownSenders()
+    /// Each peer's context for sending, as last read (`sendingContext(for:)`).
+    let sendingContexts = SendingContexts()
     /// What the write under way inserted, for the chats that follow the store (`ChatLines`).
     let insertedLines = InsertedLines()
     /// Whether the control queue may hold something (``takeControlsMark()``).
@@ -81,10 +83,12 @@ final class LocalStore: Sendable {
         // The migrations and the data key were written at NORMAL: on disk before the store is
         // used, as every synced write is. No other thread has the log yet.
         _ = try log?.sync()
-        return LocalStore(
+        let store = LocalStore(
             database: database, dataKey: dataKey,
             attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
             log: log)
+        try database.writeWithoutTransaction { db in try store.sendingContexts.install(on: db) }
+        return store
     }
 
     /// Rewraps the data key for a new device key (nothing else is re-encrypted), synced: the
