@@ -99,49 +99,42 @@ actor MessageSender {
         }
         let sentAt = now()
         let id = UUID.timeOrdered(at: sentAt)
-        var queued: (message: ChatMessage, commit: UInt64)?
-        // The outbox as `queueSealed` left it: this message alone.
-        var outbox: [LocalStore.QueuedMessage]?
+        let prepared = pointers
+        func message(on context: SendingContext) -> LocalStore.NewMessage {
+            LocalStore.NewMessage(
+                id: id, peer: contact.id, direction: .outgoing, senderDevice: cipher.identity.deviceID,
+                sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: prepared,
+                expiresAt: context.timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
+        }
+        let queued: QueuedNew
         do {
-            for attempt in 1...Self.contextAttempts {
-                let message = LocalStore.NewMessage(
-                    id: id, peer: contact.id, direction: .outgoing, senderDevice: cipher.identity.deviceID,
-                    sentAt: sentAt, text: text, unreadableReason: nil, state: .pending, attachments: pointers,
-                    expiresAt: known.timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
-                // The last attempt goes on the context it has just read, unchecked, as every send
-                // did before contexts were kept: another process writing all the while does not
-                // hold the message up.
-                let builtOn = attempt < Self.contextAttempts ? known : nil
+            var checked: QueuedNew?
+            for _ in 1..<Self.contextAttempts where checked == nil {
                 do {
-                    if let peerKeys, !keysChanged,
-                        let sealed = try await queueSealed(
-                            message, peerKeys: peerKeys, confirmed: confirmKeyChange, builtOn: builtOn)
-                    {
-                        queued = sealed
-                        outbox = [
-                            LocalStore.QueuedMessage(
-                                message: sealed.message, confirmed: confirmKeyChange, attempts: 0,
-                                nextAttemptAt: nil, lastError: nil, hasAttachments: false)
-                        ]
-                    } else {
-                        queued = try store.queue(message, confirmed: confirmKeyChange, builtOn: builtOn, now: sentAt)
-                    }
-                    break
+                    checked = try await queueNew(
+                        message(on: known), peerKeys: peerKeys, keysChanged: keysChanged,
+                        confirmed: confirmKeyChange, builtOn: known)
                 } catch is SendingContexts.Stale {
                     known = try context(for: contact, fresh: true)
                     (peerKeys, keysChanged) = try await checkKeys(
                         of: contact, known, confirmKeyChange: confirmKeyChange)
                 }
             }
+            // The last attempt goes on the context it has just read, unchecked, as every send did
+            // before contexts were kept: another process writing all the while does not hold the
+            // message up.
+            if let checked {
+                queued = checked
+            } else {
+                queued = try await queueNew(
+                    message(on: known), peerKeys: peerKeys, keysChanged: keysChanged, confirmed: confirmKeyChange,
+                    builtOn: nil)
+            }
         } catch {
             store.removeAttachmentFiles(pointers.map(\.id))
             throw error
         }
-        guard let queued else {
-            store.removeAttachmentFiles(pointers.map(\.id))
-            throw ConfidantKitError.storeDamaged("the new message could not be queued")
-        }
-        let (stored, commit) = queued
+        let (stored, commit) = (queued.message, queued.commit)
         events.emit(.message(stored))
         transferProgress = sources.isEmpty ? nil : progress
         sendsWaiting.insert(stored.id)
@@ -156,7 +149,7 @@ actor MessageSender {
         // returns.
         do {
             try await deliverOutbox(
-                fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id, known: outbox)
+                fetched: peerKeys.map { [contact.id: $0] } ?? [:], waitingFor: stored.id, known: queued.outbox)
         } catch {
             try? await store.syncLog(through: commit)
             throw error
@@ -175,6 +168,30 @@ actor MessageSender {
             return sent
         }
         return try store.message(id: stored.id, direction: .outgoing) ?? stored
+    }
+
+    /// A new message as queued: stored, its commit, and the outbox as `queueSealed` left it (this
+    /// message alone) when it was sealed as it was queued.
+    typealias QueuedNew = (message: ChatMessage, commit: UInt64, outbox: [LocalStore.QueuedMessage]?)
+
+    /// Stores and queues a new message: sealed in the same transaction when its keys are at hand
+    /// and unchanged (`queueSealed`), else queued for the delivery to seal. `context`: what the
+    /// message was built on; ``SendingContexts/Stale`` is thrown, and nothing written, when it
+    /// changed since it was read.
+    private func queueNew(
+        _ message: LocalStore.NewMessage, peerKeys: [PublicIdentity]?, keysChanged: Bool, confirmed: Bool,
+        builtOn context: SendingContext?
+    ) async throws -> QueuedNew {
+        if let peerKeys, !keysChanged,
+            let sealed = try await queueSealed(message, peerKeys: peerKeys, confirmed: confirmed, builtOn: context)
+        {
+            let outbox = LocalStore.QueuedMessage(
+                message: sealed.message, confirmed: confirmed, attempts: 0, nextAttemptAt: nil, lastError: nil,
+                hasAttachments: false)
+            return (sealed.message, sealed.commit, [outbox])
+        }
+        let queued = try store.queue(message, confirmed: confirmed, builtOn: context, now: message.sentAt)
+        return (queued.message, queued.commit, nil)
     }
 
     /// How many times a send reads its context before it goes on the last one read unchecked.
