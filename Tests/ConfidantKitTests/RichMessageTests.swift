@@ -250,12 +250,16 @@ struct RichMessageTests {
     func timerFromAnotherProcess() async throws {
         try await Self.withPair { _, alice, bob, _ in
             let contact = await bob.contact
-            let plain = try await alice.messenger.send("before the timer", to: contact)
-            #expect(plain.expiresAt == nil)
+            // The first send stores the contact and the keys it fetched; the second reads its
+            // context once more and keeps it.
+            for text in ["before the timer", "still before it"] {
+                #expect(try await alice.messenger.send(text, to: contact).expiresAt == nil)
+            }
+            let peer = await bob.messenger.me
+            #expect(alice.messenger.store.sendingContexts.cached(peer)?.timer == .some(nil), "kept")
             // Another process on Alice's profile (`confidant chat` beside the app) sets the timer.
             let otherProcess = try LocalStore.open(
                 at: alice.profile.storage.storeURL, identity: alice.messenger.identity)
-            let peer = await bob.messenger.me
             try otherProcess.write { db in try otherProcess.setTimer(60, for: peer, db) }
             let timed = try await alice.messenger.send("after the timer", to: contact)
             #expect(timed.expiresAt == timed.sentAt.addingTimeInterval(60))
