@@ -72,6 +72,12 @@ public actor Messenger {
     /// A stream of what happens from now on; each call gets its own stream.
     public func events() -> AsyncStream<MessengerEvent> { eventHub.subscribe() }
 
+    /// Where the live connection stands: now, then after each change (the latest only, for a
+    /// reader that falls behind). For a screen's offline banner: it wakes for nothing else.
+    public func connectionUpdates() -> AsyncStream<ConnectionState> {
+        eventHub.subscribeToConnection(current: connection)
+    }
+
     /// Turns seed compatibility on or off for this profile: whether messages in the seed app's
     /// insecure cipher are opened (off: they show as unreadable). Takes effect the next time the
     /// profile is opened.

@@ -15,6 +15,10 @@ public enum MessengerEvent: Sendable {
 /// Hands events to every subscriber; each subscription is its own stream.
 final class MessengerEvents: Sendable {
     private let subscribers = Mutex<[UUID: AsyncStream<MessengerEvent>.Continuation]>([:])
+    /// Subscribers to the connection's state alone. A screen's banner on the main actor used to
+    /// take every event to find these: two wake-ups of the main actor for each message that
+    /// arrived in an open chat (`relay-load kit`, docs/BENCHMARKS.md).
+    private let connectionSubscribers = Mutex<[UUID: AsyncStream<ConnectionState>.Continuation]>([:])
 
     /// What happens from now on, until the stream is dropped.
     func subscribe() -> AsyncStream<MessengerEvent> {
@@ -25,11 +29,27 @@ final class MessengerEvents: Sendable {
         return stream
     }
 
+    /// The connection's state: `current` first, then each change, until the stream is dropped.
+    /// Only the latest state waits for a slow reader. The caller reads `current` where changes are
+    /// emitted from (the messenger's actor), so none comes between it and the subscription.
+    func subscribeToConnection(current: ConnectionState) -> AsyncStream<ConnectionState> {
+        let (stream, continuation) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        continuation.yield(current)
+        connectionSubscribers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.connectionSubscribers.withLock { $0[id] = nil } }
+        return stream
+    }
+
     func emit(_ event: MessengerEvent) {
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(event) }
+        if case .connection(let state) = event {
+            for continuation in connectionSubscribers.withLock({ Array($0.values) }) { continuation.yield(state) }
+        }
     }
 
     func finish() {
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
+        for continuation in connectionSubscribers.withLock({ Array($0.values) }) { continuation.finish() }
     }
 }

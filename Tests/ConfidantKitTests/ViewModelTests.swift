@@ -80,8 +80,8 @@ struct ViewModelTests {
             defer { running.cancel() }
             await alice.messenger.startLive()
             try await waitUntil { model.rows.map(\.summary.peer.displayName) == ["Bob"] }
-            // The model learns of the connection from the messenger's events, which may come after
-            // the rows (the store is observed separately): wait for it rather than race it.
+            // The model learns of the connection from the messenger's connection updates, which may
+            // come after the rows (the store is observed separately): wait for it rather than race it.
             try await waitUntil { model.connection == .live }
             // Carol writes: her conversation appears on top, live, with its unread count.
             _ = try await carol.messenger.send("from carol 1", to: carol.messenger.contact(email: alice.email))

@@ -80,13 +80,9 @@ public final class ConversationsViewModel {
     }
 
     private func followConnection() async {
-        // Subscribe first, then read the state: a change between the two is then an event in the
-        // stream, not lost (read first, a '.live' in between left the model 'offline' for good).
-        let events = await messenger.events()
-        connection = await messenger.connection
-        for await event in events {
-            if case .connection(let state) = event { connection = state }
-        }
+        // The state and its changes from one call on the messenger, so none falls between them
+        // (read apart, a '.live' in between left the model 'offline' for good).
+        for await state in await messenger.connectionUpdates() { connection = state }
     }
 
     private func updateTimesPeriodically(_ interval: Duration) async {
