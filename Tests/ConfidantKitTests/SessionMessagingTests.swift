@@ -113,6 +113,38 @@ struct SessionMessagingTests {
     }
 
     @Test(
+        "a send after another process on the profile committed syncs the log before its envelope leaves; without one, it does not wait for the disk"
+    )
+    func sendSyncsWhatAnotherProcessWrote() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                let store = alice.messenger.store
+                _ = try await alice.messenger.send("first", to: toBob)
+                _ = try await alice.messenger.send("second", to: toBob)
+                try await waitUntil { store.commitCounts.synced == store.commitCounts.count }
+                // Within the reservation: the envelope left before its commit was on disk (the
+                // background sync comes 100 ms later).
+                _ = try await alice.messenger.send("third", to: toBob)
+                #expect(store.commitCounts.synced < store.commitCounts.count)
+                try await waitUntil { store.commitCounts.synced == store.commitCounts.count }
+
+                // Another process on Alice's profile (`confidant send` beside the app) commits.
+                let otherProcess = try LocalStore.open(
+                    at: alice.profile.storage.storeURL, identity: alice.messenger.identity)
+                _ = try otherProcess.countedWrite(.deferred) { db in
+                    try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('other process', x'01')")
+                }
+                let sealedFrom = store.commitCounts.count
+                _ = try await alice.messenger.send("fourth", to: toBob)
+                // Its sealing saw the other commit: the log was synced before the envelope left.
+                #expect(store.commitCounts.synced > sealedFrom)
+                #expect(try await bob.messenger.sync().map(\.text) == ["first", "second", "third", "fourth"])
+            }
+        }
+    }
+
+    @Test(
         "after a power cut took the session writes that were not synced, the next run seals past them and the peer reads on"
     )
     func powerCutTakesSessionWrites() async throws {

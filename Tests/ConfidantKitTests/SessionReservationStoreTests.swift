@@ -36,7 +36,7 @@ struct SessionReservationStoreTests {
 
         /// Seals one message in a deferred transaction; its message number and whether the
         /// transaction was synced (as one commit: a reservation is synced by the commit that
-        /// makes it, never by a later write, so no other writer reads it before it is on disk).
+        /// makes it, never by a later write, so no envelope numbered under it leaves first).
         func seal(in store: LocalStore, cipher: SessionCipher, bundle: Bool = false) throws -> (
             number: UInt32, synced: Bool
         ) {
@@ -193,6 +193,50 @@ struct SessionReservationStoreTests {
         _ = try peerRecord.open(
             onNewChain.envelope, as: peer.identity, recipientUserID: peer.user, from: peer.me.publicIdentity,
             prekeys: &peerPrekeys)
+    }
+
+    @Test(
+        "what another process on the profile committed is synced before anything sealed after it leaves, and nothing is synced while no other process writes"
+    )
+    func otherProcessesSyncedBeforeSending() async throws {
+        let fixture = try Fixture()
+        defer { fixture.profile.remove() }
+        let (peer, cipher) = (fixture.peer, fixture.cipher)
+        let store = try fixture.store("run-1")
+        let log = try #require(store.log)
+        func syncs() -> Int { log.syncs.load(ordering: .relaxed) }
+        #expect(try peer.seal(in: store, cipher: cipher, bundle: true) == (0, true), "a session began")
+        try await store.syncBeforeSending()
+        // Within the reservation, while this process is the profile's only writer: nothing to sync.
+        let before = syncs()
+        #expect(try peer.seal(in: store, cipher: cipher) == (1, false))
+        try await store.syncBeforeSending()
+        #expect(syncs() == before)
+        #expect(store.commitCounts.synced < store.commitCounts.count)
+
+        // Another process on the profile commits without a sync of its own (its commit is
+        // readable here at once: a reservation it made would be too, before its sync is done).
+        let otherProcess = try fixture.store("run-1")
+        _ = try otherProcess.countedWrite(.deferred) { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('other process', x'01')")
+        }
+        // A transaction that rolls back saw it too, but only one that commits counts it as seen.
+        struct Abandoned: Error {}
+        #expect(throws: Abandoned.self) {
+            try store.countedTransaction(.deferred) { _ in throw Abandoned() }
+        }
+        #expect(try peer.seal(in: store, cipher: cipher) == (2, false))
+        let sealed = store.commitCounts.count
+        #expect(store.commitCounts.synced < sealed)
+        try await store.syncBeforeSending()
+        #expect(syncs() == before + 1, "the log synced, every process's frames with it")
+        #expect(store.commitCounts.synced >= sealed)
+
+        // Seen and synced: the next seals go without a sync again.
+        #expect(try peer.seal(in: store, cipher: cipher) == (3, false))
+        try await store.syncBeforeSending()
+        #expect(syncs() == before + 1)
+        #expect(store.commitCounts.synced < store.commitCounts.count)
     }
 
     @Test("the log's own sync makes a deferred commit durable without a write")

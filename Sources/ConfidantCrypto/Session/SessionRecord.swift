@@ -28,9 +28,10 @@ public struct SessionRecord: Sendable {
 
     /// Whether the current session holds a reservation that `stored` (the record this one
     /// replaces) did not: a seal went beyond what was reserved, or a session began. Such a
-    /// record must be on disk before anything sealed with it leaves, and before another writer
-    /// can read it (a synced commit). A session of `stored` made current again, or a new chain
-    /// with nothing reserved yet, holds no new reservation.
+    /// record must be on disk before anything sealed with it leaves, whoever seals with it (a
+    /// synced commit; a store shared by several processes also has each sync what another wrote
+    /// before it sends). A session of `stored` made current again, or a new chain with nothing
+    /// reserved yet, holds no new reservation.
     public func reservesBeyond(_ stored: SessionRecord?) -> Bool {
         guard let reservation = sendingReservation, reservation.end > 0 else { return false }
         return !(stored?.sessions.contains { Self.reservation(of: $0) == reservation } ?? false)

@@ -432,6 +432,7 @@ actor MessageSender {
                 let queued = queue[queue.startIndex + inFlight.count + ready.count]
                 if ready.isEmpty, let batch = presealed.removeValue(forKey: queued.message.id) {
                     // Sealed as it was queued: it goes as it is.
+                    try await syncBeforeSending(inFlight: inFlight)
                     guard let key = try? await stream.start(batch, after: inFlight.last?.id) else {
                         filling = false
                         break
@@ -450,6 +451,7 @@ actor MessageSender {
             }
             let batches = sealTogether(ready)
             if batches.count < ready.count { filling = false }
+            if !batches.isEmpty { try await syncBeforeSending(inFlight: inFlight) }
             for (plain, batch) in zip(ready, batches) {
                 guard let key = try? await stream.start(batch, after: inFlight.last?.id) else {
                     filling = false
@@ -506,6 +508,17 @@ actor MessageSender {
                 directory.devicesChanged(of: me)
             }
             return sent
+        }
+    }
+
+    /// `LocalStore.syncBeforeSending` for a window; if the log cannot be synced, the answers of
+    /// the sends on their way are taken first, so that none is left behind that nobody will ask for.
+    private func syncBeforeSending(inFlight: [(id: UUID, key: String)]) async throws {
+        do {
+            try await store.syncBeforeSending()
+        } catch {
+            for sent in inFlight { _ = try? await stream.answer(sent.key) }
+            throw error
         }
     }
 
@@ -811,6 +824,9 @@ actor MessageSender {
     /// Over the live stream when connected, else one HTTP request; both answer with the relay's
     /// receipt or its refusal.
     func transmit(_ batch: Components.Schemas.MessageBatch) async throws {
+        // What another process on the profile wrote of the sessions is on disk before envelopes
+        // sealed with them leave (`LocalStore.syncBeforeSending`).
+        try await store.syncBeforeSending()
         do {
             _ = try await stream.send(batch)
             transports.append(.stream)

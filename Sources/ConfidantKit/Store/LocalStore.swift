@@ -149,6 +149,14 @@ final class LocalStore: Sendable {
     func countedWrite<T>(_ durability: Durability, _ body: (Database) throws -> T) throws -> (
         result: T, commit: UInt64
     ) {
+        try countedWrite(durability, body, afterCommit: { _ in })
+    }
+
+    /// ``countedWrite(_:_:)``, with `afterCommit` called with the commit's number while the
+    /// connection is still held: before anything else of this process can read or write.
+    private func countedWrite<T>(
+        _ durability: Durability, _ body: (Database) throws -> T, afterCommit: (UInt64) -> Void
+    ) throws -> (result: T, commit: UInt64) {
         let (result, commit, wrote) = try database.writeWithoutTransaction { db in
             let changesBefore = db.totalChangesCount
             // Its inserts are for the chats that follow this commit, not for the next one.
@@ -160,6 +168,7 @@ final class LocalStore: Sendable {
                 if log == nil { commits.synced = commits.count }
                 return commits.count
             }
+            afterCommit(commit)
             return (result, commit, db.totalChangesCount != changesBefore)
         }
         // A transaction that changed nothing wrote nothing to the log, so it has nothing to sync.
@@ -270,14 +279,37 @@ final class LocalStore: Sendable {
     private func countedTransactionOnce<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws
         -> (result: T, commit: UInt64)
     {
-        try countedWrite(durability) { db in
-            let transaction = StoreTransaction(
-                db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities,
-                openedSessions: openedSessions, boot: boot, deferred: durability == .deferred)
-            let result = try body(transaction)
-            try transaction.flush()
-            return result
-        }
+        var seenVersion: Int64?
+        return try countedWrite(
+            durability,
+            { db in
+                seenVersion = try otherWriters.versionIfChanged(db)
+                let transaction = StoreTransaction(
+                    db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities,
+                    openedSessions: openedSessions, boot: boot, deferred: durability == .deferred)
+                let result = try body(transaction)
+                try transaction.flush()
+                return result
+            },
+            afterCommit: { commit in otherWriters.committed(commit, seen: seenVersion) })
+    }
+
+    /// What other connections to the profile (another process) committed, for the sessions
+    /// this process seals with: see ``syncBeforeSending()``.
+    private let otherWriters = OtherWriters()
+
+    /// Makes sure the sessions that this process's sealings read are on disk before their
+    /// envelopes leave, when another process on the profile may have written them: their
+    /// reservations of message numbers (docs/PROTOCOL.md §9.6) must not be lost to a power cut
+    /// once an envelope numbered under them is out. This process's own reservations are synced
+    /// by the commit that makes them, but another process's commit is readable here from the
+    /// moment it commits, before its own sync of the log is done. So when a transaction of the
+    /// protocol stores sees that another connection committed since the last one looked
+    /// (`PRAGMA data_version`), the log is synced through it before anything sealed after it
+    /// leaves: one `fdatasync` of the log syncs every process's frames in it. Nothing to do (no
+    /// sync) while this process is the profile's only writer. Off the caller's thread.
+    func syncBeforeSending() async throws {
+        try await syncLog(through: otherWriters.syncBeforeSending)
     }
 
     /// `body` between BEGIN and COMMIT, rolled back if anything throws. Not GRDB's

@@ -30,9 +30,10 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     private let deferred: Bool
 
     /// A deferred transaction was about to store a session reserving message numbers its row
-    /// did not: a reservation must be on disk before any writer can read it (a commit synced in
-    /// SQLite's WAL mode becomes visible only once synced), so `LocalStore.countedTransaction`
-    /// runs the transaction again, synced.
+    /// did not: a reservation must be on disk before an envelope numbered under it leaves, so
+    /// `LocalStore.countedTransaction` runs the transaction again, synced. (Another process can
+    /// read the reservation once it commits, before the sync ends: it syncs the log itself
+    /// before it sends, `LocalStore.syncBeforeSending`.)
     struct ReservationNeedsSync: Error {}
 
     /// A device's session bound to one of its keys.
