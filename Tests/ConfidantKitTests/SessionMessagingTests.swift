@@ -80,9 +80,11 @@ struct SessionMessagingTests {
             try await KitUser.pair(relay) { alice, bob in
                 let toBob = try await alice.messenger.contact(email: bob.email)
                 // The first starts the session (a prekey bundle claimed over the network): the
-                // usual path, queued first.
-                _ = try await alice.messenger.send("first", to: toBob)
+                // usual path, queued first. Its sealing reserved message numbers: synced as it
+                // committed, before the envelope left (the commit after it, marking it sent, is not).
                 let store = alice.messenger.store
+                _ = try await alice.messenger.send("first", to: toBob)
+                #expect(store.commitCounts.synced == store.commitCounts.count - 1)
                 let before = store.commitCounts
                 let sent = try await alice.messenger.send("second", to: toBob)
                 let after = store.commitCounts
@@ -108,6 +110,37 @@ struct SessionMessagingTests {
                 let third = store.commitCounts.count
                 await store.backgroundSyncsDone()
                 #expect(store.commitCounts.synced >= third)
+            }
+        }
+    }
+
+    @Test(
+        "over the live stream, the first message on a new sending chain is on disk before it leaves, sealed as it was queued in one commit"
+    )
+    func newChainSyncedBeforeItLeavesLive() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                let store = alice.messenger.store
+                for user in [alice, bob] {
+                    let events = await user.messenger.events()
+                    await user.messenger.startLive()
+                    #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                }
+                _ = try await alice.messenger.send("one", to: toBob)
+                // Bob's receipt turns Alice's DH ratchet: her next message starts a new chain.
+                try await waitUntil { try await alice.messenger.history(with: toBob.id).first?.status == .delivered }
+                try await waitUntil { store.commitCounts.synced == store.commitCounts.count }
+                let before = store.commitCounts.count
+                let windows = await alice.messenger.sender.sentInWindows
+                _ = try await alice.messenger.send("two", to: toBob)
+                #expect(await alice.messenger.sender.sentInWindows == windows + 1, "sealed as queued, sent in a window")
+                // Stored, queued and sealed in one commit, synced as it committed (it reserved the
+                // new chain's numbers), before the envelope left; marked sent after, not synced.
+                #expect(store.commitCounts.synced >= before + 1)
+                try await waitUntil { try await bob.messenger.history(with: alice.messenger.me).count == 2 }
+                await alice.messenger.stopLive()
+                await bob.messenger.stopLive()
             }
         }
     }

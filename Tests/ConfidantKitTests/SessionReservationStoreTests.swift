@@ -50,8 +50,11 @@ struct SessionReservationStoreTests {
         ) {
             let before = store.commitCounts.count
             defer { #expect(store.commitCounts.count == before + 1) }
+            var runs = 0
+            defer { #expect(runs == 1, "one run of the transaction, reserving or not") }
             let (envelopes, commit) = try store.countedTransaction(.deferred) { transaction in
-                try cipher.seal(
+                runs += 1
+                return try cipher.seal(
                     Data("hello".utf8), messageID: .timeOrdered(), sentAt: Date(), for: [recipient],
                     bundles: bundle ? [recipient.address: .prekeys(try self.bundle())] : [:],
                     sessions: transaction)

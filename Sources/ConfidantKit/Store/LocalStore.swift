@@ -123,8 +123,8 @@ final class LocalStore: Sendable {
         /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
         /// before it answers, or ``syncLogSoon(through:)`` once the relay holds it (a new
         /// message; received entries, synced before they are acknowledged to the relay). A
-        /// transaction that would store a session reserving message numbers
-        /// (`SessionRecord.reservesBeyond(_:)`) is rolled back and runs again synced: its
+        /// transaction of the protocol stores that stores a session reserving message numbers
+        /// (`SessionRecord.reservesBeyond(_:)`) is synced as it commits, as a synced one is: its
         /// envelopes may leave at once.
         case deferred
     }
@@ -267,20 +267,9 @@ final class LocalStore: Sendable {
     func countedTransaction<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws -> (
         result: T, commit: UInt64
     ) {
-        do {
-            return try countedTransactionOnce(durability, body)
-        } catch is StoreTransaction.ReservationNeedsSync {
-            // It sealed beyond a reservation: rolled back, and run again synced (the first seal of a
-            // chain, then one in 64).
-            return try countedTransactionOnce(.synced, body)
-        }
-    }
-
-    private func countedTransactionOnce<T>(_ durability: Durability, _ body: (StoreTransaction) throws -> T) throws
-        -> (result: T, commit: UInt64)
-    {
         var seenVersion: Int64?
-        return try countedWrite(
+        var reserved = false
+        let (result, commit) = try countedWrite(
             durability,
             { db in
                 seenVersion = try otherWriters.versionIfChanged(db)
@@ -289,9 +278,16 @@ final class LocalStore: Sendable {
                     openedSessions: openedSessions, boot: boot, deferred: durability == .deferred)
                 let result = try body(transaction)
                 try transaction.flush()
+                reserved = transaction.reserved
                 return result
             },
             afterCommit: { commit in otherWriters.committed(commit, seen: seenVersion) })
+        // It sealed beyond a reservation (the first seal of a chain, then one in 64): synced now,
+        // on this thread, before its envelopes can leave. (It was rolled back and run again
+        // synced: the whole transaction twice. A sync off the thread, awaited before anything
+        // leaves, was slower in `relay-load kit`: two thread hops each, docs/BENCHMARKS.md.)
+        if reserved { try logSyncs.sync { try syncLogNow(through: commit) } }
+        return (result, commit)
     }
 
     /// What other connections to the profile (another process) committed, for the sessions

@@ -25,16 +25,13 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     private var keys: [DeviceAddress: [KnownKey]] = [:]
     /// The system's run this transaction writes in (`LocalStore.boot`).
     private let boot: String?
-    /// Whether this transaction commits without a sync: then it may not store a session that
-    /// reserves message numbers (``ReservationNeedsSync``).
+    /// Whether this transaction commits without a sync: then a session it stores that reserves
+    /// message numbers is marked (``reserved``).
     private let deferred: Bool
-
-    /// A deferred transaction was about to store a session reserving message numbers its row
-    /// did not: a reservation must be on disk before an envelope numbered under it leaves, so
-    /// `LocalStore.countedTransaction` runs the transaction again, synced. (Another process can
-    /// read the reservation once it commits, before the sync ends: it syncs the log itself
-    /// before it sends, `LocalStore.syncBeforeSending`.)
-    struct ReservationNeedsSync: Error {}
+    /// Whether this deferred transaction stored a session reserving message numbers its row did
+    /// not: a reservation must be on disk before an envelope numbered under it leaves, so
+    /// `LocalStore.countedTransaction` syncs the log as it commits.
+    private(set) var reserved = false
 
     /// A device's session bound to one of its keys.
     struct SessionKey: Hashable, Sendable {
@@ -90,8 +87,8 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let key = SessionKey(device: device, fingerprint: fingerprint)
-        if deferred, try record.reservesBeyond(session(with: device, fingerprint: fingerprint)) {
-            throw ReservationNeedsSync()
+        if deferred, !reserved, try record.reservesBeyond(session(with: device, fingerprint: fingerprint)) {
+            reserved = true
         }
         // One session per device: a session bound to another key is replaced, here and in the row.
         if sessions.keys.contains(where: { $0.device == device && $0 != key }) {
