@@ -269,6 +269,30 @@ struct RichMessageTests {
         }
     }
 
+    @Test(
+        "a key refresh that finds nothing new writes nothing: no sync, and the sends' kept context stays; a renamed peer is written"
+    )
+    func unchangedRefreshWritesNothing() async throws {
+        try await Self.withPair { _, alice, bob, _ in
+            let contact = await bob.contact
+            for text in ["one", "two"] { _ = try await alice.messenger.send(text, to: contact) }
+            let peer = await bob.messenger.me
+            let store = alice.messenger.store
+            #expect(store.sendingContexts.cached(peer) != nil, "kept")
+            let log = try #require(store.log)
+            try await waitUntil { store.commitCounts.synced == store.commitCounts.count }
+            let syncs = log.syncs.load(ordering: .relaxed)
+            #expect(try await alice.messenger.directory.refreshKeys(of: peer).count == 1)
+            #expect(store.sendingContexts.cached(peer) != nil, "still kept")
+            #expect(log.syncs.load(ordering: .relaxed) == syncs, "nothing written, so nothing synced")
+
+            try await bob.messenger.updateProfile(displayName: "Robert")
+            try await alice.messenger.directory.refreshKeys(of: peer)
+            #expect(try store.contact(id: peer)?.displayName == "Robert")
+            #expect(store.sendingContexts.cached(peer) == nil, "the contact changed: read afresh")
+        }
+    }
+
     @Test("a profile picture is fetched once per digest and what the peer sees is what was set")
     func avatars() async throws {
         try await Self.withPair { relay, alice, bob, _ in

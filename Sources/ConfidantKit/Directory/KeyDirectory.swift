@@ -110,11 +110,16 @@ struct KeyDirectory: Sendable {
                     "device \(device.deviceId) of \(contact.email) has an invalid identity (\(error))")
             }
         }
-        let record = user == me ? nil : try store.contactRecord(contact)
         let retiredAt = await retirementTimes(of: user, current: identities)
         let now = now()
         let notices = try store.transaction { transaction in
-            if let record { try LocalStore.save(record, transaction.db) }
+            // The contact as it came, written only when it changed: a refresh that finds nothing
+            // new (nearly every one, once a minute per peer sent to) then writes nothing, so it
+            // neither syncs nor makes the sends' kept contexts stale (`SendingContexts`), which
+            // cost the next send a rolled-back attempt and a fresh read.
+            if user != me, try store.contacts([user], transaction.db)[user] != contact {
+                try LocalStore.save(try store.contactRecord(contact), transaction.db)
+            }
             let changes = try LocalStore.applyCurrentKeys(
                 of: user, identities, now: now, retiredAt: retiredAt, in: transaction)
             guard user != me else {
