@@ -15,7 +15,7 @@ final class OtherWriters: Sendable {
     /// since the last look; nil when none did. Inside a write transaction: nothing else commits
     /// before it ends.
     func versionIfChanged(_ db: Database) throws -> Int64? {
-        let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+        let version = try db.dataVersion()
         return state.withLock { $0.dataVersion == version ? nil : version }
     }
 

@@ -63,7 +63,7 @@ final class SendingContexts: Sendable {
 
     /// Where the store stands now, inside a transaction on `db`.
     func stamp(_ db: Database) throws -> Stamp {
-        Stamp(generation: state.withLock { $0.generation }, dataVersion: try Self.dataVersion(db))
+        Stamp(generation: state.withLock { $0.generation }, dataVersion: try db.dataVersion())
     }
 
     /// Throws ``Stale`` (and forgets every context) unless `stamp` is where the store stands now,
@@ -103,10 +103,5 @@ final class SendingContexts: Sendable {
                         """)
             }
         }
-    }
-
-    /// `PRAGMA data_version`: moves when another connection to the file commits.
-    private static func dataVersion(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
     }
 }
