@@ -31,9 +31,7 @@ struct HeldAcknowledgementTests {
                 let bob = await bobUser.reopened(
                     receipts: batching, acknowledgements: HeldAcknowledgements(sleep: acknowledging.sleep))
                 let toBob = try await alice.messenger.contact(email: bobUser.email)
-                let events = await bob.events()
-                await bob.startLive()
-                #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                #expect(await bob.goLive())
                 _ = try await bob.flushOutbox()
                 // Whatever the set-up left goes now; its wait, ended, asks for nothing more.
                 await bob.heldAcknowledgements.acknowledgeNow()
@@ -87,9 +85,7 @@ struct HeldAcknowledgementTests {
                 #expect(try await bob.mailboxEntries() == 0)
 
                 let next = await bob.reopened()
-                let events = await next.events()
-                await next.startLive()
-                #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                #expect(await next.goLive())
                 try await waitUntil { try await bob.mailboxEntries(after: 0) == 0 }
                 #expect(try await next.history(with: alice.messenger.me).count == 2)
                 await next.stopLive()

@@ -116,12 +116,10 @@ struct KitUser {
     func mailboxEntries(after cursor: Int64? = nil) async throws -> Int { try await mailbox(after: cursor).count }
 }
 
-extension AsyncStream where Element == MessengerEvent {
-    /// Waits for the first event that `match` accepts, for at most `seconds`.
-    func first(within seconds: Double = 60, where match: @escaping @Sendable (MessengerEvent) -> Bool) async
-        -> MessengerEvent?
-    {
-        await withTaskGroup(of: MessengerEvent?.self) { group in
+extension AsyncStream where Element: Sendable {
+    /// Waits for the first element that `match` accepts, for at most `seconds`.
+    func first(within seconds: Double = 60, where match: @escaping @Sendable (Element) -> Bool) async -> Element? {
+        await withTaskGroup(of: Element?.self) { group in
             group.addTask {
                 for await event in self where match(event) { return event }
                 return nil
@@ -134,6 +132,17 @@ extension AsyncStream where Element == MessengerEvent {
             group.cancelAll()
             return first
         }
+    }
+}
+
+extension Messenger {
+    /// Starts the live connection and waits, for at most `seconds`, until it is live; whether it
+    /// went live.
+    func goLive(within seconds: Double = 60) async -> Bool {
+        // Subscribed before starting, so that the change to live cannot fall before it.
+        let updates = connectionUpdates()
+        startLive()
+        return await updates.first(within: seconds) { $0 == .live } != nil
     }
 }
 

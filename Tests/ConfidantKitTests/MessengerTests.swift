@@ -157,9 +157,7 @@ struct MessengerTests {
         try await TestRelay.run { relay in
             try await KitUser.pair(relay) { alice, bob in
                 let events = await bob.messenger.events()
-                await bob.messenger.startLive()
-                let live = await events.first { if case .connection(.live) = $0 { true } else { false } }
-                #expect(live != nil)
+                #expect(await bob.messenger.goLive())
                 _ = try await alice.messenger.send("live one", to: alice.messenger.contact(email: bob.email))
                 let event = await events.first { if case .message = $0 { true } else { false } }
                 guard case .message(let message)? = event else {
@@ -186,8 +184,7 @@ struct MessengerTests {
                 }
             }
             let events = await phone.messenger.events()
-            await phone.messenger.startLive()
-            #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+            #expect(await phone.messenger.goLive())
             await #expect(throws: ConfidantKitError.cannotRemoveThisDevice) {
                 try await laptop.messenger.removeDevice(laptop.messenger.identity.deviceID)
             }
@@ -273,9 +270,7 @@ struct MessengerTests {
         try await TestRelay.run { relay in
             try await KitUser.pair(relay) { alice, bob in
                 let toBob = try await alice.messenger.contact(email: bob.email)
-                let events = await alice.messenger.events()
-                await alice.messenger.startLive()
-                #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                #expect(await alice.messenger.goLive())
                 for index in 1...5 {
                     #expect(try await alice.messenger.send("streamed \(index)", to: toBob).status == .sent)
                 }

@@ -207,9 +207,7 @@ struct OutboxRetryTests {
 
     /// Starts `sender`'s stream and stops it once nothing to `peer` is pending (or after 10 s).
     static func deliverLive(_ sender: Messenger, to peer: UUID) async throws {
-        let events = await sender.events()
-        await sender.startLive()
-        #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+        #expect(await sender.goLive())
         for _ in 0..<400 {
             if try await sender.history(with: peer, limit: 200).allSatisfy({ $0.status != .pending }) { break }
             try await Task.sleep(for: .milliseconds(25))

@@ -23,9 +23,7 @@ struct ReceiptBatchingTests {
                 let sleeper = ManualSleeper()
                 let bob = await Self.bob(bobUser, waitingFor: sleeper)
                 let toBob = try await alice.messenger.contact(email: bobUser.email)
-                let events = await bob.events()
-                await bob.startLive()
-                #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                #expect(await bob.goLive())
                 // The delivery that going live starts is over before anything arrives.
                 _ = try await bob.flushOutbox()
 

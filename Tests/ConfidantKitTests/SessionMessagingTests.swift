@@ -123,9 +123,7 @@ struct SessionMessagingTests {
                 let toBob = try await alice.messenger.contact(email: bob.email)
                 let store = alice.messenger.store
                 for user in [alice, bob] {
-                    let events = await user.messenger.events()
-                    await user.messenger.startLive()
-                    #expect(await events.first { if case .connection(.live) = $0 { true } else { false } } != nil)
+                    #expect(await user.messenger.goLive())
                 }
                 _ = try await alice.messenger.send("one", to: toBob)
                 // Bob's receipt turns Alice's DH ratchet: her next message starts a new chain.

@@ -121,8 +121,7 @@ struct ViewModelTests {
                 #expect(chat.messages.isEmpty)
                 let listening = Task { await chat.run() }
                 defer { listening.cancel() }
-                await alice.messenger.startLive()
-                try await waitUntil { await alice.messenger.connection == .live }
+                #expect(await alice.messenger.goLive())
 
                 chat.draft = "hi Bob"
                 await chat.send()
