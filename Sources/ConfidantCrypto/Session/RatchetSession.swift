@@ -18,9 +18,11 @@ public struct RatchetSession: Sendable {
     /// was not reserved (``sealsWithinReservation``). A state read back after its latest writes
     /// may have been lost goes on from its reservation (``skipToReservation()``), so the peer
     /// skips at most this many numbers for it. Each new reservation is a synced commit before
-    /// the envelope leaves: 16 at a time made one message in 16 wait for the disk (with one
-    /// message in flight, most of the sender's `fdatasync` calls, docs/BENCHMARKS.md).
-    public static let sendingReservation: UInt32 = 64
+    /// the envelope leaves, which holds up the sender's event loop for the sync: 16 at a time
+    /// made one message in 16 wait for the disk (with one message in flight, most of the
+    /// sender's `fdatasync` calls), 64 one in 64 (docs/BENCHMARKS.md). Well within
+    /// ``maximumSkip``: a peer keeps the skipped keys of three such restarts in a row.
+    public static let sendingReservation: UInt32 = 256
 
     static let handshakeInfo = Array("Confidant PQXDH v1 X25519 X-Wing SHA-256".utf8)
     static let rootInfo = Array("Confidant ratchet root v1".utf8)

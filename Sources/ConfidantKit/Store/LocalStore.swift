@@ -282,7 +282,7 @@ final class LocalStore: Sendable {
                 return result
             },
             afterCommit: { commit in otherWriters.committed(commit, seen: seenVersion) })
-        // It sealed beyond a reservation (the first seal of a chain, then one in 64): synced now,
+        // It sealed beyond a reservation (the first seal of a chain, then one in 256): synced now,
         // on this thread, before its envelopes can leave. (It was rolled back and run again
         // synced: the whole transaction twice. A sync off the thread, awaited before anything
         // leaves, was slower in `relay-load kit`: two thread hops each, docs/BENCHMARKS.md.)
