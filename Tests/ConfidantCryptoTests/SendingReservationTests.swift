@@ -71,54 +71,63 @@ import Testing
         #expect(try bob.open(next, from: alice) == "after three lost runs", "the gap is within the peer's limit")
     }
 
-    @Test func aNewSendingChainHasNothingReserved() throws {
+    @Test func aNewSendingChainIsBornWithItsReservation() throws {
         var alice = try SessionParty()
         var bob = try SessionParty()
         _ = try bob.open(alice.seal("hello", to: bob), from: alice)
-        #expect(!bob.record.sealsWithinReservation, "the responder's first chain")
+        #expect(bob.record.sealsWithinReservation, "the responder's first chain")
         #expect(alice.record.sendingReservation?.end == RatchetSession.sendingReservation)
         let firstChain = try #require(alice.record.sendingReservation?.ratchetKey)
         _ = try alice.open(bob.seal("hi", to: alice), from: bob)
-        // Alice's DH ratchet turned with Bob's reply: her next chain starts unreserved.
+        // Alice's DH ratchet turned with Bob's reply: her next chain starts with its reservation.
         #expect(alice.record.sendingReservation?.ratchetKey != firstChain)
-        #expect(alice.record.sendingReservation?.end == 0)
-        #expect(!alice.record.sealsWithinReservation)
-        var skipped = alice.record
-        skipped.skipToReservations()
-        #expect(skipped.serialized == alice.record.serialized, "nothing reserved, nothing to skip")
+        #expect(alice.record.sendingReservation?.end == RatchetSession.sendingReservation)
+        #expect(alice.record.sealsWithinReservation)
         let envelope = try alice.seal("on the new chain", to: bob)
         #expect(envelope.messageNumber == 0)
-        #expect(alice.record.sealsWithinReservation)
+        #expect(try bob.open(envelope, from: alice) == "on the new chain")
+        // Read back after a loss, a chain nothing was sealed on goes on from its reservation too.
+        _ = try alice.open(bob.seal("again", to: alice), from: bob)
+        var afterLoss = alice
+        afterLoss.record.skipToReservations()
+        let after = try afterLoss.seal("after the loss", to: bob)
+        #expect(after.messageNumber == RatchetSession.sendingReservation)
+        #expect(try bob.open(after, from: alice) == "after the loss", "the peer skips the numbers between")
     }
 
-    @Test func aRecordSaysWhenItReservesBeyondTheOneItReplaces() throws {
+    @Test func aRecordSaysWhatItReservesBeyondTheOneItReplaces() throws {
         var alice = try SessionParty()
         var bob = try SessionParty()
         let empty = alice.record
         _ = try alice.seal("start", to: bob)
-        #expect(alice.record.reservesBeyond(empty), "a new session reserves its first numbers")
-        #expect(alice.record.reservesBeyond(nil))
+        #expect(alice.record.newReservation(beyond: empty) == .extended, "a new session reserves its first numbers")
+        #expect(alice.record.newReservation(beyond: nil) == .extended)
         var stored = alice.record
         _ = try alice.seal("within", to: bob)
-        #expect(!alice.record.reservesBeyond(stored), "within the reservation")
+        #expect(alice.record.newReservation(beyond: stored) == .none, "within the reservation")
         for _ in 2..<RatchetSession.sendingReservation { _ = try alice.seal("within", to: bob) }
         stored = alice.record
         _ = try alice.seal("beyond", to: bob)
-        #expect(alice.record.reservesBeyond(stored))
+        #expect(alice.record.newReservation(beyond: stored) == .extended)
 
-        // Bob's reply turns Alice's DH ratchet: a new chain with nothing reserved yet.
+        // A session Bob's side begins from Alice's first message: a chain with nothing sealed yet.
+        let bobEmpty = bob.record
         _ = try bob.open(alice.seal("more", to: bob), from: alice)
+        #expect(bob.record.newReservation(beyond: bobEmpty) == .newChain)
+
+        // Bob's reply turns Alice's DH ratchet: a new chain, born with its reservation.
         stored = alice.record
         _ = try alice.open(bob.seal("reply", to: alice), from: bob)
-        #expect(!alice.record.reservesBeyond(stored))
-        stored = alice.record
+        #expect(alice.record.newReservation(beyond: stored) == .newChain)
+        let stepped = alice.record
         _ = try alice.seal("on the new chain", to: bob)
-        #expect(alice.record.reservesBeyond(stored))
+        #expect(alice.record.newReservation(beyond: stepped) == .none, "within the reservation it was born with")
+        #expect(alice.record.newReservation(beyond: stored) == .extended, "stepped and sealed on since `stored`")
 
         // Moving on to the reservation (after a loss) reserves nothing new.
         var moved = alice.record
         moved.skipToReservations()
-        #expect(!moved.reservesBeyond(alice.record))
+        #expect(moved.newReservation(beyond: alice.record) == .none)
     }
 
     @Test func versionOneRecordsReserveNothing() throws {

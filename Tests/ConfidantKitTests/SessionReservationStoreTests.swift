@@ -65,6 +65,20 @@ struct SessionReservationStoreTests {
 
         /// Opens `envelope` from this side (`cipher`) in a deferred transaction of `store`, as
         /// receiving does; whether its commit was synced.
+        /// The peer's side, in memory: it opens the session's start and replies.
+        func reply(to start: RatchetEnvelope, cipher: SessionCipher) throws -> (
+            envelope: RatchetEnvelope, record: SessionRecord
+        ) {
+            var record = SessionRecord()
+            var prekeys = self.prekeys
+            _ = try record.open(
+                start, as: identity, recipientUserID: user, from: me.publicIdentity, prekeys: &prekeys)
+            let envelope = try record.seal(
+                Data("reply".utf8), from: identity, senderUserID: user, to: me.publicIdentity,
+                recipientUserID: cipher.userID, messageID: .timeOrdered(), timestamp: Date())
+            return (envelope, record)
+        }
+
         func open(_ envelope: RatchetEnvelope, in store: LocalStore, cipher: SessionCipher) throws -> Bool {
             let (_, commit) = try store.countedTransaction(.deferred) { transaction in
                 var record = try #require(
@@ -91,8 +105,10 @@ struct SessionReservationStoreTests {
         }
 
         /// The profile's store, opened as in the run of the system `boot`.
-        func store(_ boot: String?) throws -> LocalStore {
-            try LocalStore.open(at: profile.storage.storeURL, identity: peer.me, boot: boot)
+        func store(_ boot: String?, syncsStepsInBackground: Bool = true) throws -> LocalStore {
+            try LocalStore.open(
+                at: profile.storage.storeURL, identity: peer.me, boot: boot,
+                syncsStepsInBackground: syncsStepsInBackground)
         }
     }
 
@@ -160,42 +176,62 @@ struct SessionReservationStoreTests {
         #expect(try peer.seal(in: afterUpgrade, cipher: cipher).number == 2 * RatchetSession.sendingReservation)
     }
 
-    @Test("a DH ratchet step commits without a sync, and is on disk before anything sealed on its chain leaves")
-    func newChainsAreOnDiskFirst() throws {
+    @Test(
+        "a DH ratchet step commits without a sync, its chain's first seals too, and the step is on disk before anything sealed after it leaves"
+    )
+    func newChainsAreOnDiskFirst() async throws {
+        let fixture = try Fixture()
+        defer { fixture.profile.remove() }
+        let (peer, cipher) = (fixture.peer, fixture.cipher)
+        // Without the sync a step starts in the background: only the one before sending is left.
+        let store = try fixture.store("run-1", syncsStepsInBackground: false)
+        let start = try peer.sealEnvelope(in: store, cipher: cipher, bundle: true)
+        #expect(start.synced, "a session began")
+        let reply = try peer.reply(to: start.envelope, cipher: cipher)
+
+        // Opening it turns this side's DH ratchet: received, not yet synced (it is synced before
+        // the relay is told, as any received batch).
+        #expect(try !peer.open(reply.envelope, in: store, cipher: cipher))
+        let step = store.commitCounts.count
+        #expect(store.commitCounts.synced < step)
+        #expect(store.syncThroughBeforeSending >= step)
+        // The new chain was born with its reservation: its first seal does not wait for the disk.
+        let onNewChain = try peer.sealEnvelope(in: store, cipher: cipher)
+        #expect(onNewChain.envelope.messageNumber == 0)
+        #expect(onNewChain.envelope.ratchetKey != start.envelope.ratchetKey)
+        #expect(!onNewChain.synced)
+        #expect(store.commitCounts.synced < step)
+        // But the step is on disk before it leaves. Were the step lost after the envelope left,
+        // the next run would make the step again from another ratchet key, while the peer, having
+        // read the envelope, went on from the lost one: everything sent after would be unreadable
+        // to it.
+        try await store.syncBeforeSending()
+        #expect(store.commitCounts.synced >= step)
+        #expect(try peer.seal(in: store, cipher: cipher) == (1, false), "then within its reservation")
+        var peerRecord = reply.record
+        var peerPrekeys = peer.prekeys
+        _ = try peerRecord.open(
+            onNewChain.envelope, as: peer.identity, recipientUserID: peer.user, from: peer.me.publicIdentity,
+            prekeys: &peerPrekeys)
+    }
+
+    @Test("a DH ratchet step is synced in the background as it commits, before any reply is sealed on its chain")
+    func stepsSyncedInTheBackground() async throws {
         let fixture = try Fixture()
         defer { fixture.profile.remove() }
         let (peer, cipher) = (fixture.peer, fixture.cipher)
         let store = try fixture.store("run-1")
         let start = try peer.sealEnvelope(in: store, cipher: cipher, bundle: true)
-        #expect(start.synced, "a session began")
-        // The peer's side, in memory: it opens the start and replies.
-        var peerRecord = SessionRecord()
-        var peerPrekeys = peer.prekeys
-        _ = try peerRecord.open(
-            start.envelope, as: peer.identity, recipientUserID: peer.user, from: peer.me.publicIdentity,
-            prekeys: &peerPrekeys)
-        let reply = try peerRecord.seal(
-            Data("reply".utf8), from: peer.identity, senderUserID: peer.user, to: peer.me.publicIdentity,
-            recipientUserID: cipher.userID, messageID: .timeOrdered(), timestamp: Date())
-
-        // Opening it turns this side's DH ratchet: received, not yet synced (it is synced before
-        // the relay is told, as any received batch).
-        #expect(try !peer.open(reply, in: store, cipher: cipher))
+        let reply = try peer.reply(to: start.envelope, cipher: cipher)
+        _ = try peer.open(reply.envelope, in: store, cipher: cipher)
         let step = store.commitCounts.count
-        #expect(store.commitCounts.synced < step)
-        // The new chain's first seal waits for the disk, and the step with it. Were the step lost
-        // after the envelope left, the next run would make the step again from another ratchet
-        // key, while the peer, having read the envelope, went on from the lost one: everything
-        // sent after would be unreadable to it.
-        let onNewChain = try peer.sealEnvelope(in: store, cipher: cipher)
-        #expect(onNewChain.envelope.messageNumber == 0)
-        #expect(onNewChain.envelope.ratchetKey != start.envelope.ratchetKey)
-        #expect(onNewChain.synced)
-        #expect(store.commitCounts.synced > step)
-        #expect(try peer.seal(in: store, cipher: cipher) == (1, false), "then within its reservation")
-        _ = try peerRecord.open(
-            onNewChain.envelope, as: peer.identity, recipientUserID: peer.user, from: peer.me.publicIdentity,
-            prekeys: &peerPrekeys)
+        // Nothing else commits or syncs here: the step's own commit started its sync.
+        try await waitUntil { store.commitCounts.synced >= step }
+        let log = try #require(store.log)
+        let syncs = log.syncs.load(ordering: .relaxed)
+        #expect(try peer.seal(in: store, cipher: cipher) == (0, false))
+        try await store.syncBeforeSending()
+        #expect(log.syncs.load(ordering: .relaxed) == syncs, "the reply leaves without waiting for the disk")
     }
 
     @Test(

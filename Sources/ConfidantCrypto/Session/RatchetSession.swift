@@ -82,10 +82,11 @@ public struct RatchetSession: Sendable {
     public var skippedKeyCount: Int { skipped.count }
 
     /// Whether the next seal uses a message number this state had reserved: the state stored
-    /// before it (on disk, as the caller made sure whenever this was false) holds the
-    /// reservation, so the envelope may leave before the state the seal leaves is on disk. When
-    /// false, the seal reserves ``sendingReservation`` numbers from its own, and what it leaves
-    /// must be on disk before the envelope goes.
+    /// before it holds the reservation (a seal that reserved, or the DH ratchet step that
+    /// started the chain; the caller puts it on disk before the envelope leaves), so the
+    /// envelope may leave before the state the seal leaves is on disk. When false, the seal
+    /// reserves ``sendingReservation`` numbers from its own, and what it leaves must be on disk
+    /// before the envelope goes.
     public var sealsWithinReservation: Bool { sendingChain != nil && sendCount < sendReserve }
 
     /// Moves the sending chain on to its reservation, for a state read back after its latest
@@ -289,11 +290,12 @@ public struct RatchetSession: Sendable {
             let remoteKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: remote)
             previousSendCount = sendCount
             sendCount = 0
-            // A new chain, nothing reserved on it yet: its first seal is synced, and this step with it.
-            // Reserving here instead would let an envelope leave on a step a power cut can take, and
-            // the step made again from another key would part this side from a peer that read it
-            // (docs/PROTOCOL.md §9.6).
-            sendReserve = 0
+            // A new chain is born with its first reservation: whatever puts this step on disk puts
+            // the reservation there with it. The step must be on disk before anything sealed on
+            // the chain leaves: made again from another key after a power cut, it would part this
+            // side from a peer that read such an envelope (`SessionRecord.newReservation(beyond:)`
+            // says so to the store; docs/PROTOCOL.md §9.6).
+            sendReserve = Self.sendingReservation
             receiveCount = 0
             remoteRatchetKey = remote
             (rootKey, receivingChain) = Self.kdfRoot(rootKey, try Self.dh(sendingRatchetKey, remoteKey))

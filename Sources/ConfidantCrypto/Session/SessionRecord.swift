@@ -26,15 +26,34 @@ public struct SessionRecord: Sendable {
     /// beyond the reservation.
     public var sendingReservation: SendingReservation? { sessions.first.flatMap(Self.reservation) }
 
-    /// Whether the current session holds a reservation that `stored` (the record this one
-    /// replaces) did not: a seal went beyond what was reserved, or a session began. Such a
-    /// record must be on disk before anything sealed with it leaves, whoever seals with it (a
-    /// synced commit; a store shared by several processes also has each sync what another wrote
-    /// before it sends). A session of `stored` made current again, or a new chain with nothing
-    /// reserved yet, holds no new reservation.
-    public func reservesBeyond(_ stored: SessionRecord?) -> Bool {
-        guard let reservation = sendingReservation, reservation.end > 0 else { return false }
-        return !(stored?.sessions.contains { Self.reservation(of: $0) == reservation } ?? false)
+    /// What the current session reserves that `stored` (the record this one replaces) did not.
+    /// Anything but ``NewReservation/none`` must be on disk before anything sealed with the
+    /// record leaves, whoever seals with it (a store shared by several processes also has each
+    /// sync what another wrote before it sends). A session of `stored` made current again holds
+    /// no new reservation.
+    public func newReservation(beyond stored: SessionRecord?) -> NewReservation {
+        guard let current = sessions.first, let reservation = Self.reservation(of: current), reservation.end > 0
+        else { return .none }
+        if let before = stored?.sessions.first(where: { $0.baseKey == current.baseKey }),
+            let reserved = Self.reservation(of: before), reserved.ratchetKey == reservation.ratchetKey
+        {
+            return reservation.end > reserved.end ? .extended : .none
+        }
+        // A session began, or a DH ratchet step started a sending chain since `stored`.
+        return current.sendCount == 0 ? .newChain : .extended
+    }
+
+    /// How a record reserves message numbers its stored version did not (``newReservation(beyond:)``).
+    public enum NewReservation: Sendable {
+        /// Nothing new: every number it may seal with was reserved by the stored record.
+        case none
+        /// A seal went beyond the stored reservation, or a session began with seals on it: the
+        /// envelopes sealed are on their way, so the record goes on disk as it commits.
+        case extended
+        /// A sending chain that a DH ratchet step (or a session begun by a received message)
+        /// started, born with its first reservation, nothing sealed on it yet: on disk before
+        /// anything sealed on it leaves, which need not hold up the commit that stores it.
+        case newChain
     }
 
     private static func reservation(of session: RatchetSession) -> SendingReservation? {

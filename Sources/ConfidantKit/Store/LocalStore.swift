@@ -36,19 +36,30 @@ final class LocalStore: Sendable {
     /// Where the log is synced, one sync at a time.
     private let logSyncs = DispatchQueue(label: "confidant.store.log-sync", qos: .userInitiated)
 
+    /// Whether a commit that makes a DH ratchet step starts a sync of the log at once in the
+    /// background (false only in tests: then the step is synced before something sealed after
+    /// it leaves, and no sooner).
+    let syncsStepsInBackground: Bool
+
     private init(
-        database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog?
+        database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog?,
+        syncsStepsInBackground: Bool
     ) {
         self.database = database
         self.dataKey = dataKey
         self.attachmentsDirectory = attachmentsDirectory
         self.boot = boot
         self.log = log
+        self.syncsStepsInBackground = syncsStepsInBackground
     }
 
     /// Opens the store at `url`, creating it (with a new data key) when it does not exist.
-    /// - Parameter boot: the system's run (`SystemBoot.current`; tests give their own).
-    static func open(at url: URL, identity: PrivateIdentity, boot: String? = SystemBoot.current) throws -> LocalStore {
+    /// - Parameters:
+    ///   - boot: the system's run (`SystemBoot.current`; tests give their own).
+    ///   - syncsStepsInBackground: see ``syncsStepsInBackground``.
+    static func open(
+        at url: URL, identity: PrivateIdentity, boot: String? = SystemBoot.current, syncsStepsInBackground: Bool = true
+    ) throws -> LocalStore {
         var configuration = Configuration()
         // Another process on the same profile (`chat` open while `send` runs) takes its turn:
         // write transactions are IMMEDIATE, so one seals and stores a session at a time, and the
@@ -86,7 +97,7 @@ final class LocalStore: Sendable {
         let store = LocalStore(
             database: database, dataKey: dataKey,
             attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
-            log: log)
+            log: log, syncsStepsInBackground: syncsStepsInBackground)
         try database.writeWithoutTransaction { db in try store.sendingContexts.install(on: db) }
         return store
     }
@@ -123,9 +134,11 @@ final class LocalStore: Sendable {
         /// a duplicate; or for a write whose caller makes sure of it with ``sync(through:)``
         /// before it answers, or ``syncLogSoon(through:)`` once the relay holds it (a new
         /// message; received entries, synced before they are acknowledged to the relay). A
-        /// transaction of the protocol stores that stores a session reserving message numbers
-        /// (`SessionRecord.reservesBeyond(_:)`) is synced as it commits, as a synced one is: its
-        /// envelopes may leave at once.
+        /// transaction of the protocol stores that stores a session whose seals went beyond its
+        /// reservation (`SessionRecord.newReservation(beyond:)`) is synced as it commits, as a
+        /// synced one is: its envelopes may leave at once. One that stores a sending chain a DH
+        /// ratchet step started is synced at once in the background, and before anything sealed
+        /// after it leaves (``syncBeforeSending()``).
         case deferred
     }
 
@@ -269,6 +282,7 @@ final class LocalStore: Sendable {
     ) {
         var seenVersion: Int64?
         var reserved = false
+        var startedChain = false
         let (result, commit) = try countedWrite(
             durability,
             { db in
@@ -279,16 +293,32 @@ final class LocalStore: Sendable {
                 let result = try body(transaction)
                 try transaction.flush()
                 reserved = transaction.reserved
+                startedChain = transaction.startedChain
                 return result
             },
-            afterCommit: { commit in otherWriters.committed(commit, seen: seenVersion) })
-        // It sealed beyond a reservation (the first seal of a chain, then one in 256): synced now,
+            afterCommit: { commit in
+                otherWriters.committed(commit, seen: seenVersion)
+                if startedChain { latestChainStart.withLock { $0 = max($0, commit) } }
+            })
+        // It sealed beyond a reservation (the first seals of a session, then one in 256): synced now,
         // on this thread, before its envelopes can leave. (It was rolled back and run again
         // synced: the whole transaction twice. A sync off the thread, awaited before anything
         // leaves, was slower in `relay-load kit`: two thread hops each, docs/BENCHMARKS.md.)
-        if reserved { try logSyncs.sync { try syncLogNow(through: commit) } }
+        if reserved {
+            try logSyncs.sync { try syncLogNow(through: commit) }
+        } else if startedChain, syncsStepsInBackground {
+            // A DH ratchet step (a received message turned the ratchet): nothing sealed on its
+            // chain may leave before it is on disk (`syncBeforeSending`). Synced now, off this
+            // thread, so that a reply sealed on the chain a moment later finds it there and
+            // leaves without waiting for the disk; a sync that fails here is met again there.
+            logSyncs.async { try? self.syncLogNow(through: commit) }
+        }
         return (result, commit)
     }
+
+    /// The latest commit of this store that started a sending chain (`StoreTransaction.startedChain`),
+    /// synced before anything sealed after it leaves.
+    private let latestChainStart = Mutex<UInt64>(0)
 
     /// What other connections to the profile (another process) committed, for the sessions
     /// this process seals with: see ``syncBeforeSending()``.
@@ -302,11 +332,19 @@ final class LocalStore: Sendable {
     /// moment it commits, before its own sync of the log is done. So when a transaction of the
     /// protocol stores sees that another connection committed since the last one looked
     /// (`PRAGMA data_version`), the log is synced through it before anything sealed after it
-    /// leaves: one `fdatasync` of the log syncs every process's frames in it. Nothing to do (no
-    /// sync) while this process is the profile's only writer. Off the caller's thread.
+    /// leaves: one `fdatasync` of the log syncs every process's frames in it. The same for a DH
+    /// ratchet step this process committed (a received message turned the ratchet): the chain it
+    /// starts is born with its reservation, so its first seals commit without a sync, and the
+    /// step must be on disk before they leave — usually it is already, by the sync its commit
+    /// started in the background. Nothing to do (no sync) while this process is the profile's
+    /// only writer and its steps are on disk. Off the caller's thread.
     func syncBeforeSending() async throws {
-        try await syncLog(through: otherWriters.syncBeforeSending)
+        try await syncLog(through: syncThroughBeforeSending)
     }
+
+    /// The commit ``syncBeforeSending()`` syncs through: what another process wrote, and the
+    /// latest DH ratchet step of this one.
+    var syncThroughBeforeSending: UInt64 { max(otherWriters.syncBeforeSending, latestChainStart.withLock { $0 }) }
 
     /// `body` between BEGIN and COMMIT, rolled back if anything throws. Not GRDB's
     /// `inTransaction`: it compiles its BEGIN and COMMIT again for every transaction, and the

@@ -26,12 +26,17 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     /// The system's run this transaction writes in (`LocalStore.boot`).
     private let boot: String?
     /// Whether this transaction commits without a sync: then a session it stores that reserves
-    /// message numbers is marked (``reserved``).
+    /// message numbers is marked (``reserved``, ``startedChain``).
     private let deferred: Bool
-    /// Whether this deferred transaction stored a session reserving message numbers its row did
-    /// not: a reservation must be on disk before an envelope numbered under it leaves, so
-    /// `LocalStore.countedTransaction` syncs the log as it commits.
+    /// Whether this deferred transaction stored a session whose seals went beyond what its row
+    /// reserved: a reservation must be on disk before an envelope numbered under it leaves, and
+    /// those envelopes are on their way, so `LocalStore.countedTransaction` syncs the log as it
+    /// commits.
     private(set) var reserved = false
+    /// Whether this deferred transaction stored a sending chain that a DH ratchet step started,
+    /// nothing sealed on it yet (`SessionRecord.NewReservation.newChain`): on disk before anything
+    /// sealed on it leaves (`LocalStore.syncBeforeSending`), but the commit need not wait for it.
+    private(set) var startedChain = false
 
     /// A device's session bound to one of its keys.
     struct SessionKey: Hashable, Sendable {
@@ -87,8 +92,12 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     func storeSession(_ record: SessionRecord, with device: DeviceAddress, fingerprint: String) throws {
         let key = SessionKey(device: device, fingerprint: fingerprint)
-        if deferred, !reserved, try record.reservesBeyond(session(with: device, fingerprint: fingerprint)) {
-            reserved = true
+        if deferred, !reserved {
+            switch try record.newReservation(beyond: session(with: device, fingerprint: fingerprint)) {
+            case .none: break
+            case .extended: reserved = true
+            case .newChain: startedChain = true
+            }
         }
         // One session per device: a session bound to another key is replaced, here and in the row.
         if sessions.keys.contains(where: { $0.device == device && $0 != key }) {
