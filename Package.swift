@@ -235,6 +235,9 @@ let package = Package(
                 // SQLite's own counters (statements compiled again), which GRDB does not expose.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The stream's sender over a socket on a channel of the test's own.
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         .testTarget(

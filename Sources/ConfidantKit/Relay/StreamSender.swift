@@ -17,7 +17,10 @@ actor StreamSender {
     /// It announced version 2, sends that name the message they follow.
     private var takesOrdered = false
     /// Sends written and not answered yet, and who waits for each.
-    private var inFlight: [String: CheckedContinuation<Components.Schemas.MessageReceipt, any Error>?] = [:]
+    private var inFlight: [String: Waiter?] = [:]
+    /// The send whose waiter also wakes, with no answer, when ``nudge()`` says there is more to
+    /// send (``answerOrNudge(_:)``).
+    private var nudgeable: String?
     /// Answers that came before anyone asked for them (`start`, then `answer`).
     private var answered: [String: Result<Components.Schemas.MessageReceipt, any Error>] = [:]
     private let encoder = StreamCoding.encoder()
@@ -41,9 +44,10 @@ actor StreamSender {
         socket = nil
         let inFlight = inFlight
         self.inFlight = [:]
-        for (key, continuation) in inFlight {
-            if let continuation {
-                continuation.resume(throwing: Unavailable())
+        nudgeable = nil
+        for (key, waiter) in inFlight {
+            if let waiter {
+                waiter.resume(with: .failure(Unavailable()))
             } else {
                 answered[key] = .failure(Unavailable())
             }
@@ -83,8 +87,32 @@ actor StreamSender {
         if let result = answered.removeValue(forKey: key) { return try result.get() }
         guard inFlight.index(forKey: key) != nil else { throw Unavailable() }
         return try await withCheckedThrowingContinuation { continuation in
-            inFlight[key] = continuation
+            inFlight[key] = .answer(continuation)
         }
+    }
+
+    /// ``answer(_:)``, or nil as soon as ``nudge()`` says there is more to send meanwhile: the
+    /// window of sends fills its free places without waiting for its oldest answer. The answer
+    /// stays to be asked for again.
+    func answerOrNudge(_ key: String) async throws -> Components.Schemas.MessageReceipt? {
+        if let result = answered.removeValue(forKey: key) { return try result.get() }
+        guard inFlight.index(forKey: key) != nil else { throw Unavailable() }
+        return try await withCheckedThrowingContinuation { continuation in
+            inFlight[key] = .answerOrNudge(continuation)
+            nudgeable = key
+        }
+    }
+
+    /// Whether someone waits in ``answerOrNudge(_:)``, for the tests.
+    var awaitsNudge: Bool { nudgeable != nil }
+
+    /// There is more to send: whoever waits in ``answerOrNudge(_:)`` goes on without its answer.
+    func nudge() {
+        guard let key = nudgeable else { return }
+        nudgeable = nil
+        guard case .answerOrNudge(let continuation)?? = inFlight[key] else { return }
+        inFlight[key] = .some(nil)
+        continuation.resume(returning: nil)
     }
 
     /// The answer to a send `start` wrote, if it has come; nil while it has not.
@@ -110,10 +138,24 @@ actor StreamSender {
 
     private func settle(_ key: String, _ result: Result<Components.Schemas.MessageReceipt, any Error>) {
         guard let waiter = inFlight.removeValue(forKey: key) else { return }
+        if nudgeable == key { nudgeable = nil }
         if let waiter {
             waiter.resume(with: result)
         } else {
             answered[key] = result
+        }
+    }
+
+    /// Who waits for a send's answer.
+    private enum Waiter {
+        case answer(CheckedContinuation<Components.Schemas.MessageReceipt, any Error>)
+        case answerOrNudge(CheckedContinuation<Components.Schemas.MessageReceipt?, any Error>)
+
+        func resume(with result: Result<Components.Schemas.MessageReceipt, any Error>) {
+            switch self {
+            case .answer(let continuation): continuation.resume(with: result)
+            case .answerOrNudge(let continuation): continuation.resume(with: result.map { $0 })
+            }
         }
     }
 }

@@ -311,6 +311,8 @@ actor MessageSender {
     ) async throws -> Int {
         guard !draining else {
             drainAgain = true
+            // A window waiting for its oldest answer takes this message at once if it has room.
+            await stream.nudge()
             await withCheckedContinuation { continuation in
                 if let message {
                     messageWaiters[message, default: []].append(continuation)
@@ -461,10 +463,17 @@ actor MessageSender {
             }
             guard let oldest = inFlight.first else { return sent }
             // The oldest's answer, then those that came with it: finished in one transaction.
+            // While the window has room, a message queued meanwhile (its sender waits for it)
+            // goes at once instead of after that answer.
             var stored: [UUID] = []
             var refusal: (any Error)?
             do {
-                _ = try await stream.answer(oldest.key)
+                if filling, inFlight.count < Self.window {
+                    if drainAgain { continue }
+                    guard try await stream.answerOrNudge(oldest.key) != nil else { continue }
+                } else {
+                    _ = try await stream.answer(oldest.key)
+                }
                 stored.append(oldest.id)
                 for next in inFlight.dropFirst() {
                     guard let answer = await stream.answerIfArrived(next.key) else { break }
@@ -756,8 +765,9 @@ actor MessageSender {
     /// prekey bundle claimed first, outside the transaction (no I/O inside one), and the
     /// transaction starts again; with sessions for all, as for nearly every message, it is one
     /// transaction. It commits as the window's sealings do (`LocalStore.sealing`): without waiting
-    /// for the disk unless it reserves message numbers (a session that begins, the first seal on a
-    /// new chain, one past a chain's reservation). It used to be synced every time, which synced
+    /// for the disk unless it reserves message numbers (a session that begins, one past a chain's
+    /// reservation; a chain a DH ratchet step started was born with its own, and the step is
+    /// synced before anything sealed on it leaves). It used to be synced every time, which synced
     /// receipts whose numbers were reserved already too (a read receipt after a delivery receipt).
     func seal(
         _ groups: [(payload: Data, recipients: [SessionCipher.Recipient])], messageID: UUID, sentAt: Date
