@@ -305,6 +305,7 @@ final class LocalStore: Sendable {
         // synced: the whole transaction twice. A sync off the thread, awaited before anything
         // leaves, was slower in `relay-load kit`: two thread hops each, docs/BENCHMARKS.md.)
         if reserved {
+            reservingCommits.add(1, ordering: .relaxed)
             try logSyncs.sync { try syncLogNow(through: commit) }
         } else if startedChain, syncsStepsInBackground {
             // A DH ratchet step (a received message turned the ratchet): nothing sealed on its
@@ -315,6 +316,10 @@ final class LocalStore: Sendable {
         }
         return (result, commit)
     }
+
+    /// Deferred transactions synced as they committed because they reserved message numbers, for
+    /// the tests.
+    let reservingCommits = Atomic<Int>(0)
 
     /// The latest commit of this store that started a sending chain (`StoreTransaction.startedChain`),
     /// synced before anything sealed after it leaves.
