@@ -137,9 +137,10 @@ struct SessionMessagingTests {
                 _ = try await alice.messenger.send("two", to: toBob)
                 #expect(await alice.messenger.sender.sentInWindows == windows + 1, "sealed as queued, sent in a window")
                 // Stored, queued and sealed in one commit within the reservation the chain was
-                // born with, and marked sent: neither synced before the envelope left (the copy
-                // is synced in the background, 100 ms later).
-                #expect(store.commitCounts.count == before + 2)
+                // born with, and marked sent: neither synced as it committed (the copy is synced
+                // in the background, 100 ms later). (Other commits may land meanwhile on a slow
+                // machine: the receiver's receipt, the sync of a received batch.)
+                #expect(store.commitCounts.count >= before + 2)
                 #expect(store.reservingCommits.load(ordering: .relaxed) == reserving)
                 try await waitUntil { try await bob.messenger.history(with: alice.messenger.me).count == 2 }
                 let received = try await bob.messenger.history(with: alice.messenger.me)
