@@ -117,6 +117,8 @@ let package = Package(
                 "ConfidantCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's log hook (`LogCheckpoints`), which GRDB does not expose.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),

@@ -36,6 +36,10 @@ final class LocalStore: Sendable {
     /// Where the log is synced, one sync at a time.
     private let logSyncs = DispatchQueue(label: "confidant.store.log-sync", qos: .userInitiated)
 
+    /// The log's checkpoints, after the commits that call for them rather than inside them (WAL
+    /// mode only).
+    let checkpoints: LogCheckpoints
+
     /// Whether a commit that makes a DH ratchet step starts a sync of the log at once in the
     /// background (false only in tests: then the step is synced before something sealed after
     /// it leaves, and no sooner).
@@ -43,8 +47,9 @@ final class LocalStore: Sendable {
 
     private init(
         database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog?,
-        syncsStepsInBackground: Bool
+        checkpoints: LogCheckpoints, syncsStepsInBackground: Bool
     ) {
+        self.checkpoints = checkpoints
         self.database = database
         self.dataKey = dataKey
         self.attachmentsDirectory = attachmentsDirectory
@@ -66,6 +71,7 @@ final class LocalStore: Sendable {
         // other waits for it instead of failing with "database is locked".
         configuration.busyMode = .timeout(10)
         let journal = Mutex<String?>(nil)
+        let checkpoints = LogCheckpoints()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
             // WAL: one fsync per transaction instead of several. SQLite's commits do not sync the
@@ -78,8 +84,10 @@ final class LocalStore: Sendable {
             let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")?.lowercased()
             journal.withLock { $0 = mode }
             try db.execute(sql: mode == "wal" ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL")
+            if mode == "wal" { checkpoints.install(on: db) }
         }
         let database = try DatabaseQueue(path: url.path, configuration: configuration)
+        checkpoints.attach(to: database)
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
         try LocalStoreSchema.migrator.migrate(database)
         let dataKey = try database.write { db -> LocalDataKey in
@@ -97,7 +105,7 @@ final class LocalStore: Sendable {
         let store = LocalStore(
             database: database, dataKey: dataKey,
             attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
-            log: log, syncsStepsInBackground: syncsStepsInBackground)
+            log: log, checkpoints: checkpoints, syncsStepsInBackground: syncsStepsInBackground)
         try database.writeWithoutTransaction { db in try store.sendingContexts.install(on: db) }
         return store
     }
