@@ -294,7 +294,7 @@ final class LocalStore: Sendable {
         let (result, commit) = try countedWrite(
             durability,
             { db in
-                seenVersion = try otherWriters.versionIfChanged(db)
+                seenVersion = try sendingSyncPoint.versionIfChanged(db)
                 let transaction = StoreTransaction(
                     db, dataKey: dataKey, parsedPrekeys: parsedPrekeys, parsedIdentities: parsedIdentities,
                     openedSessions: openedSessions, boot: boot, deferred: durability == .deferred)
@@ -305,8 +305,7 @@ final class LocalStore: Sendable {
                 return result
             },
             afterCommit: { commit in
-                otherWriters.committed(commit, seen: seenVersion)
-                if startedChain { latestChainStart.withLock { $0 = max($0, commit) } }
+                sendingSyncPoint.committed(commit, seen: seenVersion, startedChain: startedChain)
             })
         // It sealed beyond a reservation (the first seals of a session, then one in 256): synced now,
         // on this thread, before its envelopes can leave. (It was rolled back and run again
@@ -329,13 +328,9 @@ final class LocalStore: Sendable {
     /// the tests.
     let reservingCommits = Atomic<Int>(0)
 
-    /// The latest commit of this store that started a sending chain (`StoreTransaction.startedChain`),
-    /// synced before anything sealed after it leaves.
-    private let latestChainStart = Mutex<UInt64>(0)
-
-    /// What other connections to the profile (another process) committed, for the sessions
-    /// this process seals with: see ``syncBeforeSending()``.
-    private let otherWriters = OtherWriters()
+    /// What other connections to the profile (another process) committed, and this store's DH
+    /// ratchet steps, for the sessions this process seals with: see ``syncBeforeSending()``.
+    private let sendingSyncPoint = SendingSyncPoint()
 
     /// Makes sure the sessions that this process's sealings read are on disk before their
     /// envelopes leave, when another process on the profile may have written them: their
@@ -357,7 +352,7 @@ final class LocalStore: Sendable {
 
     /// The commit ``syncBeforeSending()`` syncs through: what another process wrote, and the
     /// latest DH ratchet step of this one.
-    var syncThroughBeforeSending: UInt64 { max(otherWriters.syncBeforeSending, latestChainStart.withLock { $0 }) }
+    var syncThroughBeforeSending: UInt64 { sendingSyncPoint.commit }
 
     /// `body` between BEGIN and COMMIT, rolled back if anything throws. Not GRDB's
     /// `inTransaction`: it compiles its BEGIN and COMMIT again for every transaction, and the
