@@ -21,11 +21,6 @@ struct ChatLinesTests {
 
     private struct Failure: Error {}
 
-    private func openStore(in profile: TestProfile) throws -> LocalStore {
-        try profile.storage.prepare()
-        return try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
-    }
-
     private func pointer(_ name: String) -> AttachmentPointer {
         AttachmentPointer(
             id: UUID(), blobID: UUID(), capability: "cap", key: Data(repeating: 7, count: 32),
@@ -39,7 +34,7 @@ struct ChatLinesTests {
     func matchesAWholeFetch(seed: UInt64) throws {
         let profile = TestProfile()
         defer { profile.remove() }
-        let store = try openStore(in: profile)
+        let store = try profile.openStore()
         let peer = UUID()
         let other = UUID()
         let me = UUID()
@@ -160,7 +155,7 @@ struct ChatLinesTests {
     func readsOnlyTheNewLine() async throws {
         let profile = TestProfile()
         defer { profile.remove() }
-        let store = try openStore(in: profile)
+        let store = try profile.openStore()
         let peer = UUID()
         func incoming(_ text: String) -> LocalStore.NewMessage {
             .init(
@@ -188,7 +183,7 @@ struct ChatLinesTests {
     func endsWithTheStream() async throws {
         let profile = TestProfile()
         defer { profile.remove() }
-        let store = try openStore(in: profile)
+        let store = try profile.openStore()
         weak var weakObserver: ChatLines?
         do {
             let (observer, stream) = try ChatLines.started(in: store, with: UUID(), limit: 10)

@@ -18,6 +18,12 @@ struct TestProfile {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+
+    /// The profile's directory made, and a store opened in it for a new device identity.
+    func openStore() throws -> LocalStore {
+        try storage.prepare()
+        return try LocalStore.open(at: storage.storeURL, identity: PrivateIdentity.generate())
+    }
 }
 
 /// A user registered through ConfidantKit on a test relay, with their own profile.

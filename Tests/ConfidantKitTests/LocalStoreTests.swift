@@ -12,8 +12,7 @@ struct LocalStoreTests {
     private func withStore(_ body: (LocalStore, TestProfile) throws -> Void) throws {
         let profile = TestProfile()
         defer { profile.remove() }
-        try profile.storage.prepare()
-        try body(try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate()), profile)
+        try body(try profile.openStore(), profile)
     }
 
     /// Two stores on one file, each with its own connection and caches, as two processes have it.
@@ -541,8 +540,7 @@ struct LocalStoreTests {
     func observationsKeepPreparedStatements() async throws {
         let profile = TestProfile()
         defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let store = try profile.openStore()
         let sql = "SELECT COUNT(*) FROM outbox"
         var updates = store.observe { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meta") ?? 0 }
             .makeAsyncIterator()

@@ -11,8 +11,7 @@ struct LogCheckpointTests {
     func checkpointedAfterTheCommit() async throws {
         let profile = TestProfile()
         defer { profile.remove() }
-        try profile.storage.prepare()
-        let store = try LocalStore.open(at: profile.storage.storeURL, identity: PrivateIdentity.generate())
+        let store = try profile.openStore()
 
         // SQLite's own checkpoint in the commit is off on the store's connection: the log hook
         // replaced it (the pragma reads 0 then, 1,000 otherwise).
