@@ -484,6 +484,68 @@ struct LocalStoreTests {
         }
     }
 
+    @Test(
+        "messages queued together take one commit, in order; one built on a stale context is left out, nothing written for it"
+    )
+    func queueSeveralInOneCommit() throws {
+        try withStore { store, _ in
+            let peer = UUID()
+            try store.saveContact(Contact(id: peer, email: "erin@example.com", displayName: "Erin"))
+            func new(_ text: String, on context: SendingContext?) -> LocalStore.NewQueued {
+                LocalStore.NewQueued(
+                    message: LocalStore.NewMessage(
+                        id: UUID.timeOrdered(), peer: peer, direction: .outgoing, senderDevice: nil, sentAt: Date(),
+                        text: text, unreadableReason: nil, state: .pending),
+                    confirmed: false, context: context)
+            }
+            let stale = try store.sendingContext(for: peer)
+            try store.write { db in try store.setTimer(60, for: peer, db) }
+            let fresh = try store.sendingContext(for: peer)
+            // The stale one last: its check forgets every context kept, so one queued after it
+            // on a context read before would be refused too (and read afresh by its sender).
+            let batch = [new("one", on: nil), new("two", on: fresh), new("stale", on: stale)]
+            let before = store.commitCounts.count
+            let (stored, commit) = try store.queue(batch)
+            #expect(store.commitCounts.count == before + 1 && commit == before + 1, "one commit for all")
+            #expect(stored.map { $0?.text } == ["one", "two", nil])
+            #expect(stored.map { $0?.id } == [batch[0].message.id, batch[1].message.id, nil])
+            #expect(try store.outbox().map(\.message.text) == ["one", "two"])
+            #expect(try !store.history(with: peer, limit: 10).contains { $0.text == "stale" }, "nothing written for it")
+        }
+    }
+
+    @Test(
+        "the outbox read for a window leaves out what it holds and puts what was just queued in its place, decoding neither, in order"
+    )
+    func outboxForAWindow() throws {
+        try withStore { store, _ in
+            let peer = UUID()
+            var queued: [LocalStore.QueuedMessage] = []
+            for text in ["first", "second", "third", "fourth"] {
+                let message = LocalStore.NewMessage(
+                    id: UUID.timeOrdered(), peer: peer, direction: .outgoing, senderDevice: nil, sentAt: Date(),
+                    text: text, unreadableReason: nil, state: .pending)
+                let stored = try store.queue(message, confirmed: false, now: Date()).message
+                queued.append(
+                    LocalStore.QueuedMessage(
+                        message: stored, confirmed: false, attempts: 0, nextAttemptAt: nil, lastError: nil,
+                        hasAttachments: false))
+            }
+            let ids = queued.map(\.message.id)
+            // The held and the reused messages' sealed bodies damaged: a read that opened them fails.
+            try store.write { db in
+                for id in [ids[0], ids[2]] {
+                    try db.execute(
+                        sql: "UPDATE message SET body = x'00' WHERE message_id = ?", arguments: [id.canonicalString])
+                }
+            }
+            #expect(throws: (any Error).self) { try store.outbox() }
+            let read = try store.outbox(excluding: [ids[0]], reusing: [ids[2]: queued[2]])
+            #expect(read.map(\.message.id) == [ids[1], ids[2], ids[3]])
+            #expect(read.map(\.message.text) == ["second", "third", "fourth"])
+        }
+    }
+
     @Test("a store from before the outbox was keyed by message id keeps what waits in it, in order")
     func outboxMigration() throws {
         let profile = TestProfile()

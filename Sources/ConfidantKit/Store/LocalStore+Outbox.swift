@@ -28,6 +28,36 @@ extension LocalStore {
         return (stored, commit)
     }
 
+    /// A new outgoing message to queue with others (``queue(_:)``): what it was built on, as for
+    /// ``queue(_:confirmed:builtOn:now:)``, and queued at its own `sentAt`.
+    struct NewQueued {
+        let message: NewMessage
+        let confirmed: Bool
+        let context: SendingContext?
+    }
+
+    /// Stores and queues several new outgoing messages, in this order, as
+    /// ``queue(_:confirmed:builtOn:now:)`` does one, in one transaction: a window of sends queues
+    /// those its senders handed it with one commit instead of one each (`MessageSender`). A
+    /// message built on a context that changed since is left out (its check forgets every context
+    /// kept, so those after it built on contexts read before are left out too, as each would be in
+    /// a transaction of its own); any other failure writes none of them.
+    /// - Returns: each message as stored, nil for one left out as stale (``SendingContexts/Stale``
+    ///   thrown for it alone), in order; and the commit.
+    func queue(_ messages: [NewQueued]) throws -> (stored: [ChatMessage?], commit: UInt64) {
+        let (stored, commit) = try countedWrite(.deferred) { db in
+            try messages.map { new -> ChatMessage? in
+                do {
+                    return try queueRows(
+                        new.message, confirmed: new.confirmed, builtOn: new.context, now: new.message.sentAt, db)
+                } catch is SendingContexts.Stale {
+                    return nil
+                }
+            }
+        }
+        return (stored, commit)
+    }
+
     /// Stores and queues a new outgoing message as ``queue(_:confirmed:now:)`` does, and seals it
     /// in the same transaction (``sealing``): the message, the outbox row and the sessions the
     /// sealing moved on commit together, synced at once only when the sealing reserved message
@@ -96,6 +126,13 @@ extension LocalStore {
     /// Everything waiting, in the order the messages were written (the local sequence, so a
     /// message retried later keeps its place).
     func outbox() throws -> [QueuedMessage] {
+        try outbox(excluding: [])
+    }
+
+    /// ``outbox()`` for a window of sends that holds some of it already: without the messages in
+    /// `known`, and with those in `reusing` (just queued, as they were queued) in their places, so
+    /// that neither's row is decoded (which opens its sealed body).
+    func outbox(excluding known: Set<UUID>, reusing: [UUID: QueuedMessage] = [:]) throws -> [QueuedMessage] {
         try read { db in
             // Each row decoded while the cursor is on it: a row copied out (`Row.fetchAll`) finds a
             // column by name by lowercasing every column's name, for each of its 20 columns (GRDB's
@@ -105,6 +142,14 @@ extension LocalStore {
                 db.cachedStatement(sql: Self.outboxQuery), arguments: [ChatMessage.Direction.outgoing])
             var queued: [QueuedMessage] = []
             while let row = try rows.next() {
+                if !known.isEmpty || !reusing.isEmpty {
+                    let id = try row.uuid("message_id")
+                    if known.contains(id) { continue }
+                    if let held = reusing[id] {
+                        queued.append(held)
+                        continue
+                    }
+                }
                 queued.append(
                     QueuedMessage(
                         message: try chatMessage(MessageRecord(row: row)), confirmed: row["outbox_confirmed"],

@@ -1,0 +1,170 @@
+import ConfidantServer
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+@testable import ConfidantKit
+
+/// While a window of sends runs, a new message is handed to it to queue with the others handed
+/// over meanwhile, in one transaction, instead of in one of its own (`MessageSender.handOver`).
+@Suite("New messages handed to a running window of sends")
+struct WindowHandOverTests {
+    @Test(
+        "messages handed over are queued together in one commit and each sender answered; one built on a stale context is refused, nothing written for it"
+    )
+    func handedOverQueuedTogether() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                let (sender, store) = (await alice.messenger.sender, alice.messenger.store)
+                let stale = try store.sendingContext(for: toBob.id)
+                try store.write { db in try store.setTimer(60, for: toBob.id, db) }
+                let fresh = try store.sendingContext(for: toBob.id)
+                // The stale one last (its check forgets every context kept: see `SendingContexts`).
+                let batch = [("one", fresh), ("two", fresh), ("stale", stale)].map { text, context in
+                    LocalStore.NewQueued(
+                        message: LocalStore.NewMessage(
+                            id: UUID.timeOrdered(), peer: toBob.id, direction: .outgoing, senderDevice: nil,
+                            sentAt: Date(), text: text, unreadableReason: nil, state: .pending),
+                        confirmed: false, context: context)
+                }
+                let senders = batch.map { new in Task { try await sender.handOver(new) } }
+                try await waitUntil { await sender.handedOverCount == batch.count }
+                let before = store.commitCounts.count
+                let queued = await sender.queueHandedOver()
+                #expect(store.commitCounts.count == before + 1, "one commit for all")
+                #expect(Set(queued.keys) == [batch[0].message.id, batch[1].message.id])
+                #expect(await sender.handedOverCount == 0)
+
+                let first = try await senders[0].value
+                let second = try await senders[1].value
+                #expect(first.message.text == "one" && second.message.text == "two")
+                #expect(first.commit == before + 1 && second.commit == before + 1)
+                await #expect(throws: SendingContexts.Stale.self) { try await senders[2].value }
+                #expect(try store.outbox().map(\.message.text) == ["one", "two"])
+                #expect(try !store.history(with: toBob.id, limit: 10).contains { $0.text == "stale" })
+            }
+        }
+    }
+
+    @Test(
+        "senders while a window waits for the relay hand their messages to it: queued by the window, each sent, all arriving once in the order stored"
+    )
+    func sendsHandedToAWaitingWindow() async throws {
+        // The relay's writes wait for another connection's lock as long as the test holds it.
+        try await TestRelay.run(adjust: { $0.sqliteBusyTimeoutMilliseconds = 120_000 }) { relay in
+            guard case .sqlite(let path) = relay.database else { throw NotSQLite() }
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                #expect(await alice.messenger.goLive())
+                _ = try await alice.messenger.send("start", to: toBob)  // the session, from a prekey bundle
+                let sender = await alice.messenger.sender
+                let lock = try RelayFileLock(path: path)
+                let first = Task { try await alice.messenger.send("first", to: toBob).status }
+                // Its window waits for the relay's answer, which cannot come while the lock is held.
+                try await waitUntil { await sender.isWindowRunning }
+                let count = 8
+                let rest = (1...count).map { index in
+                    Task { try await alice.messenger.send("then \(index)", to: toBob).status }
+                }
+                try await waitUntil { await sender.queuedByWindows == count }
+                let pending = try await alice.messenger.history(with: toBob.id).filter { $0.status == .pending }
+                #expect(pending.count == count + 1, "none sent while the relay could not store")
+                lock.release()
+                var statuses = [try await first.value]
+                for task in rest { statuses.append(try await task.value) }
+                #expect(statuses.allSatisfy { $0 == .sent || $0 == .delivered }, "\(statuses)")
+                let (stored, received) = try await Self.sentAndReceived(alice, bob)
+                #expect(stored.count == count + 2)
+                #expect(received == stored)
+                await alice.messenger.stopLive()
+            }
+        }
+    }
+
+    @Test(
+        "many senders at once over the live stream: every message arrives once, in the order the sender stored them, and each send answers sent"
+    )
+    func concurrentSendsOverTheStream() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                #expect(await alice.messenger.goLive())
+                // The first message starts the session (a prekey bundle); the rest go while
+                // windows run.
+                _ = try await alice.messenger.send("start", to: toBob)
+                let count = 40
+                let statuses = try await withThrowingTaskGroup(of: ChatMessage.Status.self) { group in
+                    for index in 1...count {
+                        group.addTask { try await alice.messenger.send("message \(index)", to: toBob).status }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.allSatisfy { $0 == .sent || $0 == .delivered }, "\(statuses)")
+                let (stored, received) = try await Self.sentAndReceived(alice, bob)
+                #expect(stored.count == count + 1)
+                #expect(received == stored)
+                await alice.messenger.stopLive()
+            }
+        }
+    }
+}
+
+extension WindowHandOverTests {
+    /// Alice's outgoing lines to Bob as her store holds them (oldest first: the order they went),
+    /// and Bob's as he receives them, once as many have come.
+    static func sentAndReceived(_ alice: KitUser, _ bob: KitUser) async throws -> (stored: [String], received: [String])
+    {
+        let stored = try await alice.messenger.history(with: await bob.messenger.me, limit: 100).compactMap {
+            $0.direction == .outgoing ? $0.text : nil
+        }
+        var received: [String] = []
+        try await waitUntil {
+            received += try await bob.messenger.sync().compactMap(\.text)
+            return received.count >= stored.count
+        }
+        return (stored, received)
+    }
+}
+
+private struct NotSQLite: Error {}
+
+/// The relay's database file locked for writing by another process (Python's `sqlite3`), as a
+/// backup or a `sqlite3` shell would hold it, until `release`. Another process: SQLite's locks
+/// are the file's POSIX locks, which never stand between two connections of the same process
+/// opened by two copies of SQLite (the relay's and GRDB's).
+private final class RelayFileLock {
+    private let process = Process()
+    private let input = Pipe()
+
+    static let script = """
+        import sqlite3, sys
+        connection = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
+        connection.execute("BEGIN IMMEDIATE")
+        print("locked", flush=True)
+        sys.stdin.read()
+        connection.execute("ROLLBACK")
+        """
+
+    init(path: String) throws {
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.script, path]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var said = Data()
+        while !String(decoding: said, as: UTF8.self).contains("locked") {
+            let more = output.fileHandleForReading.availableData
+            guard !more.isEmpty else { throw ConfidantKitError.storeDamaged("python3 could not lock \(path)") }
+            said += more
+        }
+    }
+
+    func release() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    deinit { if process.isRunning { release() } }
+}
