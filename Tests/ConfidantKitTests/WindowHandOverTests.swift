@@ -33,7 +33,7 @@ struct WindowHandOverTests {
                 let before = store.commitCounts.count
                 let queued = await sender.queueHandedOver()
                 #expect(store.commitCounts.count == before + 1, "one commit for all")
-                #expect(Set(queued.keys) == [batch[0].message.id, batch[1].message.id])
+                #expect(queued.map(\.message.id) == [batch[0].message.id, batch[1].message.id])
                 #expect(await sender.handedOverCount == 0)
 
                 let first = try await senders[0].value

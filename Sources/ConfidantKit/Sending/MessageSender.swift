@@ -44,6 +44,11 @@ actor MessageSender {
     private var windowRunning = false
     /// New messages handed to the running window, not yet queued, in the order handed over.
     private var handedOver: [LocalStore.NewQueued] = []
+    /// Whether the outbox may hold messages this process queued that a running window has not
+    /// read: set by a delivery asked for while one runs (its caller queued the message itself).
+    /// While it is not set, all that is new is what was handed over, which the window takes
+    /// without reading the outbox.
+    private var queuedOutsideWindow = true
     /// How queueing went for a message handed over, kept until its sender asks
     /// (`handOverResults`), or given to the sender already waiting (`handOverWaiters`).
     private var handOverResults: [UUID: Result<QueuedNew, any Error>] = [:]
@@ -228,21 +233,22 @@ actor MessageSender {
     }
 
     /// Queues the messages handed over (`handOver`), in one transaction, and answers their
-    /// senders. Returns those queued, as the outbox has them.
+    /// senders. Returns those queued, as the outbox has them, in order.
     @discardableResult
-    func queueHandedOver() -> [UUID: LocalStore.QueuedMessage] {
-        guard !handedOver.isEmpty else { return [:] }
+    func queueHandedOver() -> [LocalStore.QueuedMessage] {
+        guard !handedOver.isEmpty else { return [] }
         let taken = handedOver
         handedOver = []
-        var queued: [UUID: LocalStore.QueuedMessage] = [:]
+        var queued: [LocalStore.QueuedMessage] = []
         let results: [Result<QueuedNew, any Error>]
         do {
             let (stored, commit) = try store.queue(taken)
             results = zip(taken, stored).map { new, stored in
                 guard let stored else { return .failure(SendingContexts.Stale()) }
-                queued[stored.id] = LocalStore.QueuedMessage(
-                    message: stored, confirmed: new.confirmed, attempts: 0, nextAttemptAt: nil, lastError: nil,
-                    hasAttachments: !stored.attachments.isEmpty)
+                queued.append(
+                    LocalStore.QueuedMessage(
+                        message: stored, confirmed: new.confirmed, attempts: 0, nextAttemptAt: nil, lastError: nil,
+                        hasAttachments: !stored.attachments.isEmpty))
                 return .success((stored, commit, nil))
             }
         } catch {
@@ -376,6 +382,7 @@ actor MessageSender {
     ) async throws -> Int {
         guard !draining else {
             drainAgain = true
+            queuedOutsideWindow = true
             // A window waiting for its oldest answer takes this message at once if it has room.
             await stream.nudge()
             await withCheckedContinuation { continuation in
@@ -499,7 +506,17 @@ actor MessageSender {
                 // this window, after those already in it.
                 drainAgain = false
                 let handed = queueHandedOver()
-                queue.append(contentsOf: try store.outbox(excluding: Set(queue.map(\.message.id)), reusing: handed))
+                if queuedOutsideWindow {
+                    queuedOutsideWindow = false
+                    queue.append(
+                        contentsOf: try store.outbox(
+                            excluding: Set(queue.map(\.message.id)),
+                            reusing: Dictionary(handed.map { ($0.message.id, $0) }, uniquingKeysWith: { $1 })))
+                } else {
+                    // Nothing else was queued here since the outbox was read: what was handed
+                    // over is all that is new, and last in the outbox's order.
+                    queue.append(contentsOf: handed)
+                }
             }
             while filling, inFlight.count + ready.count < Self.window, inFlight.count + ready.count < queue.count {
                 let queued = queue[queue.startIndex + inFlight.count + ready.count]
