@@ -507,11 +507,11 @@ actor MessageSender {
                 drainAgain = false
                 let handed = queueHandedOver()
                 if queuedOutsideWindow {
-                    queuedOutsideWindow = false
                     queue.append(
                         contentsOf: try store.outbox(
                             excluding: Set(queue.map(\.message.id)),
                             reusing: Dictionary(handed.map { ($0.message.id, $0) }, uniquingKeysWith: { $1 })))
+                    queuedOutsideWindow = false
                 } else {
                     // Nothing else was queued here since the outbox was read: what was handed
                     // over is all that is new, and last in the outbox's order.
