@@ -526,10 +526,7 @@ struct LocalStoreTests {
                     id: UUID.timeOrdered(), peer: peer, direction: .outgoing, senderDevice: nil, sentAt: Date(),
                     text: text, unreadableReason: nil, state: .pending)
                 let stored = try store.queue(message, confirmed: false, now: Date()).message
-                queued.append(
-                    LocalStore.QueuedMessage(
-                        message: stored, confirmed: false, attempts: 0, nextAttemptAt: nil, lastError: nil,
-                        hasAttachments: false))
+                queued.append(LocalStore.QueuedMessage(justQueued: stored, confirmed: false))
             }
             let ids = queued.map(\.message.id)
             // The held and the reused messages' sealed bodies damaged: a read that opened them fails.

@@ -204,9 +204,7 @@ actor MessageSender {
         if let peerKeys, !keysChanged,
             let sealed = try await queueSealed(message, peerKeys: peerKeys, confirmed: confirmed, builtOn: context)
         {
-            let outbox = LocalStore.QueuedMessage(
-                message: sealed.message, confirmed: confirmed, attempts: 0, nextAttemptAt: nil, lastError: nil,
-                hasAttachments: false)
+            let outbox = LocalStore.QueuedMessage(justQueued: sealed.message, confirmed: confirmed)
             return (sealed.message, sealed.commit, [outbox])
         }
         if windowRunning {
@@ -245,10 +243,7 @@ actor MessageSender {
             let (stored, commit) = try store.queue(taken)
             results = zip(taken, stored).map { new, stored in
                 guard let stored else { return .failure(SendingContexts.Stale()) }
-                queued.append(
-                    LocalStore.QueuedMessage(
-                        message: stored, confirmed: new.confirmed, attempts: 0, nextAttemptAt: nil, lastError: nil,
-                        hasAttachments: !stored.attachments.isEmpty))
+                queued.append(LocalStore.QueuedMessage(justQueued: stored, confirmed: new.confirmed))
                 return .success((stored, commit, nil))
             }
         } catch {
