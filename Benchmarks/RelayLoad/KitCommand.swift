@@ -91,7 +91,10 @@ struct KitCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         let next = LockedBox(0)
         let failures = LockedBox(0)
-        await withTaskGroup(of: Void.self) { group in
+        // Discarding: a child is freed as it ends. In the open loop nothing awaits the children
+        // one by one, and a plain group kept each finished send's task (about 12 KiB of its
+        // stack allocator, heaptrack) until the last: 48 MiB over 4,000 messages.
+        await withDiscardingTaskGroup { group in
             if let rate {
                 // Open loop: message i starts at i / rate, in a task of its own.
                 for index in 0..<messages {
