@@ -51,34 +51,71 @@ struct WindowHandOverTests {
         "senders while a window waits for the relay hand their messages to it: queued by the window, each sent, all arriving once in the order stored"
     )
     func sendsHandedToAWaitingWindow() async throws {
-        // The relay's writes wait for another connection's lock as long as the test holds it.
-        try await TestRelay.run(adjust: { $0.sqliteBusyTimeoutMilliseconds = 120_000 }) { relay in
-            guard case .sqlite(let path) = relay.database else { throw NotSQLite() }
-            try await KitUser.pair(relay) { alice, bob in
-                let toBob = try await alice.messenger.contact(email: bob.email)
-                #expect(await alice.messenger.goLive())
-                _ = try await alice.messenger.send("start", to: toBob)  // the session, from a prekey bundle
-                let sender = await alice.messenger.sender
-                let lock = try RelayFileLock(path: path)
-                let first = Task { try await alice.messenger.send("first", to: toBob).status }
-                // Its window waits for the relay's answer, which cannot come while the lock is held.
-                try await waitUntil { await sender.isWindowRunning }
-                let count = 8
-                let rest = (1...count).map { index in
-                    Task { try await alice.messenger.send("then \(index)", to: toBob).status }
-                }
-                try await waitUntil { await sender.queuedByWindows == count }
-                let pending = try await alice.messenger.history(with: toBob.id).filter { $0.status == .pending }
-                #expect(pending.count == count + 1, "none sent while the relay could not store")
-                lock.release()
-                var statuses = [try await first.value]
-                for task in rest { statuses.append(try await task.value) }
-                #expect(statuses.allSatisfy { $0 == .sent || $0 == .delivered }, "\(statuses)")
-                let (stored, received) = try await Self.sentAndReceived(alice, bob)
-                #expect(stored.count == count + 2)
-                #expect(received == stored)
-                await alice.messenger.stopLive()
+        try await Self.liveWithLockableRelay { alice, bob, toBob, lockRelay in
+            let sender = await alice.messenger.sender
+            let lock = try lockRelay()
+            let first = Task { try await alice.messenger.send("first", to: toBob).status }
+            // Its window waits for the relay's answer, which cannot come while the lock is held.
+            try await waitUntil { await sender.isWindowRunning }
+            let count = 8
+            let rest = (1...count).map { index in
+                Task { try await alice.messenger.send("then \(index)", to: toBob).status }
             }
+            try await waitUntil { await sender.queuedByWindows == count }
+            let pending = try await alice.messenger.history(with: toBob.id).filter { $0.status == .pending }
+            #expect(pending.count == count + 1, "none sent while the relay could not store")
+            lock.release()
+            var statuses = [try await first.value]
+            for task in rest { statuses.append(try await task.value) }
+            #expect(statuses.allSatisfy { $0 == .sent || $0 == .delivered }, "\(statuses)")
+            let (stored, received) = try await Self.sentAndReceived(alice, bob)
+            #expect(stored.count == count + 2)
+            #expect(received == stored)
+            await alice.messenger.stopLive()
+        }
+    }
+
+    @Test(
+        "the connection drops while a full window waits for the relay, more queued behind it and more handed to it: once the relay stores again, every message arrives once, in the order stored, and every send answers sent"
+    )
+    func connectionDropsUnderAFullWindow() async throws {
+        try await Self.liveWithLockableRelay { alice, bob, toBob, lockRelay in
+            let sender = await alice.messenger.sender
+            // How each send answered; one that never does fails the wait below, not the run.
+            let answers = SendAnswers()
+            func send(_ text: String) {
+                Task {
+                    let status = try await alice.messenger.send(text, to: toBob).status
+                    await answers.record(status, of: text)
+                }
+            }
+            let lock = try lockRelay()
+            send("first")
+            try await waitUntil { await sender.isWindowRunning }
+            // The window's places filled, and 4 queued by it behind them (its refill took them
+            // while it filled).
+            let queued = MessageSender.window + 3
+            for index in 1...queued { send("then \(index)") }
+            try await waitUntil { await sender.queuedByWindows == queued }
+            // Handed to the full window after that: they wait for its next refill.
+            let handed = 3
+            for index in 1...handed { send("later \(index)") }
+            try await waitUntil { await sender.handedOverCount == handed }
+            // The connection goes with every send of the window unanswered (the relay could not
+            // store them): the window ends, queueing what was handed to it. The relay stores what
+            // it read once the lock goes; everything goes again over HTTP, and what it stored
+            // already is answered as a duplicate.
+            await alice.messenger.stopLive()
+            lock.release()
+            let total = 1 + queued + handed
+            try await waitUntil { await answers.statuses.count == total }
+            let statuses = await answers.statuses.values
+            #expect(statuses.count == total && statuses.allSatisfy { $0 == .sent || $0 == .delivered })
+            #expect(await sender.sentInWindows == 0, "no answer came to the window")
+            #expect(await sender.queuedByWindows == queued + handed)
+            let (stored, received) = try await Self.sentAndReceived(alice, bob)
+            #expect(stored.count == total + 1)
+            #expect(received == stored)
         }
     }
 
@@ -111,6 +148,24 @@ struct WindowHandOverTests {
 }
 
 extension WindowHandOverTests {
+    /// A relay on SQLite whose writes wait for another process's lock on its file as long as the
+    /// test holds it (`lockRelay`), and Alice live, her session with Bob started (its first
+    /// message, from a prekey bundle, sent).
+    static func liveWithLockableRelay(
+        _ body: (_ alice: KitUser, _ bob: KitUser, _ toBob: Contact, _ lockRelay: () throws -> RelayFileLock)
+            async throws -> Void
+    ) async throws {
+        try await TestRelay.run(adjust: { $0.sqliteBusyTimeoutMilliseconds = 120_000 }) { relay in
+            guard case .sqlite(let path) = relay.database else { throw NotSQLite() }
+            try await KitUser.pair(relay) { alice, bob in
+                let toBob = try await alice.messenger.contact(email: bob.email)
+                #expect(await alice.messenger.goLive())
+                _ = try await alice.messenger.send("start", to: toBob)
+                try await body(alice, bob, toBob, { try RelayFileLock(path: path) })
+            }
+        }
+    }
+
     /// Alice's outgoing lines to Bob as her store holds them (oldest first: the order they went),
     /// and Bob's as he receives them, once as many have come.
     static func sentAndReceived(_ alice: KitUser, _ bob: KitUser) async throws -> (stored: [String], received: [String])
@@ -129,11 +184,18 @@ extension WindowHandOverTests {
 
 private struct NotSQLite: Error {}
 
+/// How each of a test's sends answered, by text.
+private actor SendAnswers {
+    private(set) var statuses: [String: ChatMessage.Status] = [:]
+
+    func record(_ status: ChatMessage.Status, of text: String) { statuses[text] = status }
+}
+
 /// The relay's database file locked for writing by another process (Python's `sqlite3`), as a
 /// backup or a `sqlite3` shell would hold it, until `release`. Another process: SQLite's locks
 /// are the file's POSIX locks, which never stand between two connections of the same process
 /// opened by two copies of SQLite (the relay's and GRDB's).
-private final class RelayFileLock {
+final class RelayFileLock {
     private let process = Process()
     private let input = Pipe()
 
