@@ -1,6 +1,7 @@
 import ConfidantServer
 import ConfidantTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ConfidantKit
@@ -120,6 +121,52 @@ struct WindowHandOverTests {
     }
 
     @Test(
+        "files sent at once while a window of sends runs: each send's progress hears of its own file's upload and of no other"
+    )
+    func uploadProgressPerSend() async throws {
+        try await Self.liveWithLockableRelay { alice, bob, toBob, lockRelay in
+            let sender = await alice.messenger.sender
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-files-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let lock = try lockRelay()
+            let first = Task { try await alice.messenger.send("first", to: toBob).status }
+            try await waitUntil { await sender.isWindowRunning }
+            let names = ["a.bin", "b.bin"]
+            let logs = names.map { _ in ProgressLog() }
+            var sends: [Task<ChatMessage.Status, any Error>] = []
+            for (index, name) in names.enumerated() {
+                let file = directory.appendingPathComponent(name)
+                try Data(repeating: UInt8(index), count: 600_000).write(to: file)
+                let log = logs[index]
+                sends.append(
+                    Task {
+                        try await alice.messenger.send(
+                            name, attachments: [AttachmentSource(url: file)], to: toBob, progress: log.append
+                        ).status
+                    })
+            }
+            // Both handed to the window, which uploads their files once the relay stores again.
+            try await waitUntil {
+                let queued = await sender.queuedByWindows
+                return await queued + sender.handedOverCount == names.count
+            }
+            lock.release()
+            var statuses = [try await first.value]
+            for send in sends { statuses.append(try await send.value) }
+            #expect(statuses.allSatisfy { $0 == .sent || $0 == .delivered }, "\(statuses)")
+            for (name, log) in zip(names, logs) {
+                let heard = log.entries
+                #expect(heard.allSatisfy { $0.name == name }, "\(name): \(heard.map(\.name))")
+                #expect(heard.contains { $0.stage == .uploading && $0.done == $0.total }, "\(name): \(heard)")
+            }
+            let (stored, received) = try await Self.sentAndReceived(alice, bob)
+            #expect(received == stored)
+            await alice.messenger.stopLive()
+        }
+    }
+
+    @Test(
         "many senders at once over the live stream: every message arrives once, in the order the sender stored them, and each send answers sent"
     )
     func concurrentSendsOverTheStream() async throws {
@@ -183,6 +230,15 @@ extension WindowHandOverTests {
 }
 
 private struct NotSQLite: Error {}
+
+/// What a send's progress callback heard, in order.
+private final class ProgressLog: Sendable {
+    private let heard = Mutex<[AttachmentProgress]>([])
+
+    var entries: [AttachmentProgress] { heard.withLock { $0 } }
+
+    @Sendable func append(_ progress: AttachmentProgress) { heard.withLock { $0.append(progress) } }
+}
 
 /// How each of a test's sends answered, by text.
 private actor SendAnswers {

@@ -55,8 +55,9 @@ actor MessageSender {
     private var handOverWaiters: [UUID: CheckedContinuation<QueuedNew, any Error>] = [:]
     /// Why the last delivery attempt did not get through, for "queued" messages.
     var lastUnreachable: String?
-    /// Reports attachment uploads while the outbox is delivered.
-    var transferProgress: (@Sendable (AttachmentProgress) -> Void)?
+    /// The progress callback of each send still under way with files, by its message: whichever
+    /// delivery uploads them (its own, or a window another send runs) reports to it alone.
+    private var uploadProgress: [UUID: @Sendable (AttachmentProgress) -> Void] = [:]
 
     /// How a batch reached the relay.
     enum Transport: Equatable { case stream, http }
@@ -118,6 +119,10 @@ actor MessageSender {
         }
         let sentAt = now()
         let id = UUID.timeOrdered(at: sentAt)
+        // Before it is queued: a window of sends already running may upload its files before
+        // this send goes on.
+        if !sources.isEmpty { uploadProgress[id] = progress }
+        defer { uploadProgress[id] = nil }
         let prepared = pointers
         func message(on context: SendingContext) -> LocalStore.NewMessage {
             LocalStore.NewMessage(
@@ -155,10 +160,8 @@ actor MessageSender {
         }
         let (stored, commit) = (queued.message, queued.commit)
         events.emit(.message(stored))
-        transferProgress = sources.isEmpty ? nil : progress
         sendsWaiting.insert(stored.id)
         defer {
-            transferProgress = nil
             sendsWaiting.remove(stored.id)
             outcomes[stored.id] = nil
         }
@@ -776,12 +779,11 @@ actor MessageSender {
                 try store.attachments(of: message.id, peer: message.peer, direction: .outgoing, db)
             } : []
         let expiresAfter = message.expiresAt.map { Self.expiresAfter($0, sentAt: message.sentAt) }
+        let progress = uploadProgress[message.id]
         for index in pointers.indices {
             let before = pointers[index]
             if pointers[index].blobID == nil {
-                pointers[index] = try await attachments.upload(pointers[index]) { [transferProgress] in
-                    transferProgress?($0)
-                }
+                pointers[index] = try await attachments.upload(pointers[index]) { progress?($0) }
             }
             if pointers[index].capability == nil, let blob = pointers[index].blobID {
                 pointers[index].capability = try await attachments.grant(blob, to: message.peer)
