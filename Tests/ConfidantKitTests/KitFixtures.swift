@@ -165,3 +165,14 @@ func waitUntil(
         try await Task.sleep(for: .milliseconds(20))
     }
 }
+
+extension LocalStore.NewQueued {
+    /// A new text to `peer`, pending, to queue built on `context`.
+    static func text(_ text: String, to peer: UUID, on context: SendingContext?) -> LocalStore.NewQueued {
+        LocalStore.NewQueued(
+            message: LocalStore.NewMessage(
+                id: UUID.timeOrdered(), peer: peer, direction: .outgoing, senderDevice: nil, sentAt: Date(),
+                text: text, unreadableReason: nil, state: .pending),
+            confirmed: false, context: context)
+    }
+}

@@ -492,11 +492,7 @@ struct LocalStoreTests {
             let peer = UUID()
             try store.saveContact(Contact(id: peer, email: "erin@example.com", displayName: "Erin"))
             func new(_ text: String, on context: SendingContext?) -> LocalStore.NewQueued {
-                LocalStore.NewQueued(
-                    message: LocalStore.NewMessage(
-                        id: UUID.timeOrdered(), peer: peer, direction: .outgoing, senderDevice: nil, sentAt: Date(),
-                        text: text, unreadableReason: nil, state: .pending),
-                    confirmed: false, context: context)
+                .text(text, to: peer, on: context)
             }
             let stale = try store.sendingContext(for: peer)
             try store.write { db in try store.setTimer(60, for: peer, db) }

@@ -23,11 +23,7 @@ struct WindowHandOverTests {
                 let fresh = try store.sendingContext(for: toBob.id)
                 // The stale one last (its check forgets every context kept: see `SendingContexts`).
                 let batch = [("one", fresh), ("two", fresh), ("stale", stale)].map { text, context in
-                    LocalStore.NewQueued(
-                        message: LocalStore.NewMessage(
-                            id: UUID.timeOrdered(), peer: toBob.id, direction: .outgoing, senderDevice: nil,
-                            sentAt: Date(), text: text, unreadableReason: nil, state: .pending),
-                        confirmed: false, context: context)
+                    LocalStore.NewQueued.text(text, to: toBob.id, on: context)
                 }
                 let senders = batch.map { new in Task { try await sender.handOver(new) } }
                 try await waitUntil { await sender.handedOverCount == batch.count }

@@ -16,18 +16,6 @@ extension LocalStore {
         let hasAttachments: Bool
     }
 
-}
-
-extension LocalStore.QueuedMessage {
-    /// A message as it was just stored and queued: not tried yet, its rows not read back.
-    init(justQueued message: ChatMessage, confirmed: Bool) {
-        self.init(
-            message: message, confirmed: confirmed, attempts: 0, nextAttemptAt: nil, lastError: nil,
-            hasAttachments: !message.attachments.isEmpty)
-    }
-}
-
-extension LocalStore {
     /// Stores a new outgoing message and queues it, in one transaction, not synced by itself:
     /// the sender syncs the log through this commit before it answers when the message is still
     /// queued then, and in the background once the relay took it (`syncLogSoon`).
@@ -234,5 +222,14 @@ extension LocalStore {
                 .insert(db, onConflict: .ignore)
             return true
         }
+    }
+}
+
+extension LocalStore.QueuedMessage {
+    /// A message as it was just stored and queued: not tried yet, its rows not read back.
+    init(justQueued message: ChatMessage, confirmed: Bool) {
+        self.init(
+            message: message, confirmed: confirmed, attempts: 0, nextAttemptAt: nil, lastError: nil,
+            hasAttachments: !message.attachments.isEmpty)
     }
 }
