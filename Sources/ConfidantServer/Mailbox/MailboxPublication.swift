@@ -50,7 +50,7 @@ struct MailboxPublisher: Sendable {
             singleStatement: singleStatement, { try await body($0, publication) },
             committed: { _ in
                 if database.isPostgres {
-                    await Self.wake(publication.addresses, hub: hub, on: database.db)
+                    Self.wake(publication.addresses, hub: hub)
                 } else {
                     hub.deliver(publication.entries)
                 }
@@ -81,33 +81,33 @@ struct MailboxPublisher: Sendable {
     ) async throws {
         guard !entries.isEmpty else { return try await RelayDatabase.run(companions, on: db) }
         if database.isPostgres {
-            // One statement; the locks are taken in array order, sorted, so two writers never wait on each other crosswise.
-            let addresses = Set(entries.map(\.recipient.description)).sorted()
+            // One statement: the locks, taken in array order, sorted, so two writers never wait on
+            // each other crosswise; and the other instances' notices, which PostgreSQL sends when
+            // (and only if) the transaction commits. A NOTIFY of its own after the commit was a
+            // round trip more per group: 1 of 7 per message with one sender.
+            let recipients = Set(entries.map(\.recipient)).sorted { $0.description < $1.description }
+            let payloads = MailboxWakeNotice.payloads(for: recipients, from: hub.instance)
             try await RelayDatabase.sql(db)
                 .raw(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(address, 0)) FROM unnest(\(bind: addresses)::text[]) AS address"
+                    """
+                    SELECT (SELECT count(pg_advisory_xact_lock(hashtextextended(address, 0))) \
+                    FROM unnest(\(bind: recipients.map(\.description))::text[]) AS address) AS locked, \
+                    (SELECT count(pg_notify(\(bind: PostgresMailboxListener.channel), payload)) \
+                    FROM unnest(\(bind: payloads)::text[]) AS payload) AS notified
+                    """
                 ).run()
             try await MailboxTable.insert(entries, alongside: companions, folding: folded, on: db)
-            publication.add(entries.map(\.recipient))
+            publication.add(recipients)
         } else {
             publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))
             try await RelayDatabase.run(companions, on: db)
         }
     }
 
-    /// PostgreSQL, after commit: wakes local streams and, through NOTIFY, the other instances'.
-    private static func wake(_ addresses: Set<DeviceAddress>, hub: MailboxHub, on db: any Database) async {
+    /// PostgreSQL, after commit: wakes local streams. The other instances' were notified by the
+    /// transaction itself (`store`).
+    private static func wake(_ addresses: Set<DeviceAddress>, hub: MailboxHub) {
         guard !addresses.isEmpty else { return }
         hub.wake(addresses)
-        guard let sql = db as? any SQLDatabase else { return }
-        for payload in MailboxWakeNotice.payloads(for: Array(addresses), from: hub.instance) {
-            do {
-                try await sql.raw("SELECT pg_notify(\(bind: PostgresMailboxListener.channel), \(bind: payload))").run()
-            } catch {
-                db.logger.warning(
-                    "could not notify other instances; their streams catch up on the next wake",
-                    metadata: ["error": "\(error)"])
-            }
-        }
     }
 }

@@ -7,8 +7,8 @@ import PostgresNIO
 import Synchronization
 
 /// Fan-out across server instances without a broker: every instance LISTENs on one PostgreSQL
-/// channel; a write NOTIFYs the device addresses it touched (`MailboxWakeNotice`); each other
-/// instance wakes its own streams (the writer woke its own already).
+/// channel; a write NOTIFYs the device addresses it touched (`MailboxWakeNotice`), delivered as it
+/// commits; each other instance wakes its own streams (the writer wakes its own itself).
 /// After a lost connection it reconnects with backoff and wakes every local stream, since
 /// notifications sent meanwhile are gone. Revoked sessions (`Revocation`) come on the same
 /// channel, so that every instance forgets them and closes their streams.
@@ -52,7 +52,7 @@ final class PostgresMailboxListener: Sendable {
                                 continue
                             }
                             let notice = MailboxWakeNotice(payload: notification.payload)
-                            // This instance's own writes woke its streams before notifying.
+                            // This instance wakes its own streams after its writes commit.
                             guard notice.from != hub.instance else { continue }
                             hub.wake(notice.addresses)
                         }
