@@ -86,6 +86,50 @@ struct MailboxInboxTests {
         #expect(recorder.sent.withLock { $0 } == [7, 8, 9])
     }
 
+    /// PostgreSQL hands a transaction's rows over with the greatest cursor each device had before
+    /// them (`MailboxHandOver`): a stream that has sent or holds that cursor takes them, live or
+    /// not; one that has not (an entry in between came from another instance, or from a write
+    /// whose hand-over has not arrived) reads instead, so that it skips nothing.
+    @Test("hand-over after a PostgreSQL commit: taken by a stream that has what came before, else a read")
+    func handOverNeedsWhatCameBefore() {
+        let hub = MailboxHub()
+        let address = Self.caller.address
+        let inbox = hub.subscribe(Self.caller, after: 4)
+        let recorder = Recorder()
+        #expect(Self.cursors(inbox.next()) == nil)
+
+        // Nothing before cursor 4 was missed (the device's previous greatest is 3, deleted since
+        // or sent): taken.
+        hub.deliver(Self.rows(5...6), following: [address: 3])
+        #expect(Self.cursors(inbox.next()) == [5, 6])
+        inbox.sent(through: 6)
+        // Rows it holds count as had: 7 follows 6 (sent), 8 follows 7 (held, not yet sent).
+        hub.deliver(Self.rows(7...7), following: [address: 6])
+        hub.deliver(Self.rows(8...8), following: [address: 7])
+        #expect(Self.cursors(inbox.next()) == [7, 8])
+        inbox.sent(through: 8)
+
+        // Live: taken at once when it follows what was sent.
+        #expect(inbox.goLive(recorder.send))
+        hub.deliver(Self.rows(9...10), following: [address: 8])
+        #expect(recorder.sent.withLock { $0 } == [9, 10])
+
+        // Cursor 11 (another instance's, its notice not here yet) is between: a read, not live.
+        hub.deliver(Self.rows(12...12), following: [address: 11])
+        #expect(recorder.sent.withLock { $0 } == [9, 10])
+        #expect(Self.cursors(inbox.next()) == nil)
+        // Until the read is done, rows that follow one it has not sent are not taken either.
+        hub.deliver(Self.rows(13...13), following: [address: 12])
+        #expect(Self.cursors(inbox.next()) == nil)
+        inbox.sent(through: 13)
+
+        // Another device's bounds do not apply; without a bound (SQLite) rows are taken.
+        hub.deliver(Self.rows(14...14), following: [DeviceAddress(userID: UUID(), deviceID: UUID()): 100])
+        hub.deliver(Self.rows(15...15))
+        #expect(Self.cursors(inbox.next()) == [14, 15])
+        hub.unsubscribe(inbox)
+    }
+
     /// Each notice used to wrap the stream's handler in two more reabstraction thunks (a closure
     /// in a tuple held by a `Mutex`), so a long-lived stream's every wake-up walked all of them
     /// and would in the end overflow the stack. The handler is called through as many frames

@@ -39,6 +39,30 @@ struct RelayProcessTests {
             _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)])
         }
         #expect(await stream.frames.next(10).compactMap(\.entry).count == 10)
+
+        // Both instances write to Bob's device at once: B hands its own rows to Bob's stream
+        // (`MailboxHandOver`) only when the stream has what came before them, and A's come by
+        // NOTIFY and a read. Every message arrives once, in cursor order.
+        let carol = try await TestUser.make(relayB, name: "carol")
+        let ids = try await withThrowingTaskGroup(of: [UUID].self) { group in
+            for sender in [alice, carol] {
+                group.addTask {
+                    var ids: [UUID] = []
+                    for index in 0..<20 {
+                        let id = UUID()
+                        _ = try await sender.send(
+                            "both \(index)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
+                        ids.append(id)
+                    }
+                    return ids
+                }
+            }
+            return try await group.reduce(into: [UUID]()) { $0 += $1 }
+        }
+        let entries = await stream.frames.next(40).compactMap(\.entry)
+        #expect(entries.count == 40)
+        #expect(Set(entries.compactMap(\.messageId)) == Set(ids.map(\.canonicalString)))
+        #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.cursor < $1.cursor })
         await stream.close()
     }
 

@@ -4,11 +4,12 @@ import Synchronization
 
 /// Hands new mailbox entries to the WebSocket connections of their devices on this instance.
 ///
-/// Two kinds of news: `deliver` carries the stored rows themselves (SQLite, where the one writer
-/// hands them over in commit order, see `RelayContext.write`), so a stream sends them without
-/// reading them back; `wake` carries no data (PostgreSQL, where other instances write too), and
-/// the stream reads its mailbox after the last cursor it sent. Either way a stream never sends a
-/// cursor twice or skips one.
+/// Two kinds of news: `deliver` carries the stored rows themselves, so a stream sends them without
+/// reading them back (SQLite, where the one writer hands them over in commit order, see
+/// `RelayContext.write`; PostgreSQL, to the streams that had everything before them,
+/// `MailboxHandOver`); `wake` carries no data (PostgreSQL: the other instances' writes, and
+/// streams that were behind), and the stream reads its mailbox after the last cursor it sent.
+/// Either way a stream never sends a cursor twice or skips one.
 final class MailboxHub: Sendable {
     private let inboxes = Mutex<[DeviceAddress: [ObjectIdentifier: MailboxInbox]]>([:])
     /// Tasks the streams of this instance are running (`StreamSession`): none while every stream
@@ -51,12 +52,16 @@ final class MailboxHub: Sendable {
         inbox.finish()
     }
 
-    /// Rows just committed, in cursor order.
-    func deliver(_ rows: [AddressedEntry]) {
+    /// Rows just committed, in cursor order. `following` (PostgreSQL): for each device, the
+    /// greatest cursor its mailbox held before its rows; a stream that has not sent that far reads
+    /// instead (`MailboxHandOver`). Devices not in it (SQLite) take their rows as they come.
+    func deliver(_ rows: [AddressedEntry], following: [DeviceAddress: Int64] = [:]) {
         guard !rows.isEmpty else { return }
         let byAddress = Dictionary(grouping: rows, by: \.recipient)
         let targets = inboxes.withLock { inboxes in byAddress.keys.flatMap { inboxes[$0]?.values.map { $0 } ?? [] } }
-        for inbox in targets { inbox.push(byAddress[inbox.address, default: []].map(\.entry)) }
+        for inbox in targets {
+            inbox.push(byAddress[inbox.address, default: []].map(\.entry), following: following[inbox.address])
+        }
     }
 
     func wake(_ addresses: some Sequence<DeviceAddress>) {
@@ -150,9 +155,18 @@ final class MailboxInbox: Sendable {
         listener.withLock { $0.handler }?(.ready)
     }
 
-    fileprivate func push(_ rows: [MailboxEntry]) {
+    /// `following`: the greatest cursor the device had before `rows` (`MailboxHandOver`); when the
+    /// stream has neither sent nor holds that one, entries in between may not have reached it
+    /// (another instance's, or another transaction's not handed over yet), and it reads instead.
+    fileprivate func push(_ rows: [MailboxEntry], following: Int64? = nil) {
         let signalled = state.withLock { state -> Bool in
             guard !state.mustRead else { return false }  // the coming read finds them
+            if let following, following > max(state.sentThrough, state.rows.last?.cursor ?? 0) {
+                state.rows = []
+                state.mustRead = true
+                state.live = nil
+                return true
+            }
             if let live = state.live {
                 // Sent under the lock, so that rows pushed next cannot overtake them.
                 let fresh = rows.filter { $0.cursor > state.sentThrough }

@@ -4,17 +4,38 @@ import Foundation
 import SQLKit
 import Synchronization
 
-/// Mailbox entries one write transaction stored: the rows themselves (SQLite) or whose mailboxes
-/// they went to (PostgreSQL).
+/// Mailbox entries one write transaction stored, for the devices' streams once it commits: the
+/// rows themselves — on PostgreSQL with what each device's stream must have had before them
+/// (`MailboxHandOver`) — or, where PostgreSQL's answer could not be matched to the entries, only
+/// whose mailboxes they went to, whose streams then read them.
 final class MailboxPublication: Sendable {
-    private let stored = Mutex<(entries: [AddressedEntry], addresses: Set<DeviceAddress>)>(([], []))
+    private struct Stored {
+        var entries: [AddressedEntry] = []
+        var following: [DeviceAddress: Int64] = [:]
+        var addresses: Set<DeviceAddress> = []
+    }
 
+    private let stored = Mutex(Stored())
+
+    /// The rows to hand over, in the order stored.
     var entries: [AddressedEntry] { stored.withLock { $0.entries } }
-    /// Every mailbox written to, whether added as entries or as addresses.
-    var addresses: Set<DeviceAddress> { stored.withLock { $0.addresses.union($0.entries.map(\.recipient)) } }
+    /// PostgreSQL: for each device among the entries' recipients, the greatest cursor its mailbox
+    /// held before the transaction's first entry for it (`MailboxHandOver.following`).
+    var following: [DeviceAddress: Int64] { stored.withLock { $0.following } }
+    /// Mailboxes written to whose streams must read what was stored.
+    var addresses: Set<DeviceAddress> { stored.withLock { $0.addresses } }
 
+    /// SQLite: rows the one writer stored, which every stream can take.
     func add(_ entries: [AddressedEntry]) {
         stored.withLock { $0.entries += entries }
+    }
+
+    func add(_ handOver: MailboxHandOver) {
+        stored.withLock { stored in
+            stored.entries += handOver.entries
+            // A device's first rows in the transaction say what came before all of its rows.
+            stored.following.merge(handOver.following) { earlier, _ in earlier }
+        }
     }
 
     func add(_ addresses: [DeviceAddress]) {
@@ -25,6 +46,7 @@ final class MailboxPublication: Sendable {
     func withdraw(user userID: UUID) {
         stored.withLock { stored in
             stored.entries.removeAll { $0.recipient.userID == userID }
+            stored.following = stored.following.filter { $0.key.userID != userID }
             stored.addresses = stored.addresses.filter { $0.userID != userID }
         }
     }
@@ -33,7 +55,9 @@ final class MailboxPublication: Sendable {
 /// Writes transactions whose mailbox entries reach the devices' streams once they commit: on
 /// SQLite the stored rows go to this instance's streams before the next writer starts, so every
 /// stream gets its entries in cursor order without reading them back; on PostgreSQL, where other
-/// instances write too, streams here and there (through NOTIFY) are woken to read.
+/// instances write too, the rows go to this instance's streams that had everything before them
+/// (`MailboxHandOver`), and the other streams here and those of the other instances (through
+/// NOTIFY) are woken to read.
 struct MailboxPublisher: Sendable {
     let database: RelayDatabase
     let hub: MailboxHub
@@ -50,7 +74,8 @@ struct MailboxPublisher: Sendable {
             singleStatement: singleStatement, { try await body($0, publication) },
             committed: { _ in
                 if database.isPostgres {
-                    Self.wake(publication.addresses, hub: hub)
+                    hub.deliver(publication.entries, following: publication.following)
+                    hub.wake(publication.addresses)
                 } else {
                     hub.deliver(publication.entries)
                 }
@@ -70,10 +95,11 @@ struct MailboxPublisher: Sendable {
     /// Within `write`: stores entries for `publication` to hand over after commit. On PostgreSQL
     /// it first holds per-device locks until commit, so that entries for one device commit in
     /// cursor order (a stream reading "after cursor c" can then never miss an entry that commits
-    /// later with a smaller cursor). SQLite has one writer anyway.
+    /// later with a smaller cursor), and hands the stored rows over with the greatest cursor each
+    /// device had before them (`MailboxTable.insertHandingOver`). SQLite has one writer anyway.
     /// `lastCursor` (SQLite): the mailbox's counter, if the transaction read it already.
     /// `companions`: other inserts of the transaction, run with the entries' (in their statement
-    /// on PostgreSQL, `MailboxTable.insert(_:alongside:folding:on:)`). `folded` (PostgreSQL): devices among
+    /// on PostgreSQL, `MailboxTable.insertHandingOver(_:alongside:folding:on:)`). `folded` (PostgreSQL): devices among
     /// the entries' recipients whose counts to fold into one row (`MailboxCountTable.folding`).
     func store(
         _ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication,
@@ -96,18 +122,16 @@ struct MailboxPublisher: Sendable {
                     FROM unnest(\(bind: payloads)::text[]) AS payload) AS notified
                     """
                 ).run()
-            try await MailboxTable.insert(entries, alongside: companions, folding: folded, on: db)
-            publication.add(recipients)
+            if let handOver = try await MailboxTable.insertHandingOver(
+                entries, alongside: companions, folding: folded, on: db)
+            {
+                publication.add(handOver)
+            } else {
+                publication.add(recipients)
+            }
         } else {
             publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))
             try await RelayDatabase.run(companions, on: db)
         }
-    }
-
-    /// PostgreSQL, after commit: wakes local streams. The other instances' were notified by the
-    /// transaction itself (`store`).
-    private static func wake(_ addresses: Set<DeviceAddress>, hub: MailboxHub) {
-        guard !addresses.isEmpty else { return }
-        hub.wake(addresses)
     }
 }

@@ -42,6 +42,15 @@ struct NewMailboxEntry: Sendable {
         self.payload = payload
         self.receivedAt = receivedAt.wholeMilliseconds
     }
+
+    /// The entry as stored under `cursor`.
+    func stored(at cursor: Int64) -> AddressedEntry {
+        AddressedEntry(
+            recipient: recipient,
+            entry: MailboxEntry(
+                cursor: cursor, kind: kind, sender: sender, messageID: messageID, payload: payload,
+                receivedAt: receivedAt))
+    }
 }
 
 /// The mailbox's hot paths — pages, storing and deleting entries, sent message ids,
@@ -98,10 +107,77 @@ enum MailboxTable {
         _ entries: [NewMailboxEntry], alongside companions: [SQLInsert] = [], folding: [DeviceAddress] = [],
         on db: any Database
     ) async throws {
-        try await insert(
+        _ = try await insert(
             entries, firstCursor: nil,
             alongside: companions.enumerated().map { ("companion_\($0)", $1) } + MailboxCountTable.folding(folding),
             on: db)
+    }
+
+    /// PostgreSQL, inside a transaction that holds the locks of the entries' devices
+    /// (`MailboxPublisher.store`): as `insert`, and answers the entries as stored, with what each
+    /// device's stream must have had before them (`MailboxHandOver`). PostgreSQL answers a
+    /// multi-row `VALUES` insert's `RETURNING` row by row as it inserts them, in their order, and
+    /// numbers them as it goes: nil when the answer is not one row per entry with cursors
+    /// increasing in each statement (the caller then wakes the streams to read instead). Only the
+    /// two numbers come back: the writer decodes them for every row of every send group, and
+    /// decoding a UUID by column name through PostgresKit costs several times an integer.
+    static func insertHandingOver(
+        _ entries: [NewMailboxEntry], alongside companions: [SQLInsert] = [], folding: [DeviceAddress] = [],
+        on db: any Database
+    ) async throws -> MailboxHandOver? {
+        let rows = try await insert(
+            entries, firstCursor: nil,
+            alongside: companions.enumerated().map { ("companion_\($0)", $1) } + MailboxCountTable.folding(folding),
+            returning: true, on: db)
+        guard rows.count == entries.count else { return nil }
+        var stored: [AddressedEntry] = []
+        stored.reserveCapacity(entries.count)
+        var before: [DeviceAddress: (first: Int64, previous: Int64)] = [:]
+        var last: Int64 = 0
+        for (index, (new, row)) in zip(entries, rows).enumerated() {
+            let address = new.recipient
+            let cursor = try row.decode(column: Column.cursor, as: Int64.self)
+            guard cursor > last || index % rowsPerInsert == 0 else { return nil }
+            last = cursor
+            let previous = try row.decode(column: previousCursor, as: Int64.self)
+            // Statements after the first see the rows of those before: the device's first row
+            // says what preceded them all.
+            if before[address].map({ cursor < $0.first }) ?? true { before[address] = (cursor, previous) }
+            stored.append(new.stored(at: cursor))
+        }
+        stored.sort { $0.entry.cursor < $1.entry.cursor }
+        return MailboxHandOver(entries: stored, following: before.mapValues(\.previous))
+    }
+
+    /// The column `insertHandingOver` reads the device's previous greatest cursor from.
+    private static let previousCursor = "previous_cursor"
+
+    /// The `WITH` query that reads, once per device among `entries`, the greatest cursor its
+    /// mailbox holds (0 for none) — before the statement's own rows, which a statement does not
+    /// see — and what `insertHandingOver` returns for each row: its cursor and that cursor of its
+    /// device. One index lookup per device, not per row.
+    private static func handOver(_ entries: ArraySlice<NewMailboxEntry>) -> (
+        name: String, query: any SQLExpression, returning: [any SQLExpression]
+    ) {
+        let target = { SQLName.column($0, of: MailboxRecord.schema) }
+        let name = "previous_cursors"
+        let (user, device) = ("user_id", "device_id")
+        var seen = Set<DeviceAddress>()
+        let devices = entries.map(\.recipient).filter { seen.insert($0).inserted }
+        let query = SQLQueryString(
+            """
+            SELECT d.\(ident: user), d.\(ident: device), (SELECT COALESCE(MAX(m.\(ident: Column.cursor)), 0) \
+            FROM \(ident: MailboxRecord.schema) AS m WHERE m.\(ident: Column.recipientUserID) = d.\(ident: user) \
+            AND m.\(ident: Column.recipientDeviceID) = d.\(ident: device)) AS \(ident: previousCursor) \
+            FROM \(values(devices.map { [UUIDValue($0.userID), UUIDValue($0.deviceID)] })) \
+            AS d(\(ident: user), \(ident: device))
+            """)
+        let previous = SQLQueryString(
+            """
+            (SELECT p.\(ident: previousCursor) FROM \(ident: name) AS p WHERE p.\(ident: user) = \
+            \(target(Column.recipientUserID)) AND p.\(ident: device) = \(target(Column.recipientDeviceID)))
+            """)
+        return (name, query, [target(Column.cursor), SQLAlias(previous, as: SQLName(previousCursor))])
     }
 
     /// The table's AUTOINCREMENT counter on SQLite (the last cursor handed out), as a
@@ -126,21 +202,21 @@ enum MailboxTable {
         }
         let first = last + 1
         try await insert(entries, firstCursor: first, on: db)
-        return entries.enumerated().map { index, new in
-            AddressedEntry(
-                recipient: new.recipient,
-                entry: MailboxEntry(
-                    cursor: first + Int64(index), kind: new.kind, sender: new.sender,
-                    messageID: new.messageID, payload: new.payload, receivedAt: new.receivedAt))
-        }
+        return entries.enumerated().map { index, new in new.stored(at: first + Int64(index)) }
     }
 
+    /// Rows one insert statement stores: SQLite takes at most 32,766 bound values per statement,
+    /// 9 per row.
+    private static let rowsPerInsert = 1000
+
+    @discardableResult
     private static func insert(
         _ entries: [NewMailboxEntry], firstCursor: Int64?,
-        alongside companions: [(name: String, query: any SQLExpression)] = [], on db: any Database
-    ) async throws {
-        // SQLite takes at most 32,766 bound values per statement; 9 per row.
-        for start in stride(from: 0, to: entries.count, by: 1000) {
+        alongside companions: [(name: String, query: any SQLExpression)] = [], returning: Bool = false,
+        on db: any Database
+    ) async throws -> [any SQLRow] {
+        var returned: [any SQLRow] = []
+        for start in stride(from: 0, to: entries.count, by: rowsPerInsert) {
             var columns = [
                 Column.recipientUserID, Column.recipientDeviceID, Column.kind, Column.senderUserID,
                 Column.senderDeviceID,
@@ -149,7 +225,7 @@ enum MailboxTable {
             if firstCursor != nil { columns.append(Column.cursor) }
             var insert = try RelayDatabase.sql(db).insert(into: SQLName(MailboxRecord.schema))
                 .columns(columns.map(SQLName.init))
-            for index in start..<min(start + 1000, entries.count) {
+            for index in start..<min(start + rowsPerInsert, entries.count) {
                 let entry = entries[index]
                 var values: [any SQLExpression] = [
                     UUIDValue(entry.recipient.userID), UUIDValue(entry.recipient.deviceID),
@@ -166,8 +242,15 @@ enum MailboxTable {
                     insert = insert.with(companion.name, columns: [String](), as: companion.query)
                 }
             }
-            try await insert.run()
+            if returning {
+                let handOver = handOver(entries[start..<min(start + rowsPerInsert, entries.count)])
+                insert = insert.with(handOver.name, columns: [String](), as: handOver.query)
+                returned += try await insert.returning(handOver.returning).all()
+            } else {
+                try await insert.run()
+            }
         }
+        return returned
     }
 
     /// `(VALUES (…), (…))`: the right-hand side of a row-value `IN`, which SQLite wants as a subquery.

@@ -140,12 +140,7 @@ enum MailboxWriteStatements {
             try insert.bind(9, cursor)
             try insert.run()
             connection.pendingEntries.add(1, for: new.recipient)
-            stored.append(
-                AddressedEntry(
-                    recipient: new.recipient,
-                    entry: MailboxEntry(
-                        cursor: cursor, kind: new.kind, sender: new.sender, messageID: new.messageID,
-                        payload: new.payload, receivedAt: new.receivedAt)))
+            stored.append(new.stored(at: cursor))
         }
         return stored
     }
