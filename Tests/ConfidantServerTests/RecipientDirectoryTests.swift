@@ -85,4 +85,34 @@ struct RecipientDirectoryTests {
         // Some lists pass (e.g. [a2, b1] from a1, and [a2, a2] from a1 through the sets), most do not.
         #expect(accepted > 10)
     }
+
+    /// PostgreSQL: a send group's device locks and notice ride in the directory's first statement
+    /// (`MailboxDeviceLocks`): taken there, and held by the transaction until it ends, so that
+    /// another writer's try for one of them fails meanwhile.
+    @Test(
+        "on PostgreSQL the directory's statement takes the group's device locks, held until the transaction ends",
+        .enabled(if: TestDatabaseKind.postgresURL != nil))
+    func takesTheDeviceLocks() async throws {
+        try await TestRelay.run(.postgres) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let db = relay.server.application.db
+            let locks = MailboxDeviceLocks([bob.address, alice.address], instance: UUID())
+            // On a connection of its own (the pool's), outside the transaction.
+            let otherWriterLocks: @Sendable (DeviceAddress) async throws -> Bool = { address in
+                try await RelayDatabase.sql(db).raw(
+                    "SELECT pg_try_advisory_xact_lock(hashtextextended(\(bind: address.description), 0)) AS got"
+                ).first()?.decode(column: "got", as: Bool.self) ?? false
+            }
+            try await db.transaction { transaction in
+                let directory = try await RecipientDirectory.load(
+                    [alice.id, bob.id], postedPairs: [(alice.id, UUID())], taking: locks, on: transaction)
+                #expect(directory.locksTaken)
+                #expect(directory.users == [alice.id, bob.id])
+                #expect(try await otherWriterLocks(bob.address) == false)
+                #expect(try await otherWriterLocks(alice.address) == false)
+            }
+            #expect(try await otherWriterLocks(bob.address))
+        }
+    }
 }

@@ -101,33 +101,31 @@ struct MailboxPublisher: Sendable {
     /// `companions`: other inserts of the transaction, run with the entries' (in their statement
     /// on PostgreSQL, `MailboxTable.insertHandingOver(_:alongside:folding:on:)`). `folded` (PostgreSQL): devices among
     /// the entries' recipients whose counts to fold into one row (`MailboxCountTable.folding`).
+    /// `locks` (PostgreSQL): locks the transaction took already, with their notice; when they
+    /// cover the entries' devices, none are taken here.
     func store(
         _ entries: [NewMailboxEntry], in db: any Database, publishing publication: MailboxPublication,
-        lastCursor: Int64? = nil, alongside companions: [SQLInsert] = [], foldingCounts folded: [DeviceAddress] = []
+        lastCursor: Int64? = nil, alongside companions: [SQLInsert] = [], foldingCounts folded: [DeviceAddress] = [],
+        holding locks: MailboxDeviceLocks? = nil
     ) async throws {
         guard !entries.isEmpty else { return try await RelayDatabase.run(companions, on: db) }
         if database.isPostgres {
-            // One statement: the locks, taken in array order, sorted, so two writers never wait on
-            // each other crosswise; and the other instances' notices, which PostgreSQL sends when
-            // (and only if) the transaction commits. A NOTIFY of its own after the commit was a
-            // round trip more per group: 1 of 7 per message with one sender.
-            let recipients = Set(entries.map(\.recipient)).sorted { $0.description < $1.description }
-            let payloads = MailboxWakeNotice.payloads(for: recipients, from: hub.instance)
-            try await RelayDatabase.sql(db)
-                .raw(
-                    """
-                    SELECT (SELECT count(pg_advisory_xact_lock(hashtextextended(address, 0))) \
-                    FROM unnest(\(bind: recipients.map(\.description))::text[]) AS address) AS locked, \
-                    (SELECT count(pg_notify(\(bind: PostgresMailboxListener.channel), payload)) \
-                    FROM unnest(\(bind: payloads)::text[]) AS payload) AS notified
-                    """
-                ).run()
+            // Locks and notice in one statement, unless the transaction took them already with
+            // its directory (a send group): a NOTIFY of its own after the commit, and the locks
+            // in a statement of their own, were two round trips more per group.
+            if locks.map({ !$0.cover(entries) }) ?? true {
+                let locks = MailboxDeviceLocks(entries.map(\.recipient), instance: hub.instance)
+                try await RelayDatabase.sql(db).select()
+                    .column(locks.taking, as: SQLName("locked"))
+                    .column(locks.notifying, as: SQLName("notified"))
+                    .run()
+            }
             if let handOver = try await MailboxTable.insertHandingOver(
                 entries, alongside: companions, folding: folded, on: db)
             {
                 publication.add(handOver)
             } else {
-                publication.add(recipients)
+                publication.add(Array(Set(entries.map(\.recipient))))
             }
         } else {
             publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))

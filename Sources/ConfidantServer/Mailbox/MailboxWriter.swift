@@ -242,9 +242,11 @@ final class MailboxWriter: Sendable {
         var receipts: [Result<MailboxReceipt, any Error>] = []
         if !sorted.sends.isEmpty {
             let submissions = sorted.sends.map(\.submission)
+            let locks = MailboxDeviceLocks(
+                submissions.flatMap { $0.envelopes.map(\.recipient) }, instance: publisher.hub.instance)
             let directory = try await RecipientDirectory.load(
                 users(of: submissions), readingLastCursor: !publisher.database.isPostgres,
-                postedPairs: postedPairs(of: submissions), on: db)
+                postedPairs: postedPairs(of: submissions), taking: locks, on: db)
             let plan = SendPlan(submissions, directory: directory, at: now, mailboxLimit: mailboxLimit)
             if !plan.entries.isEmpty {
                 // The receipts and the conversations ride in the mailbox's insert: two round
@@ -257,7 +259,8 @@ final class MailboxWriter: Sendable {
                     foldingCounts: Array(
                         Set(plan.entries.map(\.recipient)).filter {
                             directory.countRows[$0, default: 0] >= MailboxCountTable.foldAt
-                        }))
+                        }),
+                    holding: directory.locksTaken ? locks : nil)
                 try await RelayDatabase.run(posted.dropFirst() + touched.dropFirst(), on: db)
             }
             receipts = plan.results

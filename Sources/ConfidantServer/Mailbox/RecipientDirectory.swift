@@ -19,6 +19,8 @@ struct RecipientDirectory: Sendable {
     let lastCursor: Int64?
     /// What was stored for those of the asked-for (sender, message) pairs that were sent before.
     let posted: [PostedMessageTable.Key: PostedMessageTable.Row]
+    /// PostgreSQL, when asked for: whether the statement took all the locks (`MailboxDeviceLocks`).
+    var locksTaken = false
 
     /// Users one statement looks up.
     static let usersPerStatement = 10_000
@@ -31,9 +33,12 @@ struct RecipientDirectory: Sendable {
     /// On SQLite the count walks the device's whole index range (its send groups keep the counts
     /// on their own connection instead, `MailboxWriteStatements.directory`); PostgreSQL, which
     /// several relays may write at once, sums the device's few rows in `MailboxCountTable`.
+    /// `locks` (PostgreSQL): the send group's device locks and notice, taken in the first
+    /// statement too (one round trip fewer); `locksTaken` says whether they were. The directory is
+    /// read as of the statement's start, as it was when the locks came in a later statement.
     static func load(
         _ users: [UUID], readingLastCursor: Bool = false, postedPairs: [(sender: UUID, message: UUID)] = [],
-        on db: any Database
+        taking locks: MailboxDeviceLocks? = nil, on db: any Database
     ) async throws -> RecipientDirectory {
         typealias Device = DeviceRecord.Column
         typealias Entry = MailboxRecord.Column
@@ -67,8 +72,11 @@ struct RecipientDirectory: Sendable {
                     )
                 ]
                 : [])
+        let lockColumns: [(value: any SQLExpression, name: String)] =
+            locks.map { [($0.taking, "locked"), ($0.notifying, "notified")] } ?? []
         var rows: [any SQLRow] = []
         for start in stride(from: 0, to: users.count, by: usersPerStatement) {
+            let columns = start == 0 ? columns + lockColumns : columns
             var select = sql.select()
             for column in columns { select = select.column(column.value, as: SQLName(column.name)) }
             for name in PostedMessageTable.receiptColumns { select = select.column(SQLLiteral.null, as: SQLName(name)) }
@@ -99,10 +107,14 @@ struct RecipientDirectory: Sendable {
         var countRows: [DeviceAddress: Int] = [:]
         var lastCursor: Int64?
         var posted: [PostedMessageTable.Key: PostedMessageTable.Row] = [:]
+        var locksTaken = false
         for row in rows {
             if let receipt = try PostedMessageTable.receipt(in: row) {
                 posted[receipt.key] = receipt.row
                 continue
+            }
+            if let locks, !locksTaken, let locked = try? row.decode(column: "locked", as: Int?.self) {
+                locksTaken = locked == locks.devices.count
             }
             if readingLastCursor { lastCursor = try row.decode(column: "last_cursor", as: Int64?.self) ?? 0 }
             let userID = try row.decode(column: "known_user", as: UUID.self)
@@ -120,7 +132,7 @@ struct RecipientDirectory: Sendable {
         }
         return RecipientDirectory(
             users: known, devices: devices, pending: pending, countRows: countRows, lastCursor: lastCursor,
-            posted: posted)
+            posted: posted, locksTaken: locksTaken)
     }
 
     /// A message must reach every current device of each recipient and every other current
