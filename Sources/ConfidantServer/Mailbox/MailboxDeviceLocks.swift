@@ -19,8 +19,24 @@ struct MailboxDeviceLocks: Sendable {
         payloads = MailboxWakeNotice.payloads(for: self.devices, from: instance)
     }
 
+    /// The column that says how many locks the statement took.
+    static let takenColumn = "locked"
+
+    /// The two subqueries as columns of a `SELECT`: the locks taken (`takenColumn`), then the
+    /// notice queued.
+    var columns: [(value: any SQLExpression, name: String)] {
+        [(taking, Self.takenColumn), (notifying, "notified")]
+    }
+
+    /// Whether `row`, of a statement with `columns`, says that it took every lock; nil for a row
+    /// without them.
+    func tookAll(in row: any SQLRow) -> Bool? {
+        guard let taken = try? row.decode(column: Self.takenColumn, as: Int?.self) else { return nil }
+        return taken == devices.count
+    }
+
     /// Takes the locks, in order; its value is how many it took.
-    var taking: any SQLExpression {
+    private var taking: any SQLExpression {
         SQLQueryString(
             """
             (SELECT count(pg_advisory_xact_lock(hashtextextended(address, 0))) \
@@ -29,7 +45,7 @@ struct MailboxDeviceLocks: Sendable {
     }
 
     /// Queues the notice for the commit; its value is how many payloads it queued.
-    var notifying: any SQLExpression {
+    private var notifying: any SQLExpression {
         SQLQueryString(
             """
             (SELECT count(pg_notify(\(bind: PostgresMailboxListener.channel), payload)) \

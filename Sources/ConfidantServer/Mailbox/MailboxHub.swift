@@ -115,6 +115,13 @@ final class MailboxInbox: Sendable {
         var live: LiveSend?
         /// The highest cursor sent to the client, by the stream or live.
         var sentThrough: Int64
+
+        /// Drops what waits and stops live sending: the stream reads its mailbox next.
+        mutating func readInstead() {
+            rows = []
+            mustRead = true
+            live = nil
+        }
     }
 
     let caller: Caller
@@ -162,9 +169,7 @@ final class MailboxInbox: Sendable {
         let signalled = state.withLock { state -> Bool in
             guard !state.mustRead else { return false }  // the coming read finds them
             if let following, following > max(state.sentThrough, state.rows.last?.cursor ?? 0) {
-                state.rows = []
-                state.mustRead = true
-                state.live = nil
+                state.readInstead()
                 return true
             }
             if let live = state.live {
@@ -188,11 +193,7 @@ final class MailboxInbox: Sendable {
     }
 
     fileprivate func wake() {
-        state.withLock { state in
-            state.rows = []
-            state.mustRead = true
-            state.live = nil
-        }
+        state.withLock { $0.readInstead() }
         signal()
     }
 

@@ -113,19 +113,19 @@ struct MailboxPublisher: Sendable {
             // Locks and notice in one statement, unless the transaction took them already with
             // its directory (a send group): a NOTIFY of its own after the commit, and the locks
             // in a statement of their own, were two round trips more per group.
-            if locks.map({ !$0.cover(entries) }) ?? true {
-                let locks = MailboxDeviceLocks(entries.map(\.recipient), instance: hub.instance)
-                try await RelayDatabase.sql(db).select()
-                    .column(locks.taking, as: SQLName("locked"))
-                    .column(locks.notifying, as: SQLName("notified"))
-                    .run()
+            if locks?.cover(entries) != true {
+                var select = try RelayDatabase.sql(db).select()
+                for column in MailboxDeviceLocks(entries.map(\.recipient), instance: hub.instance).columns {
+                    select = select.column(column.value, as: SQLName(column.name))
+                }
+                try await select.run()
             }
             if let handOver = try await MailboxTable.insertHandingOver(
                 entries, alongside: companions, folding: folded, on: db)
             {
                 publication.add(handOver)
             } else {
-                publication.add(Array(Set(entries.map(\.recipient))))
+                publication.add(entries.map(\.recipient))
             }
         } else {
             publication.add(try await MailboxTable.insertNumbered(entries, lastCursor: lastCursor, on: db))

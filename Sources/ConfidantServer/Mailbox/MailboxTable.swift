@@ -96,21 +96,10 @@ enum MailboxTable {
             receivedAt: try row.decode(column: Column.receivedAt, as: Date.self))
     }
 
-    /// Stores `entries` and lets the database number them (PostgreSQL: its sequence).
-    /// `companions` (PostgreSQL): other inserts of the same transaction that
-    /// ride in the first statement as data-modifying `WITH` queries, which PostgreSQL runs once
-    /// and to completion whether or not anything reads them: one round trip each fewer. At most
-    /// one chunk of each kind of companion, so that the statement stays under PostgreSQL's 65,535
-    /// bound values (8,000 here, at most 20,000 and 16,000 in theirs).
-    /// `folding`: devices whose counts (`MailboxCountTable`) to fold in the same statement.
-    static func insert(
-        _ entries: [NewMailboxEntry], alongside companions: [SQLInsert] = [], folding: [DeviceAddress] = [],
-        on db: any Database
-    ) async throws {
-        _ = try await insert(
-            entries, firstCursor: nil,
-            alongside: companions.enumerated().map { ("companion_\($0)", $1) } + MailboxCountTable.folding(folding),
-            on: db)
+    /// Stores `entries` and lets the database number them, as another writer would, without a
+    /// hand-over (for tests: the relay's writers use `insertHandingOver` and `insertNumbered`).
+    static func insert(_ entries: [NewMailboxEntry], on db: any Database) async throws {
+        try await insert(entries, firstCursor: nil, on: db)
     }
 
     /// PostgreSQL, inside a transaction that holds the locks of the entries' devices
@@ -121,6 +110,12 @@ enum MailboxTable {
     /// increasing in each statement (the caller then wakes the streams to read instead). Only the
     /// two numbers come back: the writer decodes them for every row of every send group, and
     /// decoding a UUID by column name through PostgresKit costs several times an integer.
+    /// `companions`: other inserts of the same transaction that ride in the first statement as
+    /// data-modifying `WITH` queries, which PostgreSQL runs once and to completion whether or not
+    /// anything reads them: one round trip each fewer. At most one chunk of each kind of
+    /// companion, so that the statement stays under PostgreSQL's 65,535 bound values (8,000 here,
+    /// at most 20,000 and 16,000 in theirs). `folding`: devices whose counts
+    /// (`MailboxCountTable`) to fold in the same statement.
     static func insertHandingOver(
         _ entries: [NewMailboxEntry], alongside companions: [SQLInsert] = [], folding: [DeviceAddress] = [],
         on db: any Database

@@ -56,7 +56,7 @@ enum PostedMessageTable {
 
     /// The statements that store `accepted`, one per 5,000 rows (SQLite takes at most 32,766 bound
     /// values per statement; 4 per row), the first to ride in the mailbox's insert
-    /// (`MailboxTable.insert(_:alongside:folding:on:)`).
+    /// (`MailboxTable.insertHandingOver(_:alongside:folding:on:)`).
     static func insertions(_ accepted: [(key: Key, row: Row)], on db: any Database) throws -> [SQLInsert] {
         try stride(from: 0, to: accepted.count, by: 5000).map { start in
             var insert = try RelayDatabase.sql(db).insert(into: SQLName(PostedMessageRecord.schema))

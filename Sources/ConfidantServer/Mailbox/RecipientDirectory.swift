@@ -72,8 +72,7 @@ struct RecipientDirectory: Sendable {
                     )
                 ]
                 : [])
-        let lockColumns: [(value: any SQLExpression, name: String)] =
-            locks.map { [($0.taking, "locked"), ($0.notifying, "notified")] } ?? []
+        let lockColumns = locks?.columns ?? []
         var rows: [any SQLRow] = []
         for start in stride(from: 0, to: users.count, by: usersPerStatement) {
             let columns = start == 0 ? columns + lockColumns : columns
@@ -113,9 +112,7 @@ struct RecipientDirectory: Sendable {
                 posted[receipt.key] = receipt.row
                 continue
             }
-            if let locks, !locksTaken, let locked = try? row.decode(column: "locked", as: Int?.self) {
-                locksTaken = locked == locks.devices.count
-            }
+            if !locksTaken, let tookAll = locks?.tookAll(in: row) { locksTaken = tookAll }
             if readingLastCursor { lastCursor = try row.decode(column: "last_cursor", as: Int64?.self) ?? 0 }
             let userID = try row.decode(column: "known_user", as: UUID.self)
             known.insert(userID)
