@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Confidant's relay beside ejabberd (Debian's 23.01), the XMPP server large deployments run, in one
 # run on this machine (docs/BENCHMARKS.md, issue #25). Same load shapes for both, alternating
-# round by round; medians at the end:
+# round by round; medians at the end, and each shape's rate against ejabberd's in-memory routing
+# round by round (the goals' ratios: their median and range):
 #   - 32 sender/receiver pairs, open loop, 30,000 messages of a 200-byte body (Confidant: its
 #     1,280-byte padded envelopes, sealed before the clock starts);
 #   - one sender with 1 and with 8 messages in flight; both also through ConfidantKit itself
@@ -220,4 +221,20 @@ for (shape, server), runs in groups.items():
         if runs[0].get("shownInChat"):
             print(f"{server}, {shape}: send → in the receiver's open chat (its ChatViewModel), p50 / p99 "
                   f"{m('chatP50Milliseconds'):.1f} / {m('chatP99Milliseconds'):.1f} ms.")
+
+# The goals (issue #25) as ratios to ejabberd's in-memory routing: each round's rate against
+# ejabberd's in the same round (rows keep the rounds' order), so that the machine's speed, which
+# changes within the hour, cancels; the median of those and their range.
+reference = "ejabberd, in memory"
+print("\nAgainst ejabberd in memory, round by round (the goals: ≥ 1.0×; 32 pairs also ≤ 30 µs of "
+      "server CPU a message):")
+for (shape, server), runs in groups.items():
+    base = groups.get((shape, reference))
+    if server == reference or not base or "rate" in shape:
+        continue
+    ratios = [r["deliveredPerSecond"] / b["deliveredPerSecond"] for r, b in zip(runs, base)]
+    cpu = statistics.median(r["serverCPUMicrosecondsPerMessage"] for r in runs)
+    spread = f" ({min(ratios):.3f}–{max(ratios):.3f})" if len(ratios) > 1 else ""
+    print(f"- {shape}, {server}: {statistics.median(ratios):.3f}×{spread} over {len(ratios)} round(s), "
+          f"{cpu:.1f} µs of server CPU a message")
 PY
