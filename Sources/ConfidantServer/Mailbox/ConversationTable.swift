@@ -8,7 +8,8 @@ enum ConversationTable {
     typealias Column = ConversationRecord.Column
 
     /// "Last activity" for both directions of each pair, inserted or updated: one statement per
-    /// 4,000 rows, the first to ride in the mailbox's insert (`MailboxTable.insertHandingOver(_:alongside:folding:on:)`).
+    /// 4,000 rows, the first to ride in the mailbox's insert
+    /// (`MailboxTable.insertHandingOver(_:alongside:folding:on:)`).
     static func touches(_ conversations: [UUID: Set<UUID>], at now: Date, on db: any Database) throws -> [SQLInsert] {
         var pairs = Set<[UUID]>()
         for (sender, peers) in conversations {

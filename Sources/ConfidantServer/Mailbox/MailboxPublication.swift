@@ -99,8 +99,9 @@ struct MailboxPublisher: Sendable {
     /// device had before them (`MailboxTable.insertHandingOver`). SQLite has one writer anyway.
     /// `lastCursor` (SQLite): the mailbox's counter, if the transaction read it already.
     /// `companions`: other inserts of the transaction, run with the entries' (in their statement
-    /// on PostgreSQL, `MailboxTable.insertHandingOver(_:alongside:folding:on:)`). `folded` (PostgreSQL): devices among
-    /// the entries' recipients whose counts to fold into one row (`MailboxCountTable.folding`).
+    /// on PostgreSQL, `MailboxTable.insertHandingOver(_:alongside:folding:on:)`). `folded`
+    /// (PostgreSQL): devices among the entries' recipients whose counts to fold into one row
+    /// (`MailboxCountTable.folding`).
     /// `locks` (PostgreSQL): locks the transaction took already, with their notice; when they
     /// cover the entries' devices, none are taken here.
     func store(

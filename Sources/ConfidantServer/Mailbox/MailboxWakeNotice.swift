@@ -3,10 +3,10 @@ import Foundation
 
 /// What a PostgreSQL NOTIFY on `PostgresMailboxListener.channel` tells every instance when a
 /// write commits (the write transaction notifies): the mailboxes it touched, and which instance
-/// wrote (`<user>:<device>,…,from <instance>`). The writer wakes its own streams after the commit,
-/// so it ignores its own notice: each of its streams would otherwise read its mailbox a second
-/// time for nothing, one query per message and stream. An instance of a version before the `from` part reads it as an address it cannot
-/// parse and skips it.
+/// wrote (`<user>:<device>,…,from <instance>`). The writer hands the rows to its own streams (or
+/// wakes them) after the commit, so it ignores its own notice: each of its streams would otherwise
+/// read its mailbox a second time for nothing, one query per message and stream. An instance of a
+/// version before the `from` part reads it as an address it cannot parse and skips it.
 struct MailboxWakeNotice: Equatable, Sendable {
     /// Addresses per notice: PostgreSQL refuses payloads of 8,000 bytes and more, an address is
     /// 73 characters and the `from` part 41.
