@@ -195,7 +195,7 @@ for round in $(seq "$rounds"); do
 done
 
 python3 - "$results" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 groups = {}
 for row in rows:
@@ -216,8 +216,11 @@ for (shape, server), runs in groups.items():
         m = lambda key: statistics.median(r[key] for r in runs)
         switches = (f", {m('clientContextSwitchesPerMessage'):.1f} context switches of their process"
                     if "clientContextSwitchesPerMessage" in runs[0] else "")
+        opening = (f", opening alone {m('openMicrosecondsPerMessage'):.0f} µs"
+                   if "openMicrosecondsPerMessage" in runs[0] else "")
         print(f"\n{server}, {shape}: the generator's CPU is both messengers' (sender and receiver, local "
-              f"stores included); sealing alone {m('sealMicrosecondsPerMessage'):.0f} µs{switches} per message.")
+              f"stores included); sealing alone {m('sealMicrosecondsPerMessage'):.0f} µs{opening}{switches} "
+              f"per message.")
         if runs[0].get("shownInChat"):
             print(f"{server}, {shape}: send → in the receiver's open chat (its ChatViewModel), p50 / p99 "
                   f"{m('chatP50Milliseconds'):.1f} / {m('chatP99Milliseconds'):.1f} ms.")
@@ -237,4 +240,34 @@ for (shape, server), runs in groups.items():
     spread = f" ({min(ratios):.3f}–{max(ratios):.3f})" if len(ratios) > 1 else ""
     print(f"- {shape}, {server}: {statistics.median(ratios):.3f}×{spread} over {len(ratios)} round(s), "
           f"{cpu:.1f} µs of server CPU a message")
+
+# What matching ejabberd's rate leaves a path of CPU a message on this machine's processors,
+# round by round: they give at most cores × 1 s of CPU a second, so a path delivering ejabberd's
+# rate can spend at most cores ÷ that rate on each message (all of it in parallel; a chain of
+# steps with 1 in flight gets less). Against it: what the same round's path spent (the relay and
+# both messengers), and the part no client can leave out — sealing and opening (relay-load kit's
+# MessageCryptoCost) — with the relay alone in the same shape (pre-sealed envelopes).
+cores = os.cpu_count() or 1
+kit = "Confidant (SQLite), through ConfidantKit"
+budget_lines = []
+for (shape, server), runs in groups.items():
+    base = groups.get((shape, reference))
+    relay = groups.get((shape, "Confidant (SQLite)"))
+    if server != kit or not base or "rate" in shape or "openMicrosecondsPerMessage" not in runs[0]:
+        continue
+    budgets = [cores * 1e6 / b["deliveredPerSecond"] for b in base]
+    spent = [r["serverCPUMicrosecondsPerMessage"] + r["generatorCPUMicrosecondsPerMessage"] for r in runs]
+    crypto = [r["sealMicrosecondsPerMessage"] + r["openMicrosecondsPerMessage"] for r in runs]
+    median = statistics.median
+    line = (f"- {shape}: at ejabberd's rate {cores} cores leave {median(budgets):.0f} µs of CPU a message "
+            f"({min(budgets):.0f}–{max(budgets):.0f}); ConfidantKit's path spent {median(spent):.0f} µs "
+            f"({median(s / b for s, b in zip(spent, budgets)):.1f}× that), of which sealing and opening "
+            f"{median(crypto):.0f} µs")
+    if relay:
+        alone = [r["serverCPUMicrosecondsPerMessage"] + r["generatorCPUMicrosecondsPerMessage"] for r in relay]
+        line += f"; the relay alone with its pre-sealed generator {median(alone):.0f} µs"
+    budget_lines.append(line)
+if budget_lines:
+    print("\nThe processors' budget at ejabberd's rate (cores ÷ its delivered rate, per round; medians):")
+    print("\n".join(budget_lines))
 PY
