@@ -284,8 +284,9 @@ final class KitArrivals: Sendable {
 /// their own that has been answered once, as a chat's is: no start rides along. Neither touches
 /// a store, a socket or a thread: it is the least any client's path must spend on a message.
 struct MessageCryptoCost {
-    /// CPU seconds per message.
+    /// Sealing's CPU seconds per message.
     let seal: Double
+    /// Opening's CPU seconds per message.
     let open: Double
 
     static func measure(messages: Int) throws -> MessageCryptoCost {
@@ -356,8 +357,9 @@ struct KitResult: Codable {
     let serverCPUMicrosecondsPerMessage: Double
     /// Both messengers: they run in this one process (the name `run`'s generator has).
     let generatorCPUMicrosecondsPerMessage: Double
-    /// Sealing and opening alone (``MessageCryptoCost``), in CPU µs a message.
+    /// Sealing alone (``MessageCryptoCost``), in CPU µs a message.
     let sealMicrosecondsPerMessage: Double
+    /// Opening alone (``MessageCryptoCost``), in CPU µs a message.
     let openMicrosecondsPerMessage: Double
     /// Threads of both messengers' process put to sleep or preempted per message (`getrusage`):
     /// the hand-overs between threads that the CPU figures hide, and less noisy than they are.
