@@ -23,8 +23,10 @@ struct Confidant: AsyncParsableCommand {
     /// Runs the command; errors from the libraries get the command that fixes them appended.
     static func main() async {
         MemoryTuning.keepFreedBlocks()
+        var profile: ProfileOptions?
         do {
             var command = try parseAsRoot()
+            profile = ProfileOptions.find(in: command)
             if command is any EventLoopCommand { EventLoopConcurrency.install() }
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
@@ -32,7 +34,7 @@ struct Confidant: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: CLIAdvice.explain(error))
+            exit(withError: CLIAdvice.explain(error, profile: profile))
         }
     }
 }

@@ -170,14 +170,15 @@ struct InboxCommand: AsyncParsableCommand {
             for notice in model.accountNotices {
                 FileHandle.standardError.write(Data((TerminalStyle.warning("⚠ \(notice)") + "\n").utf8))
             }
-            FileHandle.standardError.write(
-                Data(
-                    "  your devices: `confidant account devices`; remove one: `confidant account devices --remove ID`\n"
-                        .utf8))
+            let devices = options.profile.suggestion("account devices")
+            let remove = options.profile.suggestion("account devices", "--remove ID")
+            FileHandle.standardError.write(Data("  your devices: \(devices); remove one: \(remove)\n".utf8))
             await model.dismissAccountNotices()
         }
         if output.json { return try JSONOutput.print(rows) }
-        if rows.isEmpty { return print("no conversations yet; `confidant send EMAIL TEXT` starts one") }
+        if rows.isEmpty {
+            return print("no conversations yet; \(options.profile.suggestion("send", "EMAIL TEXT")) starts one")
+        }
         let table = TerminalStyle.table(
             ["NAME", "E-MAIL", "LAST", "UNREAD", "MESSAGE"],
             rows.map { row in
@@ -268,7 +269,9 @@ struct VerifyCommand: AsyncParsableCommand {
         } else {
             switch verification.state {
             case .verified: print(TerminalStyle.accent("verified"))
-            case .unverified: print("not verified; if the numbers match, run `confidant chat verify \(email) --mark`")
+            case .unverified:
+                let mark = options.profile.suggestion("chat verify", ShellWord.quoted(email), "--mark")
+                print(TerminalText.printable("not verified; if the numbers match, run \(mark)"))
             case .changedSinceVerification: print(TerminalStyle.warning("⚠ the keys changed since you verified them"))
             }
         }

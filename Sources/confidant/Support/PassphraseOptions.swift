@@ -10,17 +10,25 @@ struct PassphraseOptions: ParsableArguments {
 
     /// - Parameter confirm: ask twice when prompting (for a new passphrase).
     func passphrase(prompt: String = "Passphrase: ", confirm: Bool = false) throws -> String {
+        if let given = try Self.given(file: passphraseFile, variable: Self.environmentVariable) { return given }
+        let passphrase = try Terminal.readSecret(prompt: prompt)
+        if confirm, try Terminal.readSecret(prompt: "Repeat passphrase: ") != passphrase {
+            throw CLIError.passphraseMismatch
+        }
+        guard !passphrase.isEmpty else { throw CLIError.emptyPassphrase }
+        return passphrase
+    }
+
+    /// The first line of `file`, else the environment's `variable`; nil when neither is given.
+    static func given(file: String?, variable: String) throws -> String? {
         let passphrase: String
-        if let passphraseFile {
-            let text = try FileIO.readText(passphraseFile)
+        if let file {
+            let text = try FileIO.readText(file)
             passphrase = String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-        } else if let fromEnvironment = ProcessInfo.processInfo.environment[Self.environmentVariable] {
+        } else if let fromEnvironment = ProcessInfo.processInfo.environment[variable] {
             passphrase = fromEnvironment
         } else {
-            passphrase = try Terminal.readSecret(prompt: prompt)
-            if confirm, try Terminal.readSecret(prompt: "Repeat passphrase: ") != passphrase {
-                throw CLIError.passphraseMismatch
-            }
+            return nil
         }
         guard !passphrase.isEmpty else { throw CLIError.emptyPassphrase }
         return passphrase

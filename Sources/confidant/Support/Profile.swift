@@ -19,3 +19,31 @@ struct ProfileOptions: ParsableArguments {
         }
     }
 }
+
+extension ProfileOptions {
+    /// A command to suggest, as the user would type it for this profile: `path` (such as
+    /// "chat verify"), then `--profile NAME` unless the profile is the default, then `arguments`.
+    func suggestion(_ path: String, _ arguments: String...) -> String {
+        var words = ["confidant", path]
+        if profile != "default" { words += ["--profile", ShellWord.quoted(profile)] }
+        words += arguments.filter { !$0.isEmpty }
+        return "`" + words.joined(separator: " ") + "`"
+    }
+
+    /// The profile options inside a parsed command (directly or in its option groups), for advice
+    /// after an error that names the profile. Nil for a command without a profile.
+    static func find(in command: Any) -> ProfileOptions? {
+        // ArgumentParser keeps an option group's value inside its property wrapper; Mirror walks
+        // through them without this file knowing their layout. A few levels are enough: command,
+        // option group, its stored value, a nested group.
+        func search(_ value: Any, depth: Int) -> ProfileOptions? {
+            if let found = value as? ProfileOptions { return found }
+            guard depth > 0 else { return nil }
+            for child in Mirror(reflecting: value).children {
+                if let found = search(child.value, depth: depth - 1) { return found }
+            }
+            return nil
+        }
+        return search(command, depth: 8)
+    }
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConfidantCrypto
 import ConfidantKit
 import ConfidantVault
 import Foundation
@@ -6,11 +7,20 @@ import Foundation
 /// Backup targets by name: `server` is the profile's Confidant server (the profile must be signed
 /// in: `confidant account register` or `login`); anything else is a directory.
 enum BackupTargets {
-    static func target(_ argument: String, options: VaultOptions) async throws -> any BackupTarget {
+    static func target(_ argument: String, options: VaultOptions, profilePassphrase: ProfilePassphraseOptions)
+        async throws -> any BackupTarget
+    {
         guard argument == "server" else { return DirectoryBackupTarget(root: URL(fileURLWithPath: argument)) }
         let profile = ProfileStorage(directory: try options.profile.directory)
-        let messenger = try Messenger.open(
-            profile, passphrase: options.passphrase.passphrase(prompt: "Profile passphrase: "))
+        let messenger: Messenger
+        do {
+            messenger = try Messenger.open(profile, passphrase: profilePassphrase.passphrase(else: options.passphrase))
+        } catch IdentityKeyFileError.wrongPassphraseOrCorrupted where !profilePassphrase.isOwn {
+            // The vault's passphrase was tried on the profile's key: say which one is wanted.
+            throw CLIError.invalidArgument(
+                "the profile's passphrase is needed to reach its server, and the one given does not open its key; "
+                    + "give it with \(ProfilePassphraseOptions.environmentVariable) or --profile-passphrase-file")
+        }
         return try await RelayBackupTarget(messenger: messenger)
     }
 }
@@ -26,12 +36,13 @@ struct VaultBackupCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: VaultOptions
+    @OptionGroup var profilePassphrase: ProfilePassphraseOptions
     @Option(
         name: .long, help: "'server' (the profile's Confidant server) or a directory (a USB disk, a mounted share).")
     var to: String
 
     func run() async throws {
-        let target = try await BackupTargets.target(to, options: options)
+        let target = try await BackupTargets.target(to, options: options, profilePassphrase: profilePassphrase)
         let vault = try options.open()
         let progress = ProgressLine()
         let report = try await vault.backup(to: target) { progress.update("backing up: \($0)") }
@@ -48,6 +59,7 @@ struct VaultRestoreCommand: AsyncParsableCommand {
         abstract: "Rebuild the vault from a backup with its passphrase (into a profile without a vault).")
 
     @OptionGroup var options: VaultOptions
+    @OptionGroup var profilePassphrase: ProfilePassphraseOptions
     @Option(name: .long, help: "'server' (the profile's Confidant server; sign in first) or the backup directory.")
     var from: String
     @Option(
@@ -58,7 +70,7 @@ struct VaultRestoreCommand: AsyncParsableCommand {
     var backupID: String?
 
     func run() async throws {
-        let target = try await BackupTargets.target(from, options: options)
+        let target = try await BackupTargets.target(from, options: options, profilePassphrase: profilePassphrase)
         let secret = try options.passphrase.passphrase(prompt: "Passphrase of the backed-up vault: ")
         let progress = ProgressLine()
         let (vault, report) = try await Vault.restore(
