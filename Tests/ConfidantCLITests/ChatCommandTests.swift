@@ -206,6 +206,17 @@ struct ChatCommandTests {
         #expect(try await Self.history(cli, profile: "bob", with: served.alice).last?.text == hostile)
     }
 
+    @Test("chat history refuses a limit below 1 before it opens anything")
+    func historyLimitIsChecked() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        for limit in ["0", "-3"] {
+            let refused = try await cli.run(["chat", "history", "someone@example.com", "--limit=\(limit)"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("--limit must be at least 1, got \(limit)"), "\(refused.stderr)")
+        }
+    }
+
     @Test("a message sent while the server is down waits in the outbox and arrives exactly once when it is back")
     func outbox() async throws {
         let cli = try CLIProcess()

@@ -33,6 +33,11 @@ struct ProfileAdviceTests {
         #expect(verify.status == 0, "\(verify.stderr)")
         #expect(
             verify.text.contains("run `confidant chat verify --profile alice \(served.bob) --mark`"), "\(verify.text)")
+        let unknown = try await cli.run(["send", "--profile", "alice", "nobody@example.com", "hello"])
+        #expect(unknown.status != 0)
+        #expect(
+            unknown.stderr.contains("`confidant chat users --profile alice --search NAME` lists who is there"),
+            "\(unknown.stderr)")
         let marked = try await cli.run(["chat", "verify", "--profile", "alice", served.bob, "--mark"])
         #expect(marked.text.contains("marked verified"), "\(marked.stderr)")
 

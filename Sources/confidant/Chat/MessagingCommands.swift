@@ -200,8 +200,12 @@ struct HistoryCommand: AsyncParsableCommand {
 
     @OptionGroup var options: MessengerOptions
     @Argument(help: "The peer's e-mail.") var email: String
-    @Option(name: .long, help: "How many of the latest messages.") var limit = 50
+    @Option(name: .long, help: "How many of the latest messages (1 or more).") var limit = 50
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard limit >= 1 else { throw ValidationError("--limit must be at least 1, got \(limit)") }
+    }
 
     struct Line: Encodable {
         let id: String, direction: String, sentAt: Date, text: String?, unreadableReason: String?, status: String
@@ -220,7 +224,7 @@ struct HistoryCommand: AsyncParsableCommand {
         let messenger = try options.open()
         let problem = await syncQuietly(messenger)
         let contact = try await messenger.contact(email: email)
-        let messages = try await messenger.history(with: contact.id, limit: max(1, limit))
+        let messages = try await messenger.history(with: contact.id, limit: limit)
         try await messenger.markRead(contact.id)
         // The read receipts go now, not with some later command.
         _ = try? await messenger.flushOutbox()

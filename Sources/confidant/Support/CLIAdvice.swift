@@ -33,7 +33,7 @@ enum CLIAdvice {
         case .stepUpRequired: "run \(run("account login")) to answer them"
         case .cannotRemoveThisDevice: "run \(run("account logout"))"
         case .insecureServerURL: "pass --insecure-http only if that network is yours alone"
-        case .unknownUser: "\(command("chat users", profile: profile, "--search")) lists who is there"
+        case .unknownUser: "\(command("chat users", profile: profile, "--search NAME")) lists who is there"
         case .keyChangedSinceVerification:
             "compare safety numbers with \(run("chat verify")), or confirm the send (--yes)"
         case .serverUnreachable: "check the server address and that the server runs"
