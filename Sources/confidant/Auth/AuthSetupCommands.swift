@@ -10,10 +10,11 @@ struct AuthSetupCommand: AsyncParsableCommand {
         abstract: "Choose how this account signs in: an ordered chain of password, arithmetic, email-code and totp.",
         discussion: """
             Example: confidant auth setup --methods password,arithmetic,totp --operands 4 --map '+=*,-=/,*=+,/=-'
-            The mapping says which operation each sign stands for (any of the 256 mappings); challenges are
-            evaluated left to right without precedence. For totp a new secret is generated (or --totp-secret
-            given), shown as an otpauth:// URI (and as a QR code on a terminal), and confirmed with a
-            current code. Biometrics belong to a device and are not available here. A new device or network
+
+            The mapping says which operation each sign stands for (any of the 256 mappings); challenges are \
+            evaluated left to right without precedence. For totp a new secret is generated (or --totp-secret \
+            given), shown as an otpauth:// URI (and as a QR code on a terminal), and confirmed with a \
+            current code. Biometrics belong to a device and are not available here. A new device or network \
             address always adds the e-mail code.
             """)
 
