@@ -21,6 +21,11 @@ struct ProfileAdviceTests {
         let noVault = try await cli.run(["vault", "list", "--profile", "my vault"])
         #expect(noVault.status != 0)
         #expect(noVault.stderr.contains("run `confidant vault init --profile 'my vault'` first"), "\(noVault.stderr)")
+        #expect(try await cli.run(["vault", "init", "--profile", "my vault", "--scrypt-log2n", "10"]).status == 0)
+        let noChapters = try await cli.run(["vault", "chapter", "list", "--profile", "my vault"])
+        #expect(
+            noChapters.text.contains("add one with `confidant vault chapter add --profile 'my vault' TITLE`"),
+            "\(noChapters.text)")
     }
 
     @Test("chat verify and the new-device notice suggest commands for the same profile")
@@ -38,6 +43,11 @@ struct ProfileAdviceTests {
         #expect(
             unknown.stderr.contains("`confidant chat users --profile alice --search NAME` lists who is there"),
             "\(unknown.stderr)")
+        let notADevice = try await cli.run(["account", "devices", "--profile", "alice", "--remove", "lost-phone"])
+        #expect(notADevice.status != 0)
+        #expect(
+            notADevice.stderr.contains("lost-phone is not a device id; `confidant account devices --profile alice` lists"),
+            "\(notADevice.stderr)")
         let marked = try await cli.run(["chat", "verify", "--profile", "alice", served.bob, "--mark"])
         #expect(marked.text.contains("marked verified"), "\(marked.stderr)")
 

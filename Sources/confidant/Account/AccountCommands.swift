@@ -155,7 +155,8 @@ struct DevicesCommand: AsyncParsableCommand {
         let messenger = try options.open()
         if let remove {
             guard let deviceID = UUID(uuidString: remove) else {
-                throw ValidationError("\(remove) is not a device id; `confidant account devices` lists them.")
+                throw ValidationError(
+                    "\(remove) is not a device id; \(options.profile.suggestion("account devices")) lists them.")
             }
             try await messenger.removeDevice(deviceID)
             if !output.json { print("removed device \(deviceID.canonicalString)") }

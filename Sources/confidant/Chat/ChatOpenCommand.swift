@@ -29,7 +29,8 @@ struct ChatOpenCommand: AsyncParsableCommand {
         screen.show(
             TerminalStyle.dim(
                 "chat with \(contact.displayName) <\(contact.email)> — /help for commands, /quit to leave"))
-        let renderer = ChatRenderer(screen: screen, peerName: contact.displayName)
+        let renderer = ChatRenderer(
+            screen: screen, peerName: contact.displayName, login: options.profile.suggestion("account login"))
         renderer.show(model.messages, initial: true)
         if let problem { screen.show(TerminalStyle.warning(problem)) }
         await messenger.startLive()
@@ -129,10 +130,13 @@ final class ChatRenderer {
     /// What was printed, by message id and direction, with the status it was printed with.
     private var shown: [String: ChatMessage.Status] = [:]
     private var lastState: ConnectionState?
+    /// The command that signs this profile in again, for when its session ends.
+    private let login: String
 
-    init(screen: ChatScreen, peerName: String) {
+    init(screen: ChatScreen, peerName: String, login: String) {
         self.screen = screen
         self.peerName = peerName
+        self.login = login
     }
 
     private func key(_ message: ChatMessage) -> String { "\(message.id.canonicalString)|\(message.direction.rawValue)" }
@@ -171,8 +175,7 @@ final class ChatRenderer {
         case .signedOut where lastState != .signedOut:
             screen.show(
                 TerminalStyle.warning(
-                    "this device's session ended (signed out, or removed from another device); run `confidant account login`"
-                ))
+                    "this device's session ended (signed out, or removed from another device); run \(login)"))
         case .live where lastState != .live && lastState != nil && lastState != .connecting:
             screen.show(TerminalStyle.dim("connected"))
         default: break

@@ -21,7 +21,9 @@ struct VaultChapterCommand: AsyncParsableCommand {
         @OptionGroup var options: VaultOptions
         func run() async throws {
             let chapters = try options.open().chapters()
-            if chapters.isEmpty { print("no chapters yet; add one with `confidant vault chapter add TITLE`") }
+            if chapters.isEmpty {
+                print("no chapters yet; add one with \(options.profile.suggestion("vault chapter add", "TITLE"))")
+            }
             let width = max(5, chapters.map(\.title.count).max() ?? 0)
             for chapter in chapters {
                 print(
