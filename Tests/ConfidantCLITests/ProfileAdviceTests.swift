@@ -46,7 +46,8 @@ struct ProfileAdviceTests {
         let notADevice = try await cli.run(["account", "devices", "--profile", "alice", "--remove", "lost-phone"])
         #expect(notADevice.status != 0)
         #expect(
-            notADevice.stderr.contains("lost-phone is not a device id; `confidant account devices --profile alice` lists"),
+            notADevice.stderr.contains(
+                "lost-phone is not a device id; `confidant account devices --profile alice` lists"),
             "\(notADevice.stderr)")
         let marked = try await cli.run(["chat", "verify", "--profile", "alice", served.bob, "--mark"])
         #expect(marked.text.contains("marked verified"), "\(marked.stderr)")
