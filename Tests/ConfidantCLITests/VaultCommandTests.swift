@@ -45,6 +45,25 @@ import Testing
         #expect(server.stderr.contains("run `confidant account register` or `confidant account login`"))
     }
 
+    @Test func passphraseFileIsReadByItsFirstLineAndBounded() async throws {
+        var cli = try CLIProcess()
+        defer { cli.remove() }
+        cli.environment["CONFIDANT_PASSPHRASE"] = nil
+        let file = cli.directory.appendingPathComponent("passphrase")
+        try Data("first line passphrase\nsomething else\n".utf8).write(to: file)
+        #expect(
+            try await cli.run(["vault", "init", "--scrypt-log2n", "10", "--passphrase-file", "passphrase"]).status == 0)
+        // The first line alone is the passphrase.
+        cli.environment["CONFIDANT_PASSPHRASE"] = "first line passphrase"
+        #expect(try await cli.run(["vault", "chapter", "add", "C"]).status == 0)
+        cli.environment["CONFIDANT_PASSPHRASE"] = nil
+        // A file given by mistake is refused, not read whole.
+        try Data(repeating: UInt8(ascii: "a"), count: 200_000).write(to: file)
+        let refused = try await cli.run(["vault", "list", "--passphrase-file", "passphrase"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("is longer than 65536 bytes"), "\(refused.stderr)")
+    }
+
     @Test func verifyReportsDamageByName() async throws {
         let cli = try CLIProcess()
         defer { cli.remove() }

@@ -50,8 +50,7 @@ struct AppCommand: AsyncParsableCommand {
     /// The passphrase from a file or the environment; nil lets the page ask.
     private func knownPassphrase() throws -> String? {
         if let passphraseFile {
-            let text = try FileIO.readText(passphraseFile)
-            let line = String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            let line = try FileIO.firstLine(of: passphraseFile)
             guard !line.isEmpty else { throw CLIError.emptyPassphrase }
             return line
         }

@@ -23,8 +23,7 @@ struct PassphraseOptions: ParsableArguments {
     static func given(file: String?, variable: String) throws -> String? {
         let passphrase: String
         if let file {
-            let text = try FileIO.readText(file)
-            passphrase = String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            passphrase = try FileIO.firstLine(of: file)
         } else if let fromEnvironment = ProcessInfo.processInfo.environment[variable] {
             passphrase = fromEnvironment
         } else {
