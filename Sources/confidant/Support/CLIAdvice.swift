@@ -43,7 +43,6 @@ enum CLIAdvice {
 
     /// "`confidant PATH ARGUMENTS`", with the profile's `--profile` when it has one to name.
     private static func command(_ path: String, profile: ProfileOptions?, _ arguments: String...) -> String {
-        if let profile { return profile.suggestion(path, arguments.joined(separator: " ")) }
-        return "`" + (["confidant", path] + arguments).joined(separator: " ") + "`"
+        ProfileOptions.suggestion(path, profile: profile?.profile, arguments)
     }
 }

@@ -24,9 +24,14 @@ extension ProfileOptions {
     /// A command to suggest, as the user would type it for this profile: `path` (such as
     /// "chat verify"), then `--profile NAME` unless the profile is the default, then `arguments`.
     func suggestion(_ path: String, _ arguments: String...) -> String {
+        Self.suggestion(path, profile: profile, arguments)
+    }
+
+    /// The same for a profile by name; nil (a command without a profile) names none.
+    static func suggestion(_ path: String, profile: String?, _ arguments: [String]) -> String {
         var words = ["confidant", path]
-        if profile != "default" { words += ["--profile", ShellWord.quoted(profile)] }
-        words += arguments.filter { !$0.isEmpty }
+        if let profile, profile != "default" { words += ["--profile", ShellWord.quoted(profile)] }
+        words += arguments
         return "`" + words.joined(separator: " ") + "`"
     }
 

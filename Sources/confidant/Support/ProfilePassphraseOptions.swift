@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 
 /// The profile's passphrase for a vault command that reaches the profile's server (`backup --to
 /// server`, `restore --from server`): the vault has a passphrase of its own, so the profile's may
@@ -15,16 +14,12 @@ struct ProfilePassphraseOptions: ParsableArguments {
 
     static let environmentVariable = "CONFIDANT_PROFILE_PASSPHRASE"
 
-    /// The profile's passphrase, falling back to `vault`'s source.
-    func passphrase(else vault: PassphraseOptions) throws -> String {
+    /// The profile's passphrase, falling back to `vault`'s source; `isOwn` says whether it came
+    /// from a source of its own rather than the vault's.
+    func passphrase(else vault: PassphraseOptions) throws -> (text: String, isOwn: Bool) {
         if let given = try PassphraseOptions.given(file: profilePassphraseFile, variable: Self.environmentVariable) {
-            return given
+            return (given, true)
         }
-        return try vault.passphrase(prompt: "Profile passphrase: ")
-    }
-
-    /// Whether the profile's passphrase came from a source of its own.
-    var isOwn: Bool {
-        profilePassphraseFile != nil || ProcessInfo.processInfo.environment[Self.environmentVariable] != nil
+        return (try vault.passphrase(prompt: "Profile passphrase: "), false)
     }
 }

@@ -12,10 +12,11 @@ enum BackupTargets {
     {
         guard argument == "server" else { return DirectoryBackupTarget(root: URL(fileURLWithPath: argument)) }
         let profile = ProfileStorage(directory: try options.profile.directory)
+        let passphrase = try profilePassphrase.passphrase(else: options.passphrase)
         let messenger: Messenger
         do {
-            messenger = try Messenger.open(profile, passphrase: profilePassphrase.passphrase(else: options.passphrase))
-        } catch IdentityKeyFileError.wrongPassphraseOrCorrupted where !profilePassphrase.isOwn {
+            messenger = try Messenger.open(profile, passphrase: passphrase.text)
+        } catch IdentityKeyFileError.wrongPassphraseOrCorrupted where !passphrase.isOwn {
             // The vault's passphrase was tried on the profile's key: say which one is wanted.
             throw CLIError.invalidArgument(
                 "the profile's passphrase is needed to reach its server, and the one given does not open its key; "

@@ -34,16 +34,9 @@ struct VaultChangePassphraseCommand: AsyncParsableCommand {
 
     func run() async throws {
         let vault = try options.open()
-        var newOptions = PassphraseOptions()
-        newOptions.passphraseFile = newPassphraseFile
         let new: String
-        if newPassphraseFile == nil,
-            let fromEnvironment = ProcessInfo.processInfo.environment["CONFIDANT_NEW_PASSPHRASE"]
-        {
-            guard !fromEnvironment.isEmpty else { throw CLIError.emptyPassphrase }
-            new = fromEnvironment
-        } else if newPassphraseFile != nil {
-            new = try newOptions.passphrase()
+        if let given = try PassphraseOptions.given(file: newPassphraseFile, variable: "CONFIDANT_NEW_PASSPHRASE") {
+            new = given
         } else {
             new = try Terminal.readSecret(prompt: "New vault passphrase: ")
             guard try Terminal.readSecret(prompt: "Repeat new passphrase: ") == new else {
