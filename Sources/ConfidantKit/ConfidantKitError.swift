@@ -23,6 +23,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case keyChangedSinceVerification(name: String)
     /// The message does not fit in one envelope.
     case messageTooLarge(bytes: Int, limit: Int)
+    /// More files than one message carries.
+    case tooManyAttachments(count: Int, limit: Int)
     case emptyMessage
     case invalidServerURL(String)
     /// Plain `http://` to a server that is not on this machine: passwords and tokens would cross
@@ -45,9 +47,9 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     /// A file larger than the server stores.
     case attachmentTooLarge(name: String, bytes: Int, limit: Int)
     /// An attachment that cannot be fetched any more; the reason says why.
-    case attachmentUnavailable(String, String)
+    case attachmentUnavailable(name: String, reason: String)
     /// An attachment whose bytes are not what its message says: nothing was written out.
-    case attachmentDamaged(String, String)
+    case attachmentDamaged(name: String, reason: String)
     /// No message with this id (or no attachment at that position) on this device.
     case messageNotFound(UUID)
     /// An edit or deletion of a message this account did not write.
@@ -67,6 +69,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .unknownUser(let email): "no user \(email) on this server"
         case .keyChangedSinceVerification(let name): "\(name)'s security key changed after you verified it"
         case .messageTooLarge(let bytes, let limit): "the message is \(bytes) bytes; the limit is \(limit) bytes"
+        case .tooManyAttachments(let count, let limit):
+            "the message has \(count) files; one message carries at most \(limit)"
         case .emptyMessage: "the message is empty"
         case .invalidServerURL(let url): "\(url) is not a server address; use http://host:port or https://host"
         case .insecureServerURL(let url):

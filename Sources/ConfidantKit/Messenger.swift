@@ -39,7 +39,7 @@ public actor Messenger {
     init(
         identity: PrivateIdentity, account: AccountState, store: LocalStore, retry: RetryPolicy = RetryPolicy(),
         receipts: ReceiptBatching = ReceiptBatching(), acknowledgements: HeldAcknowledgements = HeldAcknowledgements(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        diagnostics: DeliveryDiagnostics? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.identity = identity
         self.account = account
@@ -53,7 +53,7 @@ public actor Messenger {
         attachments = AttachmentTransfer(serverURL: account.serverURL, token: account.token, store: store)
         sender = MessageSender(
             relay: relay, store: store, directory: directory, cipher: cipher, stream: stream, events: eventHub,
-            retry: retry, attachments: attachments, now: now)
+            retry: retry, attachments: attachments, diagnostics: diagnostics, now: now)
         openChats = OpenChats(sendsReadReceipts: account.sendsReadReceipts)
         receiver = MessageReceiver(
             relay: relay, store: store, directory: directory, cipher: cipher, prekeys: prekeys, events: eventHub,

@@ -77,7 +77,7 @@ struct ChatLinesTests {
                 if let pending = try lines(direction: .outgoing).filter({ $0.status == .pending }).randomElement(
                     using: &choices)
                 {
-                    try store.finish([pending.id], failure: Bool.random(using: &choices) ? nil : "refused")
+                    try store.finish([pending.id], failure: Bool.random(using: &choices) ? nil : .other("refused"))
                 }
             case 5:
                 if let first = try store.outbox().first {

@@ -30,6 +30,8 @@ struct TestProfile {
 struct KitUser {
     let profile: TestProfile
     let messenger: Messenger
+    /// What this user's outbox did (how each message went, the window of sends).
+    let diagnostics: DeliveryDiagnostics
     let email: String
     let password: String
     let name: String
@@ -38,10 +40,14 @@ struct KitUser {
         let profile = TestProfile()
         let email = "\(name.lowercased())-\(UUID().uuidString.prefix(8).lowercased())@example.com"
         let password = "correct horse battery \(name)"
-        let messenger = try await Messenger.register(
+        let diagnostics = DeliveryDiagnostics()
+        let messenger = try await ProfileSignIn.register(
             profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-            email: email, password: password, displayName: name, answer: mailedCode(relay, email: email))
-        return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
+            form: .init(email: email, password: password, displayName: name),
+            answer: mailedCode(relay, email: email), diagnostics: diagnostics)
+        return KitUser(
+            profile: profile, messenger: messenger, diagnostics: diagnostics, email: email, password: password,
+            name: name)
     }
 
     /// Registers Alice and Bob on `relay`, runs `body` with them, and removes their profiles
@@ -72,10 +78,14 @@ struct KitUser {
     /// The same account signed in from another profile (another device).
     func secondDevice(_ relay: some RelayEndpoint) async throws -> KitUser {
         let profile = TestProfile()
-        let messenger = try await Messenger.login(
-            profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL,
-            email: email, password: password, answer: Self.mailedCode(relay, email: email))
-        return KitUser(profile: profile, messenger: messenger, email: email, password: password, name: name)
+        let diagnostics = DeliveryDiagnostics()
+        let messenger = try await ProfileSignIn.login(
+            profile.storage, passphrase: TestProfile.passphrase, server: relay.baseURL, email: email,
+            password: password, newDeviceKey: false, answer: Self.mailedCode(relay, email: email),
+            diagnostics: diagnostics)
+        return KitUser(
+            profile: profile, messenger: messenger, diagnostics: diagnostics, email: email, password: password,
+            name: name)
     }
 
     /// Answers the e-mail step from the relay's development outbox, as a user reads their mail.
@@ -95,12 +105,12 @@ struct KitUser {
     /// with the waits and the clock given.
     func reopened(
         retry: RetryPolicy = RetryPolicy(), receipts: ReceiptBatching = ReceiptBatching(),
-        acknowledgements: HeldAcknowledgements = HeldAcknowledgements(),
+        acknowledgements: HeldAcknowledgements = HeldAcknowledgements(), diagnostics: DeliveryDiagnostics? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) async -> Messenger {
         Messenger(
             identity: messenger.identity, account: await messenger.account, store: messenger.store, retry: retry,
-            receipts: receipts, acknowledgements: acknowledgements, now: now)
+            receipts: receipts, acknowledgements: acknowledgements, diagnostics: diagnostics, now: now)
     }
 
     func remove() async {

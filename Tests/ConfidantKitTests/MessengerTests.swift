@@ -274,10 +274,10 @@ struct MessengerTests {
                 for index in 1...5 {
                     #expect(try await alice.messenger.send("streamed \(index)", to: toBob).status == .sent)
                 }
-                #expect(await alice.messenger.sender.transports == Array(repeating: .stream, count: 5))
+                #expect(alice.diagnostics.record.transports == Array(repeating: .stream, count: 5))
                 await alice.messenger.stopLive()
                 #expect(try await alice.messenger.send("posted", to: toBob).status == .sent)
-                #expect(await alice.messenger.sender.transports.last == .http)
+                #expect(alice.diagnostics.record.transports.last == .http)
                 #expect(try await bob.messenger.sync().map(\.text) == (1...5).map { "streamed \($0)" } + ["posted"])
             }
         }
@@ -299,7 +299,7 @@ struct MessengerTests {
             ).noContent
             let carol = try await alice.messenger.contact(email: email)
             let failed = try await alice.messenger.send("hello Carol", to: carol)
-            #expect(failed.status == .failed("the recipient has no signed-in device yet"))
+            #expect(failed.status == .failed(.noRecipientDevice))
             let profile = TestProfile()
             defer { profile.remove() }
             let carolDevice = try await Messenger.login(

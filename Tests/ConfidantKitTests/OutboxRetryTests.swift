@@ -15,6 +15,8 @@ struct OutboxRetryTests {
         let first: TestRelay
         let alice: KitUser
         let bob: KitUser
+        /// What the messengers `sender(_:now:)` opens did, together.
+        let diagnostics = DeliveryDiagnostics()
         private var second: TestRelay?
         private let adjust: @Sendable (inout ServerConfiguration) -> Void
 
@@ -29,7 +31,7 @@ struct OutboxRetryTests {
 
         /// Alice's profile in a messenger of its own whose automatic retries wait for `policy`.
         func sender(_ policy: RetryPolicy, now: @escaping @Sendable () -> Date = { Date() }) async -> Messenger {
-            await alice.reopened(retry: policy, now: now)
+            await alice.reopened(retry: policy, diagnostics: diagnostics, now: now)
         }
 
         /// Alice's profile in a messenger whose automatic retries never come: only the next
@@ -160,7 +162,7 @@ struct OutboxRetryTests {
         let tablet = try await bob.secondDevice(outage.first)
         defer { Task { await tablet.remove() } }
         await outage.stop()
-        let count = 3 * MessageSender.window
+        let count = 3 * StreamWindow.size
         for index in 1...count { _ = try await sender.send("queued \(index)", to: toBob) }
         try await outage.restart()
         try await Self.deliverLive(sender, to: toBob.id)
@@ -169,9 +171,9 @@ struct OutboxRetryTests {
         }
         #expect(unsent.isEmpty, "\(unsent.map { "\($0.text ?? "?"): \($0.status)" })")
         // "before" went over HTTP, the backlog over the stream.
-        #expect(await sender.sender.transports == [.http] + Array(repeating: .stream, count: count))
+        #expect(outage.diagnostics.record.transports == [.http] + Array(repeating: .stream, count: count))
         // The first starts a session with the tablet (a prekey bundle claimed) and goes alone.
-        let windowed = await sender.sender.sentInWindows
+        let windowed = outage.diagnostics.record.sentInWindows
         #expect(windowed == count - 1, "\(windowed)")
         let expected = (1...count).map { "queued \($0)" }
         #expect(try await bob.messenger.sync().map(\.text) == ["before"] + expected)
@@ -198,10 +200,14 @@ struct OutboxRetryTests {
         #expect(lines.prefix(20).allSatisfy { $0.status == .sent || $0.status == .delivered })
         #expect(
             lines.dropFirst(20).allSatisfy {
-                if case .failed(let reason) = $0.status { reason.contains("full") } else { false }
+                if case .failed(.refused(.quotaExceeded, let message)) = $0.status {
+                    message.contains("full")
+                } else {
+                    false
+                }
             }, "\(lines.dropFirst(20).map(\.status))")
         // The first starts the session with Bob (a prekey bundle claimed) and goes alone.
-        #expect(await sender.sender.sentInWindows == 19)
+        #expect(outage.diagnostics.record.sentInWindows == 19)
         #expect(try await bob.messenger.sync().map(\.text) == (1...20).map { "queued \($0)" })
     }
 

@@ -96,6 +96,29 @@ struct RichMessageTests {
         }
     }
 
+    @Test("a message with more files than one carries is refused by their count, with nothing stored or encrypted")
+    func tooManyAttachments() async throws {
+        try await Self.withPair { _, alice, bob, files in
+            let limit = ChatPayload.maximumAttachments
+            let sources = try (0...limit).map { index in
+                AttachmentSource(url: try files.write("file-\(index).txt", Data("file \(index)".utf8)))
+            }
+            await #expect(throws: ConfidantKitError.tooManyAttachments(count: limit + 1, limit: limit)) {
+                try await alice.messenger.send("too many", attachments: sources, to: bob.contact)
+            }
+            #expect(
+                ConfidantKitError.tooManyAttachments(count: 33, limit: 32).description
+                    == "the message has 33 files; one message carries at most 32")
+            #expect(try await alice.messenger.history(with: bob.contact.id).isEmpty)
+            let folder = alice.profile.directory.appendingPathComponent("attachments")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty ?? true)
+            // At the limit the files go.
+            let sent = try await alice.messenger.send(
+                "just enough", attachments: Array(sources.prefix(limit)), to: bob.contact)
+            #expect(sent.attachments.count == limit)
+        }
+    }
+
     @Test("a tampered or truncated attachment is reported and nothing is written")
     func tamperedAttachment() async throws {
         try await Self.withPair { relay, alice, bob, files in
@@ -113,7 +136,7 @@ struct RichMessageTests {
             await #expect {
                 try await bob.messenger.saveAttachment(of: message.id, index: 0, to: out)
             } throws: { error in
-                guard case ConfidantKitError.attachmentDamaged(_, let why) = error else { return false }
+                guard case ConfidantKitError.attachmentDamaged(_, reason: let why) = error else { return false }
                 return why.contains("digest")
             }
             // Cut short on the server: the download breaks off, or arrives short.

@@ -132,10 +132,10 @@ struct SessionMessagingTests {
                 try await waitUntil { store.commitCounts.synced == store.commitCounts.count }
                 let before = store.commitCounts.count
                 #expect(store.syncThroughBeforeSending <= before)
-                let windows = await alice.messenger.sender.sentInWindows
+                let windows = alice.diagnostics.record.sentInWindows
                 let reserving = store.reservingCommits.load(ordering: .relaxed)
                 _ = try await alice.messenger.send("two", to: toBob)
-                #expect(await alice.messenger.sender.sentInWindows == windows + 1, "sealed as queued, sent in a window")
+                #expect(alice.diagnostics.record.sentInWindows == windows + 1, "sealed as queued, sent in a window")
                 // Stored, queued and sealed in one commit within the reservation the chain was
                 // born with, and marked sent: neither synced as it committed (the copy is synced
                 // in the background, 100 ms later). (Other commits may land meanwhile on a slow

@@ -7,7 +7,7 @@ import Testing
 @testable import ConfidantKit
 
 /// While a window of sends runs, a new message is handed to it to queue with the others handed
-/// over meanwhile, in one transaction, instead of in one of its own (`MessageSender.handOver`).
+/// over meanwhile, in one transaction, instead of in one of its own (`OutboxDrain.handOver`).
 @Suite("New messages handed to a running window of sends")
 struct WindowHandOverTests {
     @Test(
@@ -17,7 +17,9 @@ struct WindowHandOverTests {
         try await TestRelay.run { relay in
             try await KitUser.pair(relay) { alice, bob in
                 let toBob = try await alice.messenger.contact(email: bob.email)
-                let (sender, store) = (await alice.messenger.sender, alice.messenger.store)
+                let (drain, store, diagnostics) = (
+                    await alice.messenger.sender.drain, alice.messenger.store, alice.diagnostics
+                )
                 let stale = try store.sendingContext(for: toBob.id)
                 try store.write { db in try store.setTimer(60, for: toBob.id, db) }
                 let fresh = try store.sendingContext(for: toBob.id)
@@ -25,13 +27,13 @@ struct WindowHandOverTests {
                 let batch = [("one", fresh), ("two", fresh), ("stale", stale)].map { text, context in
                     LocalStore.NewQueued.text(text, to: toBob.id, on: context)
                 }
-                let senders = batch.map { new in Task { try await sender.handOver(new) } }
-                try await waitUntil { await sender.handedOverCount == batch.count }
+                let senders = batch.map { new in Task { try await drain.handOver(new) } }
+                try await waitUntil { diagnostics.record.handedOver == batch.count }
                 let before = store.commitCounts.count
-                let queued = await sender.queueHandedOver()
+                let queued = await drain.queueHandedOver()
                 #expect(store.commitCounts.count == before + 1, "one commit for all")
                 #expect(queued.map(\.message.id) == [batch[0].message.id, batch[1].message.id])
-                #expect(await sender.handedOverCount == 0)
+                #expect(diagnostics.record.handedOver == 0)
 
                 let first = try await senders[0].value
                 let second = try await senders[1].value
@@ -49,16 +51,16 @@ struct WindowHandOverTests {
     )
     func sendsHandedToAWaitingWindow() async throws {
         try await Self.liveWithLockableRelay { alice, bob, toBob, lockRelay in
-            let sender = await alice.messenger.sender
+            let diagnostics = alice.diagnostics
             let lock = try lockRelay()
             let first = Task { try await alice.messenger.send("first", to: toBob).status }
             // Its window waits for the relay's answer, which cannot come while the lock is held.
-            try await waitUntil { await sender.isWindowRunning }
+            try await waitUntil { diagnostics.record.windowRunning }
             let count = 8
             let rest = (1...count).map { index in
                 Task { try await alice.messenger.send("then \(index)", to: toBob).status }
             }
-            try await waitUntil { await sender.queuedByWindows == count }
+            try await waitUntil { diagnostics.record.queuedByWindows == count }
             let pending = try await alice.messenger.history(with: toBob.id).filter { $0.status == .pending }
             #expect(pending.count == count + 1, "none sent while the relay could not store")
             lock.release()
@@ -77,7 +79,7 @@ struct WindowHandOverTests {
     )
     func connectionDropsUnderAFullWindow() async throws {
         try await Self.liveWithLockableRelay { alice, bob, toBob, lockRelay in
-            let sender = await alice.messenger.sender
+            let diagnostics = alice.diagnostics
             // How each send answered; one that never does fails the wait below, not the run.
             let answers = SendAnswers()
             func send(_ text: String) {
@@ -88,16 +90,16 @@ struct WindowHandOverTests {
             }
             let lock = try lockRelay()
             send("first")
-            try await waitUntil { await sender.isWindowRunning }
+            try await waitUntil { diagnostics.record.windowRunning }
             // The window's places filled, and 4 queued by it behind them (its refill took them
             // while it filled).
-            let queued = MessageSender.window + 3
+            let queued = StreamWindow.size + 3
             for index in 1...queued { send("then \(index)") }
-            try await waitUntil { await sender.queuedByWindows == queued }
+            try await waitUntil { diagnostics.record.queuedByWindows == queued }
             // Handed to the full window after that: they wait for its next refill.
             let handed = 3
             for index in 1...handed { send("later \(index)") }
-            try await waitUntil { await sender.handedOverCount == handed }
+            try await waitUntil { diagnostics.record.handedOver == handed }
             // The connection goes with every send of the window unanswered (the relay could not
             // store them): the window ends, queueing what was handed to it. The relay stores what
             // it read once the lock goes; everything goes again over HTTP, and what it stored
@@ -108,8 +110,8 @@ struct WindowHandOverTests {
             try await waitUntil { await answers.statuses.count == total }
             let statuses = await answers.statuses.values
             #expect(statuses.count == total && statuses.allSatisfy { $0 == .sent || $0 == .delivered })
-            #expect(await sender.sentInWindows == 0, "no answer came to the window")
-            #expect(await sender.queuedByWindows == queued + handed)
+            #expect(diagnostics.record.sentInWindows == 0, "no answer came to the window")
+            #expect(diagnostics.record.queuedByWindows == queued + handed)
             let (stored, received) = try await Self.sentAndReceived(alice, bob)
             #expect(stored.count == total + 1)
             #expect(received == stored)
@@ -121,13 +123,13 @@ struct WindowHandOverTests {
     )
     func uploadProgressPerSend() async throws {
         try await Self.liveWithLockableRelay { alice, bob, toBob, lockRelay in
-            let sender = await alice.messenger.sender
+            let diagnostics = alice.diagnostics
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-files-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let lock = try lockRelay()
             let first = Task { try await alice.messenger.send("first", to: toBob).status }
-            try await waitUntil { await sender.isWindowRunning }
+            try await waitUntil { diagnostics.record.windowRunning }
             let names = ["a.bin", "b.bin"]
             let logs = names.map { _ in ProgressLog() }
             var sends: [Task<ChatMessage.Status, any Error>] = []
@@ -144,8 +146,8 @@ struct WindowHandOverTests {
             }
             // Both handed to the window, which uploads their files once the relay stores again.
             try await waitUntil {
-                let queued = await sender.queuedByWindows
-                return await queued + sender.handedOverCount == names.count
+                let queued = diagnostics.record.queuedByWindows
+                return queued + diagnostics.record.handedOver == names.count
             }
             lock.release()
             var statuses = [try await first.value]

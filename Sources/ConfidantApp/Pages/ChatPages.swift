@@ -110,17 +110,7 @@ struct ChatPages {
     {
         let peerID = model.peer.id.uuidString.lowercased()
         let messages = model.messages.map { message in
-            let status: String? =
-                switch (message.direction, message.status) {
-                case (.outgoing, .pending):
-                    message.retryAt.map { "waiting for the server (trying again \(RetryText.inSeconds($0)))" }
-                        ?? "sending"
-                case (.outgoing, .sent): "sent ✓"
-                case (.outgoing, .delivered): "delivered ✓✓"
-                case (.outgoing, .read): "read ✓✓"
-                case (.outgoing, .failed(let reason)): "not sent: \(reason)"
-                default: nil
-                }
+            let status = DeliveryStatusText.describe(message)
             let failed = if case .failed = message.status { true } else { false }
             let messageID = message.id.uuidString.lowercased()
             return MessageView(
@@ -414,17 +404,5 @@ struct ChatPages {
         let code = try QRCode(text: number.digits, correction: .medium)
         return Response(
             status: .ok, headers: ["Content-Type": "image/svg+xml"], body: .init(string: code.svg))
-    }
-}
-
-/// "in 8 s", "in 2 min", "now" for an automatic retry.
-enum RetryText {
-    static func inSeconds(_ date: Date, now: Date = Date()) -> String {
-        let seconds = Int(date.timeIntervalSince(now).rounded(.up))
-        switch seconds {
-        case ..<1: return "now"
-        case ..<120: return "in \(seconds) s"
-        default: return "in \(seconds / 60) min"
-        }
     }
 }

@@ -17,7 +17,7 @@ enum ProfileSignIn {
 
     static func register(
         _ profile: ProfileStorage, passphrase: String, server: URL, form: Components.Schemas.SignUpRequest,
-        answer: SignInAnswerer?, allowInsecureHTTP: Bool = false
+        answer: SignInAnswerer?, allowInsecureHTTP: Bool = false, diagnostics: DeliveryDiagnostics? = nil
     ) async throws -> Messenger {
         try ServerAddress.check(server, allowInsecureHTTP: allowInsecureHTTP)
         let relay = RelayClient(serverURL: server, token: nil)
@@ -32,7 +32,7 @@ enum ProfileSignIn {
         }
         return try await login(
             profile, passphrase: passphrase, server: server, email: form.email, password: form.password,
-            newDeviceKey: false, answer: answer, allowInsecureHTTP: allowInsecureHTTP)
+            newDeviceKey: false, answer: answer, allowInsecureHTTP: allowInsecureHTTP, diagnostics: diagnostics)
     }
 
     private static func existingAccount(_ profile: ProfileStorage, passphrase: String) throws -> AccountState? {
@@ -44,7 +44,8 @@ enum ProfileSignIn {
 
     static func login(
         _ profile: ProfileStorage, passphrase: String, server: URL?, email: String, password: String,
-        newDeviceKey: Bool, answer: SignInAnswerer?, allowInsecureHTTP: Bool = false
+        newDeviceKey: Bool, answer: SignInAnswerer?, allowInsecureHTTP: Bool = false,
+        diagnostics: DeliveryDiagnostics? = nil
     ) async throws -> Messenger {
         try profile.prepare()
         let existing = try profile.keyStore.loadIdentity(passphrase: passphrase)
@@ -83,7 +84,7 @@ enum ProfileSignIn {
             serverURL: serverURL, userID: userID, deviceID: identity.deviceID, email: session.user.email,
             displayName: session.user.displayName, token: session.token, tokenExpiresAt: session.expiresAt)
         try store.saveAccount(account)
-        let messenger = Messenger(identity: identity, account: account, store: store)
+        let messenger = Messenger(identity: identity, account: account, store: store, diagnostics: diagnostics)
         try await messenger.prekeys.publish(newDeviceKey: keyChanged)
         // The account's devices as of now: a device that signs in to it later is news to show
         // (best effort: the next key refresh records them too, without telling).

@@ -148,7 +148,7 @@ struct AttachmentTransfer: Sendable {
         let file = store.attachmentFile(pointer.id)
         if FileManager.default.fileExists(atPath: file.path) { return file }
         guard let blobID = pointer.blobID else {
-            throw ConfidantKitError.attachmentUnavailable(pointer.name, "it was never uploaded")
+            throw ConfidantKitError.attachmentUnavailable(name: pointer.name, reason: "it was never uploaded")
         }
         try store.prepareAttachmentsDirectory()
         let path = Operations.DownloadBlob.Input.Path(blobId: blobID.canonicalString)
@@ -158,7 +158,7 @@ struct AttachmentTransfer: Sendable {
         case .ok(let ok): body = try ok.body.binary
         case .default(404, _):
             throw ConfidantKitError.attachmentUnavailable(
-                pointer.name, "the server no longer has it (attachments are kept for a limited time)")
+                name: pointer.name, reason: "the server no longer has it (attachments are kept for a limited time)")
         case .default(let status, let response): throw problem(status, response)
         }
         let partial = store.attachmentsDirectory.appendingPathComponent(
@@ -183,16 +183,17 @@ struct AttachmentTransfer: Sendable {
                 throw error
             } catch {
                 throw ConfidantKitError.attachmentUnavailable(
-                    pointer.name, "the download broke off (\(RelayClient.describe(error))); try again")
+                    name: pointer.name, reason: "the download broke off (\(RelayClient.describe(error))); try again")
             }
             try handle.synchronize()
         }
         guard received == expected else {
-            throw ConfidantKitError.attachmentDamaged(pointer.name, "it is shorter than its message says (truncated)")
+            throw ConfidantKitError.attachmentDamaged(
+                name: pointer.name, reason: "it is shorter than its message says (truncated)")
         }
         guard hasher.finalize().hexString == pointer.digest else {
             throw ConfidantKitError.attachmentDamaged(
-                pointer.name, "its bytes do not match the digest its message carries")
+                name: pointer.name, reason: "its bytes do not match the digest its message carries")
         }
         try FileManager.default.moveItem(at: partial, to: file)
         let confirm = Operations.ConfirmBlobFetched.Input.Path(blobId: blobID.canonicalString)
@@ -211,7 +212,7 @@ struct AttachmentTransfer: Sendable {
         for try await chunk in body {
             received += Int64(chunk.count)
             guard received <= expected else {
-                throw ConfidantKitError.attachmentDamaged(name, "it is longer than its message says")
+                throw ConfidantKitError.attachmentDamaged(name: name, reason: "it is longer than its message says")
             }
             hasher.update(data: chunk)
             try handle.write(contentsOf: chunk)
@@ -236,10 +237,10 @@ struct AttachmentTransfer: Sendable {
             guard size == pointer.size else {
                 try? FileManager.default.removeItem(at: destination)
                 throw ConfidantKitError.attachmentDamaged(
-                    pointer.name, "it decrypts to another size than its message says")
+                    name: pointer.name, reason: "it decrypts to another size than its message says")
             }
         } catch let error as VaultError {
-            throw ConfidantKitError.attachmentDamaged(pointer.name, error.description)
+            throw ConfidantKitError.attachmentDamaged(name: pointer.name, reason: error.description)
         }
     }
 
@@ -250,7 +251,7 @@ struct AttachmentTransfer: Sendable {
                 url: store.attachmentFile(pointer.id), key: try VaultKey(rawRepresentation: pointer.key),
                 objectID: pointer.id, name: pointer.name)
         } catch let error as VaultError {
-            throw ConfidantKitError.attachmentDamaged(pointer.name, error.description)
+            throw ConfidantKitError.attachmentDamaged(name: pointer.name, reason: error.description)
         }
     }
 

@@ -21,8 +21,8 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
         case delivered
         /// The recipient saw it (their read receipts are on).
         case read
-        /// Not sent; the reason says why. `retry` queues it again.
-        case failed(String)
+        /// Not sent; the failure says why. `retry` queues it again.
+        case failed(DeliveryFailure)
     }
 
     /// The message id (shared by the sender's copies); notices get a derived id.

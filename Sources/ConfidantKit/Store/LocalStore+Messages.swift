@@ -86,7 +86,7 @@ extension LocalStore {
         case .sent: .sent
         case .delivered: .delivered
         case .read: .read
-        case .failed: .failed(failure ?? "unknown reason")
+        case .failed: .failed(failure.map(DeliveryFailure.init(stored:)) ?? .other("unknown reason"))
         case .received: .received
         }
     }

@@ -162,12 +162,13 @@ extension LocalStore {
     }
 
     /// Marks outgoing messages sent, or failed for good, and takes them out of the outbox, in one
-    /// transaction: one message, or those a window of sends (`MessageSender.deliverWindow`) got
+    /// transaction: one message, or those a window of sends (`StreamWindow`) got
     /// back together.
     /// Marking sent is not synced by itself: if a power cut loses it, the message goes again
     /// under its id and the relay answers it as a duplicate. A failure is synced: the message must
     /// not go after all.
-    func finish(_ ids: [UUID], failure: String?) throws {
+    func finish(_ ids: [UUID], failure: DeliveryFailure?) throws {
+        let failure = failure?.stored
         try write(failure == nil ? .deferred : .synced) { db in
             // Only a pending message: a receipt may have moved it on already. Cached statements:
             // this runs for every message sent.

@@ -235,7 +235,7 @@ struct HistoryCommand: AsyncParsableCommand {
                     Line(
                         id: message.id.canonicalString, direction: "\(message.direction)", sentAt: message.sentAt,
                         text: message.text,
-                        unreadableReason: message.unreadableReason, status: message.status.label,
+                        unreadableReason: message.unreadableReason, status: DeliveryStatusText.label(message.status),
                         envelope: message.envelopeVersion,
                         attachments: message.attachments.map {
                             File(
@@ -278,19 +278,6 @@ struct VerifyCommand: AsyncParsableCommand {
                 print(TerminalText.printable("not verified; if the numbers match, run \(mark)"))
             case .changedSinceVerification: print(TerminalStyle.warning("⚠ the keys changed since you verified them"))
             }
-        }
-    }
-}
-
-extension ChatMessage.Status {
-    var label: String {
-        switch self {
-        case .received: return "received"
-        case .pending: return "pending"
-        case .sent: return "sent"
-        case .delivered: return "delivered"
-        case .read: return "read"
-        case .failed(let reason): return "failed: \(reason)"
         }
     }
 }

@@ -61,21 +61,14 @@ enum TerminalStyle {
             let text = message.isUnreadable || message.isDeleted ? error(displayText) : displayText
             return "\(time) \(accent(peerName)): \(text)\(marks)"
         case .outgoing:
-            var suffix = ""
-            switch message.status {
-            case .pending:
-                if let retry = message.retryAt {
-                    let seconds = max(0, Int(retry.timeIntervalSinceNow.rounded(.up)))
-                    suffix = dim(" (waiting for the server; trying again in \(seconds) s)")
-                } else {
-                    suffix = dim(" (queued)")
+            let status = DeliveryStatusText.describe(message) ?? ""
+            let suffix =
+                switch message.status {
+                case .failed: error(" (\(status); /retry)")
+                case .read: accent(" \(status)")
+                case .pending: dim(" (\(status))")
+                default: dim(" \(status)")
                 }
-            case .sent: suffix = dim(" ✓")
-            case .delivered: suffix = dim(" ✓✓")
-            case .read: suffix = accent(" ✓✓ read")
-            case .failed(let reason): suffix = error(" (not sent: \(reason); /retry)")
-            case .received: break
-            }
             let text = message.isUnreadable || message.isDeleted ? error(displayText) : displayText
             return "\(time) \(bold("you")): \(text)\(marks)\(suffix)"
         }

@@ -1,0 +1,65 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+
+/// Delivers the queued control messages (receipts, edits, deletions, timers), oldest first.
+/// Receipts of one kind queued one after another for the same peer go as one envelope
+/// (`ControlRun`): while one is sealed and sent, the messages that arrive meanwhile queue theirs,
+/// and the next delivery takes them together, as a group commit does.
+struct ControlDelivery: Sendable {
+    let store: LocalStore
+    let directory: KeyDirectory
+    let sealer: EnvelopeSealer
+    let transport: BatchTransport
+    let retry: RetryPolicy
+    let now: @Sendable () -> Date
+
+    /// - Returns: when to try again, and why, if one could not go now (the server is away): the
+    ///   rest wait with it.
+    func deliver() async throws -> (next: Date, reason: String)? {
+        guard store.takeControlsMark() else { return nil }
+        // Anything that leaves a control queued (held, deferred, an error) sets the mark again.
+        var leftQueued = true
+        defer { if leftQueued { store.controlsMayWait() } }
+        var held = false
+        for run in ControlRun.runs(of: try store.controls()) {
+            let control = run.first
+            do {
+                // A peer whose verified key changed gets nothing until the user confirms (a
+                // message sent anyway accepts the new key); the control waits.
+                if try directory.keysChangedSinceVerification(control.peer) {
+                    held = true
+                    continue
+                }
+                let peerKeys = try await directory.keysForSending(of: control.peer)
+                guard !peerKeys.isEmpty else {
+                    try store.finishControls(run.messageIDs)
+                    continue
+                }
+                let payload = try run.payload.serialized
+                let groups = try await sealer.groups(
+                    peer: control.peer, peerKeys: peerKeys, forPeer: payload,
+                    forOwn: control.toOwnDevices ? payload : nil)
+                try await transport.transmit(try await sealer.seal(groups, messageID: run.messageID, sentAt: now()))
+                try store.finishControls(run.messageIDs)
+            } catch let error as ConfidantKitError where error.isTransient {
+                let next = retry.nextAttempt(after: control.attempts + 1, now: now())
+                try store.deferControl(control.messageID, until: next, reason: error.description)
+                return (next, error.description)
+            } catch let error as ConfidantKitError {
+                switch error {
+                case .sessionExpired, .storeDamaged: throw error
+                case .server(_, .deviceMismatch, _):
+                    // Fetched again next time.
+                    directory.devicesChanged(of: control.peer)
+                    directory.devicesChanged(of: sealer.me)
+                    held = true
+                    continue
+                default: try store.finishControls(run.messageIDs)  // refused for good: dropped
+                }
+            }
+        }
+        leftQueued = held
+        return nil
+    }
+}
