@@ -92,15 +92,15 @@ import Testing
         var keys: [[UInt8]] = [[UInt8](repeating: 0, count: 32), [UInt8](repeating: 0xFF, count: 32)]
         keys += (0..<64).map { _ in (0..<32).map { _ in UInt8.random(in: 0...255) } }
         for key in keys {
-            let (messageKey, next) = RatchetSession.kdfChain(key)
+            let (messageKey, next) = ChainKey(key).step()
             let symmetric = SymmetricKey(data: key)
-            #expect(messageKey == Array(HMAC<SHA256>.authenticationCode(for: [0x01], using: symmetric)))
-            #expect(next == Array(HMAC<SHA256>.authenticationCode(for: [0x02], using: symmetric)))
+            #expect(messageKey.bytes == Array(HMAC<SHA256>.authenticationCode(for: [0x01], using: symmetric)))
+            #expect(next.bytes == Array(HMAC<SHA256>.authenticationCode(for: [0x02], using: symmetric)))
 
             let expected = HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: symmetric, info: RatchetSession.messageInfo, outputByteCount: 44
+                inputKeyMaterial: symmetric, info: MessageKey.info, outputByteCount: 44
             ).withUnsafeBytes { Array($0) }
-            let (cipherKey, nonce) = try RatchetSession.messageKeys(key)
+            let (cipherKey, nonce) = try MessageKey(key).cipherKeys()
             #expect(cipherKey.withUnsafeBytes { Array($0) } == Array(expected[0..<32]))
             #expect(Array(nonce) == Array(expected[32..<44]))
         }
@@ -157,9 +157,10 @@ import Testing
             reply.ciphertext.hexString
                 == "5ff3924a5e91d0432b63525235cc39f70dfc423a13318e0a74adfd7e1c0705ef035a8ccf8a20d30912101c97512e96dc")
         #expect(
-            alice.sessions[0].rootKey.hexString == "522e11828c3c4103730154a066577540321e14d10aa318ac0b44a8083a1235f5")
+            alice.sessions[0].rootKey.bytes.hexString
+                == "522e11828c3c4103730154a066577540321e14d10aa318ac0b44a8083a1235f5")
         #expect(fixture.bobPrekeys.oneTimeCount == 0, "the one-time prekey is erased")
-        try Self.checkWithPython(first: first, reply: reply, root: alice.sessions[0].rootKey, fixture: fixture)
+        try Self.checkWithPython(first: first, reply: reply, root: alice.sessions[0].rootKey.bytes, fixture: fixture)
     }
 
     /// Tests/Interop/session_kat.py rebuilds the same session from docs/PROTOCOL.md §9 alone.

@@ -25,8 +25,6 @@ public struct RatchetSession: Sendable {
     public static let sendingReservation: UInt32 = 256
 
     static let handshakeInfo = Array("Confidant PQXDH v1 X25519 X-Wing SHA-256".utf8)
-    static let rootInfo = Array("Confidant ratchet root v1".utf8)
-    static let messageInfo = Array("Confidant ratchet message v1".utf8)
     static let bindingContext = Array("Confidant session v1\u{0}".utf8)
 
     struct SkippedKey: Hashable {
@@ -38,31 +36,34 @@ public struct RatchetSession: Sendable {
     let associatedData: [UInt8]
     /// The initiator's base key: names the session in start messages.
     let baseKey: [UInt8]
-    private(set) var rootKey: [UInt8]
-    private(set) var sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey {
+    // Set only here and by the stored form's reader (RatchetSession+Serialization.swift).
+    internal(set) var rootKey: RootKey
+    internal(set) var sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey {
         // Kept beside the key: deriving it is a scalar multiplication, a third of a message's cost.
         didSet { sendingRatchetPublicKey = sendingRatchetKey.publicKey.rawRepresentation }
     }
-    private(set) var sendingRatchetPublicKey: Data
-    private(set) var remoteRatchetKey: [UInt8]?
-    private(set) var sendingChain: [UInt8]?
-    private(set) var receivingChain: [UInt8]?
-    private(set) var sendCount: UInt32 = 0
+    internal(set) var sendingRatchetPublicKey: Data
+    internal(set) var remoteRatchetKey: [UInt8]?
+    internal(set) var sendingChain: ChainKey?
+    internal(set) var receivingChain: ChainKey?
+    internal(set) var sendCount: UInt32 = 0
     /// The first message number of the sending chain not reserved: below it, a number may be
     /// used before the state that used it is on disk (``sealsWithinReservation``).
-    private(set) var sendReserve: UInt32 = 0
-    private(set) var previousSendCount: UInt32 = 0
-    private(set) var receiveCount: UInt32 = 0
-    private var skipped: [SkippedKey: [UInt8]] = [:]
-    private var skippedOrder: [SkippedKey] = []
-    private var retiredChains: [[UInt8]] = []
+    internal(set) var sendReserve: UInt32 = 0
+    internal(set) var previousSendCount: UInt32 = 0
+    internal(set) var receiveCount: UInt32 = 0
+    /// Keys of messages skipped over, for when they arrive, and the order they were skipped in.
+    internal(set) var skipped: [SkippedKey: MessageKey] = [:]
+    internal(set) var skippedOrder: [SkippedKey] = []
+    /// Receiving ratchet keys of earlier chains, to recognise replays from them.
+    internal(set) var retiredChains: [[UInt8]] = []
     /// Sent with every message until the peer answers.
-    private(set) var pendingStart: SessionStart?
+    internal(set) var pendingStart: SessionStart?
 
-    private init(
-        associatedData: [UInt8], baseKey: [UInt8], rootKey: [UInt8],
+    init(
+        associatedData: [UInt8], baseKey: [UInt8], rootKey: RootKey,
         sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey,
-        remoteRatchetKey: [UInt8]?, sendingChain: [UInt8]?, pendingStart: SessionStart?
+        remoteRatchetKey: [UInt8]?, sendingChain: ChainKey?, pendingStart: SessionStart?
     ) {
         self.associatedData = associatedData
         self.baseKey = baseKey
@@ -96,94 +97,10 @@ public struct RatchetSession: Sendable {
     public mutating func skipToReservation() {
         guard var chain = sendingChain, sendCount < sendReserve else { return }
         while sendCount < sendReserve {
-            chain = Self.kdfChain(chain).next
+            chain = chain.step().next
             sendCount += 1
         }
         sendingChain = chain
-    }
-
-    // MARK: Handshake
-
-    /// Starts a session as initiator from a peer device's verified prekey bundle.
-    public static func initiate(
-        from me: PrivateIdentity, to peer: PublicIdentity, bundle: PrekeyBundle,
-        entropy: SessionEntropy = .system
-    ) throws(SessionError) -> RatchetSession {
-        try bundle.verify(for: peer)
-        do {
-            let signedPrekey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: bundle.signedPrekey.publicKey)
-            let kemPrekey = try XWingMLKEM768X25519.PublicKey(rawRepresentation: bundle.kemPrekey.publicKey)
-            let oneTime = try bundle.oneTimePrekey.map {
-                try Curve25519.KeyAgreement.PublicKey(rawRepresentation: $0.publicKey)
-            }
-            let base = try entropy.newKey()
-            var secrets = [UInt8](repeating: 0xFF, count: 32)
-            secrets += try dh(me.x25519Key, signedPrekey)
-            secrets += try dh(base, peer.x25519Key)
-            secrets += try dh(base, signedPrekey)
-            if let oneTime { secrets += try dh(base, oneTime) }
-            let encapsulation = try entropy.encapsulate(kemPrekey)
-            secrets += encapsulation.sharedSecret
-            let sessionKey = handshakeKey(secrets)
-            let start = SessionStart(
-                baseKey: base.publicKey.rawRepresentation, signedPrekeyID: bundle.signedPrekey.id,
-                kemPrekeyID: bundle.kemPrekey.id, oneTimePrekeyID: bundle.oneTimePrekey?.id,
-                kemCiphertext: encapsulation.ciphertext)
-            let ratchet = try entropy.newKey()
-            let (root, chain) = kdfRoot(sessionKey, try dh(ratchet, signedPrekey))
-            return RatchetSession(
-                associatedData: binding(initiator: me.publicIdentity, responder: peer), baseKey: Array(start.baseKey),
-                rootKey: root, sendingRatchetKey: ratchet, remoteRatchetKey: Array(bundle.signedPrekey.publicKey),
-                sendingChain: chain, pendingStart: start)
-        } catch let error as SessionError {
-            throw error
-        } catch {
-            throw SessionError.invalidKey("\(error)")
-        }
-    }
-
-    /// Rebuilds the session a start message describes, as responder. Does not erase the one-time
-    /// prekey: the caller does that once the first message opens.
-    static func respond(
-        to start: SessionStart, as me: PrivateIdentity, from peer: PublicIdentity,
-        prekeys: DevicePrekeys
-    ) throws(SessionError) -> RatchetSession {
-        let signedPrekey = try prekeys.signedPrekey(start.signedPrekeyID)
-        let kemPrekey = try prekeys.kemPrekey(start.kemPrekeyID)
-        let oneTime = try start.oneTimePrekeyID.map { id throws(SessionError) in try prekeys.oneTimePrekey(id) }
-        do {
-            let base = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: start.baseKey)
-            var secrets = [UInt8](repeating: 0xFF, count: 32)
-            secrets += try dh(signedPrekey, peer.x25519Key)
-            secrets += try dh(me.x25519Key, base)
-            secrets += try dh(signedPrekey, base)
-            if let oneTime { secrets += try dh(oneTime, base) }
-            secrets += try kemPrekey.decapsulate(start.kemCiphertext).withUnsafeBytes { Array($0) }
-            return RatchetSession(
-                associatedData: binding(initiator: peer, responder: me.publicIdentity), baseKey: Array(start.baseKey),
-                rootKey: handshakeKey(secrets), sendingRatchetKey: signedPrekey, remoteRatchetKey: nil,
-                sendingChain: nil, pendingStart: nil)
-        } catch {
-            // An invalid base key or KEM ciphertext: the start was not made for these prekeys.
-            throw SessionError.tampered
-        }
-    }
-
-    /// Binds the identities' keys and device ids, not their signatures: Ed25519 signatures are
-    /// randomised on Apple platforms, and the binding must not differ between the two ends.
-    static func binding(initiator: PublicIdentity, responder: PublicIdentity) -> [UInt8] {
-        var hash = SHA256()
-        hash.update(data: bindingContext)
-        hash.update(data: initiator.serialized.dropLast(64))
-        hash.update(data: responder.serialized.dropLast(64))
-        return Array(hash.finalize())
-    }
-
-    static func handshakeKey(_ secrets: [UInt8]) -> [UInt8] {
-        HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: SymmetricKey(data: secrets), salt: [UInt8](repeating: 0, count: 32),
-            info: handshakeInfo, outputByteCount: 32
-        ).withUnsafeBytes { Array($0) }
     }
 
     // MARK: Seal and open
@@ -195,7 +112,7 @@ public struct RatchetSession: Sendable {
     ) throws(SessionError) -> RatchetEnvelope {
         guard let chain = sendingChain else { throw SessionError.noSession }
         guard sendCount < UInt32.max else { throw SessionError.malformed("the sending chain is exhausted") }
-        let (messageKey, next) = Self.kdfChain(chain)
+        let (messageKey, next) = chain.step()
         // A number beyond the reservation reserves the next ones, stored with this state.
         let reserve =
             sendCount < sendReserve
@@ -206,7 +123,7 @@ public struct RatchetSession: Sendable {
             previousChainLength: previousSendCount, messageNumber: sendCount, ciphertext: Data())
         let sealed: AES.GCM.SealedBox
         do {
-            let (key, nonce) = try Self.messageKeys(messageKey)
+            let (key, nonce) = try messageKey.cipherKeys()
             sealed = try AES.GCM.seal(
                 Padme.pad(Array(message)), using: key, nonce: nonce,
                 authenticating: associatedData + unsealed.authenticatedPrefix)
@@ -253,7 +170,7 @@ public struct RatchetSession: Sendable {
         }
         try skipMessageKeys(until: envelope.messageNumber)
         guard let chain = receivingChain else { throw SessionError.noSession }
-        let (messageKey, next) = Self.kdfChain(chain)
+        let (messageKey, next) = chain.step()
         receivingChain = next
         receiveCount += 1
         let message = try Self.decrypt(envelope.ciphertext, messageKey: messageKey, aad: aad)
@@ -266,7 +183,7 @@ public struct RatchetSession: Sendable {
         let gap = Int(end) - Int(receiveCount)
         guard gap <= Self.maximumSkip else { throw SessionError.tooManySkipped(gap) }
         while receiveCount < end {
-            let (messageKey, next) = Self.kdfChain(chain)
+            let (messageKey, next) = chain.step()
             let key = SkippedKey(ratchetKey: remote, number: receiveCount)
             skipped[key] = messageKey
             skippedOrder.append(key)
@@ -298,9 +215,9 @@ public struct RatchetSession: Sendable {
             sendReserve = Self.sendingReservation
             receiveCount = 0
             remoteRatchetKey = remote
-            (rootKey, receivingChain) = Self.kdfRoot(rootKey, try Self.dh(sendingRatchetKey, remoteKey))
+            (rootKey, receivingChain) = rootKey.advanced(by: try Self.dh(sendingRatchetKey, remoteKey))
             sendingRatchetKey = try entropy.newKey()
-            (rootKey, sendingChain) = Self.kdfRoot(rootKey, try Self.dh(sendingRatchetKey, remoteKey))
+            (rootKey, sendingChain) = rootKey.advanced(by: try Self.dh(sendingRatchetKey, remoteKey))
         } catch {
             throw SessionError.tampered
         }
@@ -314,60 +231,11 @@ public struct RatchetSession: Sendable {
         try privateKey.sharedSecretFromKeyAgreement(with: publicKey).withUnsafeBytes { Array($0) }
     }
 
-    /// KDF_RK: HKDF-SHA256 with the root key as salt; 64 bytes → (root key, chain key).
-    static func kdfRoot(_ rootKey: [UInt8], _ dhOutput: [UInt8]) -> ([UInt8], [UInt8]) {
-        let out = HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: SymmetricKey(data: dhOutput), salt: rootKey, info: rootInfo,
-            outputByteCount: 64
-        ).withUnsafeBytes { Array($0) }
-        return (Array(out[0..<32]), Array(out[32..<64]))
-    }
-
-    /// KDF_CK: HMAC-SHA256(chain key, 0x01) is the message key, HMAC-SHA256(chain key, 0x02) the next chain key.
-    /// The key is set up once for both (an `HMAC` is a value: each copy goes on from the keyed
-    /// state): setting a key up costs more than the hashing that follows it.
-    static func kdfChain(_ chainKey: [UInt8]) -> (messageKey: [UInt8], next: [UInt8]) {
-        let keyed = HMAC<SHA256>(key: SymmetricKey(data: chainKey))
-        var message = keyed
-        message.update(data: byte1)
-        var next = keyed
-        next.update(data: byte2)
-        return (Array(message.finalize()), Array(next.finalize()))
-    }
-
-    private static let byte1: [UInt8] = [0x01]
-    private static let byte2: [UInt8] = [0x02]
-
-    /// HKDF's extract without a salt: HMAC-SHA256 keyed with HashLen zero bytes (RFC 5869 §2.2),
-    /// keyed once for every message.
-    private static let unsaltedExtract = HMAC<SHA256>(key: SymmetricKey(data: [UInt8](repeating: 0, count: 32)))
-
-    /// A message key expands (HKDF-SHA256, no salt, `messageInfo`) to an AES-256 key and a 96-bit
-    /// nonce; each is used once. RFC 5869 written out — extract, then the two blocks of expand —
-    /// so that each HMAC key is set up once: through `HKDF` it was five set-ups a message, and
-    /// these key derivations were three quarters of sealing's CPU (perf, 2026-11-28). A test
-    /// holds it equal to `HKDF<SHA256>.deriveKey`.
-    static func messageKeys(_ messageKey: [UInt8]) throws -> (SymmetricKey, AES.GCM.Nonce) {
-        var extract = unsaltedExtract
-        extract.update(data: messageKey)
-        let expand = HMAC<SHA256>(key: SymmetricKey(data: extract.finalize()))
-        var first = expand  // T(1) = HMAC(PRK, info ‖ 0x01)
-        first.update(data: messageInfo)
-        first.update(data: byte1)
-        let block1 = Array(first.finalize())
-        var second = expand  // T(2) = HMAC(PRK, T(1) ‖ info ‖ 0x02); its first 12 bytes are the nonce
-        second.update(data: block1)
-        second.update(data: messageInfo)
-        second.update(data: byte2)
-        let block2 = Array(second.finalize())
-        return (SymmetricKey(data: block1), try AES.GCM.Nonce(data: block2[0..<12]))
-    }
-
-    static func decrypt(_ ciphertext: Data, messageKey: [UInt8], aad: [UInt8]) throws(SessionError) -> [UInt8] {
+    static func decrypt(_ ciphertext: Data, messageKey: MessageKey, aad: [UInt8]) throws(SessionError) -> [UInt8] {
         guard ciphertext.count >= 16 else { throw SessionError.tampered }
         let padded: Data
         do {
-            let (key, nonce) = try messageKeys(messageKey)
+            let (key, nonce) = try messageKey.cipherKeys()
             let box = try AES.GCM.SealedBox(
                 nonce: nonce, ciphertext: ciphertext.dropLast(16), tag: ciphertext.suffix(16))
             padded = try AES.GCM.open(box, using: key, authenticating: aad)
@@ -378,89 +246,5 @@ public struct RatchetSession: Sendable {
             throw SessionError.malformed("bad padding inside an authentic message")
         }
         return message
-    }
-
-    // MARK: Serialization
-
-    /// Version 2 adds the sending reservation; version 1 (still read) reserved nothing.
-    static let formatVersion: UInt8 = 2
-    private static let hasRemote: UInt8 = 0x01, hasSending: UInt8 = 0x02, hasReceiving: UInt8 = 0x04,
-        hasStart: UInt8 = 0x08
-
-    /// Secret bytes (docs/PROTOCOL.md §9.5); store them only encrypted.
-    public var serialized: Data {
-        var flags: UInt8 = 0
-        if remoteRatchetKey != nil { flags |= Self.hasRemote }
-        if sendingChain != nil { flags |= Self.hasSending }
-        if receivingChain != nil { flags |= Self.hasReceiving }
-        if pendingStart != nil { flags |= Self.hasStart }
-        var out: [UInt8] = [Self.formatVersion, flags]
-        out += associatedData
-        out += baseKey
-        out += rootKey
-        out += sendingRatchetKey.rawRepresentation
-        out += remoteRatchetKey ?? []
-        out += sendingChain ?? []
-        out += receivingChain ?? []
-        out.appendBigEndian(sendCount)
-        out.appendBigEndian(previousSendCount)
-        out.appendBigEndian(receiveCount)
-        out.appendBigEndian(sendReserve)
-        pendingStart?.write(to: &out)
-        out.appendBigEndian(UInt16(skippedOrder.count))
-        for key in skippedOrder {
-            out += key.ratchetKey
-            out.appendBigEndian(key.number)
-            out += skipped[key] ?? []
-        }
-        out.append(UInt8(retiredChains.count))
-        for key in retiredChains { out += key }
-        return Data(out)
-    }
-
-    /// Reads the stored form (``serialized``) of one session.
-    public init(serialized bytes: some DataProtocol) throws(SessionError) {
-        var reader = ByteReader(bytes)
-        do {
-            let version = try reader.readUInt8()
-            guard version == 1 || version == Self.formatVersion else {
-                throw SessionError.malformed("unknown session format")
-            }
-            let flags = try reader.readUInt8()
-            guard flags & ~(Self.hasRemote | Self.hasSending | Self.hasReceiving | Self.hasStart) == 0 else {
-                throw SessionError.malformed("unknown session flags")
-            }
-            associatedData = try reader.read(32)
-            baseKey = try reader.read(32)
-            rootKey = try reader.read(32)
-            sendingRatchetKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: reader.read(32))
-            sendingRatchetPublicKey = sendingRatchetKey.publicKey.rawRepresentation
-            remoteRatchetKey = flags & Self.hasRemote != 0 ? try reader.read(32) : nil
-            sendingChain = flags & Self.hasSending != 0 ? try reader.read(32) : nil
-            receivingChain = flags & Self.hasReceiving != 0 ? try reader.read(32) : nil
-            sendCount = try reader.readUInt32()
-            previousSendCount = try reader.readUInt32()
-            receiveCount = try reader.readUInt32()
-            sendReserve = try version == 1 ? sendCount : reader.readUInt32()
-            guard sendReserve >= sendCount else {
-                throw SessionError.malformed("the sending reservation is behind the sending chain")
-            }
-            pendingStart = flags & Self.hasStart != 0 ? try SessionStart(reading: &reader) : nil
-            for _ in 0..<Int(try reader.readUInt16()) {
-                let key = SkippedKey(ratchetKey: try reader.read(32), number: try reader.readUInt32())
-                guard skipped.updateValue(try reader.read(32), forKey: key) == nil else {
-                    throw SessionError.malformed("a skipped message key appears twice")
-                }
-                skippedOrder.append(key)
-            }
-            retiredChains = try (0..<Int(reader.readUInt8())).map { _ in try reader.read(32) }
-        } catch let error as SessionError {
-            throw error
-        } catch {
-            throw SessionError.malformed("the session is truncated or holds an invalid key")
-        }
-        guard reader.isAtEnd else {
-            throw SessionError.malformed("\(reader.remaining) unexpected bytes after the session")
-        }
     }
 }

@@ -59,3 +59,34 @@ struct WindowHandOver {
         return queued
     }
 }
+
+extension OutboxDrain {
+    /// Queues a new message through the running window of sends, with the others handed over
+    /// meanwhile, in one transaction (`queueHandedOver`), instead of in one of its own. It comes
+    /// back as `LocalStore.queue` would have: stored and queued, or refused with
+    /// ``SendingContexts/Stale`` or the store's error, nothing written for it.
+    func handOver(_ new: LocalStore.NewQueued) async throws -> QueuedNew {
+        let id = new.message.id
+        handOvers.add(new)
+        diagnostics?.update { [count = handOvers.count] in $0.handedOver = count }
+        drainAgain = true
+        // A window waiting for its oldest answer queues it at once if it has room; else at its
+        // next refill, or as it ends.
+        await stream.nudge()
+        if let settled = handOvers.takeResult(for: id) { return try settled.get() }
+        return try await withCheckedThrowingContinuation { handOvers.wait(for: id, $0) }
+    }
+
+    /// Queues the messages handed over, in one transaction, and answers their senders. Returns
+    /// those queued, as the outbox has them, in order.
+    @discardableResult
+    func queueHandedOver() -> [LocalStore.QueuedMessage] {
+        guard handOvers.count > 0 else { return [] }
+        let queued = handOvers.queueAll(in: store)
+        diagnostics?.update {
+            $0.queuedByWindows += queued.count
+            $0.handedOver = 0
+        }
+        return queued
+    }
+}
