@@ -34,6 +34,8 @@ actor MessageReceiver {
     }
 
     private var me: UUID { cipher.userID }
+    private var opening: EntryOpening { EntryOpening(cipher: cipher) }
+    private var controls: ControlApplication { ControlApplication(store: store, me: me) }
 
     /// Fetches everything waiting on the server, a page at a time, stores it and acknowledges it.
     func fetchAll() async throws -> [ChatMessage] {
@@ -95,10 +97,10 @@ actor MessageReceiver {
             for entry in entries {
                 switch entry.kind {
                 case .envelope:
-                    switch try open(entry, in: transaction, now: now) {
+                    switch try opening.open(entry, in: transaction, now: now) {
                     case .message(let message): messages.append(message)
                     case .control(let control):
-                        let effect = try apply(control, now: now, transaction.db)
+                        let effect = try controls.apply(control, now: now, transaction.db)
                         removedFiles += effect.removedFiles
                         messages += effect.notices
                         changed = changed || effect.changed
@@ -152,68 +154,6 @@ actor MessageReceiver {
         return cursors
     }
 
-    /// A control message from `sender`, opened.
-    struct Control {
-        let payload: ChatPayload
-        let sender: UUID
-        let senderDevice: UUID?
-        let messageID: UUID
-        let sentAt: Date
-    }
-
-    /// What an entry turned out to be.
-    enum Opened {
-        case message(LocalStore.NewMessage)
-        case control(Control)
-        case nothing
-    }
-
-    /// What applying a control message did.
-    struct Effect {
-        var changed = false
-        var removedFiles: [UUID] = []
-        var notices: [LocalStore.NewMessage] = []
-    }
-
-    /// Applies a receipt (from the peer only), an edit or deletion (to its author's own messages
-    /// only — one that names someone else's message finds nothing), or a timer.
-    private func apply(_ control: Control, now: Date, _ db: GRDB.Database) throws -> Effect {
-        let sender = control.sender
-        let conversation = sender == me ? control.payload.conversation : sender
-        var effect = Effect()
-        switch control.payload.content {
-        case .receipt(let receipt):
-            guard sender != me else { break }
-            effect.changed = try store.applyReceipt(receipt, from: sender, db) > 0
-        case .edit(let target, let text):
-            guard text.utf8.count <= ChatPayload.maximumTextBytes else { break }
-            effect.changed = try store.applyEdit(
-                target, text: text, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
-        case .deletion(let target):
-            if let files = try store.applyDeletion(
-                target, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
-            {
-                effect.changed = true
-                effect.removedFiles = files
-            }
-        case .timer(let seconds):
-            try store.setTimer(seconds == 0 ? nil : seconds, for: conversation, db)
-            let who = sender == me ? "You" : (try store.contacts([sender], db)[sender]?.displayName ?? "They")
-            let text =
-                seconds == 0
-                ? "\(who) turned disappearing messages off"
-                : "\(who) set disappearing messages to \(DisappearingTimer.describe(seconds))"
-            effect.notices.append(
-                LocalStore.NewMessage(
-                    id: control.messageID, peer: conversation, direction: .notice, senderDevice: control.senderDevice,
-                    sentAt: control.sentAt, text: text, unreadableReason: nil, state: .received))
-            effect.changed = true
-        case .text, .message:
-            break
-        }
-        return effect
-    }
-
     /// Fetches the keys of users whose keys changed, of senders this profile does not know, and
     /// of sending devices it has no key for. Best effort for senders: an envelope from a device
     /// whose key stays unknown becomes an unreadable placeholder.
@@ -257,87 +197,5 @@ actor MessageReceiver {
             refreshed.insert(sender)
             _ = try? await directory.refreshKeys(of: sender)
         }
-    }
-
-    /// The message an envelope entry carries, a control message, or a placeholder saying why it
-    /// cannot be read; nothing for an entry that names no valid sender (nothing to file it under).
-    private func open(_ entry: Components.Schemas.MailboxEntry, in transaction: StoreTransaction, now: Date) throws
-        -> Opened
-    {
-        guard let sender = UUID(hyphenatedHex: entry.senderUserId) else { return .nothing }
-        let direction: ChatMessage.Direction = sender == me ? .outgoing : .incoming
-        let state: MessageState = sender == me ? .sent : .received
-        let sentID = entry.messageId.flatMap(UUID.init(hyphenatedHex:))
-        let messageID = sentID ?? Self.placeholderID(sender: sender, cursor: entry.cursor)
-        func unreadable(_ reason: String, sentAt: Date = entry.receivedAt) -> Opened {
-            .message(
-                LocalStore.NewMessage(
-                    id: messageID, peer: sender, direction: direction,
-                    senderDevice: entry.senderDeviceId.flatMap(UUID.init(hyphenatedHex:)),
-                    sentAt: sentAt, text: nil, unreadableReason: reason, state: state))
-        }
-        guard sentID != nil else {
-            return unreadable("the server sent an envelope without a message id")
-        }
-        guard let data = entry.envelope?.data else { return unreadable("the server sent an empty envelope") }
-        let wire: WireEnvelope
-        do {
-            wire = try WireEnvelope(serialized: Data(data))
-        } catch {
-            return unreadable("the envelope is malformed (\(error))")
-        }
-        switch try cipher.open(
-            wire, from: sender, storedAt: entry.receivedAt, identities: transaction, sessions: transaction,
-            prekeys: transaction)
-        {
-        case .failure(let failure):
-            return unreadable(failure.reason, sentAt: wire.timestamp)
-        case .success(let plaintext):
-            let payload: ChatPayload
-            do {
-                if case .sealed(let envelope) = wire, envelope.header.suite == .seedLegacy,
-                    (try? ChatPayload(serialized: plaintext)) == nil
-                {
-                    // Seed compatibility is on (the cipher opened it): a seed app sends bare text.
-                    guard let text = String(validating: plaintext, as: UTF8.self) else {
-                        return unreadable("the seed-legacy message is not UTF-8 text", sentAt: wire.timestamp)
-                    }
-                    payload = ChatPayload(conversation: me, text: text)
-                } else {
-                    payload = try ChatPayload(serialized: plaintext)
-                }
-            } catch {
-                return unreadable("\(error)", sentAt: wire.timestamp)
-            }
-            var message = LocalStore.NewMessage(
-                id: wire.messageID, peer: sender == me ? payload.conversation : sender, direction: direction,
-                senderDevice: wire.sender.deviceID, sentAt: wire.timestamp, text: payload.text,
-                unreadableReason: nil, state: state, envelopeVersion: Int(wire.version))
-            switch payload.content {
-            case .text:
-                return .message(message)
-            case .message(let rich):
-                message.attachments = rich.attachments
-                // The timer runs from when this device got the message.
-                message.expiresAt = rich.expiresAfter.map { now.addingTimeInterval(TimeInterval($0)) }
-                return .message(message)
-            case .receipt, .edit, .deletion, .timer:
-                return .control(
-                    Control(
-                        payload: payload, sender: sender, senderDevice: wire.sender.deviceID, messageID: wire.messageID,
-                        sentAt: wire.timestamp))
-            }
-        }
-    }
-
-    /// A stable id for a placeholder of an entry that came without one, so it is stored once.
-    private static func placeholderID(sender: UUID, cursor: Int64) -> UUID {
-        let digest = Array(SHA256.hash(data: Data("entry|\(sender.canonicalString)|\(cursor)".utf8)))
-        return UUID(
-            uuid: (
-                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6] & 0x0F | 0x50, digest[7],
-                digest[8] & 0x3F | 0x80, digest[9], digest[10], digest[11], digest[12], digest[13], digest[14],
-                digest[15]
-            ))
     }
 }

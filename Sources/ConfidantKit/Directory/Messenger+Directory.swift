@@ -1,0 +1,43 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+
+/// The directory, contacts, devices and verification.
+extension Messenger {
+    /// Users on the server except this one, ordered by e-mail; `search` is an e-mail or name prefix.
+    public func users(search: String? = nil, limit: Int = 1000) async throws -> [Contact] {
+        try await directory.users(search: search, limit: limit)
+    }
+
+    /// A user by e-mail: from the contacts this profile knows, else from the server's directory.
+    public func contact(email: String) async throws -> Contact { try await directory.contact(email: email) }
+
+    /// A contact this profile has stored, by id.
+    public func knownContact(_ id: UUID) throws -> Contact? { try store.contact(id: id) }
+
+    /// The user's keys as this profile knows them, retired ones too.
+    public func knownKeys(of user: UUID) throws -> [KnownKey] { try store.keys(of: user, includingRetired: true) }
+
+    /// This account's devices as the server lists them.
+    public func devices() async throws -> [PublicIdentity] { try await directory.refreshKeys(of: me) }
+
+    /// Signs one of this account's other devices out for good (a lost or sold phone): its
+    /// sessions end, its open stream closes, its mailbox is emptied, and peers are told its key
+    /// is retired. To sign this device out, use `logout`.
+    public func removeDevice(_ deviceID: UUID) async throws {
+        guard deviceID != identity.deviceID else { throw ConfidantKitError.cannotRemoveThisDevice }
+        switch try await relay.call({ try await $0.removeDevice(path: .init(deviceId: deviceID.canonicalString)) }) {
+        case .noContent: break
+        case .default(let status, let response): throw problem(status, response)
+        }
+        _ = try await directory.refreshKeys(of: me)
+    }
+
+    /// The safety numbers with the peer's devices, and whether they are the keys you verified.
+    public func verification(of contact: Contact) async throws -> PeerVerification {
+        try await directory.verification(of: contact)
+    }
+
+    /// Marks the peer's current keys (as last fetched) as verified.
+    public func markVerified(_ contact: Contact) throws { try directory.markVerified(contact) }
+}

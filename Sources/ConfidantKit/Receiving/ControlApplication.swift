@@ -1,0 +1,67 @@
+import ConfidantAPI
+import ConfidantCrypto
+import Foundation
+import GRDB
+
+/// What a received control message changes here: a receipt moves sent messages on (from the
+/// peer only), an edit or deletion changes its author's own message (one that names someone
+/// else's message finds nothing), a timer sets the conversation's and leaves a notice.
+struct ControlApplication {
+    let store: LocalStore
+    let me: UUID
+
+    /// A control message from `sender`, opened.
+    struct Control {
+        let payload: ChatPayload
+        let sender: UUID
+        let senderDevice: UUID?
+        let messageID: UUID
+        let sentAt: Date
+    }
+
+    /// What applying a control message did.
+    struct Effect {
+        var changed = false
+        var removedFiles: [UUID] = []
+        var notices: [LocalStore.NewMessage] = []
+    }
+
+    /// Applies a receipt (from the peer only), an edit or deletion (to its author's own messages
+    /// only — one that names someone else's message finds nothing), or a timer.
+    func apply(_ control: Control, now: Date, _ db: GRDB.Database) throws -> Effect {
+        let sender = control.sender
+        let conversation = sender == me ? control.payload.conversation : sender
+        var effect = Effect()
+        switch control.payload.content {
+        case .receipt(let receipt):
+            guard sender != me else { break }
+            effect.changed = try store.applyReceipt(receipt, from: sender, db) > 0
+        case .edit(let target, let text):
+            guard text.utf8.count <= ChatPayload.maximumTextBytes else { break }
+            effect.changed = try store.applyEdit(
+                target, text: text, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
+        case .deletion(let target):
+            if let files = try store.applyDeletion(
+                target, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
+            {
+                effect.changed = true
+                effect.removedFiles = files
+            }
+        case .timer(let seconds):
+            try store.setTimer(seconds == 0 ? nil : seconds, for: conversation, db)
+            let who = sender == me ? "You" : (try store.contacts([sender], db)[sender]?.displayName ?? "They")
+            let text =
+                seconds == 0
+                ? "\(who) turned disappearing messages off"
+                : "\(who) set disappearing messages to \(DisappearingTimer.describe(seconds))"
+            effect.notices.append(
+                LocalStore.NewMessage(
+                    id: control.messageID, peer: conversation, direction: .notice, senderDevice: control.senderDevice,
+                    sentAt: control.sentAt, text: text, unreadableReason: nil, state: .received))
+            effect.changed = true
+        case .text, .message:
+            break
+        }
+        return effect
+    }
+}

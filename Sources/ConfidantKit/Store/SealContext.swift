@@ -1,0 +1,27 @@
+import ConfidantCrypto
+import Foundation
+
+/// What a sealed value is: its table, column and row, bound as associated data so that a sealed
+/// value moved to another row or column does not open (docs/PROTOCOL.md §8).
+enum SealContext {
+    case account, prekeys
+    case contact(UUID)
+    case message(id: UUID, peer: UUID, direction: ChatMessage.Direction)
+    case attachment(id: UUID, message: UUID)
+    case control(UUID)
+    case session(DeviceAddress, fingerprint: String)
+
+    var text: String {
+        switch self {
+        case .account: "meta|account"
+        case .prekeys: "meta|prekeys"
+        case .contact(let id): "contact|\(id.canonicalString)"
+        case .message(let id, let peer, let direction):
+            "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
+        case .attachment(let id, let message): "attachment|\(id.canonicalString)|\(message.canonicalString)"
+        case .control(let id): "control|\(id.canonicalString)"
+        case .session(let device, let fingerprint):
+            "session|\(device.userID.canonicalString)|\(device.deviceID.canonicalString)|\(fingerprint)"
+        }
+    }
+}
