@@ -262,6 +262,14 @@ let package = Package(
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ]
         ),
+        // The app's routes and page models, without a browser.
+        .testTarget(
+            name: "ConfidantAppTests",
+            dependencies: [
+                "ConfidantApp", "ConfidantKit", "ConfidantCrypto", "ConfidantVault",
+                .product(name: "Vapor", package: "vapor"),
+            ]
+        ),
         .testTarget(
             name: "ConfidantCLITests",
             dependencies: ["confidant", "confidant-test-relay", "ConfidantTestSupport", "ConfidantAuth"]

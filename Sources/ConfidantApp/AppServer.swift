@@ -45,8 +45,8 @@ public final class AppServer: Sendable {
                 maxUploadBytes: configuration.maxUploadBytes))
 
         let context = AppContext(session: session, secrets: secrets)
-        application.get("assets", ":name") { request -> Response in
-            guard let name = request.parameters.get("name"), let asset = EmbeddedResources.assets[name] else {
+        application.get(.asset(.key)) { request -> Response in
+            guard let name = request.text(.name), let asset = EmbeddedResources.assets[name] else {
                 throw Abort(.notFound, reason: "There is no such file in the app.")
             }
             var headers = HTTPHeaders()
@@ -57,6 +57,9 @@ public final class AppServer: Sendable {
         WelcomePages(context: context).register(on: application)
         ConversationPages(context: context).register(on: application)
         ChatPages(context: context).register(on: application)
+        ChatFilePages(context: context).register(on: application)
+        MessageChangePages(context: context).register(on: application)
+        VerifyPages(context: context).register(on: application)
         VaultPages(context: context).register(on: application)
         AvatarPages(context: context, cache: AvatarCache()).register(on: application)
         SettingsPages(context: context).register(on: application)

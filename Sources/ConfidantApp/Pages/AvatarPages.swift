@@ -10,21 +10,19 @@ struct AvatarPages {
     let cache: AvatarCache
 
     func register(on routes: any RoutesBuilder) {
-        routes.get("avatars", ":user") { request in try await avatar(request) }
-        routes.get("profile") { request in try await profile(request) }
-        routes.on(
-            .POST, "profile", "avatar", body: .collect(maxSize: ByteCount(value: AvatarUpload.maximumRequestBytes))
-        ) {
-            request in try await upload(request)
+        routes.get(.avatar(.key)) { request in try await avatar(request) }
+        routes.get(.profile) { request in try await profile(request) }
+        routes.post(.profileAvatar, maximumBody: AvatarUpload.maximumRequestBytes) { request in
+            try await upload(request)
         }
-        routes.post("profile", "name") { request in try await rename(request) }
+        routes.post(.profileName) { request in try await rename(request) }
     }
 
     private func avatar(_ request: Request) async throws -> Response {
         guard let messenger = await context.session.messenger else {
             throw Abort(.unauthorized, reason: "Sign in first.")
         }
-        guard let text = request.parameters.get("user"), let id = UUID(uuidString: text) else {
+        guard let id = request.uuid(.user) else {
             throw Abort(.notFound, reason: "There is no such user.")
         }
         var headers = HTTPHeaders()
@@ -64,7 +62,7 @@ struct AvatarPages {
     }
 
     private func profile(_ request: Request, error: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
-        guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
+        guard let messenger = await context.session.messenger else { return request.redirect(to: .home) }
         let account = await messenger.account
         let me = PersonView(Contact(id: account.userID, email: account.email, displayName: account.displayName))
         let saved = (try? request.query.get(String.self, at: "saved")) == "picture"
@@ -80,7 +78,7 @@ struct AvatarPages {
     }
 
     private func upload(_ request: Request) async throws -> Response {
-        guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
+        guard let messenger = await context.session.messenger else { return request.redirect(to: .home) }
         let form = try request.content.decode(AvatarForm.self)
         do {
             let avatar = try Avatar(Data(buffer: form.avatar.data))
@@ -89,7 +87,7 @@ struct AvatarPages {
         } catch let error as ConfidantKitError {
             return try await profile(request, error: error.description, status: .unprocessableEntity)
         }
-        return request.redirect(to: "/profile?saved=picture")
+        return request.redirect(to: .profile, query: ["saved": "picture"])
     }
 
     private struct NameForm: Content {
@@ -97,7 +95,7 @@ struct AvatarPages {
     }
 
     private func rename(_ request: Request) async throws -> Response {
-        guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
+        guard let messenger = await context.session.messenger else { return request.redirect(to: .home) }
         let form = try request.content.decode(NameForm.self)
         guard form.displayName.count <= 400 else { throw Abort(.payloadTooLarge, reason: "That name is too long.") }
         do {
@@ -108,7 +106,7 @@ struct AvatarPages {
             return try await profile(request, error: message, status: .unprocessableEntity)
         }
         await context.session.accountRenamed()
-        return request.redirect(to: "/profile?saved=name")
+        return request.redirect(to: .profile, query: ["saved": "name"])
     }
 }
 

@@ -8,17 +8,18 @@ struct ConversationPages {
     let context: AppContext
 
     func register(on routes: any RoutesBuilder) {
-        routes.get("conversations") { request in try await list(request) }
-        routes.get("live", "conversations") { request in live(request) }
-        routes.post("conversations", "dismiss-notices") { request in
+        routes.get(.conversations) { request in try await list(request) }
+        routes.get(.liveConversations) { request in live(request) }
+        routes.post(.dismissNotices) { request in
             await context.session.conversations?.dismissAccountNotices()
-            return request.redirect(to: "/conversations")
+            return request.redirect(to: .conversations)
         }
-        routes.get("new") { request in try await newMessage(request) }
+        routes.get(.newMessage) { request in try await newMessage(request) }
     }
 
     struct Row: Encodable, Sendable {
-        let peerID: String
+        let chat: String
+        let avatar: String
         let name: String
         let preview: String
         let timeAgo: String
@@ -35,14 +36,17 @@ struct ConversationPages {
         let notices: [String]
         let hasNotices: Bool
         let offline: String?
+        let live = AppRoute.liveConversations.path
+        let dismissNotices = AppRoute.dismissNotices.path
     }
 
     @MainActor
     private func render(_ model: ConversationsViewModel) -> ListPage {
         let rows = model.rows.map { row in
-            let person = PersonView(row.summary.peer)
+            let peer = row.summary.peer
             return Row(
-                peerID: person.peerID, name: person.name, preview: row.summary.preview, timeAgo: row.timeAgo,
+                chat: AppRoute.chat(.value(peer.id)).path, avatar: AppRoute.avatar(.value(peer.id)).path,
+                name: peer.displayName, preview: row.summary.preview, timeAgo: row.timeAgo,
                 isoTime: row.summary.lastActivity.formatted(.iso8601),
                 unread: row.summary.unread > 0 ? row.summary.unread : nil,
                 keyChanged: row.summary.keyChangeWarning != nil)
@@ -54,7 +58,7 @@ struct ConversationPages {
     }
 
     private func list(_ request: Request) async throws -> Response {
-        guard let model = await context.session.conversations else { return request.redirect(to: "/") }
+        guard let model = await context.session.conversations else { return request.redirect(to: .home) }
         let page = await render(model)
         return try await request.page("conversations", page)
     }
@@ -72,10 +76,11 @@ struct ConversationPages {
         let query: String
         let users: [PersonView]
         let noUsers: Bool
+        let search = AppRoute.newMessage.path
     }
 
     private func newMessage(_ request: Request) async throws -> Response {
-        guard let messenger = await context.session.messenger else { return request.redirect(to: "/") }
+        guard let messenger = await context.session.messenger else { return request.redirect(to: .home) }
         let query = (try? request.query.get(String.self, at: "q")) ?? ""
         guard query.count <= 200 else { throw Abort(.badRequest, reason: "That search is too long.") }
         let page = await MainActor.run { () -> NewMessageViewModel in

@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import ConfidantKit
 import Foundation
 import Vapor
@@ -9,6 +10,41 @@ struct PageInfo: Encodable, Sendable {
     let csrf: String
     let signedInAs: String?
     let error: String?
+    var links = Links.shared
+
+    /// The app's routes that take no value, for every page's links and forms (built once).
+    struct Links: Encodable, Sendable {
+        let home = AppRoute.home.path
+        let style = AppRoute.asset(.value("app.css")).path
+        let script = AppRoute.asset(.value("app.js")).path
+        let unlock = AppRoute.unlock.path
+        let signOut = AppRoute.signOut.path
+        let welcome = AppRoute.welcome.path
+        let signUp = AppRoute.welcome.path(query: ["mode": "sign-up"])
+        let welcomeStep = AppRoute.welcomeStep.path
+        let welcomeResend = AppRoute.welcomeResend.path
+        let welcomeCancel = AppRoute.welcomeCancel.path
+        let conversations = AppRoute.conversations.path
+        let newMessage = AppRoute.newMessage.path
+        let vault = AppRoute.vault.path
+        let vaultCreate = AppRoute.vaultCreate.path
+        let vaultUnlock = AppRoute.vaultUnlock.path
+        let vaultLock = AppRoute.vaultLock.path
+        let vaultMemories = AppRoute.vaultMemories.path
+        let vaultBackup = AppRoute.vaultBackup.path
+        let vaultRestore = AppRoute.vaultRestore.path
+        let liveVaultTransfer = AppRoute.liveVaultTransfer.path
+        let profile = AppRoute.profile.path
+        let profileName = AppRoute.profileName.path
+        let profileAvatar = AppRoute.profileAvatar.path
+        let settings = AppRoute.settings.path
+        let settingsSignIn = AppRoute.settingsSignIn.path
+        let settingsTOTP = AppRoute.settingsTOTP.path
+        let settingsTOTPCode = AppRoute.settingsTOTPCode.path
+        let deleteAccount = AppRoute.deleteAccount.path
+
+        static let shared = Links()
+    }
 }
 
 /// A person as the pages draw them: a coloured circle with initials (no picture is fetched from
@@ -19,16 +55,23 @@ struct PersonView: Encodable, Sendable {
     let email: String
     let initials: String
     let hue: Int
-    /// The e-mail as a query value (`/chat/with?email=`).
-    let emailQuery: String
+    /// Their picture, their chat, its verification page, and the chat found by their e-mail
+    /// (for someone from the directory, who may not be a contact yet).
+    let avatar: String
+    let chat: String
+    let verify: String
+    let startChat: String
 
     init(_ contact: Contact) {
-        peerID = contact.id.uuidString.lowercased()
+        peerID = contact.id.canonicalString
         name = contact.displayName
         email = contact.email
         initials = Self.initials(contact.displayName.isEmpty ? contact.email : contact.displayName)
         hue = Self.hue(contact.id)
-        emailQuery = contact.email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        avatar = AppRoute.avatar(.value(contact.id)).path
+        chat = AppRoute.chat(.value(contact.id)).path
+        verify = AppRoute.verify(.value(contact.id)).path
+        startChat = AppRoute.chatWith.path(query: ["email": contact.email])
     }
 
     static func initials(_ name: String) -> String {

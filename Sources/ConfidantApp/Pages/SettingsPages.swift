@@ -10,16 +10,16 @@ struct SettingsPages {
     let context: AppContext
 
     func register(on routes: any RoutesBuilder) {
-        routes.get("settings") { request in try await settings(request) }
-        routes.post("settings", "sign-in") { request in try await updateSignIn(request) }
-        routes.post("settings", "totp") { request in
-            guard let model = await context.session.settings else { return request.redirect(to: "/") }
+        routes.get(.settings) { request in try await settings(request) }
+        routes.post(.settingsSignIn) { request in try await updateSignIn(request) }
+        routes.post(.settingsTOTP) { request in
+            guard let model = await context.session.settings else { return request.redirect(to: .home) }
             await model.beginTOTPEnrolment()
-            return request.redirect(to: "/settings")
+            return request.redirect(to: .settings)
         }
-        routes.get("settings", "totp.svg") { request in try await totpCode(request) }
-        routes.post("settings", "devices", ":device", "remove") { request in try await removeDevice(request) }
-        routes.post("settings", "delete") { request in try await deleteAccount(request) }
+        routes.get(.settingsTOTPCode) { request in try await totpCode(request) }
+        routes.post(.removeDevice(.key)) { request in try await removeDevice(request) }
+        routes.post(.deleteAccount) { request in try await deleteAccount(request) }
     }
 
     struct Option: Encodable, Sendable {
@@ -42,6 +42,7 @@ struct SettingsPages {
         let id: String
         let shortID: String
         let isThisDevice: Bool
+        let remove: String
     }
 
     struct Enrolment: Encodable, Sendable {
@@ -67,7 +68,7 @@ struct SettingsPages {
     static let signs = [("plus", "+"), ("minus", "−"), ("times", "×"), ("divide", "÷")]
 
     private func settings(_ request: Request, status: HTTPStatus = .ok, reload: Bool = true) async throws -> Response {
-        guard let model = await context.session.settings else { return request.redirect(to: "/") }
+        guard let model = await context.session.settings else { return request.redirect(to: .home) }
         if reload { await model.load() }
         let page = await MainActor.run { () -> SettingsPage in
             let chain = model.signIn?.chain ?? [.password]
@@ -87,7 +88,9 @@ struct SettingsPages {
                 totpEnrolled: model.signIn?.totpEnrolled ?? false,
                 enrolment: model.enrolment.map { Enrolment(secret: $0.secret) },
                 devices: model.devices.map {
-                    DeviceView(id: $0.id.uuidString.lowercased(), shortID: $0.shortID, isThisDevice: $0.isThisDevice)
+                    DeviceView(
+                        id: $0.id.canonicalString, shortID: $0.shortID, isThisDevice: $0.isThisDevice,
+                        remove: AppRoute.removeDevice(.value($0.id)).path)
                 })
         }
         return try await request.page("settings", page, status: status)
@@ -108,7 +111,7 @@ struct SettingsPages {
     }
 
     private func updateSignIn(_ request: Request) async throws -> Response {
-        guard let model = await context.session.settings else { return request.redirect(to: "/") }
+        guard let model = await context.session.settings else { return request.redirect(to: .home) }
         let form = try request.content.decode(SignInForm.self)
         var chain: [SignInMethod] = [.password]
         for name in [form.step2, form.step3, form.step4] {
@@ -137,8 +140,8 @@ struct SettingsPages {
     }
 
     private func removeDevice(_ request: Request) async throws -> Response {
-        guard let model = await context.session.settings else { return request.redirect(to: "/") }
-        guard let text = request.parameters.get("device"), let id = UUID(uuidString: text) else {
+        guard let model = await context.session.settings else { return request.redirect(to: .home) }
+        guard let id = request.uuid(.device) else {
             throw Abort(.notFound, reason: "There is no such device.")
         }
         await model.removeDevice(id)
@@ -151,7 +154,7 @@ struct SettingsPages {
     }
 
     private func deleteAccount(_ request: Request) async throws -> Response {
-        guard let model = await context.session.settings else { return request.redirect(to: "/") }
+        guard let model = await context.session.settings else { return request.redirect(to: .home) }
         let form = try request.content.decode(DeleteForm.self)
         guard form.confirm == "yes" else {
             throw Abort(.badRequest, reason: "Tick the box to confirm that the account should go.")
@@ -161,6 +164,6 @@ struct SettingsPages {
             return try await settings(request, status: .unprocessableEntity, reload: false)
         }
         await context.session.accountDeleted()
-        return request.redirect(to: "/welcome")
+        return request.redirect(to: .welcome)
     }
 }

@@ -9,30 +9,28 @@ struct WelcomePages {
     let context: AppContext
 
     func register(on routes: any RoutesBuilder) {
-        routes.get { request in try await root(request) }
-        routes.get("unlock") { request in try await unlockPage(request) }
-        routes.post("unlock") { request in try await unlock(request) }
-        routes.get("welcome") { request in try await welcomePage(request) }
-        routes.on(.POST, "welcome", body: .collect(maxSize: ByteCount(value: AvatarUpload.maximumRequestBytes))) {
-            request in try await submit(request)
-        }
-        routes.post("welcome", "step") { request in try await answer(request) }
-        routes.post("welcome", "resend") { request in
+        routes.get(.home) { request in try await root(request) }
+        routes.get(.unlock) { request in try await unlockPage(request) }
+        routes.post(.unlock) { request in try await unlock(request) }
+        routes.get(.welcome) { request in try await welcomePage(request) }
+        routes.post(.welcome, maximumBody: AvatarUpload.maximumRequestBytes) { request in try await submit(request) }
+        routes.post(.welcomeStep) { request in try await answer(request) }
+        routes.post(.welcomeResend) { request in
             await context.session.resendCode()
-            return request.redirect(to: "/welcome")
+            return request.redirect(to: .welcome)
         }
-        routes.post("welcome", "cancel") { request in
+        routes.post(.welcomeCancel) { request in
             await context.session.cancelAuth()
-            return request.redirect(to: "/welcome")
+            return request.redirect(to: .welcome)
         }
-        routes.post("sign-out") { request in try await signOut(request) }
+        routes.post(.signOut) { request in try await signOut(request) }
     }
 
     private func root(_ request: Request) async throws -> Response {
         switch await context.session.stage {
-        case .locked: request.redirect(to: "/unlock")
-        case .signedOut: request.redirect(to: "/welcome")
-        case .signedIn: request.redirect(to: "/conversations")
+        case .locked: request.redirect(to: .unlock)
+        case .signedOut: request.redirect(to: .welcome)
+        case .signedIn: request.redirect(to: .conversations)
         }
     }
 
@@ -63,7 +61,7 @@ struct WelcomePages {
             }
             return try await unlockPage(request, error: error.description)
         }
-        return request.redirect(to: "/")
+        return request.redirect(to: .home)
     }
 
     // MARK: Sign-up and sign-in
@@ -115,8 +113,8 @@ struct WelcomePages {
         avatarError: String? = nil, status: HTTPStatus = .ok
     ) async throws -> Response {
         let session = context.session
-        if await session.stage == .signedIn { return request.redirect(to: "/conversations") }
-        if await session.stage == .locked { return request.redirect(to: "/unlock") }
+        if await session.stage == .signedIn { return request.redirect(to: .conversations) }
+        if await session.stage == .locked { return request.redirect(to: .unlock) }
         let page = await MainActor.run { () -> WelcomePage in
             let auth = session.auth
             let signUp: Bool
@@ -201,9 +199,9 @@ struct WelcomePages {
             auth.displayName = form.displayName ?? ""
             return true
         }
-        guard accepted else { return request.redirect(to: "/unlock") }
+        guard accepted else { return request.redirect(to: .unlock) }
         await session.submitAuth(newPassphrase: newPassphrase, avatar: avatar)
-        return request.redirect(to: "/welcome")
+        return request.redirect(to: .welcome)
     }
 
     private struct StepForm: Content {
@@ -214,13 +212,13 @@ struct WelcomePages {
         let form = try request.content.decode(StepForm.self)
         guard form.answer.count <= 64 else { throw Abort(.badRequest, reason: "That answer is too long.") }
         await context.session.answerStep(form.answer)
-        return request.redirect(to: "/welcome")
+        return request.redirect(to: .welcome)
     }
 
     private func signOut(_ request: Request) async throws -> Response {
         if let problem = await context.session.signOut() {
             throw Abort(.badGateway, reason: "Not signed out: \(problem)")
         }
-        return request.redirect(to: "/welcome")
+        return request.redirect(to: .welcome)
     }
 }

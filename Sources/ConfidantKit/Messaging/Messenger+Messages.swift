@@ -101,3 +101,11 @@ extension Messenger {
     /// Marks the account notices seen.
     public func markAccountNoticesSeen() throws { try store.markRead(peer: me) }
 }
+
+extension Messenger {
+    /// One's own message in the conversation with `peer`, by id; nil when there is none there.
+    public func ownMessage(_ id: UUID, with peer: UUID) throws -> ChatMessage? {
+        guard let message = try store.message(id: id, direction: .outgoing), message.peer == peer else { return nil }
+        return message
+    }
+}

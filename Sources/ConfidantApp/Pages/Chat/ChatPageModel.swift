@@ -1,0 +1,128 @@
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+
+/// The chat page as its templates (`chat`, and `chat-messages` for the live region) read it,
+/// built from the chat's state as `ChatViewModel` holds it.
+struct ChatPageModel: Encodable, Sendable {
+    struct File: Encodable, Sendable {
+        let url: String
+        let name: String
+        let size: String
+        let isImage: Bool
+    }
+
+    struct Message: Encodable, Sendable {
+        let id: String
+        /// "mine", "theirs" or "notice".
+        let side: String
+        let text: String
+        let hasText: Bool
+        let unreadable: Bool
+        let time: String
+        let isoTime: String
+        let status: String?
+        let failed: Bool
+        let edited: Bool
+        let deleted: Bool
+        let disappearing: Bool
+        let files: [File]
+        let hasFiles: Bool
+        /// Whether it offers editing and deletion (one's own, neither deleted nor failed).
+        let canChange: Bool
+        let retry: String
+        let edit: String
+        let delete: String
+    }
+
+    struct TimerChoice: Encodable, Sendable {
+        let seconds: Int
+        let label: String
+        let selected: Bool
+    }
+
+    struct Links: Encodable, Sendable {
+        let live: String
+        let send: String
+        let attach: String
+        let timer: String
+    }
+
+    let page: PageInfo
+    let peer: PersonView
+    let messages: [Message]
+    let keyChangeBanner: String?
+    let offline: String?
+    let confirmKeyChange: Bool
+    let draft: String
+    let timers: [TimerChoice]
+    let timer: String?
+    let maxUpload: String
+    let links: Links
+
+    /// The disappearing timers the page offers, in seconds (0 is off).
+    static let timerChoices = [0, 30, 300, 3600, 86_400, 604_800]
+
+    /// - Parameters:
+    ///   - confirmKeyChange: the last send was held for a key change: the composer asks to send anyway.
+    ///   - draft: the text the composer starts with.
+    init(
+        page: PageInfo, peer: Contact, messages: [ChatMessage], keyChangeBanner: String?, connection: ConnectionState,
+        disappearingTimer: Int?, confirmKeyChange: Bool = false, draft: String = "", maxUploadBytes: Int,
+        now: Date = Date()
+    ) {
+        self.page = page
+        self.peer = PersonView(peer)
+        self.messages = messages.map { Self.message($0, peer: peer.id, now: now) }
+        self.keyChangeBanner = keyChangeBanner
+        offline = ConnectionText.offline(connection)
+        self.confirmKeyChange = confirmKeyChange
+        self.draft = draft
+        let timer = disappearingTimer ?? 0
+        timers = Self.timerChoices.map {
+            TimerChoice(seconds: $0, label: $0 == 0 ? "Off" : DisappearingTimer.describe($0), selected: $0 == timer)
+        }
+        self.timer = timer == 0 ? nil : DisappearingTimer.describe(timer)
+        maxUpload = ByteCountFormatter.string(fromByteCount: Int64(maxUploadBytes), countStyle: .file)
+        links = Links(
+            live: AppRoute.liveChat(.value(peer.id)).path, send: AppRoute.send(.value(peer.id)).path,
+            attach: AppRoute.attach(.value(peer.id)).path, timer: AppRoute.timer(.value(peer.id)).path)
+    }
+
+    /// The page for what `model` shows now.
+    @MainActor
+    init(
+        _ model: ChatViewModel, page: PageInfo, confirmKeyChange: Bool = false, draft: String = "", maxUploadBytes: Int
+    ) {
+        self.init(
+            page: page, peer: model.peer, messages: model.messages, keyChangeBanner: model.keyChangeBanner,
+            connection: model.connection, disappearingTimer: model.disappearingTimer,
+            confirmKeyChange: confirmKeyChange, draft: draft, maxUploadBytes: maxUploadBytes)
+    }
+
+    static func message(_ message: ChatMessage, peer: UUID, now: Date) -> Message {
+        let failed = if case .failed = message.status { true } else { false }
+        let id = message.id
+        return Message(
+            id: id.canonicalString,
+            side: message.direction == .outgoing ? "mine" : message.direction == .notice ? "notice" : "theirs",
+            text: message.text == nil && !message.attachments.isEmpty && !message.isDeleted ? "" : message.displayText,
+            hasText: message.text != nil || message.attachments.isEmpty || message.isDeleted,
+            unreadable: message.isUnreadable || message.isDeleted,
+            time: message.sentAt.formatted(date: .abbreviated, time: .shortened),
+            isoTime: message.sentAt.formatted(.iso8601), status: DeliveryStatusText.describe(message, now: now),
+            failed: failed, edited: message.editedAt != nil && !message.isDeleted, deleted: message.isDeleted,
+            disappearing: message.expiresAt != nil,
+            files: message.attachments.map { file in
+                File(
+                    url: AppRoute.file(.value(peer), message: .value(id), index: .value(file.index)).path,
+                    name: file.name,
+                    size: ByteCountFormatter.string(fromByteCount: Int64(file.size), countStyle: .file),
+                    isImage: file.isImage)
+            }, hasFiles: !message.attachments.isEmpty,
+            canChange: message.direction == .outgoing && !message.isDeleted && !failed,
+            retry: AppRoute.retry(.value(peer), message: .value(id)).path,
+            edit: AppRoute.editMessage(.value(peer), message: .value(id)).path,
+            delete: AppRoute.deleteMessage(.value(peer), message: .value(id)).path)
+    }
+}

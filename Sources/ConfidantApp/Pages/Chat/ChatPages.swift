@@ -1,0 +1,136 @@
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+import Vapor
+
+/// A chat (live), sending with Enter, retry, and the key-change confirmation: `ChatViewModel`
+/// rendered through `ChatPageModel`. Files, edits and verification have pages of their own
+/// (`ChatFilePages`, `MessageChangePages`, `VerifyPages`).
+struct ChatPages {
+    let context: AppContext
+
+    func register(on routes: any RoutesBuilder) {
+        routes.get(.chatWith) { request in try await open(request) }
+        routes.get(.chat(.key)) { request in try await chat(request) }
+        routes.get(.liveChat(.key)) { request in try await live(request) }
+        routes.post(.send(.key)) { request in try await send(request) }
+        routes.post(.retry(.key, message: .key)) { request in try await retry(request) }
+    }
+
+    /// `/chat/with?email=`: finds the user in the directory, then their chat.
+    private func open(_ request: Request) async throws -> Response {
+        guard let messenger = await context.session.messenger else { return request.redirect(to: .home) }
+        let email = (try? request.query.get(String.self, at: "email")) ?? ""
+        guard !email.isEmpty, email.count <= 320 else {
+            throw Abort(.badRequest, reason: "Choose someone to write to.")
+        }
+        do {
+            let contact = try await messenger.contact(email: email)
+            return request.redirect(to: .chat(.value(contact.id)))
+        } catch ConfidantKitError.unknownUser {
+            throw Abort(.notFound, reason: "Nobody with the e-mail \(email) is on this server.")
+        }
+    }
+
+    private func chat(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        await model.load()
+        let held = await context.session.heldDrafts[contact.id]
+        let maximum = context.session.configuration.maxUploadBytes
+        let page = await ChatPageModel(
+            model, page: context.info(contact.displayName, error: model.error), confirmKeyChange: held != nil,
+            draft: held ?? "", maxUploadBytes: maximum)
+        return try await request.page("chat", page)
+    }
+
+    /// The messages as they change, while the chat is open (it marks arrivals read, as a user
+    /// looking at the chat has read them).
+    private func live(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let maximum = context.session.configuration.maxUploadBytes
+        return LiveRegion.response(for: request, template: "chat-messages") { () async -> AsyncStream<ChatPageModel>? in
+            let model = await ChatViewModel(messenger: messenger, peer: contact)
+            await model.load()
+            let running = Task { await model.run() }
+            let values = await observedValues {
+                ChatPageModel(model, page: context.info(contact.displayName), maxUploadBytes: maximum)
+            }
+            return AsyncStream { continuation in
+                let forwarding = Task {
+                    for await value in values { continuation.yield(value) }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in
+                    forwarding.cancel()
+                    running.cancel()
+                }
+            }
+        }
+    }
+
+    private struct SendForm: Content {
+        var draft: String
+        var confirmKeyChange: Bool?
+    }
+
+    private struct SendResult: Content {
+        var ok: Bool
+        var reload: String?
+    }
+
+    private func send(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let form = try request.content.decode(SendForm.self)
+        let here = AppRoute.chat(.value(contact.id))
+        // The page's script asks for exactly this; a browser's form navigation accepts */*, which
+        // Vapor's media-type comparison would match against JSON too.
+        let wantsJSON = request.headers.first(name: .accept) == "application/json"
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        await MainActor.run { model.draft = form.draft }
+        await model.send(confirmKeyChange: form.confirmKeyChange == true)
+        let needsConfirmation = await MainActor.run { () -> Bool in
+            if model.needsKeyChangeConfirmation {
+                context.session.heldDrafts[contact.id] = form.draft
+                return true
+            }
+            context.session.heldDrafts[contact.id] = nil
+            return false
+        }
+        if let error = await model.error, !needsConfirmation {
+            throw Abort(.unprocessableEntity, reason: "Not sent: \(error)")
+        }
+        if wantsJSON {
+            return try await SendResult(ok: !needsConfirmation, reload: needsConfirmation ? here.path : nil)
+                .encodeResponse(for: request)
+        }
+        return request.redirect(to: here)
+    }
+
+    private func retry(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let id = try context.messageID(request)
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        await model.retry(id)
+        return request.redirect(to: .chat(.value(contact.id)))
+    }
+}
+
+extension AppContext {
+    /// The signed-in messenger and the contact the path names; a peer this profile never saw is 404.
+    func chatPeer(_ request: Request) async throws -> (Messenger, Contact) {
+        guard let messenger = await session.messenger else {
+            throw Abort(.unauthorized, reason: "Sign in first.")
+        }
+        guard let id = request.uuid(.peer), let contact = try await messenger.knownContact(id) else {
+            throw Abort(.notFound, reason: "There is no such conversation on this device.")
+        }
+        return (messenger, contact)
+    }
+
+    /// The message the path names.
+    func messageID(_ request: Request) throws -> UUID {
+        guard let id = request.uuid(.message) else { throw Abort(.notFound, reason: "There is no such message.") }
+        return id
+    }
+}

@@ -1,0 +1,74 @@
+import ConfidantCrypto
+import ConfidantKit
+import Foundation
+import Vapor
+
+/// Changing one's own messages after they were sent: editing, deleting for everyone, and the
+/// conversation's disappearing timer.
+struct MessageChangePages {
+    let context: AppContext
+
+    func register(on routes: any RoutesBuilder) {
+        routes.get(.editMessage(.key, message: .key)) { request in try await editPage(request) }
+        routes.post(.editMessage(.key, message: .key)) { request in try await edit(request) }
+        routes.post(.deleteMessage(.key, message: .key)) { request in try await delete(request) }
+        routes.post(.timer(.key)) { request in try await setTimer(request) }
+    }
+
+    struct EditPage: Encodable, Sendable {
+        let page: PageInfo
+        let peer: PersonView
+        let id: String
+        let text: String
+        let save: String
+
+        init(page: PageInfo, peer: Contact, message: ChatMessage) {
+            self.page = page
+            self.peer = PersonView(peer)
+            id = message.id.canonicalString
+            text = message.text ?? ""
+            save = AppRoute.editMessage(.value(peer.id), message: .value(message.id)).path
+        }
+    }
+
+    private func editPage(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let id = try context.messageID(request)
+        guard let message = try await messenger.ownMessage(id, with: contact.id), !message.isDeleted else {
+            throw Abort(.notFound, reason: "You can edit only messages you sent.")
+        }
+        let page = await EditPage(page: context.info("Edit a message"), peer: contact, message: message)
+        return try await request.page("chat-edit", page)
+    }
+
+    private struct EditForm: Content {
+        var text: String
+    }
+
+    private func edit(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let form = try request.content.decode(EditForm.self)
+        try await messenger.edit(try context.messageID(request), text: form.text)
+        return request.redirect(to: .chat(.value(contact.id)))
+    }
+
+    private func delete(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        try await messenger.deleteForEveryone(try context.messageID(request))
+        return request.redirect(to: .chat(.value(contact.id)))
+    }
+
+    private struct TimerForm: Content {
+        var seconds: Int
+    }
+
+    private func setTimer(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let form = try request.content.decode(TimerForm.self)
+        guard ChatPageModel.timerChoices.contains(form.seconds) else {
+            throw Abort(.badRequest, reason: "Choose one of the timers the page offers.")
+        }
+        try await messenger.setDisappearingTimer(form.seconds == 0 ? nil : form.seconds, with: contact)
+        return request.redirect(to: .chat(.value(contact.id)))
+    }
+}

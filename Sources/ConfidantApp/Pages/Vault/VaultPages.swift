@@ -1,0 +1,53 @@
+import ConfidantKit
+import ConfidantVault
+import Foundation
+import Vapor
+
+/// The vault: create, unlock or lock it, and its timeline of chapters and memories:
+/// `VaultViewModel` rendered through `VaultPageModel`. Memories, media and backups have pages of
+/// their own (`MemoryPages`, `VaultMediaPages`, `VaultTransferPages`).
+struct VaultPages {
+    let context: AppContext
+
+    func register(on routes: any RoutesBuilder) {
+        routes.get(.vault) { request in try await timeline(request) }
+        routes.post(.vaultCreate) { request in try await open(request, creating: true) }
+        routes.post(.vaultUnlock) { request in try await open(request, creating: false) }
+        routes.post(.vaultLock) { request in
+            await context.session.vault.lock()
+            return request.redirect(to: .vault)
+        }
+        MemoryPages(context: context, vault: self).register(on: routes)
+        VaultMediaPages(context: context).register(on: routes)
+        VaultTransferPages(context: context).register(on: routes)
+    }
+
+    /// The vault page; `status` other than OK for a form that failed (the model says why).
+    func timeline(_ request: Request, status: HTTPStatus = .ok) async throws -> Response {
+        let session = context.session
+        let page = await MainActor.run { () -> VaultPageModel in
+            let model = session.vault
+            return VaultPageModel(
+                page: context.info("Vault", error: model.error), exists: model.exists, unlocked: model.isUnlocked,
+                timeline: model.timeline, transfer: model.transfer,
+                maxUploadBytes: session.configuration.maxUploadBytes, backupDirectory: session.lastBackupDirectory)
+        }
+        return try await request.page("vault", page, status: status)
+    }
+
+    private struct PassphraseForm: Content {
+        var passphrase: String
+    }
+
+    private func open(_ request: Request, creating: Bool) async throws -> Response {
+        let form = try request.content.decode(PassphraseForm.self)
+        let model = context.session.vault
+        if creating {
+            await model.create(passphrase: form.passphrase)
+        } else {
+            await model.unlock(passphrase: form.passphrase)
+        }
+        guard await model.isUnlocked else { return try await timeline(request, status: .unauthorized) }
+        return request.redirect(to: .vault)
+    }
+}

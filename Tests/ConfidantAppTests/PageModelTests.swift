@@ -1,0 +1,111 @@
+import ConfidantCrypto
+import ConfidantVault
+import Foundation
+import Testing
+
+@testable import ConfidantApp
+@testable import ConfidantKit
+
+/// Given a view model's state, the page model says what the page shows: no browser needed.
+@Suite("Page models from view-model state")
+struct PageModelTests {
+    static let page = PageInfo(title: "Bob", csrf: "token", signedInAs: "Alice", error: nil)
+    static let bob = Contact(
+        id: UUID(uuidString: "0F1E2D3C-4B5A-4978-8695-A4B3C2D1E0F9") ?? UUID(), email: "bob@example.com",
+        displayName: "Bob Builder")
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func line(
+        _ text: String?, _ direction: ChatMessage.Direction, _ status: ChatMessage.Status, id: UUID = UUID(),
+        attachments: [ChatAttachment] = [], deleted: Bool = false, retryAt: Date? = nil
+    ) -> ChatMessage {
+        var message = ChatMessage(
+            id: id, sequence: 1, peer: bob.id, direction: direction, sentAt: now, text: text, unreadableReason: nil,
+            status: status, isRead: true)
+        message.attachments = attachments
+        message.isDeleted = deleted
+        message.retryAt = retryAt
+        return message
+    }
+
+    static func chat(_ messages: [ChatMessage], connection: ConnectionState = .live, timer: Int? = nil)
+        -> ChatPageModel
+    {
+        ChatPageModel(
+            page: page, peer: bob, messages: messages, keyChangeBanner: nil, connection: connection,
+            disappearingTimer: timer, maxUploadBytes: 1 << 20, now: now)
+    }
+
+    @Test("own messages say how they went; a failed one offers retry, not editing; the peer's say nothing")
+    func statuses() throws {
+        let failedID = UUID()
+        let model = Self.chat([
+            Self.line("hi", .outgoing, .read), Self.line("queued", .outgoing, .pending, retryAt: Self.now + 8),
+            Self.line("lost", .outgoing, .failed(.noRecipientDevice), id: failedID),
+            Self.line("yo", .incoming, .received),
+        ])
+        #expect(
+            model.messages.map(\.status) == [
+                "read ✓✓", "waiting for the server (trying again in 8 s)",
+                "not sent: the recipient has no signed-in device yet", nil,
+            ])
+        #expect(model.messages.map(\.side) == ["mine", "mine", "mine", "theirs"])
+        #expect(model.messages.map(\.failed) == [false, false, true, false])
+        #expect(model.messages.map(\.canChange) == [true, true, false, false])
+        let failed = model.messages[2]
+        #expect(failed.retry == "/chat/\(Self.bob.id.canonicalString)/retry/\(failedID.canonicalString)")
+    }
+
+    @Test("a deleted message and one with files alone: what text shows, and each file's link")
+    func deletedAndFiles() {
+        let id = UUID()
+        let photo = ChatAttachment(
+            id: UUID(), index: 0, name: "cat.png", size: 2048, contentType: "image/png", thumbnail: nil, isLocal: true)
+        let model = Self.chat([
+            Self.line(nil, .incoming, .received, id: id, attachments: [photo]),
+            Self.line("secret", .outgoing, .sent, deleted: true),
+        ])
+        let withFile = model.messages[0]
+        #expect(withFile.text == "" && !withFile.hasText && withFile.hasFiles)
+        #expect(withFile.files.map(\.url) == ["/chat/\(Self.bob.id.canonicalString)/files/\(id.canonicalString)/0"])
+        #expect(withFile.files.first?.isImage == true)
+        let deleted = model.messages[1]
+        #expect(deleted.text == "This message was deleted" && deleted.deleted && deleted.unreadable)
+        #expect(!deleted.canChange)
+    }
+
+    @Test("the offline banner, the timer choices and the forms' links follow the state")
+    func bannersAndLinks() {
+        let waiting = Self.chat(
+            [], connection: .waiting(retryIn: .seconds(4), reason: "connection refused"), timer: 300)
+        #expect(waiting.offline == "cannot reach the server (connection refused); trying again in 4 s")
+        #expect(waiting.timer == "5 min")
+        #expect(waiting.timers.filter(\.selected).map(\.seconds) == [300])
+        #expect(Self.chat([]).offline == nil)
+        #expect(Self.chat([]).timers.filter(\.selected).map(\.seconds) == [0])
+        let peer = Self.bob.id.canonicalString
+        #expect(waiting.links.send == "/chat/\(peer)/send")
+        #expect(waiting.links.live == "/live/chat/\(peer)")
+        #expect(waiting.peer.startChat == "/chat/with?email=bob%40example.com")
+    }
+
+    @Test("the verification page for each state, with a QR code link per device")
+    func verification() {
+        let unverified = VerifyPageModel(page: Self.page, peer: Self.bob, verification: nil)
+        #expect(unverified.state == "unverified" && unverified.stateText == "Not verified yet.")
+        #expect(unverified.devices.isEmpty)
+    }
+
+    @Test("a backup under way shows its progress; a failed one says why")
+    func transfers() {
+        let running = VaultTransfer(
+            kind: .backup, target: "the server", progress: BackupProgress(object: 3, objects: 4), outcome: .running)
+        let view = VaultTransferView(running)
+        #expect(view?.running == true && view?.heading == "Backing up to the server…")
+        #expect(view?.percent == 50 && view?.done == 3 && view?.total == 4, "object 3 of 4 is under way: two done")
+        let failed = VaultTransferView(
+            VaultTransfer(kind: .restore, target: "/media/usb", progress: nil, outcome: .failed("no backup there")))
+        #expect(failed?.failed == true && failed?.heading == "Restore failed" && failed?.message == "no backup there")
+        #expect(VaultTransferView(nil) == nil)
+    }
+}
