@@ -145,65 +145,63 @@ struct FaultTests {
         }
         let cli = try CLIProcess()
         defer { cli.remove() }
-        let name = "confidant_fault_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
-        try await PostgresAdmin.run(url: base, "CREATE DATABASE \(name)")
-        defer { Task { try? await PostgresAdmin.run(url: base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") } }
-        let url = PostgresAdmin.url(base, database: name)
-        let dataA = cli.directory.appendingPathComponent("relay-a")
-        let dataB = cli.directory.appendingPathComponent("relay-b")
-        let first = try ServeProcess(dataDirectory: dataA, database: url)
-        let port = try await first.relay().port
-        // Instances sharing a database share the key that encrypts sign-in secrets.
-        let second = try ServeProcess(
-            dataDirectory: dataB, database: url,
-            extra: ["--auth-key-file", dataA.appendingPathComponent("auth.key").path])
-        defer {
-            second.kill(SIGTERM)
-            _ = second.waitForExit()
-        }
-        let portB = try await second.relay().port
-        let suffix = UUID().uuidString.prefix(6).lowercased()
-        let alice = "alice-\(suffix)@example.com"
-        let bob = "bob-\(suffix)@example.com"
-        for (profile, email, name, data, port) in [
-            ("alice", alice, "Alice", dataA, port), ("bob", bob, "Bob", dataB, portB),
-        ] {
-            let result = try await cli.register(
-                profile: profile, server: "http://127.0.0.1:\(port)", email: email, name: name,
-                password: "password of \(name)", dataDirectory: data)
-            #expect(result.status == 0, "\(result.stderr)")
-        }
-        let typed = Self.lines(400, "line")
-        async let sending = cli.run(
-            ["send", "--profile", "alice", bob, "--each-line"], stdin: Data(typed.joined(separator: "\n").utf8))
-        // Killed right after the first sends: the sender keeps sending while each look at the
-        // count (a psql process) takes its time, up to seconds on a loaded machine. At 30 of 300,
-        // a client that no longer fetched keys for every message had sent them all before the kill.
-        try await Self.waitUntilPosted(3, url)
-        first.kill(SIGKILL)
-        _ = first.waitForExit()
-        // Until the restart no other server may listen on the dead relay's port: another test's
-        // relay that got it would answer the sender 401, and the CLI would rightly say it was
-        // signed out (seen once on a loaded CI machine). The placeholder resets connections.
-        let placeholder = PortPlaceholder(port: port)
-        let sent = try await sending
-        #expect(sent.status == 0, "\(sent.stderr)")
-        #expect(sent.text.contains("queued"), "the rest wait: \(sent.text)")
+        try await ScratchDatabase.run(in: base, prefix: "confidant_fault") { url in
+            let dataA = cli.directory.appendingPathComponent("relay-a")
+            let dataB = cli.directory.appendingPathComponent("relay-b")
+            let first = try ServeProcess(dataDirectory: dataA, database: url)
+            let port = try await first.relay().port
+            // Instances sharing a database share the key that encrypts sign-in secrets.
+            let second = try ServeProcess(
+                dataDirectory: dataB, database: url,
+                extra: ["--auth-key-file", dataA.appendingPathComponent("auth.key").path])
+            defer {
+                second.kill(SIGTERM)
+                _ = second.waitForExit()
+            }
+            let portB = try await second.relay().port
+            let suffix = UUID().uuidString.prefix(6).lowercased()
+            let alice = "alice-\(suffix)@example.com"
+            let bob = "bob-\(suffix)@example.com"
+            for (profile, email, name, data, port) in [
+                ("alice", alice, "Alice", dataA, port), ("bob", bob, "Bob", dataB, portB),
+            ] {
+                let result = try await cli.register(
+                    profile: profile, server: "http://127.0.0.1:\(port)", email: email, name: name,
+                    password: "password of \(name)", dataDirectory: data)
+                #expect(result.status == 0, "\(result.stderr)")
+            }
+            let typed = Self.lines(400, "line")
+            async let sending = cli.run(
+                ["send", "--profile", "alice", bob, "--each-line"], stdin: Data(typed.joined(separator: "\n").utf8))
+            // Killed right after the first sends: the sender keeps sending while each look at the
+            // count (a psql process) takes its time, up to seconds on a loaded machine. At 30 of 300,
+            // a client that no longer fetched keys for every message had sent them all before the kill.
+            try await Self.waitUntilPosted(3, url)
+            first.kill(SIGKILL)
+            _ = first.waitForExit()
+            // Until the restart no other server may listen on the dead relay's port: another test's
+            // relay that got it would answer the sender 401, and the CLI would rightly say it was
+            // signed out (seen once on a loaded CI machine). The placeholder resets connections.
+            let placeholder = PortPlaceholder(port: port)
+            let sent = try await sending
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(sent.text.contains("queued"), "the rest wait: \(sent.text)")
 
-        // A supervisor starts it again where it was; the next command sends what waited first.
-        let holding = placeholder != nil
-        placeholder?.close()
-        let restarted = try ServeProcess(dataDirectory: dataA, database: url, port: port)
-        defer {
-            restarted.kill(SIGTERM)
-            _ = restarted.waitForExit()
+            // A supervisor starts it again where it was; the next command sends what waited first.
+            let holding = placeholder != nil
+            placeholder?.close()
+            let restarted = try ServeProcess(dataDirectory: dataA, database: url, port: port)
+            defer {
+                restarted.kill(SIGTERM)
+                _ = restarted.waitForExit()
+            }
+            _ = try await restarted.relay()
+            #expect(try await cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
+            try await Self.expectDelivered(typed + ["after the restart"], cli, from: alice, to: bob)
+            print(
+                "relay killed: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 401 of 401 delivered in order; "
+                    + "its port \(holding ? "held" : "could not be held") until the restart")
         }
-        _ = try await restarted.relay()
-        #expect(try await cli.run(["send", "--profile", "alice", bob, "after the restart"]).status == 0)
-        try await Self.expectDelivered(typed + ["after the restart"], cli, from: alice, to: bob)
-        print(
-            "relay killed: \(sent.text.trimmingCharacters(in: .whitespacesAndNewlines)); 401 of 401 delivered in order; "
-                + "its port \(holding ? "held" : "could not be held") until the restart")
     }
 
     /// Waits (at most a minute) until the relay has stored `count` messages: a fault injected then

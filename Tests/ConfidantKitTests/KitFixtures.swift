@@ -75,6 +75,32 @@ struct KitUser {
         await bob.remove()
     }
 
+    /// A relay with Alice and Bob registered on it: `body` runs with the three, and the profiles
+    /// and the relay are removed afterwards (awaited), however `body` ends.
+    static func pairOnRelay(
+        _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
+        _ body: (_ relay: TestRelay, _ alice: KitUser, _ bob: KitUser) async throws -> Void
+    ) async throws {
+        try await TestRelay.run(kind) { relay in
+            try await pair(relay) { alice, bob in try await body(relay, alice, bob) }
+        }
+    }
+
+    /// Runs `body` with `user`, then removes the user's profile (ending its live connection),
+    /// awaited, however `body` ends.
+    static func removing<T>(
+        _ user: KitUser, isolation: isolated (any Actor)? = #isolation, _ body: (KitUser) async throws -> T
+    ) async throws -> T {
+        do {
+            let result = try await body(user)
+            await user.remove()
+            return result
+        } catch {
+            await user.remove()
+            throw error
+        }
+    }
+
     /// The same account signed in from another profile (another device).
     func secondDevice(_ relay: some RelayEndpoint) async throws -> KitUser {
         let profile = TestProfile()

@@ -113,33 +113,31 @@ struct ViewModelTests {
 
     @Test("chat: history, send, live incoming, the key-change banner, and unreadable placeholders")
     func chat() async throws {
-        try await TestRelay.run { relay in
-            try await KitUser.pair(relay) { alice, bob in
-                let toBob = try await alice.messenger.contact(email: bob.email)
-                let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
-                await chat.load()
-                #expect(chat.messages.isEmpty)
-                let listening = Task { await chat.run() }
-                defer { listening.cancel() }
-                #expect(await alice.messenger.goLive())
+        try await KitUser.pairOnRelay { relay, alice, bob in
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            let chat = ChatViewModel(messenger: alice.messenger, peer: toBob)
+            await chat.load()
+            #expect(chat.messages.isEmpty)
+            let listening = Task { await chat.run() }
+            defer { listening.cancel() }
+            #expect(await alice.messenger.goLive())
 
-                chat.draft = "hi Bob"
-                await chat.send()
-                #expect(chat.draft.isEmpty)
-                #expect(chat.messages.map(\.text) == ["hi Bob"])
-                #expect(chat.messages.first?.status == .sent)
+            chat.draft = "hi Bob"
+            await chat.send()
+            #expect(chat.draft.isEmpty)
+            #expect(chat.messages.map(\.text) == ["hi Bob"])
+            #expect(chat.messages.first?.status == .sent)
 
-                _ = try await bob.messenger.send("hi Alice", to: bob.messenger.contact(email: alice.email))
-                try await waitUntil { chat.messages.count == 2 }
-                #expect(chat.messages.last?.text == "hi Alice")
-                #expect(chat.messages.last?.direction == .incoming)
-                // An open chat marks what arrives as read.
-                try await waitUntil { chat.messages.last?.isRead == true }
-                #expect(chat.keyChangeBanner == nil)
+            _ = try await bob.messenger.send("hi Alice", to: bob.messenger.contact(email: alice.email))
+            try await waitUntil { chat.messages.count == 2 }
+            #expect(chat.messages.last?.text == "hi Alice")
+            #expect(chat.messages.last?.direction == .incoming)
+            // An open chat marks what arrives as read.
+            try await waitUntil { chat.messages.last?.isRead == true }
+            #expect(chat.keyChangeBanner == nil)
 
-                // Bob signs in on a new device: the banner appears live, and goes when Alice writes again.
-                let tablet = try await bob.secondDevice(relay)
-                defer { Task { await tablet.remove() } }
+            // Bob signs in on a new device: the banner appears live, and goes when Alice writes again.
+            try await KitUser.removing(try await bob.secondDevice(relay)) { tablet in
                 try await waitUntil { chat.keyChangeBanner != nil }
                 #expect(
                     chat.keyChangeBanner
@@ -222,29 +220,30 @@ struct ViewModelTests {
     @Test("a device signing in to the account is announced on its other devices until dismissed")
     func newDeviceNotice() async throws {
         try await TestRelay.run { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            defer { Task { await alice.remove() } }
-            let model = ConversationsViewModel(messenger: alice.messenger)
-            let running = Task { await model.run() }
-            defer { running.cancel() }
-            #expect(model.accountNotices.isEmpty, "her own first device is no news")
+            try await KitUser.removing(try await KitUser.register(relay, name: "Alice")) { alice in
+                let model = ConversationsViewModel(messenger: alice.messenger)
+                let running = Task { await model.run() }
+                defer { running.cancel() }
+                #expect(model.accountNotices.isEmpty, "her own first device is no news")
 
-            let laptop = try await alice.secondDevice(relay)
-            defer { Task { await laptop.remove() } }
-            _ = try await alice.messenger.sync()
-            try await waitUntil { !model.accountNotices.isEmpty }
-            let shortID = String(laptop.messenger.identity.deviceID.canonicalString.prefix(8))
-            #expect(
-                model.accountNotices == [
-                    "A new device (\(shortID)) signed in to your account. If it was not you, remove it and change your password."
-                ])
-            #expect(model.rows.isEmpty, "the account's notices are no conversation")
-            #expect(try await laptop.messenger.accountNotices().isEmpty, "the new device is not told about itself")
+                try await KitUser.removing(try await alice.secondDevice(relay)) { laptop in
+                    _ = try await alice.messenger.sync()
+                    try await waitUntil { !model.accountNotices.isEmpty }
+                    let shortID = String(laptop.messenger.identity.deviceID.canonicalString.prefix(8))
+                    #expect(
+                        model.accountNotices == [
+                            "A new device (\(shortID)) signed in to your account. If it was not you, remove it and change your password."
+                        ])
+                    #expect(model.rows.isEmpty, "the account's notices are no conversation")
+                    #expect(
+                        try await laptop.messenger.accountNotices().isEmpty, "the new device is not told about itself")
 
-            await model.dismissAccountNotices()
-            #expect(model.accountNotices.isEmpty)
-            // Seen, but kept: the full list still has it.
-            #expect(try await alice.messenger.accountNotices(all: true).count == 1)
+                    await model.dismissAccountNotices()
+                    #expect(model.accountNotices.isEmpty)
+                    // Seen, but kept: the full list still has it.
+                    #expect(try await alice.messenger.accountNotices(all: true).count == 1)
+                }
+            }
         }
     }
 
@@ -253,35 +252,35 @@ struct ViewModelTests {
     )
     func steppedSignIn() async throws {
         try await TestRelay.run(adjust: { $0.signInPolicy.baseDelay = 0 }) { relay in
-            let alice = try await KitUser.register(relay, name: "Alice")
-            defer { Task { await alice.remove() } }
-            let mapping = "+=*,-=/,*=+,/=-"
-            let settings = try await alice.messenger.updateSignInSettings(
-                .init(chain: [.password, .arithmetic], operands: 3, mapping: mapping),
-                password: alice.password)
-            #expect(settings.chain == [.password, .arithmetic])
+            try await KitUser.removing(try await KitUser.register(relay, name: "Alice")) { alice in
+                let mapping = "+=*,-=/,*=+,/=-"
+                let settings = try await alice.messenger.updateSignInSettings(
+                    .init(chain: [.password, .arithmetic], operands: 3, mapping: mapping),
+                    password: alice.password)
+                #expect(settings.chain == [.password, .arithmetic])
 
-            let profile = TestProfile()
-            defer { profile.remove() }
-            let model = AuthViewModel(profile: profile.storage, passphrase: TestProfile.passphrase)
-            model.serverAddress = relay.baseURL.absoluteString
-            model.email = alice.email
-            model.password = alice.password
-            let submitting = Task { await model.submit() }
-            try await waitUntil { model.pendingStep?.method == .arithmetic }
-            model.stepAnswer = "not a number"
-            model.answerStep()
-            try await waitUntil { model.pendingStep?.method == .arithmetic }
-            let challenge = try ArithmeticChallenge(parsing: try #require(model.pendingStep?.challenge))
-            #expect(challenge.operands.count == 3)
-            model.stepAnswer = String(try #require(challenge.answer(under: ArithmeticMapping(parsing: mapping))))
-            model.answerStep()
-            try await waitUntil { model.pendingStep?.method == .emailCode }
-            model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory)
-            model.answerStep()
-            await submitting.value
-            #expect(model.generalError == nil)
-            #expect(model.messenger != nil)
+                let profile = TestProfile()
+                defer { profile.remove() }
+                let model = AuthViewModel(profile: profile.storage, passphrase: TestProfile.passphrase)
+                model.serverAddress = relay.baseURL.absoluteString
+                model.email = alice.email
+                model.password = alice.password
+                let submitting = Task { await model.submit() }
+                try await waitUntil { model.pendingStep?.method == .arithmetic }
+                model.stepAnswer = "not a number"
+                model.answerStep()
+                try await waitUntil { model.pendingStep?.method == .arithmetic }
+                let challenge = try ArithmeticChallenge(parsing: try #require(model.pendingStep?.challenge))
+                #expect(challenge.operands.count == 3)
+                model.stepAnswer = String(try #require(challenge.answer(under: ArithmeticMapping(parsing: mapping))))
+                model.answerStep()
+                try await waitUntil { model.pendingStep?.method == .emailCode }
+                model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory)
+                model.answerStep()
+                await submitting.value
+                #expect(model.generalError == nil)
+                #expect(model.messenger != nil)
+            }
         }
     }
 

@@ -13,57 +13,41 @@ struct RelayProcessTests {
         .enabled(if: TestDatabaseKind.postgresURL != nil))
     func fanOutAcrossInstances() async throws {
         guard let cluster = TestDatabaseKind.postgresURL else { return }
-        let name = "confidant_fanout_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
-        try await PostgresAdmin.run(url: cluster, "CREATE DATABASE \(name)")
-        let url = PostgresAdmin.url(cluster, database: name)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-fanout-\(UUID())")
-        let first = try ServeProcess(dataDirectory: directory.appendingPathComponent("a"), database: url)
-        var second: ServeProcess?
-        defer {
-            first.kill(SIGTERM)
-            second?.kill(SIGTERM)
-            _ = first.waitForExit()
-            _ = second?.waitForExit()
-            try? FileManager.default.removeItem(at: directory)
-        }
-        let relayA = try await first.relay()
-        // The second instance starts after the first has migrated the schema.
-        let secondProcess = try ServeProcess(dataDirectory: directory.appendingPathComponent("b"), database: url)
-        second = secondProcess
-        let relayB = try await secondProcess.relay()
-        let alice = try await TestUser.make(relayA, name: "alice")
-        let bob = try await TestUser.make(relayB, name: "bob")
-        let stream = try await StreamClient.connect(port: relayB.port, user: bob)
-        #expect(await stream.frames.next(1).first?.caughtUp == true)
-        for index in 0..<10 {
-            _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)])
-        }
-        #expect(await stream.frames.next(10).compactMap(\.entry).count == 10)
-
-        // Both instances write to Bob's device at once: B hands its own rows to Bob's stream
-        // (`MailboxHandOver`) only when the stream has what came before them, and A's come by
-        // NOTIFY and a read. Every message arrives once, in cursor order.
-        let carol = try await TestUser.make(relayB, name: "carol")
-        let ids = try await withThrowingTaskGroup(of: [UUID].self) { group in
-            for sender in [alice, carol] {
-                group.addTask {
-                    var ids: [UUID] = []
-                    for index in 0..<20 {
-                        let id = UUID()
-                        _ = try await sender.send(
-                            "both \(index)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
-                        ids.append(id)
-                    }
-                    return ids
-                }
+        try await TwoInstances.run(in: cluster) { relayA, relayB in
+            let alice = try await TestUser.make(relayA, name: "alice")
+            let bob = try await TestUser.make(relayB, name: "bob")
+            let stream = try await StreamClient.connect(port: relayB.port, user: bob)
+            #expect(await stream.frames.next(1).first?.caughtUp == true)
+            for index in 0..<10 {
+                _ = try await alice.send("across \(index)", to: [(bob.address, bob.identity.publicIdentity)])
             }
-            return try await group.reduce(into: [UUID]()) { $0 += $1 }
+            #expect(await stream.frames.next(10).compactMap(\.entry).count == 10)
+
+            // Both instances write to Bob's device at once: B hands its own rows to Bob's stream
+            // (`MailboxHandOver`) only when the stream has what came before them, and A's come by
+            // NOTIFY and a read. Every message arrives once, in cursor order.
+            let carol = try await TestUser.make(relayB, name: "carol")
+            let ids = try await withThrowingTaskGroup(of: [UUID].self) { group in
+                for sender in [alice, carol] {
+                    group.addTask {
+                        var ids: [UUID] = []
+                        for index in 0..<20 {
+                            let id = UUID()
+                            _ = try await sender.send(
+                                "both \(index)", to: [(bob.address, bob.identity.publicIdentity)], messageID: id)
+                            ids.append(id)
+                        }
+                        return ids
+                    }
+                }
+                return try await group.reduce(into: [UUID]()) { $0 += $1 }
+            }
+            let entries = await stream.frames.next(40).compactMap(\.entry)
+            #expect(entries.count == 40)
+            #expect(Set(entries.compactMap(\.messageId)) == Set(ids.map(\.canonicalString)))
+            #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.cursor < $1.cursor })
+            await stream.close()
         }
-        let entries = await stream.frames.next(40).compactMap(\.entry)
-        #expect(entries.count == 40)
-        #expect(Set(entries.compactMap(\.messageId)) == Set(ids.map(\.canonicalString)))
-        #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.cursor < $1.cursor })
-        await stream.close()
     }
 
     @Test(

@@ -66,32 +66,17 @@ struct RevocationTests {
         .enabled(if: TestDatabaseKind.postgresURL != nil))
     func acrossInstances() async throws {
         guard let cluster = TestDatabaseKind.postgresURL else { return }
-        let name = "confidant_revoke_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
-        try await PostgresAdmin.run(url: cluster, "CREATE DATABASE \(name)")
-        let url = PostgresAdmin.url(cluster, database: name)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-revoke-\(UUID())")
-        let first = try ServeProcess(dataDirectory: directory.appendingPathComponent("a"), database: url)
-        var second: ServeProcess?
-        defer {
-            first.kill(SIGTERM)
-            second?.kill(SIGTERM)
-            _ = first.waitForExit()
-            _ = second?.waitForExit()
-            try? FileManager.default.removeItem(at: directory)
+        try await TwoInstances.run(in: cluster) { relayA, relayB in
+            let bob = try await TestUser.make(relayA, name: "bob")
+            let onB = relayB.client(token: bob.token)
+            _ = try await onB.fetchMailbox().ok  // B now holds the session in its cache
+            let stream = try await StreamClient.connect(port: relayB.port, user: bob)
+            #expect(await stream.frames.next(1).first?.caughtUp == true)
+            _ = try await bob.client.signOut().noContent  // on A
+            #expect(try await Self.closeCode(of: stream) == .unknown(4401))
+            // The stream closed after B applied the revocation, so B's cache has forgotten the token
+            // (well within SessionCache.lifetime).
+            #expect(try await onB.fetchMailbox().problem == "unauthenticated 401")
         }
-        let relayA = try await first.relay()
-        let secondProcess = try ServeProcess(dataDirectory: directory.appendingPathComponent("b"), database: url)
-        second = secondProcess
-        let relayB = try await secondProcess.relay()
-        let bob = try await TestUser.make(relayA, name: "bob")
-        let onB = relayB.client(token: bob.token)
-        _ = try await onB.fetchMailbox().ok  // B now holds the session in its cache
-        let stream = try await StreamClient.connect(port: relayB.port, user: bob)
-        #expect(await stream.frames.next(1).first?.caughtUp == true)
-        _ = try await bob.client.signOut().noContent  // on A
-        #expect(try await Self.closeCode(of: stream) == .unknown(4401))
-        // The stream closed after B applied the revocation, so B's cache has forgotten the token
-        // (well within SessionCache.lifetime).
-        #expect(try await onB.fetchMailbox().problem == "unauthenticated 401")
     }
 }

@@ -145,7 +145,12 @@ package enum PostgresAdmin {
         guard let configuration = configuration(url: url) else { return }
         let connection = try await PostgresConnection.connect(
             configuration: configuration, id: 1, logger: .init(label: "test.pg"))
-        defer { Task { try? await connection.close() } }
-        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .init(label: "test.pg"))
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .init(label: "test.pg"))
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
     }
 }

@@ -72,10 +72,10 @@ enum ProfileSignIn {
         if keyChanged { try profile.keyStore.saveIdentity(identity, passphrase: passphrase) }
         let store: LocalStore
         if let existing, FileManager.default.fileExists(atPath: profile.storeURL.path) {
-            store = try LocalStore.open(at: profile.storeURL, identity: existing)
+            store = try LocalStore.open(at: profile.storeURL, identity: existing, diagnostics: diagnostics)
             if keyChanged { try store.rewrap(for: identity) }
         } else {
-            store = try LocalStore.open(at: profile.storeURL, identity: identity)
+            store = try LocalStore.open(at: profile.storeURL, identity: identity, diagnostics: diagnostics)
         }
         guard let userID = UUID(uuidString: session.user.id) else {
             throw ConfidantKitError.badResponse("the user id \(session.user.id) is not a UUID")

@@ -103,7 +103,7 @@ actor StreamSender {
         }
     }
 
-    /// Whether someone waits in ``answerOrNudge(_:)``, for the tests.
+    /// Whether someone waits in ``answerOrNudge(_:)`` now.
     var awaitsNudge: Bool { nudgeable != nil }
 
     /// There is more to send: whoever waits in ``answerOrNudge(_:)`` goes on without its answer.

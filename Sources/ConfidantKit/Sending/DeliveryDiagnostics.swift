@@ -1,7 +1,8 @@
 import Synchronization
 
-/// What the outbox did, for whoever passes one in (`Messenger`'s initializer; the tests, a
-/// diagnostics screen): how each message reached the relay and how the window of sends went.
+/// What the outbox and the store did, for whoever passes one in (`Messenger`'s and `LocalStore`'s
+/// initializers; the tests, a diagnostics screen): how each message reached the relay, how the
+/// window of sends went, which commits waited for the disk.
 /// Nothing in the library reads it, so a messenger without one records nothing.
 final class DeliveryDiagnostics: Sendable {
     /// How a batch reached the relay.
@@ -18,6 +19,9 @@ final class DeliveryDiagnostics: Sendable {
         var handedOver = 0
         /// Whether a window of sends runs now.
         var windowRunning = false
+        /// Sealing transactions that reserved message numbers, and so were synced as they
+        /// committed (`LocalStore.countedTransaction`).
+        var reservingCommits = 0
     }
 
     private let state = Mutex(Record())

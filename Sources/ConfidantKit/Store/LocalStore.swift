@@ -48,7 +48,7 @@ final class LocalStore: Sendable {
     /// Commits made through this store, counted, and the last one synced: a deferred commit is
     /// on disk once a synced one follows it.
     let commits = Mutex<(count: UInt64, synced: UInt64)>((0, 0))
-    /// Commits made through this store, and the number of the last one synced, for the tests.
+    /// Where the store's commits stand: how many it made, and the last one on disk.
     var commitCounts: (count: UInt64, synced: UInt64) { commits.withLock { $0 } }
 
     /// Whether a background sync is scheduled and has not started.
@@ -58,14 +58,14 @@ final class LocalStore: Sendable {
     /// ratchet steps, for the sessions this process seals with: see ``syncBeforeSending()``.
     let sendingSyncPoint = SendingSyncPoint()
 
-    /// Deferred transactions synced as they committed because they reserved message numbers, for
-    /// the tests.
-    let reservingCommits = Atomic<Int>(0)
+    /// Where what the store did is recorded, for whoever passed one in.
+    let diagnostics: DeliveryDiagnostics?
 
     private init(
         database: DatabaseQueue, dataKey: LocalDataKey, attachmentsDirectory: URL, boot: String?, log: WriteAheadLog?,
-        checkpoints: LogCheckpoints, syncsStepsInBackground: Bool
+        checkpoints: LogCheckpoints, syncsStepsInBackground: Bool, diagnostics: DeliveryDiagnostics?
     ) {
+        self.diagnostics = diagnostics
         self.checkpoints = checkpoints
         self.database = database
         self.dataKey = dataKey
@@ -79,8 +79,10 @@ final class LocalStore: Sendable {
     /// - Parameters:
     ///   - boot: the system's run (`SystemBoot.current`; tests give their own).
     ///   - syncsStepsInBackground: see ``syncsStepsInBackground``.
+    ///   - diagnostics: where the store records what it did, if anyone reads it.
     static func open(
-        at url: URL, identity: PrivateIdentity, boot: String? = SystemBoot.current, syncsStepsInBackground: Bool = true
+        at url: URL, identity: PrivateIdentity, boot: String? = SystemBoot.current, syncsStepsInBackground: Bool = true,
+        diagnostics: DeliveryDiagnostics? = nil
     ) throws -> LocalStore {
         var configuration = Configuration()
         // Another process on the same profile (`chat` open while `send` runs) takes its turn:
@@ -122,7 +124,8 @@ final class LocalStore: Sendable {
         let store = LocalStore(
             database: database, dataKey: dataKey,
             attachmentsDirectory: url.deletingLastPathComponent().appendingPathComponent("attachments"), boot: boot,
-            log: log, checkpoints: checkpoints, syncsStepsInBackground: syncsStepsInBackground)
+            log: log, checkpoints: checkpoints, syncsStepsInBackground: syncsStepsInBackground,
+            diagnostics: diagnostics)
         try database.writeWithoutTransaction { db in try store.sendingContexts.install(on: db) }
         return store
     }
@@ -245,7 +248,7 @@ final class LocalStore: Sendable {
         // synced: the whole transaction twice. A sync off the thread, awaited before anything
         // leaves, was slower in `relay-load kit`: two thread hops each, docs/BENCHMARKS.md.)
         if reserved {
-            reservingCommits.add(1, ordering: .relaxed)
+            diagnostics?.update { $0.reservingCommits += 1 }
             try logSyncs.sync { try syncLogNow(through: commit) }
         } else if startedChain, syncsStepsInBackground {
             // A DH ratchet step (a received message turned the ratchet): nothing sealed on its

@@ -14,35 +14,33 @@ struct WindowHandOverTests {
         "messages handed over are queued together in one commit and each sender answered; one built on a stale context is refused, nothing written for it"
     )
     func handedOverQueuedTogether() async throws {
-        try await TestRelay.run { relay in
-            try await KitUser.pair(relay) { alice, bob in
-                let toBob = try await alice.messenger.contact(email: bob.email)
-                let (drain, store, diagnostics) = (
-                    await alice.messenger.sender.drain, alice.messenger.store, alice.diagnostics
-                )
-                let stale = try store.sendingContext(for: toBob.id)
-                try store.write { db in try store.setTimer(60, for: toBob.id, db) }
-                let fresh = try store.sendingContext(for: toBob.id)
-                // The stale one last (its check forgets every context kept: see `SendingContexts`).
-                let batch = [("one", fresh), ("two", fresh), ("stale", stale)].map { text, context in
-                    LocalStore.NewQueued.text(text, to: toBob.id, on: context)
-                }
-                let senders = batch.map { new in Task { try await drain.handOver(new) } }
-                try await waitUntil { diagnostics.record.handedOver == batch.count }
-                let before = store.commitCounts.count
-                let queued = await drain.queueHandedOver()
-                #expect(store.commitCounts.count == before + 1, "one commit for all")
-                #expect(queued.map(\.message.id) == [batch[0].message.id, batch[1].message.id])
-                #expect(diagnostics.record.handedOver == 0)
-
-                let first = try await senders[0].value
-                let second = try await senders[1].value
-                #expect(first.message.text == "one" && second.message.text == "two")
-                #expect(first.commit == before + 1 && second.commit == before + 1)
-                await #expect(throws: SendingContexts.Stale.self) { try await senders[2].value }
-                #expect(try store.outbox().map(\.message.text) == ["one", "two"])
-                #expect(try !store.history(with: toBob.id, limit: 10).contains { $0.text == "stale" })
+        try await KitUser.pairOnRelay { relay, alice, bob in
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            let (drain, store, diagnostics) = (
+                await alice.messenger.sender.drain, alice.messenger.store, alice.diagnostics
+            )
+            let stale = try store.sendingContext(for: toBob.id)
+            try store.write { db in try store.setTimer(60, for: toBob.id, db) }
+            let fresh = try store.sendingContext(for: toBob.id)
+            // The stale one last (its check forgets every context kept: see `SendingContexts`).
+            let batch = [("one", fresh), ("two", fresh), ("stale", stale)].map { text, context in
+                LocalStore.NewQueued.text(text, to: toBob.id, on: context)
             }
+            let senders = batch.map { new in Task { try await drain.handOver(new) } }
+            try await waitUntil { diagnostics.record.handedOver == batch.count }
+            let before = store.commitCounts.count
+            let queued = await drain.queueHandedOver()
+            #expect(store.commitCounts.count == before + 1, "one commit for all")
+            #expect(queued.map(\.message.id) == [batch[0].message.id, batch[1].message.id])
+            #expect(diagnostics.record.handedOver == 0)
+
+            let first = try await senders[0].value
+            let second = try await senders[1].value
+            #expect(first.message.text == "one" && second.message.text == "two")
+            #expect(first.commit == before + 1 && second.commit == before + 1)
+            await #expect(throws: SendingContexts.Stale.self) { try await senders[2].value }
+            #expect(try store.outbox().map(\.message.text) == ["one", "two"])
+            #expect(try !store.history(with: toBob.id, limit: 10).contains { $0.text == "stale" })
         }
     }
 
@@ -168,26 +166,24 @@ struct WindowHandOverTests {
         "many senders at once over the live stream: every message arrives once, in the order the sender stored them, and each send answers sent"
     )
     func concurrentSendsOverTheStream() async throws {
-        try await TestRelay.run { relay in
-            try await KitUser.pair(relay) { alice, bob in
-                let toBob = try await alice.messenger.contact(email: bob.email)
-                #expect(await alice.messenger.goLive())
-                // The first message starts the session (a prekey bundle); the rest go while
-                // windows run.
-                _ = try await alice.messenger.send("start", to: toBob)
-                let count = 40
-                let statuses = try await withThrowingTaskGroup(of: ChatMessage.Status.self) { group in
-                    for index in 1...count {
-                        group.addTask { try await alice.messenger.send("message \(index)", to: toBob).status }
-                    }
-                    return try await group.reduce(into: []) { $0.append($1) }
+        try await KitUser.pairOnRelay { relay, alice, bob in
+            let toBob = try await alice.messenger.contact(email: bob.email)
+            #expect(await alice.messenger.goLive())
+            // The first message starts the session (a prekey bundle); the rest go while
+            // windows run.
+            _ = try await alice.messenger.send("start", to: toBob)
+            let count = 40
+            let statuses = try await withThrowingTaskGroup(of: ChatMessage.Status.self) { group in
+                for index in 1...count {
+                    group.addTask { try await alice.messenger.send("message \(index)", to: toBob).status }
                 }
-                #expect(statuses.allSatisfy { $0 == .sent || $0 == .delivered }, "\(statuses)")
-                let (stored, received) = try await Self.sentAndReceived(alice, bob)
-                #expect(stored.count == count + 1)
-                #expect(received == stored)
-                await alice.messenger.stopLive()
+                return try await group.reduce(into: []) { $0.append($1) }
             }
+            #expect(statuses.allSatisfy { $0 == .sent || $0 == .delivered }, "\(statuses)")
+            let (stored, received) = try await Self.sentAndReceived(alice, bob)
+            #expect(stored.count == count + 1)
+            #expect(received == stored)
+            await alice.messenger.stopLive()
         }
     }
 }

@@ -25,12 +25,10 @@ struct RichMessageTests {
     static func withPair(
         isolation: isolated (any Actor)? = #isolation, _ body: (TestRelay, KitUser, KitUser, Files) async throws -> Void
     ) async throws {
-        try await TestRelay.run { relay in
-            try await KitUser.pair(relay) { alice, bob in
-                let files = try Files()
-                defer { files.remove() }
-                try await body(relay, alice, bob, files)
-            }
+        try await KitUser.pairOnRelay { relay, alice, bob in
+            let files = try Files()
+            defer { files.remove() }
+            try await body(relay, alice, bob, files)
         }
     }
 

@@ -98,89 +98,87 @@ struct ServerBackupTests {
         "backup objects: names are checked, a PUT replaces, HEAD answers, DELETE removes, others get 404",
         arguments: TestDatabaseKind.available)
     func objectRoutes(kind: TestDatabaseKind) async throws {
-        try await TestRelay.run(kind) { relay in
-            try await KitUser.pair(relay) { alice, bob in
-                let aliceToken = try #require(await alice.messenger.account.token)
-                let bobToken = try #require(await bob.messenger.account.token)
-                let client = relay.client(token: aliceToken)
-                let put = try await client.putBackupObject(
-                    path: .init(name: "manifest"), body: .binary(HTTPBody("first"))
-                )
-                .ok.body.json
-                #expect(put.size == 5)
-                _ = try await client.putBackupObject(path: .init(name: "manifest"), body: .binary(HTTPBody("second!")))
-                let body = try await client.getBackupObject(path: .init(name: "manifest")).ok.body.binary
-                #expect(try await String(collecting: body, upTo: 100) == "second!")
-                guard case .ok = try await client.backupObjectExists(path: .init(name: "manifest")) else {
-                    Issue.record("HEAD did not find it")
-                    return
-                }
-                guard
-                    case .notFound = try await relay.client(token: bobToken).backupObjectExists(
-                        path: .init(name: "manifest"))
-                else {
-                    Issue.record("another account sees the object")
-                    return
-                }
-                guard
-                    case .default(let status, _) = try await relay.client(token: bobToken).getBackupObject(
-                        path: .init(name: "manifest"))
-                else {
-                    Issue.record("another account read the object")
-                    return
-                }
-                #expect(status == 404)
-                for bad in [".hidden", "a b", String(repeating: "x", count: 201)] {
-                    guard
-                        case .default(let status, _) = try await client.putBackupObject(
-                            path: .init(name: bad), body: .binary(HTTPBody("x")))
-                    else {
-                        Issue.record("\(bad) was accepted")
-                        continue
-                    }
-                    #expect(status == 400)
-                }
-                guard case .noContent = try await client.deleteBackupObject(path: .init(name: "manifest")) else {
-                    Issue.record("not deleted")
-                    return
-                }
-                guard case .notFound = try await client.backupObjectExists(path: .init(name: "manifest")) else {
-                    Issue.record("still there")
-                    return
-                }
-                // Without a session nothing is revealed.
-                guard
-                    case .default(let anonymous, _) = try await relay.client().getBackupObject(
-                        path: .init(name: "manifest"))
-                else { return }
-                #expect(anonymous == 401)
-
-                // Listing: by prefix (case-sensitive, `_` is no wildcard), in pages, one's own only.
-                for name in ["manifests.b", "manifests.a", "manifests_x", "MANIFESTS.c", "objects.1"] {
-                    _ = try await client.putBackupObject(path: .init(name: name), body: .binary(HTTPBody("x"))).ok
-                }
-                func list(_ client: Client, prefix: String?, after: String? = nil, limit: Int? = nil) async throws -> (
-                    names: [String], hasMore: Bool, status: Int
-                ) {
-                    switch try await client.listBackupObjects(query: .init(prefix: prefix, after: after, limit: limit))
-                    {
-                    case .ok(let ok):
-                        let page = try ok.body.json
-                        return (page.objects.map(\.name), page.hasMore, 200)
-                    case .default(let status, _): return ([], false, status)
-                    }
-                }
-                #expect(try await list(client, prefix: "manifests.").names == ["manifests.a", "manifests.b"])
-                let first = try await list(client, prefix: "manifests", limit: 2)
-                #expect(first.names == ["manifests.a", "manifests.b"] && first.hasMore)
-                let rest = try await list(client, prefix: "manifests", after: "manifests.b", limit: 2)
-                #expect(rest.names == ["manifests_x"] && !rest.hasMore)
-                #expect(try await list(relay.client(token: bobToken), prefix: "manifests.").names.isEmpty)
-                #expect(try await list(client, prefix: "manifests.", limit: 1001).status == 400)
-                #expect(try await list(client, prefix: "manifests.", limit: 0).status == 400)
-                #expect(try await list(client, prefix: "a'b").status == 400)
-                #expect(try await list(relay.client(), prefix: nil).status == 401)
+        try await KitUser.pairOnRelay(kind) { relay, alice, bob in
+            let aliceToken = try #require(await alice.messenger.account.token)
+            let bobToken = try #require(await bob.messenger.account.token)
+            let client = relay.client(token: aliceToken)
+            let put = try await client.putBackupObject(
+                path: .init(name: "manifest"), body: .binary(HTTPBody("first"))
+            )
+            .ok.body.json
+            #expect(put.size == 5)
+            _ = try await client.putBackupObject(path: .init(name: "manifest"), body: .binary(HTTPBody("second!")))
+            let body = try await client.getBackupObject(path: .init(name: "manifest")).ok.body.binary
+            #expect(try await String(collecting: body, upTo: 100) == "second!")
+            guard case .ok = try await client.backupObjectExists(path: .init(name: "manifest")) else {
+                Issue.record("HEAD did not find it")
+                return
             }
+            guard
+                case .notFound = try await relay.client(token: bobToken).backupObjectExists(
+                    path: .init(name: "manifest"))
+            else {
+                Issue.record("another account sees the object")
+                return
+            }
+            guard
+                case .default(let status, _) = try await relay.client(token: bobToken).getBackupObject(
+                    path: .init(name: "manifest"))
+            else {
+                Issue.record("another account read the object")
+                return
+            }
+            #expect(status == 404)
+            for bad in [".hidden", "a b", String(repeating: "x", count: 201)] {
+                guard
+                    case .default(let status, _) = try await client.putBackupObject(
+                        path: .init(name: bad), body: .binary(HTTPBody("x")))
+                else {
+                    Issue.record("\(bad) was accepted")
+                    continue
+                }
+                #expect(status == 400)
+            }
+            guard case .noContent = try await client.deleteBackupObject(path: .init(name: "manifest")) else {
+                Issue.record("not deleted")
+                return
+            }
+            guard case .notFound = try await client.backupObjectExists(path: .init(name: "manifest")) else {
+                Issue.record("still there")
+                return
+            }
+            // Without a session nothing is revealed.
+            guard
+                case .default(let anonymous, _) = try await relay.client().getBackupObject(
+                    path: .init(name: "manifest"))
+            else { return }
+            #expect(anonymous == 401)
+
+            // Listing: by prefix (case-sensitive, `_` is no wildcard), in pages, one's own only.
+            for name in ["manifests.b", "manifests.a", "manifests_x", "MANIFESTS.c", "objects.1"] {
+                _ = try await client.putBackupObject(path: .init(name: name), body: .binary(HTTPBody("x"))).ok
+            }
+            func list(_ client: Client, prefix: String?, after: String? = nil, limit: Int? = nil) async throws -> (
+                names: [String], hasMore: Bool, status: Int
+            ) {
+                switch try await client.listBackupObjects(query: .init(prefix: prefix, after: after, limit: limit))
+                {
+                case .ok(let ok):
+                    let page = try ok.body.json
+                    return (page.objects.map(\.name), page.hasMore, 200)
+                case .default(let status, _): return ([], false, status)
+                }
+            }
+            #expect(try await list(client, prefix: "manifests.").names == ["manifests.a", "manifests.b"])
+            let first = try await list(client, prefix: "manifests", limit: 2)
+            #expect(first.names == ["manifests.a", "manifests.b"] && first.hasMore)
+            let rest = try await list(client, prefix: "manifests", after: "manifests.b", limit: 2)
+            #expect(rest.names == ["manifests_x"] && !rest.hasMore)
+            #expect(try await list(relay.client(token: bobToken), prefix: "manifests.").names.isEmpty)
+            #expect(try await list(client, prefix: "manifests.", limit: 1001).status == 400)
+            #expect(try await list(client, prefix: "manifests.", limit: 0).status == 400)
+            #expect(try await list(client, prefix: "a'b").status == 400)
+            #expect(try await list(relay.client(), prefix: nil).status == 401)
         }
     }
 }

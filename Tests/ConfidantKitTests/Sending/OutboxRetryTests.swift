@@ -159,25 +159,25 @@ struct OutboxRetryTests {
         // Alice's keys for Bob are fetched now, before his tablet signs in; the relay's key
         // change entry tells her once she is live.
         _ = try await sender.send("before", to: toBob)
-        let tablet = try await bob.secondDevice(outage.first)
-        defer { Task { await tablet.remove() } }
-        await outage.stop()
-        let count = 3 * StreamWindow.size
-        for index in 1...count { _ = try await sender.send("queued \(index)", to: toBob) }
-        try await outage.restart()
-        try await Self.deliverLive(sender, to: toBob.id)
-        let unsent = try await sender.history(with: toBob.id, limit: count + 5).filter {
-            $0.direction == .outgoing && $0.status != .sent && $0.status != .delivered
+        try await KitUser.removing(try await bob.secondDevice(outage.first)) { tablet in
+            await outage.stop()
+            let count = 3 * StreamWindow.size
+            for index in 1...count { _ = try await sender.send("queued \(index)", to: toBob) }
+            try await outage.restart()
+            try await Self.deliverLive(sender, to: toBob.id)
+            let unsent = try await sender.history(with: toBob.id, limit: count + 5).filter {
+                $0.direction == .outgoing && $0.status != .sent && $0.status != .delivered
+            }
+            #expect(unsent.isEmpty, "\(unsent.map { "\($0.text ?? "?"): \($0.status)" })")
+            // "before" went over HTTP, the backlog over the stream.
+            #expect(outage.diagnostics.record.transports == [.http] + Array(repeating: .stream, count: count))
+            // The first starts a session with the tablet (a prekey bundle claimed) and goes alone.
+            let windowed = outage.diagnostics.record.sentInWindows
+            #expect(windowed == count - 1, "\(windowed)")
+            let expected = (1...count).map { "queued \($0)" }
+            #expect(try await bob.messenger.sync().map(\.text) == ["before"] + expected)
+            #expect(try await tablet.messenger.sync().map(\.text) == expected)
         }
-        #expect(unsent.isEmpty, "\(unsent.map { "\($0.text ?? "?"): \($0.status)" })")
-        // "before" went over HTTP, the backlog over the stream.
-        #expect(outage.diagnostics.record.transports == [.http] + Array(repeating: .stream, count: count))
-        // The first starts a session with the tablet (a prekey bundle claimed) and goes alone.
-        let windowed = outage.diagnostics.record.sentInWindows
-        #expect(windowed == count - 1, "\(windowed)")
-        let expected = (1...count).map { "queued \($0)" }
-        #expect(try await bob.messenger.sync().map(\.text) == ["before"] + expected)
-        #expect(try await tablet.messenger.sync().map(\.text) == expected)
     }
 
     @Test(
