@@ -11,3 +11,12 @@ package enum PythonScript {
         return output.text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
+
+/// The repository's checkout, for tests that read its documents and scripts.
+package enum Repository {
+    package static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// A file by its path from the repository's root.
+    package static func file(_ path: String) -> URL { root.appendingPathComponent(path) }
+}

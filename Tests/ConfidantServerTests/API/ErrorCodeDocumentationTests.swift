@@ -1,4 +1,5 @@
 import ConfidantAPI
+import ConfidantTestSupport
 import Foundation
 import Testing
 
@@ -6,8 +7,7 @@ import Testing
 struct ErrorCodeDocumentationTests {
     @Test("docs/PROTOCOL.md lists every error code the API has, with its status, and no other")
     func protocolDocumentListsEveryCode() throws {
-        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md")
+        let document = Repository.file("docs/PROTOCOL.md")
         let text = try String(contentsOf: document, encoding: .utf8)
         var listed: [String: Int] = [:]
         for line in text.split(separator: "\n") where line.hasPrefix("| `") {

@@ -9,8 +9,7 @@ import Testing
 struct SchemathesisTests {
     @Test("schemathesis against the served document, signed in: no server error, no schema violation")
     func fuzzTheDocument() async throws {
-        let config = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Interop/schemathesis.toml")
+        let config = Repository.file("Tests/Interop/schemathesis.toml")
         try await TestRelay.run { relay in
             let user = try await TestUser.make(relay, name: "fuzzer")
             // The served document, fetched here with a patient timeout: schemathesis gives a
