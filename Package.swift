@@ -161,27 +161,10 @@ let package = Package(
                 .product(name: "WebSocketKit", package: "websocket-kit"),
             ]
         ),
-        // The relay load generator (Benchmarks/relay.sh); not part of the user-facing CLI.
-        .executableTarget(
-            name: "relay-load",
-            dependencies: [
-                "ConfidantServer",
-                "ConfidantAPI",
-                "ConfidantCrypto",
-                "ConfidantKit",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "WebSocketKit", package: "websocket-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            path: "Benchmarks/RelayLoad"
-        ),
         // Writes a synthetic profile (1,000 conversations, a 10,000-line chat) for
-        // Benchmarks/app-render.sh; not part of the user-facing CLI.
+        // Benchmarks/app-render.sh. It stays in this package, unlike the rest of the benchmark
+        // harness (Benchmarks/Package.swift), because it writes the local store directly through
+        // ConfidantKit's package-only `SyntheticProfile`, which must not become public API.
         .executableTarget(
             name: "app-fixture",
             dependencies: ["ConfidantKit", "ConfidantCrypto"],

@@ -10,9 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 bin=${CONFIDANT_BIN_DIR:-.build-release/release}
-[ -x "$bin/confidant" ] && [ -x "$bin/relay-load" ] || {
+bench=${CONFIDANT_BENCH_DIR:-.build-bench/release}
+[ -x "$bin/confidant" ] && [ -x "$bench/relay-load" ] || {
     echo "build first: swift build -c release --product confidant --scratch-path .build-release" >&2
-    echo "       and: swift build -c release --product relay-load --scratch-path .build-release" >&2
+    echo "       and: swift build -c release --package-path Benchmarks --scratch-path .build-bench --product relay-load" >&2
     exit 1
 }
 command -v curl >/dev/null || { echo "needs curl (apt-get install curl)" >&2; exit 1; }
@@ -25,9 +26,10 @@ server_pid=$!
 for _ in $(seq 200); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.05; done
 url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/server.out")
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(date -u +%Y-%m-%d)"
-python3 - "$bin" "$work" "$url" "$server_pid" "$rounds" <<'PY'
+python3 - "$bin" "$work" "$url" "$server_pid" "$rounds" "$bench" <<'PY'
 import glob, json, os, re, resource, statistics, subprocess, sys, time
 bin, work, url, server_pid, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+bench = sys.argv[6]
 env = {**os.environ, "CONFIDANT_HOME": f"{work}/home", "CONFIDANT_PASSPHRASE": "benchmark", "NO_COLOR": "1"}
 outbox = f"{work}/server/outbox"
 
@@ -50,7 +52,7 @@ for profile in ["alice", "bob"]:
     p.stdin.write(code_for(email, started) + "\n"); p.stdin.flush()
     _, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
-token = subprocess.run([f"{bin}/relay-load", "token", "--server", url, "--data-dir", f"{work}/server"],
+token = subprocess.run([f"{bench}/relay-load", "token", "--server", url, "--data-dir", f"{work}/server"],
                        capture_output=True, text=True, check=True).stdout.strip()
 
 def server_cpu():

@@ -17,7 +17,7 @@
 # Reports delivered messages/s, the server's CPU time (user + system) per message, its peak
 # resident memory, and lost and duplicated messages (both must be 0).
 #   Benchmarks/ejabberd.sh [ROUNDS]     (default 5; installs ejabberd with apt-get when root)
-# SHAPES=pairs,one,eight,rate picks shapes (default all of them); CONFIDANT_BIN_DIR another build.
+# SHAPES=pairs,one,eight,rate picks shapes (default all of them); CONFIDANT_BENCH_DIR another build of relay-load.
 # Run under Tests/with-postgres.sh (CONFIDANT_PG_FSYNC=on for a durable cluster) and every shape
 # except the ConfidantKit ones also runs Confidant's relay on that PostgreSQL, its server CPU then
 # counting PostgreSQL's processes too:
@@ -25,10 +25,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
-bin=${CONFIDANT_BIN_DIR:-.build-release/release}
+bin=${CONFIDANT_BENCH_DIR:-.build-bench/release}
 # relay-load runs the relay itself (its own binary as the server child), so it is all it needs.
 [ -x "$bin/relay-load" ] || {
-    echo "build first: swift build -c release --product relay-load --scratch-path .build-release" >&2
+    echo "build first: swift build -c release --package-path Benchmarks --scratch-path .build-bench --product relay-load" >&2
     exit 1
 }
 if ! [ -d /usr/lib/x86_64-linux-gnu/ejabberd-23.01-1 ] && ! ls -d /usr/lib/*/ejabberd-* >/dev/null 2>&1; then

@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product confidant --scratch-path .build-release >&2
-swift build -c release --product relay-load --scratch-path .build-release >&2
+swift build -c release --package-path Benchmarks --scratch-path .build-bench --product relay-load >&2
 bin=$PWD/.build-release/release/confidant
-load=$PWD/.build-release/release/relay-load
+load=$PWD/.build-bench/release/relay-load
 
 run() {  # run LABEL ARGS…
     echo "### $1"

@@ -8,7 +8,7 @@ on, and reads the frames back: each transaction's pages, each page named by the 
 it belongs to (SQLite's `dbstat`). Transactions of the same shape are counted together. Counts
 do not move with the machine's speed, unlike rates and CPU times.
 
-    python3 Benchmarks/store_pages.py [--bin .build-release/release/relay-load] [--window 1]
+    python3 Benchmarks/store_pages.py [--bin .build-bench/release/relay-load] [--window 1]
         [--messages 6000] [--delay 1.5] [-- more relay-load kit arguments]
 """
 import argparse
@@ -73,7 +73,7 @@ def report(profile, directory):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bin", default=".build-release/release/relay-load")
+    parser.add_argument("--bin", default=".build-bench/release/relay-load")
     parser.add_argument("--messages", type=int, default=6000)
     parser.add_argument("--window", type=int, default=1)
     parser.add_argument("--delay", type=float, default=1.5, help="seconds of sending before the copy")

@@ -15,9 +15,8 @@ public enum MessengerEvent: Sendable {
 /// Hands events to every subscriber; each subscription is its own stream.
 final class MessengerEvents: Sendable {
     private let subscribers = Mutex<[UUID: AsyncStream<MessengerEvent>.Continuation]>([:])
-    /// Subscribers to the connection's state alone. A screen's banner on the main actor used to
-    /// take every event to find these: two wake-ups of the main actor for each message that
-    /// arrived in an open chat (`relay-load kit`, docs/BENCHMARKS.md).
+    /// Subscribers to the connection's state alone, so that a screen's banner on the main actor is
+    /// not woken by every event to find these.
     private let connectionSubscribers = Mutex<[UUID: AsyncStream<ConnectionState>.Continuation]>([:])
 
     /// What happens from now on, until the stream is dropped.

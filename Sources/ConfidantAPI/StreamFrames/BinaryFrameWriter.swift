@@ -1,8 +1,7 @@
 import Foundation
 
 /// Writes a binary stream frame's fields one after another into a buffer sized for them
-/// (`StreamDeliveryFrame`, `StreamReceiptFrame`): appending field by field to `Data` was most of
-/// the relay's cost of a delivery frame (perf).
+/// (`StreamDeliveryFrame`, `StreamReceiptFrame`), rather than appending field by field to `Data`.
 struct BinaryFrameWriter {
     let buffer: UnsafeMutableRawBufferPointer
     var offset = 0

@@ -4,8 +4,8 @@ import OpenAPIRuntime
 
 /// The binary form of delivered envelopes on `/v1/stream` (docs/PROTOCOL.md §7.3), for a client
 /// that connects with `deliveries=binary`: what an `{"entries": […]}` frame says about envelope
-/// entries, without JSON and without base64 (4/3 of the bytes, an encode at the relay and a
-/// decode at the client per message: the largest cost of delivering, docs/BENCHMARKS.md).
+/// entries, without JSON and without base64 (4/3 of the bytes, encoded at the relay and decoded at
+/// the client for every message).
 ///
 ///     version (1 byte, 1) ‖ count (UInt16, 1–256) ‖ count × entry
 ///     entry = cursor (UInt64, 1 … 2⁶³ − 1) ‖ receivedAt (Int64, milliseconds since 1970 UTC)
@@ -91,8 +91,8 @@ public struct StreamDeliveryFrame: Sendable, Hashable {
 
     /// The frame's bytes.
     public func serialized() -> Data {
-        // Written in place into a buffer of the exact size: appending field by field to `Data`
-        // was most of the relay's cost of a delivery frame (perf).
+        // Written in place into a buffer of the exact size, not appended field by field to `Data`:
+        // this runs for every delivery.
         let count = 3 + entries.reduce(0) { $0 + Entry.overhead + $1.envelope.count }
         var bytes = Data(count: count)
         bytes.withUnsafeMutableBytes { buffer in

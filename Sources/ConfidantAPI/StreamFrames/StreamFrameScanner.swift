@@ -3,9 +3,8 @@ import OpenAPIRuntime
 
 /// Reads the stream's two most frequent frames — envelope entries (`{"entry": …}` or
 /// `{"entries": […]}`) and receipts — in the exact layout the relay writes them (its
-/// `StreamFrameText`), without `JSONDecoder`: its generic path, which scanned every envelope's
-/// base64 a character at a time, was a twentieth of a client's CPU per message (perf,
-/// docs/BENCHMARKS.md). Anything else, or any byte out of that layout — another key order,
+/// `StreamFrameText`), without `JSONDecoder`, whose generic path scans every envelope's base64 a
+/// character at a time. Anything else, or any byte out of that layout — another key order,
 /// whitespace, an escape, a notice entry — gives nil, and the caller decodes the text with
 /// `StreamCoding.decoder()` as before. What it returns equals what that decoder returns for the
 /// same text (the tests compare them, on good and on damaged frames).

@@ -1,8 +1,8 @@
 import Foundation
 
 /// UUIDs as text without the C library: Foundation's `uuidString` formats with `snprintf` and
-/// `UUID(uuidString:)` parses with `sscanf`, which together took about 4 % of the relay's CPU per
-/// message (perf, 32 pairs over the stream). These write and read the same text with a table.
+/// `UUID(uuidString:)` parses with `sscanf`, on every message's path. These write and read the
+/// same text with a table.
 extension UUID {
     /// The form the API, the stores and the documents use: lowercase hex with hyphens (RFC 9562 §4).
     public var canonicalString: String { Self.text(uuid, digits: Self.lowercaseDigits) }
@@ -12,7 +12,7 @@ extension UUID {
 
     /// Writes the 36 bytes of `uppercasedString` into `output`, for a caller that copies them
     /// anyway (a database binding text) without allocating a `String`. Not generic, so that a
-    /// caller in another module pays no generic metadata for it (perf: it did).
+    /// caller in another module pays no generic metadata for it.
     /// - Parameter output: at least 36 bytes.
     public func writeUppercasedUTF8(into output: UnsafeMutableRawBufferPointer) {
         precondition(output.count >= 36, "a UUID's text is 36 bytes")

@@ -6,8 +6,7 @@ import Foundation
 /// It accepts exactly the bytes ``WireEnvelope/init(serialized:)`` accepts and reads the same
 /// fields, in place: both versions' layouts are fixed but for their length-prefixed parts, so
 /// checking the lengths is checking the envelope, and its keys and ciphertext are not copied out
-/// — a relay stores the envelope's bytes as they came. Parsing it whole copied an array, a key
-/// and a ciphertext for each envelope the relay took (perf, docs/BENCHMARKS.md). Bytes that are
+/// — a relay stores the envelope's bytes as they came. Bytes that are
 /// not an envelope go through ``WireEnvelope`` too, which says what is wrong.
 public struct EnvelopeRoute: Sendable, Hashable {
     /// The sending device, from the header.

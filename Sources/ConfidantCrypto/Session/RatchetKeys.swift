@@ -58,8 +58,8 @@ struct MessageKey: Sendable, Hashable {
     private static let secondBlock: [UInt8] = [0x02]
 
     /// HKDF-SHA256 (no salt, ``info``) to 44 bytes: the AES-256 key, then the 96-bit nonce. RFC
-    /// 5869 written out so that each HMAC key is set up once (docs/BENCHMARKS.md, "Sessions"); a
-    /// test holds it equal to `HKDF<SHA256>.deriveKey`.
+    /// 5869 written out so that each HMAC key is set up once; a test holds it equal to
+    /// `HKDF<SHA256>.deriveKey`.
     func cipherKeys() throws -> (key: SymmetricKey, nonce: AES.GCM.Nonce) {
         var extract = Self.unsaltedExtract
         extract.update(data: bytes)

@@ -18,9 +18,7 @@ public struct RatchetSession: Sendable {
     /// was not reserved (``sealsWithinReservation``). A state read back after its latest writes
     /// may have been lost goes on from its reservation (``skipToReservation()``), so the peer
     /// skips at most this many numbers for it. Each new reservation is a synced commit before
-    /// the envelope leaves, which holds up the sender's event loop for the sync: 16 at a time
-    /// made one message in 16 wait for the disk (with one message in flight, most of the
-    /// sender's `fdatasync` calls), 64 one in 64 (docs/BENCHMARKS.md). Well within
+    /// the envelope leaves, so one message in this many waits for the disk. Well within
     /// ``maximumSkip``: a peer keeps the skipped keys of three such restarts in a row.
     public static let sendingReservation: UInt32 = 256
 

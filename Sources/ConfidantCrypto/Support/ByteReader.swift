@@ -36,7 +36,7 @@ package struct ByteReader<Failure: Error> {
     }
 
     // The fixed-size reads below take their bytes in place: an envelope's header is a dozen of
-    // them, and an array for each was most of the time the relay spent reading headers (perf).
+    // them, and the relay reads every envelope's.
     package mutating func readUInt8() throws(Failure) -> UInt8 {
         guard remaining >= 1 else { throw truncated }
         defer { offset += 1 }
@@ -44,8 +44,7 @@ package struct ByteReader<Failure: Error> {
     }
 
     // Each width spelled out rather than one generic over `FixedWidthInteger`: called from another
-    // module, the generic ran unspecialized, a protocol witness per shift, 3 % of the relay's CPU
-    // at 32 pairs (perf, docs/BENCHMARKS.md).
+    // module, a generic runs unspecialized, a protocol witness per shift.
     package mutating func readUInt16() throws(Failure) -> UInt16 {
         UInt16(truncatingIfNeeded: try readBigEndian(byteCount: 2))
     }

@@ -34,7 +34,6 @@ struct KeyDirectory: Sendable {
     /// refuses a send whose devices are not exactly the recipient's current ones
     /// (`device_mismatch`), and the sender then fetches them again, so a list that went stale
     /// costs a retry, never a message sealed for the wrong devices (a new key is a new device).
-    /// Fetching before every message was two HTTP requests per message (docs/BENCHMARKS.md).
     /// What the user looks at — devices, safety numbers — is always fetched.
     static let keysFreshFor: TimeInterval = 60
 

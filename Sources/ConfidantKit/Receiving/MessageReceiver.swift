@@ -178,7 +178,7 @@ actor MessageReceiver {
         ).filter { !knownSenders.contains($0) }
         guard !senders.isEmpty else { return }
         let me = me
-        // One read for the batch: two per envelope were a tenth of a client's CPU.
+        // One read for the batch, not two per envelope.
         let (known, unknown) = try store.read { db in
             func isKnown(_ sender: KnownSenders.Sender) throws -> Bool {
                 guard try sender.user == me || LocalStore.knowsContact(sender.user, db) else { return false }

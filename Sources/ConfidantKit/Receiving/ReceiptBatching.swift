@@ -3,9 +3,8 @@ import Synchronization
 
 /// When the receipts for messages that arrive on the live stream go: after a short wait, so that
 /// those of everything arriving meanwhile go as one sealed receipt (`ControlRun`) instead of one
-/// each, as Signal's clients batch theirs. A receipt costs a Double Ratchet step and a synced
-/// commit on both sides and a message through the relay: sent one per message, receipts were a
-/// third of both clients' work at a few hundred messages a second (docs/BENCHMARKS.md).
+/// each, as Signal's clients batch theirs: a receipt costs a Double Ratchet step and a synced
+/// commit on both sides and a message through the relay.
 ///
 /// Receipts queued by `Messenger.sync` go at once, and so do those that a delivery starting
 /// sooner (a send, a chat marked read) takes along; `stopLive` sends those still held.

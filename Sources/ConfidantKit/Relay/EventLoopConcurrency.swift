@@ -8,11 +8,9 @@ import Synchronization
 /// A message through ``Messenger`` crosses between the two several times (a frame read on an
 /// event loop wakes the stream's task on the pool, a send on the pool wakes the loop to write),
 /// and on a machine with few cores each crossing is a thread put to sleep and another woken.
-/// With the pool's jobs on the loops, work a loop starts continues on that loop. `relay-load kit
-/// --concurrency pool` measures the difference (docs/BENCHMARKS.md): a third fewer context switches
-/// per message, more messages a second with one caller and with eight, at less CPU per message.
-/// The relay keeps the pool: its message path runs on its loops already, and with the switch it
-/// was no faster.
+/// With the pool's jobs on the loops, work a loop starts continues on that loop (`relay-load kit
+/// --concurrency pool` measures the difference). The relay keeps the pool: its message path runs
+/// on its loops already.
 ///
 /// It is SwiftNIO's own switch (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`),
 /// the one Vapor's template turns on for servers. It is process-wide and final, so it belongs to

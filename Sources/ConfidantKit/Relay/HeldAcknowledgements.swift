@@ -14,11 +14,8 @@ final class HeldAcknowledgements: Sendable {
     /// The most cursors one acknowledgement carries (the relay's limit).
     static let frameLimit = 1_000
 
-    /// How long the first entry held waits for others. 100 ms, not 10: at a person's pace (50
-    /// messages a second in `relay-load kit --rate 50`) 10 ms held one entry each time, a timer,
-    /// an `fdatasync` and a frame per message on the receiver and a delete on the relay; with the
-    /// background sync of sent messages also at 100 ms, both messengers' context switches per
-    /// message fell from 35–39 to 22 and their CPU by 13–24 % (docs/BENCHMARKS.md, 2026-11-28).
+    /// How long the first entry held waits for others: long enough that at a person's pace (50
+    /// messages a second) several share one timer, sync, frame and delete on the relay.
     let delay: Duration
     /// Waits out the delay; tests wait for their own release instead.
     let sleep: @Sendable (Duration) async throws -> Void

@@ -168,8 +168,7 @@ struct MailboxStreamClient: Sendable {
     private static let closedReason = "the server closed the connection"
 
     /// `{"cursors":[N,…]}`, byte for byte as `JSONEncoder` writes the `StreamRequest` (the tests
-    /// compare them), without its generic path: one per frame of acknowledgements, 0.5 % of both
-    /// clients' CPU in `relay-load kit` (perf).
+    /// compare them), without its generic path: one per frame of acknowledgements.
     static func acknowledgement(_ cursors: [Int64]) -> String {
         #"{"cursors":["# + cursors.map(String.init).joined(separator: ",") + "]}"
     }

@@ -34,8 +34,7 @@ extension LocalStore {
     }
 
     /// Whether the control queue may hold something, the mark cleared: a delivery reads the queue
-    /// only then. Every delivery read it, a read transaction per message sent, though it is
-    /// nearly always empty (2 % of both clients' CPU per message in `relay-load kit`). Set when
+    /// only then (it is nearly always empty, and a read is a transaction per message sent). Set when
     /// the store opens, when anything is queued, by ``controlsMayWait()``, and again by a
     /// delivery that leaves controls queued. Another process on the profile delivers what it
     /// queues; what it left behind is looked for when this one connects or syncs.

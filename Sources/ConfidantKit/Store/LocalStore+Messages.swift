@@ -222,8 +222,7 @@ extension LocalStore {
 
     /// Marks every line with `peer` read; returns the ids of the incoming messages that were not.
     /// With `receipts`, read receipts for those are queued to `peer` in the same transaction.
-    /// One deferred commit: the chat marks each message read as it arrives, and this was two
-    /// synced commits per message. A read mark lost to a power cut shows the message unread
+    /// One deferred commit: the chat marks each message read as it arrives. A read mark lost to a power cut shows the message unread
     /// again (and its receipt is queued again when it is read); a queued receipt is synced by the
     /// sealing that sends it, before it leaves.
     @discardableResult

@@ -99,7 +99,7 @@ extension LocalStore {
             throw ConfidantKitError.storeDamaged("the new message was not stored (its id is taken)")
         }
         // A statement prepared once, not the record's `insert`: GRDB's `Encodable` path builds
-        // a container of the columns each time (2 % of both clients' CPU per message, perf).
+        // a container of the columns each time.
         try db.cachedStatement(
             sql: "INSERT INTO outbox (message_id, peer_id, attempts, confirmed, created_at) VALUES (?, ?, 0, ?, ?)"
         ).execute(arguments: [
@@ -137,7 +137,6 @@ extension LocalStore {
             // Each row decoded while the cursor is on it: a row copied out (`Row.fetchAll`) finds a
             // column by name by lowercasing every column's name, for each of its 20 columns (GRDB's
             // `StatementCopyRowImpl`); the statement's row looks names up in a table built once.
-            // With 8 callers the outbox's reads went from 4.7 to 2.7 % of both clients' CPU (perf).
             let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: Self.outboxQuery), arguments: [ChatMessage.Direction.outgoing])
             var queued: [QueuedMessage] = []

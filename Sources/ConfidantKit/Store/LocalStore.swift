@@ -12,14 +12,20 @@ final class LocalStore: Sendable {
     let dataKey: LocalDataKey
     /// Where the encrypted attachment files are (`attachments/` beside the database, 0700).
     let attachmentsDirectory: URL
-    /// The device's prekeys as last read or written. Parsing them makes every private key again,
+
+    // MARK: In memory beside the database (`Caches/`): values as last read or written, each
+    // answered only while the database still holds what it came from (see each type).
+
+    /// The device's prekeys as last read or written: parsing them makes every private key again,
     /// which derives its public half (a scalar multiplication for each of 100 and more one-time
-    /// prekeys), and every received message's transaction reads them: that was a quarter of the
-    /// clients' CPU in `relay-load kit` (perf; docs/BENCHMARKS.md).
+    /// prekeys), and every received message's transaction reads them.
     private let parsedPrekeys = OpenedValues<MetaRecord.Key, DevicePrekeys>(maximumCount: 1)
+    /// Device keys, parsed once (each parse checks a signature).
     let parsedIdentities = ParsedIdentities()
+    /// Sessions and contacts as last opened, by their sealed bytes.
     private let openedSessions = OpenedValues<StoreTransaction.SessionKey, SessionRecord>(maximumCount: 1_024)
     let openedContacts = OpenedValues<UUID, Contact>(maximumCount: 4_096)
+    /// Senders (and their devices' keys) this store knows, once seen.
     let knownSenders = KnownSenders()
     /// Each peer's context for sending, as last read (`sendingContext(for:)`).
     let sendingContexts = SendingContexts()
@@ -27,6 +33,9 @@ final class LocalStore: Sendable {
     let insertedLines = InsertedLines()
     /// Whether the control queue may hold something (``takeControlsMark()``).
     let controlsMark = Atomic<Bool>(true)
+
+    // MARK: Durability (`Durability/`, `LocalStore+Durability.swift`)
+
     /// The run of the system this store writes in (`SystemBoot`), written beside each session:
     /// a session read from a row of another run may have lost its latest writes.
     let boot: String?
@@ -96,9 +105,8 @@ final class LocalStore: Sendable {
             // WAL: one fsync per transaction instead of several. SQLite's commits do not sync the
             // log (NORMAL); a `.synced` write syncs the log's file itself once it has committed
             // (`WriteAheadLog`), so a message acknowledged to the server survives a power loss once
-            // stored. Switching the connection between FULL and NORMAL around each deferred write
-            // instead was two statements per transaction, 3 % of both clients' CPU in
-            // `relay-load kit` (perf). Where the log cannot be used (a file system without shared
+            // stored (rather than switching the connection between FULL and NORMAL around each deferred
+            // write, two more statements per transaction). Where the log cannot be used (a file system without shared
             // memory), every commit syncs (FULL).
             let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")?.lowercased()
             journal.withLock { $0 = mode }
@@ -244,9 +252,7 @@ final class LocalStore: Sendable {
                 sendingSyncPoint.committed(commit, seen: seenVersion, startedChain: startedChain)
             })
         // It sealed beyond a reservation (the first seals of a session, then one in 256): synced now,
-        // on this thread, before its envelopes can leave. (It was rolled back and run again
-        // synced: the whole transaction twice. A sync off the thread, awaited before anything
-        // leaves, was slower in `relay-load kit`: two thread hops each, docs/BENCHMARKS.md.)
+        // on this thread, before its envelopes can leave (a sync off the thread costs two hops).
         if reserved {
             diagnostics?.update { $0.reservingCommits += 1 }
             try logSyncs.sync { try syncLogNow(through: commit) }

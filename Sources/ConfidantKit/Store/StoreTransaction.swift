@@ -69,8 +69,7 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
     }
 
     private func readSession(with device: DeviceAddress, fingerprint: String) throws -> SessionRecord? {
-        // Cached statements here and below: these run for every message sealed or opened, and
-        // building and preparing the query each time was most of their cost (docs/BENCHMARKS.md).
+        // Cached statements here and below: these run for every message sealed or opened.
         let statement = try db.cachedStatement(
             sql: "SELECT sealed, boot FROM session WHERE user_id = ? AND device_id = ? AND fingerprint = ?")
         guard
@@ -181,9 +180,8 @@ final class StoreTransaction: SessionStore, PrekeyStore, IdentityStore {
 
     // MARK: IdentityStore
 
-    /// The three columns a key needs, read by position from the statement's row: the whole
-    /// record, decoded by name (its ids parsed from text, which `knownKey` does not use), was 1.5 %
-    /// of both clients' CPU in `relay-load kit` (perf), for the one or two rows of a device.
+    /// The three columns a key needs, read by position from the statement's row, rather than the
+    /// whole record decoded by name (its ids parsed from text, which `knownKey` does not use).
     func knownKeys(of device: DeviceAddress) throws -> [KnownKey] {
         if let known = keys[device] { return known }
         let rows = try Row.fetchCursor(

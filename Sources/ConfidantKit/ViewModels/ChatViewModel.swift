@@ -85,9 +85,8 @@ public final class ChatViewModel {
         for await state in await messenger.connectionUpdates() { connection = state }
     }
 
-    /// The lines are looked at through their indices, a field at a time: a closure given each
-    /// line copied all of it (its texts, attachments) for every update of the chat, 200 lines at
-    /// a time (`relay-load kit`, perf).
+    /// The lines are looked at through their indices, a field at a time, so that no update of the
+    /// chat copies each of its 200 lines (their texts, attachments).
     private func show(_ messages: [ChatMessage]) {
         self.messages = messages
         // The banner stays until something is sent after the latest key-change notice.

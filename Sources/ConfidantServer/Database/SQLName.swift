@@ -5,8 +5,7 @@ import SQLKit
 ///
 /// Why not SQLKit's `SQLIdentifier`: it casts the dialect's quote and escapes the name every time
 /// it is written, and on Linux its escaping goes through the standard library's generic
-/// `replacing`. On PostgreSQL with one message in flight, writing identifiers was 5–7 % of the
-/// relay's CPU (perf, docs/BENCHMARKS.md). Both dialects the relay speaks, SQLite and
+/// `replacing`, for every identifier of every statement. Both dialects the relay speaks, SQLite and
 /// PostgreSQL, quote identifiers with `"` (checked by `SQLNameTests`), so the quoted text is made
 /// here, and escaped as `SQLIdentifier` does for the rare name with a quote in it.
 struct SQLName: SQLExpression {

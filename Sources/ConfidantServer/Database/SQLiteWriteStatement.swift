@@ -20,7 +20,7 @@ struct SQLiteWriteStatement {
     }
 
     /// As the relay's other connections store UUIDs: Foundation's uppercase text, written on the
-    /// stack (a `String` for each of a message's UUIDs was a tenth of the write thread's time).
+    /// stack, without a `String` for each of a message's UUIDs.
     func bind(_ index: Int32, _ uuid: UUID) throws(SQLiteStatementFailure) {
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes on the stack
         let result = withUnsafeMutableBytes(of: &text) { bytes in
@@ -57,8 +57,7 @@ struct SQLiteWriteStatement {
     /// Makes the statement ready to run again. Its parameters keep their values: every use binds
     /// all of them. `sqlite3_clear_bindings` is not called because it marks a statement whose plan
     /// looked at a bound value (the directory's device query does) as expired, and SQLite then
-    /// parses and plans it again on the next step: 6 % of the relay's time with one message in
-    /// flight (perf, docs/BENCHMARKS.md).
+    /// parses and plans it again on the next step.
     func reset() {
         sqlite_nio_sqlite3_reset(pointer)
     }

@@ -38,7 +38,7 @@ final class SQLiteWriter: Sendable {
     /// (`WriteConnectionSetup.pragmas`): foreign keys checked, as on Fluent's connections; and a
     /// page cache of 32 MiB instead of 2 MiB, since a group commit dirties a leaf page of each
     /// index per mailbox and sender it touches, and a smaller cache spilled them to the log
-    /// before the commit and read them back from the file (perf: `pagerStress`, `readDbPage`).
+    /// before the commit and read them back from the file.
     /// And a log that grew while something kept it from starting over (a long read) is cut
     /// back to 64 MiB once it does.
     static let pragmas = [
@@ -134,8 +134,7 @@ final class SQLiteWriter: Sendable {
     /// Runs `work` at once on the caller's thread (a connection's event loop) when that costs
     /// no wait: nobody uses the connection, it is open, and its log is under the limit (so no
     /// checkpoint runs here). A stream's sends then skip the hand-over to the write thread and
-    /// back, two thread wake-ups that were a fifth of the relay's CPU with one message in flight
-    /// (docs/BENCHMARKS.md). A write in `work` that would wait fails with `WouldWait`, having
+    /// back, two thread wake-ups per message. A write in `work` that would wait fails with `WouldWait`, having
     /// written nothing; the caller then hands the work to the thread.
     /// - Returns: false, without running `work`, when it would have to wait.
     func runIfIdle(_ work: (borrowing OnThread) -> Void) -> Bool {

@@ -4,8 +4,7 @@ import SQLKit
 /// Version 9: a sent message's record is keyed by what identifies it, (sender, message id),
 /// without a surrogate `id`. On SQLite the table becomes `WITHOUT ROWID` with that key, so
 /// storing a record writes two B-trees (the table and its index on time) instead of four (the
-/// rows, the `id` key, the unique pair, the time): the record's insert was the largest statement
-/// of a send group (docs/BENCHMARKS.md). PostgreSQL drops the column; the unique pair stays its key.
+/// rows, the `id` key, the unique pair, the time), in every send group. PostgreSQL drops the column; the unique pair stays its key.
 struct KeyPostedMessages: AsyncMigration {
     var name: String { "confidant.v9.posted-message-keys" }
 

@@ -7,11 +7,9 @@ import NIOWebSocket
 ///
 /// Why frames are written here and not through NIO's frame encoder: it wrote each header as a
 /// buffer of its own (and Vapor's idle timer, now taken off the connection, allocated a promise
-/// per write); a stream writes a receipt per
-/// message sent and entries per message received, and this was a tenth of the relay's event
-/// loops (perf, docs/BENCHMARKS.md). Why flushes are coalesced: a stream that hands a reader 50
-/// entries, or a sender 50 receipts, made 50 `writev` system calls; flushing and socket writes
-/// were a fifth of the relay's time under load. The first flush is put off to a task queued behind
+/// per write), and a stream writes a receipt per message sent and entries per message received.
+/// Why flushes are coalesced: a stream that hands a reader 50 entries, or a sender 50 receipts,
+/// would make 50 `writev` system calls. The first flush is put off to a task queued behind
 /// what the event loop already has to run — the other frames of the burst — and later flushes
 /// before it ran are dropped; nothing waits for a timer. A close first flushes what is pending,
 /// so no frame written before it is lost. Frames other handlers write (a close with 1002 or 1009)

@@ -3,10 +3,10 @@ import NIOWebSocket
 
 /// The server side of one `/v1/stream` WebSocket: text and binary messages in, frames out, pings,
 /// and the closing handshake (RFC 6455). It replaces WebSocketKit's `WebSocket` on the relay's
-/// busiest path. Per message received WebSocketKit allocated a lock and a buffer, copied the
-/// payload into it and took locks around each frame; per frame sent it went through the whole
-/// pipeline and wrote the header as a buffer of its own; and each connection held a dozen locked
-/// boxes for as long as it lived (docs/BENCHMARKS.md). Here a message that is one frame (every
+/// busiest path: per message received WebSocketKit allocates a lock and a buffer, copies the
+/// payload into it and takes locks around each frame; per frame sent it goes through the whole
+/// pipeline and writes the header as a buffer of its own; and each connection holds a dozen
+/// locked boxes for as long as it lives. Here a message that is one frame (every
 /// message ConfidantKit sends) reaches its handler as the decoder cut it, and frames go out from
 /// `StreamFrameWriter` next to the socket.
 ///

@@ -3,9 +3,7 @@ import NIOWebSocket
 
 /// RFC 6455 §5.3 masking (XOR with a 4-byte key, repeated), eight bytes at a time. NIO's
 /// `ByteBuffer.webSocketMask` goes one byte at a time with a modulo and a bounds-checked key
-/// lookup for each: unmasking every client frame was 3.6 % of the relay's event loops at 32
-/// pairs, and masking every frame 4.7 % of the load generator's CPU (perf,
-/// docs/BENCHMARKS.md). Masking and unmasking are the same operation.
+/// lookup for each, and every client frame is masked. Masking and unmasking are the same operation.
 public enum WebSocketMask {
     /// XORs `bytes` in place with `key`, starting at the key's byte `offset % 4` (the position of
     /// `bytes` in the frame's payload).

@@ -1,9 +1,8 @@
 import Foundation
 import Synchronization
 
-/// The texts one observed screen shows, kept from one fetch of it to the next: every change in a
-/// chat fetched its lines again and opened each (AES-GCM and its associated data, a quarter of a
-/// fetch of 200 lines, twice per message that arrives in an open chat) although one line changed.
+/// The texts one observed screen shows, kept from one fetch of it to the next, so that a change to
+/// one line of a chat does not open all of them again (AES-GCM and its associated data).
 /// A line's text is taken from here only when its sealed body is the same bytes as when it was
 /// opened (an edit seals anew). Each fetch keeps only the lines it returned, so the text of a line
 /// that was deleted, expired or scrolled out leaves with the first fetch that no longer shows it,

@@ -3,9 +3,8 @@ import Synchronization
 
 /// Values of sealed rows as last opened or written, each with the sealed bytes it came from, so
 /// that a row read again with the same bytes is not opened (AES-GCM under the data key) and
-/// parsed again. Every message sealed or opened reads its device's session, and every send its
-/// contact: opening and parsing those was 5 % and 2 % of both clients' CPU per message in
-/// `relay-load kit` (perf, docs/BENCHMARKS.md), and the device's prekeys more. Answered only for
+/// parsed again: every message sealed or opened reads its device's session, and every send its
+/// contact, and every received message the device's prekeys. Answered only for
 /// the same bytes: a row written by a transaction that rolled back, or by another process,
 /// differs from the bytes kept here and is opened afresh.
 final class OpenedValues<Key: Hashable & Sendable, Value: Sendable>: Sendable {

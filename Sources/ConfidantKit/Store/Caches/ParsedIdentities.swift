@@ -5,7 +5,7 @@ import Synchronization
 /// Device keys as read from the store, parsed once. Parsing a public identity checks its
 /// Ed25519 signature, and a message sent or received reads the keys of its devices several times
 /// (the identity store, the sender's known devices): four signature checks per message between
-/// two profiles (docs/BENCHMARKS.md). The same bytes always parse to the same identity, so
+/// two profiles. The same bytes always parse to the same identity, so
 /// answering from here changes nothing but the time.
 final class ParsedIdentities: Sendable {
     /// Keys kept at most; past it the map starts again empty.

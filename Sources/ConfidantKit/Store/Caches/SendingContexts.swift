@@ -12,11 +12,8 @@ struct SendingContext: Sendable, Equatable {
     let stamp: SendingContexts.Stamp
 }
 
-/// Each peer's ``SendingContext`` as last read, so that a send does not read it again: a read
-/// transaction and two queries per message, 2–4 % of both clients' CPU per message at full speed
-/// (`relay-load kit`, docs/BENCHMARKS.md, 2026-11-29). At 50 messages a second that read took
-/// 0.14 ms of a message's 1.5 ms to the peer's open chat, but skipping it saves only about 0.04:
-/// with every cache cold, the sealing transaction's first touch of the database pays the rest.
+/// Each peer's ``SendingContext`` as last read, so that a send does not read it again (a read
+/// transaction and two queries per message).
 ///
 /// A context may go stale: this connection changes a contact or a timer (the `TEMP` triggers of
 /// ``install(on:)`` say so at once, and everything kept is forgotten), or another process on the

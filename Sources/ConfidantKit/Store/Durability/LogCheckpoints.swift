@@ -7,7 +7,7 @@ import Synchronization
 /// that takes the log past SQLite's threshold, on the store's own connection, instead of inside
 /// that commit. SQLite's automatic checkpoint runs in the commit, on the thread that committed —
 /// an event loop of the messenger — and syncs the log and the database there before the commit
-/// returns: the message that commit carried waited for both (the 50 msg/s tail, docs/BENCHMARKS.md).
+/// returns, and the message that commit carried waits for both.
 /// Here the commit returns at once and the checkpoint is queued on the connection's own queue
 /// (GRDB's writer), where it runs when the connection is free: the message goes on its way
 /// meanwhile, and a write that comes during the checkpoint waits for it as it would have. On the

@@ -5,11 +5,9 @@ import Synchronization
 
 /// The latest lines of one chat, kept up to date from the rows each commit changed.
 ///
-/// GRDB's `ValueObservation` fetched all of them (200 for a chat screen) after every commit that
-/// touched the message table, on the store's writer before the commit returned: with a chat open
-/// that was two thirds of the time from opening an arriving message to having it stored, and a
-/// fifth of both clients' CPU per message (`relay-load kit`, docs/BENCHMARKS.md). This observer
-/// hears from SQLite which rows each transaction inserted, updated or deleted (GRDB's transaction
+/// Not GRDB's `ValueObservation`, which fetches all of them (200 for a chat screen) after every
+/// commit that touches the message table, on the store's writer before the commit returns. This
+/// observer hears from SQLite which rows each transaction inserted, updated or deleted (GRDB's transaction
 /// observer, SQLite's update hook) and reads only those of them that are this chat's.
 ///
 /// What a commit can change and how each is followed:

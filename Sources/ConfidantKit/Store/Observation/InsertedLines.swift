@@ -3,9 +3,7 @@ import Synchronization
 
 /// The messages a write transaction inserted, as `LocalStore.insert` built them, for the chats on
 /// screen (`ChatLines`): a line a commit inserted is shown as it was written instead of being read
-/// back, its body opened again and its attachments looked up. With a chat open, following a
-/// commit was 8 % of both clients' CPU per message in `relay-load kit`, and 0.2 ms of the 2.7 ms
-/// from `send` to the receiver's open chat at 50 messages/s (docs/BENCHMARKS.md).
+/// back, its body opened again and its attachments looked up.
 ///
 /// Kept only while some chat follows the store, and only for the length of one write
 /// transaction (`LocalStore.countedWrite` forgets them once it commits or rolls back): the texts

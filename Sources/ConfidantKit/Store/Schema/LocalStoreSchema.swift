@@ -108,8 +108,8 @@ enum LocalStoreSchema {
             try db.alter(table: "session") { table in table.add(column: "boot", .text) }
         }
         // The outbox keyed by its message id alone (WITHOUT ROWID): a rowid table and the index
-        // of its key were two pages in the log for every message queued and two more when it was
-        // sent (read from the log's frames in `relay-load kit`). SQLite reports no rows of such a
+        // of its key would be two pages in the log for every message queued and two more when it
+        // is sent. SQLite reports no rows of such a
         // table to its update hook: `deferDelivery`, the one write of the outbox alone, tells the
         // store's observers itself (`Database.notifyChanges`).
         migrator.registerMigration("v6-outbox-by-message") { db in

@@ -8,7 +8,7 @@ import GRDB
 
 /// Common encoding for the store's records. The records read for every message (messages, keys,
 /// the queues, contacts) decode their rows by hand (`init(row:)`): GRDB's `Decodable` path was a
-/// measurable share of a message's cost (docs/BENCHMARKS.md). Writes still go through `Encodable`.
+/// hot path (docs/BENCHMARKS.md). Writes still go through `Encodable`.
 protocol StoreRecord: Codable, FetchableRecord, PersistableRecord {}
 
 extension Row {
@@ -32,8 +32,8 @@ extension Row {
     }
 
     /// A UUID stored as text (the store's form) or as 16 bytes. Not GRDB's decoding, which parses
-    /// text with Foundation's `UUID(uuidString:)` and so `sscanf`: with a chat of 200 lines open,
-    /// three per line on every fetch, that was 6 % of a client's CPU per message (perf).
+    /// text with Foundation's `UUID(uuidString:)` and so `sscanf`, three times per line of every
+    /// fetch of a chat.
     func uuid(_ column: String) throws -> UUID {
         guard let value = try uuidIfPresent(column) else {
             throw ConfidantKitError.storeDamaged("`\(column)` has no UUID")

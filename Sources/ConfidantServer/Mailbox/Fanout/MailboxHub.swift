@@ -133,10 +133,9 @@ final class MailboxInbox: Sendable {
 
     /// A struct, not a tuple: `Mutex` is generic, so a closure in a tuple (or an optional) it
     /// holds is stored at the generic abstraction, and every `withLock` converted it to the
-    /// concrete one and back, wrapping it in two more reabstraction thunks each time. A stream's
-    /// handler then grew by two frames per notice: each call walked them all, and a long-lived
-    /// stream would have overflowed its thread's stack (docs/BENCHMARKS.md). A struct's stored
-    /// closure keeps one abstraction.
+    /// concrete one and back, wrapping it in two more reabstraction thunks each time, so that a
+    /// long-lived stream's handler would grow until it overflowed its thread's stack. A struct's
+    /// stored closure keeps one abstraction.
     private struct Listener {
         var handler: (@Sendable (Notice) -> Void)?
         var finished = false

@@ -6,9 +6,8 @@ import SQLKit
 /// that a send need not count them (SQLite's relay keeps its counts on its one write connection
 /// instead, `PendingEntryCounts`).
 ///
-/// Counting a device's entries walks its whole index range: with 50,000 waiting, every send
-/// group with a message to that device took about 7 ms more (docs/BENCHMARKS.md), and groups run
-/// one after another. Here a device's count is the sum of a few rows of changes: statement-level
+/// Counting a device's entries walks its whole index range, for every send group with a message
+/// to that device, and groups run one after another. Here a device's count is the sum of a few rows of changes: statement-level
 /// triggers on the mailbox (`CountMailboxEntries`) add one row per device per `INSERT` (+n) and per
 /// `DELETE` (−n) — whichever code path writes, retention, a deleted account's cascade included.
 /// The rows are only ever inserted, never updated, so writers never wait on each other for

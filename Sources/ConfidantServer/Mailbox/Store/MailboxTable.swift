@@ -4,9 +4,8 @@ import Foundation
 import SQLKit
 
 /// The mailbox's hot paths — pages, storing and deleting entries, sent message ids,
-/// conversations — in SQL through SQLKit. Fluent's models find their fields by reflection on
-/// every row, which was the largest cost in a profile of the server under load
-/// (docs/BENCHMARKS.md); the rest of the server keeps using the models.
+/// conversations — in SQL through SQLKit: Fluent's models find their fields by reflection on
+/// every row. The rest of the server keeps using the models.
 enum MailboxTable {
     typealias Column = MailboxRecord.Column
 

@@ -161,9 +161,8 @@ enum MailboxWriteStatements {
     }
 
     /// `ConversationTable.touch`: "last activity" for both directions of each pair. A pair that
-    /// has its row is updated; only a new one is inserted, with an id made for it. (The upsert
-    /// alone made two ids for every message, two `getrandom` calls each — 0.7 % of the relay's
-    /// samples with one message in flight — and tried an insert before it updated.)
+    /// has its row is updated; only a new one is inserted, with an id made for it (an upsert would
+    /// make two ids for every message and try an insert before it updates).
     static func touch(_ conversations: [UUID: Set<UUID>], at now: Date, on connection: SQLiteWriteConnection) throws {
         let update = try connection.statement(updateConversation)
         let touch = try connection.statement(touchConversation)
@@ -177,9 +176,8 @@ enum MailboxWriteStatements {
                     try update.run()
                     if connection.changes > 0 { continue }
                     touch.reset()
-                    // The row's id. `UUID()` opens /dev/urandom for each id (1.3 % of the
-                    // relay's time with one message in flight); these come from the system's
-                    // generator and sort by time, as the table's index likes.
+                    // The row's id: from the system's generator (`UUID()` opens /dev/urandom for
+                    // each), and sorting by time, as the table's index likes.
                     try touch.bind(1, UUID.timeOrdered(at: now))
                     try touch.bind(2, owner)
                     try touch.bind(3, other)

@@ -20,9 +20,8 @@ extension MailboxWriter {
         }
 
         /// Answers every request. Those to be answered on an event loop are handed to it together,
-        /// one hand-over per loop instead of one per answer: the hand-overs and writing the
-        /// answers' text were a tenth of the write thread's time, and that one thread is the stage
-        /// every message passes (docs/BENCHMARKS.md).
+        /// one hand-over per loop instead of one per answer: the write thread is the stage every
+        /// message passes.
         func reply(to group: [Request]) {
             var onLoops: [ObjectIdentifier: (loop: any EventLoop, answers: [Answer])] = [:]
             for (index, request) in group.enumerated() {

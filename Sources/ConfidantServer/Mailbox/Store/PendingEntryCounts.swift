@@ -7,8 +7,8 @@ import ConfidantCrypto
 ///
 /// Every send checks its recipients' mailboxes against the limit. Counting the entries is a walk
 /// of the device's whole index range, so a send to a device that is away for long (100,000
-/// entries allowed) cost milliseconds of the one write thread that every other send waits behind
-/// (docs/BENCHMARKS.md).
+/// entries allowed) would cost milliseconds of the one write thread that every other send waits
+/// behind.
 ///
 /// Changes made in a transaction count only once it commits (`committed()`); a rollback drops
 /// them (`rolledBack()`). Not thread-safe: the write connection that owns it is used by one

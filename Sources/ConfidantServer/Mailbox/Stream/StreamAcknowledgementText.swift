@@ -2,8 +2,7 @@ import ConfidantAPI
 
 /// Reads the stream's most frequent client text frame, an acknowledgement `{"cursors":[N,…]}`,
 /// in the layout `JSONEncoder` writes it (ConfidantKit's and relay-load's), without
-/// `JSONDecoder`, whose generic path was 2 % of the relay's CPU per message with 32 senders
-/// (docs/BENCHMARKS.md). Anything else — spaces, another key, a sign, a leading zero, a number
+/// `JSONDecoder` and its generic path. Anything else — spaces, another key, a sign, a leading zero, a number
 /// past `Int64` — gives nil, and the caller decodes the text with `JSONDecoder` as before; what
 /// it returns equals what that decoder returns for the same text (the tests compare them).
 enum StreamAcknowledgementText {

@@ -4,14 +4,14 @@ import Foundation
 import Synchronization
 
 /// The JSON text of the stream's two most frequent frames — a delivered envelope and a receipt —
-/// written directly instead of through `JSONEncoder`, whose generic path was the largest single
-/// cost of relaying a message (docs/BENCHMARKS.md). Nothing in them needs escaping: numbers,
+/// written directly instead of through `JSONEncoder` and its generic path, for every message
+/// relayed. Nothing in them needs escaping: numbers,
 /// UUIDs, timestamps and base64. Everything else goes through `JSONEncoder`; the tests decode
 /// both kinds of text with `JSONDecoder` and compare them with what `JSONEncoder` writes.
 enum StreamFrameText {
     private static let dates = MillisecondDateTranscoder()
     /// The last time written and its text. A group's receipts and entries all carry the group's
-    /// time, and formatting it was a twentieth of the writer thread's samples (perf).
+    /// time, formatted once.
     private static let lastDate = Mutex<(date: Date, text: String)?>(nil)
 
     private static func text(of date: Date) throws -> String {

@@ -5,8 +5,7 @@ import NIOCore
 /// receipt frames (`receipts=binary`, docs/PROTOCOL.md §7.4) once the turn's other work is done.
 /// A group commit answers every send of a connection it stored in one hand-over to the
 /// connection's loop (`MailboxWriter.GroupResults`): those answers become one frame instead of a
-/// text frame each, whose text, promise and write were a tenth of the relay's CPU per message
-/// with 32 senders (perf).
+/// text frame each, with its text, promise and write.
 final class StreamReceiptBatch: Sendable {
     let eventLoop: any EventLoop
     private let pending: NIOLoopBoundBox<[StreamReceiptFrame.Receipt]>

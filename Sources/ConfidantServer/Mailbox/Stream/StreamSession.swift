@@ -12,10 +12,8 @@ import Synchronization
 /// that sends what is new and ends once the stream is caught up, after which new rows go out from
 /// the thread that committed them (`MailboxInbox.goLive`).
 ///
-/// Why: the stream used to keep two tasks for as long as the connection lived, one waiting for
-/// frames and one for the inbox, and a task keeps the memory its deepest call needed until it
-/// ends — about 13 KiB of an idle stream's 24 (heaptrack; docs/BENCHMARKS.md). An idle stream
-/// now holds no task (`MailboxHub.streamTasks`).
+/// Why: a task keeps the memory its deepest call needed until it ends, so an idle stream holds
+/// no task (`MailboxHub.streamTasks`).
 final class StreamSession: Sendable {
     private let socket: StreamSocket
     private let caller: Caller
