@@ -251,6 +251,7 @@ let package = Package(
             dependencies: [
                 "ConfidantApp", "ConfidantKit", "ConfidantCrypto", "ConfidantVault",
                 .product(name: "Vapor", package: "vapor"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(

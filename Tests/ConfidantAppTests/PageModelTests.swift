@@ -86,7 +86,7 @@ struct PageModelTests {
         let peer = Self.bob.id.canonicalString
         #expect(waiting.links.send == "/chat/\(peer)/send")
         #expect(waiting.links.live == "/live/chat/\(peer)")
-        #expect(waiting.peer.startChat == "/chat/with?email=bob%40example.com")
+        #expect(waiting.peer.verify == "/chat/\(peer)/verify")
     }
 
     @Test("the verification page for each state, with a QR code link per device")

@@ -70,6 +70,19 @@ for host in ["evil.example", f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{p
 response, _ = request("GET", "/welcome", {"Cookie": cookie, "Host": f"localhost:{port}"})
 expect(response.status == 200, f"Host localhost:{port} is accepted, was {response.status}")
 
+# A page another program serves on 127.0.0.1 is same-site (SameSite does not tell ports apart) and
+# its requests carry the cookie: what the browser says came from another page is refused, GETs too.
+for site in ["same-site", "cross-site", "bogus"]:
+    for path in ["/welcome", f"/chat/{any_id}", f"/live/chat/{any_id}", f"/chat/{any_id}/verify"]:
+        response, _ = request("GET", path, {"Cookie": cookie, "Sec-Fetch-Site": site})
+        expect(response.status == 403, f"GET {path} with Sec-Fetch-Site {site} is refused, was {response.status}")
+# Adding a contact is a form, not a link: a GET of it is read as a chat named "with" (none here).
+response, _ = request("GET", "/chat/with?email=a%40example.com", {"Cookie": cookie})
+expect(response.status in (401, 404), f"GET /chat/with opens no chat, was {response.status}")
+for site in ["same-origin", "none"]:
+    response, _ = request("GET", "/welcome", {"Cookie": cookie, "Sec-Fetch-Site": site})
+    expect(response.status == 200, f"Sec-Fetch-Site {site} is accepted, was {response.status}")
+
 # A state change needs this origin and the form token.
 form = urllib.parse.urlencode({"_csrf": token, "passphrase": "x"})
 plain = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
@@ -114,7 +127,7 @@ response, body = request("POST", "/welcome", headers, multipart({**fields, "_csr
 expect(response.status == 403, f"a multipart form without the form token is refused, was {response.status}")
 # The new state changes refuse what every state change refuses (a locked vault, no messenger yet).
 for path in [f"/chat/{any_id}/attach", f"/chat/{any_id}/timer", f"/chat/{any_id}/messages/{any_id}/delete",
-             "/vault/backup", "/vault/restore", "/profile/name", "/welcome/resend"]:
+             "/vault/backup", "/vault/restore", "/profile/name", "/welcome/resend", "/chat/with"]:
     response, _ = request("POST", path, plain, form)
     expect(response.status == 403, f"POST {path} without Origin is refused, was {response.status}")
     response, _ = request("POST", path, {**plain, "Origin": f"http://127.0.0.1:{port}"},

@@ -265,9 +265,9 @@ try:
 
     # Alice finds bob and writes: a hostile message first, then a friendly one, with Enter.
     alice.get(arguments.alice.split("/?")[0] + "/new?q=bob-" + arguments.suffix)
-    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "ul.people a")), "bob is in the directory")
+    wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "ul.people button")), "bob is in the directory")
     screenshot(alice, "new-message")
-    alice.find_element(By.CSS_SELECTOR, "ul.people a").click()
+    alice.find_element(By.CSS_SELECTOR, "ul.people button").click()
     wait(alice, EC.presence_of_element_located((By.ID, "draft")), "the chat with bob opens")
     hostile = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
     alice.find_element(By.ID, "draft").send_keys(hostile + Keys.ENTER)

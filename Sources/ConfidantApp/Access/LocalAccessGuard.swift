@@ -10,6 +10,9 @@ import Vapor
 ///   redirects to a URL without it; every other request needs that cookie.
 /// - A request that changes something (any method but GET and HEAD) needs an Origin naming this
 ///   listener and the launch's form token (`_csrf` in a form, or `X-CSRF-Token`).
+/// - A request a browser says came from another page (`Sec-Fetch-Site` other than `same-origin`
+///   or `none`) is refused, GETs too: SameSite=Strict does not tell ports apart, so a page that
+///   any other program serves on 127.0.0.1 is same-site and its requests carry the cookie.
 ///
 /// The local-UI protections of tools such as Jupyter; the cookie is per port, so two apps on one
 /// machine do not sign each other out.
@@ -23,6 +26,11 @@ struct LocalAccessGuard: AsyncMiddleware {
         let port = port.value
         guard let host = request.headers.first(name: .host), Self.isLocal(host: host, port: port) else {
             throw Abort(.forbidden, reason: "This app answers only at http://127.0.0.1:\(port)/.")
+        }
+        if let site = request.headers.first(name: "Sec-Fetch-Site"), site != "same-origin", site != "none" {
+            throw Abort(
+                .forbidden,
+                reason: "This request came from another page, not the app's own; open the app's link instead.")
         }
         let cookieName = Self.cookieName(port: port)
         if request.url.path == "/", let token = request.query[String.self, at: "token"] {

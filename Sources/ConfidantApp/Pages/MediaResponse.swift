@@ -55,19 +55,28 @@ enum MediaResponse {
     }
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n`, one range within the file; nil when unsatisfiable
-    /// or not understood (several ranges are not served).
+    /// or not understood (several ranges are not served). Positions are digits only, and any
+    /// number, however large, is compared without arithmetic that could overflow.
     static func parse(_ header: String, size: Int) -> Range<Int>? {
-        guard header.hasPrefix("bytes="), !header.contains(","), size > 0 else { return nil }
+        guard header.hasPrefix("bytes="), size > 0 else { return nil }
         let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
         if parts[0].isEmpty {
-            guard let suffix = Int(parts[1]), suffix > 0 else { return nil }
-            return max(0, size - suffix)..<size
+            guard let suffix = position(parts[1]), suffix > 0 else { return nil }
+            return (suffix >= size ? 0 : size - suffix)..<size
         }
-        guard let start = Int(parts[0]), start >= 0, start < size else { return nil }
+        guard let start = position(parts[0]), start < size else { return nil }
         if parts[1].isEmpty { return start..<size }
-        guard let end = Int(parts[1]), end >= start else { return nil }
-        return start..<min(size, end + 1)
+        guard let end = position(parts[1]), end >= start else { return nil }
+        return start..<(end >= size - 1 ? size : end + 1)
+    }
+
+    /// A byte position: 1 to 19 ASCII digits that fit in `Int`; nil for anything else.
+    private static func position(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return nil
+        }
+        return Int(text)
     }
 }

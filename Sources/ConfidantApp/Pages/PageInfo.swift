@@ -26,6 +26,8 @@ struct PageInfo: Encodable, Sendable {
         let welcomeCancel = AppRoute.welcomeCancel.path
         let conversations = AppRoute.conversations.path
         let newMessage = AppRoute.newMessage.path
+        /// A form's action: the chat with whoever has the e-mail it posts (adds them as a contact).
+        let chatWith = AppRoute.chatWith.path
         let vault = AppRoute.vault.path
         let vaultCreate = AppRoute.vaultCreate.path
         let vaultUnlock = AppRoute.vaultUnlock.path
@@ -55,12 +57,10 @@ struct PersonView: Encodable, Sendable {
     let email: String
     let initials: String
     let hue: Int
-    /// Their picture, their chat, its verification page, and the chat found by their e-mail
-    /// (for someone from the directory, who may not be a contact yet).
+    /// Their picture, their chat and its verification page.
     let avatar: String
     let chat: String
     let verify: String
-    let startChat: String
 
     init(_ contact: Contact) {
         peerID = contact.id.canonicalString
@@ -71,7 +71,6 @@ struct PersonView: Encodable, Sendable {
         avatar = AppRoute.avatar(.value(contact.id)).path
         chat = AppRoute.chat(.value(contact.id)).path
         verify = AppRoute.verify(.value(contact.id)).path
-        startChat = AppRoute.chatWith.path(query: ["email": contact.email])
     }
 
     static func initials(_ name: String) -> String {

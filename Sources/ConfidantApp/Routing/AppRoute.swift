@@ -21,7 +21,7 @@ enum AppRoute: Sendable {
     case home, unlock, signOut
     case welcome, welcomeStep, welcomeResend, welcomeCancel
     case conversations, liveConversations, dismissNotices, newMessage
-    /// `?email=`: the chat with whoever has that e-mail.
+    /// A form posting `email`: the chat with whoever has that e-mail.
     case chatWith
     case chat(RouteValue<UUID>)
     case liveChat(RouteValue<UUID>)

@@ -10,17 +10,22 @@ struct ChatPages {
     let context: AppContext
 
     func register(on routes: any RoutesBuilder) {
-        routes.get(.chatWith) { request in try await open(request) }
+        routes.post(.chatWith) { request in try await open(request) }
         routes.get(.chat(.key)) { request in try await chat(request) }
         routes.get(.liveChat(.key)) { request in try await live(request) }
         routes.post(.send(.key)) { request in try await send(request) }
         routes.post(.retry(.key, message: .key)) { request in try await retry(request) }
     }
 
-    /// `/chat/with?email=`: finds the user in the directory, then their chat.
+    private struct OpenForm: Content {
+        var email: String
+    }
+
+    /// `POST /chat/with` (`email`): finds the user in the directory, adds them as a contact, and
+    /// goes to their chat.
     private func open(_ request: Request) async throws -> Response {
         guard let messenger = await context.session.messenger else { return request.redirect(to: .home) }
-        let email = (try? request.query.get(String.self, at: "email")) ?? ""
+        let email = (try? request.content.decode(OpenForm.self).email) ?? ""
         guard !email.isEmpty, email.count <= 320 else {
             throw Abort(.badRequest, reason: "Choose someone to write to.")
         }
