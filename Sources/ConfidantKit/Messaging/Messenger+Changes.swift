@@ -63,7 +63,7 @@ extension Messenger {
         try store.saveContact(contact)
         let now = now()
         let notice = try store.write { db -> [ChatMessage] in
-            try store.setTimer(seconds, for: contact.id, db)
+            try store.setTimer(seconds, for: contact.id, at: now, db)
             let id = UUID()
             try store.queueControl(
                 ChatPayload(conversation: contact.id, content: .timer(expiresAfter: seconds ?? 0)), to: contact.id,
@@ -94,7 +94,7 @@ extension Messenger {
     /// live connection does this as they expire; call it after opening a profile to catch up.
     @discardableResult
     public func removeExpiredMessages() throws -> Int {
-        let removed = try store.deleteExpired(now: now())
+        let removed = try store.deleteExpired(now: now(), me: me)
         if removed > 0 { eventHub.emit(.changed) }
         return removed
     }

@@ -27,11 +27,20 @@ struct ControlApplication {
     }
 
     /// Applies a receipt (from the peer only), an edit or deletion (to its author's own messages
-    /// only — one that names someone else's message finds nothing), or a timer.
+    /// only — one that names someone else's message finds nothing), or a timer. An edit,
+    /// deletion or timer applies once: one seen before (a relay handing a one-shot envelope over
+    /// again) or sent longer ago than `LocalStore.replayWindow` changes nothing. Receipts need no
+    /// such record: they only ever move a message on.
     func apply(_ control: Control, now: Date, _ db: GRDB.Database) throws -> Effect {
         let sender = control.sender
         let conversation = sender == me ? control.payload.conversation : sender
         var effect = Effect()
+        if case .receipt = control.payload.content {
+        } else {
+            guard !LocalStore.isTooOld(control.sentAt, now: now),
+                try store.firstSight(of: control.messageID, from: sender, at: now, db)
+            else { return effect }
+        }
         switch control.payload.content {
         case .receipt(let receipt):
             guard sender != me else { break }
@@ -48,7 +57,9 @@ struct ControlApplication {
                 effect.removedFiles = files
             }
         case .timer(let seconds):
-            try store.setTimer(seconds == 0 ? nil : seconds, for: conversation, db)
+            // A timer set later on either side stays: every device keeps the latest setting.
+            guard try store.applyTimer(seconds == 0 ? nil : seconds, for: conversation, at: control.sentAt, db)
+            else { break }
             let who = sender == me ? "You" : (try store.contacts([sender], db)[sender]?.displayName ?? "They")
             let text =
                 seconds == 0

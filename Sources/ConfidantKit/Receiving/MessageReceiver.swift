@@ -98,7 +98,15 @@ actor MessageReceiver {
                 switch entry.kind {
                 case .envelope:
                     switch try opening.open(entry, in: transaction, now: now) {
-                    case .message(let message): messages.append(message)
+                    case .message(let message):
+                        // A one-shot envelope opens as often as it comes: one too old, or whose
+                        // message was here and is gone (it expired), is not stored again.
+                        if message.envelopeVersion == 1 {
+                            let sender = message.direction == .incoming ? message.peer : me
+                            if LocalStore.isTooOld(message.sentAt, now: now) { continue }
+                            if try store.wasSeen(message.id, from: sender, transaction.db) { continue }
+                        }
+                        messages.append(message)
                     case .control(let control):
                         let effect = try controls.apply(control, now: now, transaction.db)
                         removedFiles += effect.removedFiles

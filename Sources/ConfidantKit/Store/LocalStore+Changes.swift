@@ -56,6 +56,8 @@ extension LocalStore {
         guard let record = try authored(target, author: author, me: me, conversation: conversation).fetchOne(db) else {
             return false
         }
+        // An older edit (one replayed, or overtaken on the way) does not undo a newer one.
+        if let edited = record.editedAt, edited >= date { return false }
         let body = try seal(
             Data(text.utf8), .message(id: record.messageID, peer: record.peerID, direction: record.direction))
         try authored(target, author: author, me: me, conversation: conversation).updateAll(
@@ -99,16 +101,39 @@ extension LocalStore {
 
     func timer(for peer: UUID) throws -> Int? { try read { db in try timer(for: peer, db) } }
 
-    func setTimer(_ seconds: Int?, for peer: UUID, _ db: Database) throws {
-        try ConversationSettingRecord(peerID: peer, expiresAfter: seconds).save(db)
+    /// Sets the conversation's timer, set at `date` (now, for the user's own change).
+    func setTimer(_ seconds: Int?, for peer: UUID, at date: Date = Date(), _ db: Database) throws {
+        try ConversationSettingRecord(peerID: peer, expiresAfter: seconds, setAt: date).save(db)
+    }
+
+    /// Sets the conversation's timer from a timer control sent at `date`, unless the one in force
+    /// was set later (the latest setting wins on every device, whichever arrives last); returns
+    /// whether it changed anything.
+    func applyTimer(_ seconds: Int?, for peer: UUID, at date: Date, _ db: Database) throws -> Bool {
+        let current = try ConversationSettingRecord.fetchOne(db, key: ["peer_id": peer.canonicalString])
+        if let setAt = current?.setAt, setAt >= date { return false }
+        try setTimer(seconds, for: peer, at: date, db)
+        return true
     }
 
     /// Deletes messages whose time is up (their rows, overwritten on disk: `secure_delete` is on)
-    /// and returns how many went; their attachment files are removed too.
+    /// and returns how many went; their attachment files are removed too. The ids of received
+    /// ones are kept (`seen_envelope`), so that a copy handed over again does not bring one back.
     @discardableResult
-    func deleteExpired(now: Date) throws -> Int {
+    func deleteExpired(now: Date, me: UUID) throws -> Int {
         let (count, files) = try write { db -> (Int, [UUID]) in
             let expired = MessageRecord.filter(MessageRecord.Columns.expiresAt <= now.timeIntervalSince1970)
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO seen_envelope (sender_id, message_id, seen_at)
+                    SELECT CASE direction WHEN ? THEN peer_id ELSE ? END, message_id, ?
+                    FROM message WHERE expires_at <= ? AND direction != ?
+                    """,
+                arguments: [
+                    ChatMessage.Direction.incoming, me.canonicalString, now.timeIntervalSince1970,
+                    now.timeIntervalSince1970, ChatMessage.Direction.notice,
+                ])
+            try forgetSeen(before: now, db)
             let files = try UUID.fetchAll(
                 db,
                 sql: """

@@ -105,7 +105,7 @@ struct ChatLinesTests {
                 try store.markRead(peer: peer, queueingReceipts: Bool.random(using: &choices), now: now())
             case 10:
                 try store.insert([message(to: peer, .incoming, files: 1, expiring: true)])
-                try store.deleteExpired(now: base.addingTimeInterval(clock))
+                try store.deleteExpired(now: base.addingTimeInterval(clock), me: UUID())
             case 11:
                 // An attachment's pointer replaced (as an upload does): only the attachment row changes.
                 if let line = try lines().filter({ !$0.attachments.isEmpty }).randomElement(using: &choices) {

@@ -131,6 +131,22 @@ enum LocalStoreSchema {
                     ALTER TABLE outbox_by_message RENAME TO outbox;
                     """)
         }
+        // What a relay could hand this device again and have applied twice (docs/PROTOCOL.md §8,
+        // "Replays"): the ids of control messages applied, and of received messages that are gone
+        // (expired), each with when it was seen, kept for `LocalStore.replayWindow`; and when the
+        // conversation's timer in force was set, so an older timer control does not replace it.
+        migrator.registerMigration("v7-replays") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE seen_envelope (
+                        sender_id TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        seen_at REAL NOT NULL,
+                        PRIMARY KEY (sender_id, message_id)) WITHOUT ROWID;
+                    CREATE INDEX seen_envelope_by_time ON seen_envelope (seen_at);
+                    ALTER TABLE conversation_setting ADD COLUMN set_at REAL;
+                    """)
+        }
         return migrator
     }
 }

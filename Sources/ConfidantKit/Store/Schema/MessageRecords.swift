@@ -99,9 +99,13 @@ struct ConversationSettingRecord: StoreRecord {
     var peerID: UUID
     /// Seconds; nil when messages stay.
     var expiresAfter: Int?
+    /// When the timer in force was set (by the control's time when it came from a device of
+    /// either side); nil before it was recorded.
+    var setAt: Date?
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case peerID = "peer_id"
         case expiresAfter = "expires_after"
+        case setAt = "set_at"
     }
 }
