@@ -52,6 +52,9 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case attachmentDamaged(name: String, reason: String)
     /// No message with this id (or no attachment at that position) on this device.
     case messageNotFound(UUID)
+    /// A message id that more than one conversation has (senders choose their ids): name the
+    /// conversation too.
+    case messageInSeveralConversations(UUID)
     /// An edit or deletion of a message this account did not write.
     case notYourMessage(UUID)
     /// A disappearing timer outside the allowed range.
@@ -83,6 +86,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
             "\(name) is \(Self.bytes(bytes)); the server takes attachments up to \(Self.bytes(limit))"
         case .attachmentUnavailable(let name, let why): "\(name) cannot be fetched: \(why)"
         case .attachmentDamaged(let name, let why): "\(name) was not saved: \(why)"
+        case .messageInSeveralConversations(let id):
+            "more than one conversation has a message \(id.canonicalString); name the conversation too"
         case .messageNotFound(let id):
             "there is no message \(id.canonicalString) (or no such attachment) on this device"
         case .notYourMessage(let id):

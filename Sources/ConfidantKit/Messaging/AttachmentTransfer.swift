@@ -56,10 +56,11 @@ struct AttachmentTransfer: Sendable {
         self.store = store
     }
 
-    /// Encrypts `source` into this device's attachment folder; the pointer has no blob yet.
-    func prepare(_ source: AttachmentSource, progress: @escaping @Sendable (AttachmentProgress) -> Void) throws
-        -> AttachmentPointer
-    {
+    /// Encrypts `source` into this device's attachment folder, as a file of a message to `peer`;
+    /// the pointer has no blob yet.
+    func prepare(
+        _ source: AttachmentSource, for peer: UUID, progress: @escaping @Sendable (AttachmentProgress) -> Void
+    ) throws -> AttachmentPointer {
         let name = source.name ?? source.url.lastPathComponent
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: source.url.path),
             attributes[.type] as? FileAttributeType == .typeRegular,
@@ -77,7 +78,7 @@ struct AttachmentTransfer: Sendable {
         try store.prepareAttachmentsDirectory()
         let id = UUID()
         let key = VaultKey.generate()
-        let file = store.attachmentFile(id)
+        let file = store.attachmentFile(AttachmentFile(attachment: id, peer: peer, direction: .outgoing))
         let size: Int
         let digest: String
         do {
@@ -95,11 +96,12 @@ struct AttachmentTransfer: Sendable {
             size: size, contentType: contentType, name: String(name.prefix(200)), thumbnail: thumbnail)
     }
 
-    /// Uploads the encrypted file; returns the pointer with its blob id.
-    func upload(_ pointer: AttachmentPointer, progress: @escaping @Sendable (AttachmentProgress) -> Void)
-        async throws -> AttachmentPointer
-    {
-        let file = store.attachmentFile(pointer.id)
+    /// Uploads the encrypted file (an outgoing message's to `peer`); returns the pointer with its
+    /// blob id.
+    func upload(
+        _ pointer: AttachmentPointer, for peer: UUID, progress: @escaping @Sendable (AttachmentProgress) -> Void
+    ) async throws -> AttachmentPointer {
+        let file = store.attachmentFile(AttachmentFile(attachment: pointer.id, peer: peer, direction: .outgoing))
         guard let handle = try? FileHandle(forReadingFrom: file) else {
             throw ConfidantKitError.storeDamaged("the encrypted file of \(pointer.name) is missing from this device")
         }
@@ -136,16 +138,18 @@ struct AttachmentTransfer: Sendable {
     /// capability, or as the owner) unless it is here, checks its size and digest, keeps it, and
     /// tells the relay this device has it. Nothing is kept when the check fails.
     @discardableResult
-    func fetch(_ pointer: AttachmentPointer, progress: @escaping @Sendable (AttachmentProgress) -> Void)
-        async throws -> URL
-    {
-        try await downloads.once(pointer.id) { try await download(pointer, progress: progress) }
+    func fetch(
+        _ pointer: AttachmentPointer, as stored: AttachmentFile,
+        progress: @escaping @Sendable (AttachmentProgress) -> Void
+    ) async throws -> URL {
+        try await downloads.once(stored) { try await download(pointer, as: stored, progress: progress) }
     }
 
-    private func download(_ pointer: AttachmentPointer, progress: @escaping @Sendable (AttachmentProgress) -> Void)
-        async throws -> URL
-    {
-        let file = store.attachmentFile(pointer.id)
+    private func download(
+        _ pointer: AttachmentPointer, as stored: AttachmentFile,
+        progress: @escaping @Sendable (AttachmentProgress) -> Void
+    ) async throws -> URL {
+        let file = store.attachmentFile(stored)
         if FileManager.default.fileExists(atPath: file.path) { return file }
         guard let blobID = pointer.blobID else {
             throw ConfidantKitError.attachmentUnavailable(name: pointer.name, reason: "it was never uploaded")
@@ -223,13 +227,14 @@ struct AttachmentTransfer: Sendable {
     /// Decrypts this device's copy into `destination`, which appears only when the whole file
     /// decrypted and authenticated.
     func decrypt(
-        _ pointer: AttachmentPointer, to destination: URL, progress: @escaping @Sendable (AttachmentProgress) -> Void
+        _ pointer: AttachmentPointer, as stored: AttachmentFile, to destination: URL,
+        progress: @escaping @Sendable (AttachmentProgress) -> Void
     ) throws {
         let key = try VaultKey(rawRepresentation: pointer.key)
         let total = Int64(pointer.size)
         do {
             let size = try MediaStream.decryptFile(
-                at: store.attachmentFile(pointer.id), to: destination, key: key, objectID: pointer.id,
+                at: store.attachmentFile(stored), to: destination, key: key, objectID: pointer.id,
                 name: pointer.name
             ) { done in
                 progress(.init(name: pointer.name, stage: .decrypting, done: Int64(done), total: total))
@@ -245,10 +250,10 @@ struct AttachmentTransfer: Sendable {
     }
 
     /// A reader of the plaintext for random access (a player's range requests).
-    func reader(_ pointer: AttachmentPointer) throws -> MediaReader {
+    func reader(_ pointer: AttachmentPointer, as stored: AttachmentFile) throws -> MediaReader {
         do {
             return try MediaReader(
-                url: store.attachmentFile(pointer.id), key: try VaultKey(rawRepresentation: pointer.key),
+                url: store.attachmentFile(stored), key: try VaultKey(rawRepresentation: pointer.key),
                 objectID: pointer.id, name: pointer.name)
         } catch let error as VaultError {
             throw ConfidantKitError.attachmentDamaged(name: pointer.name, reason: error.description)
@@ -270,9 +275,9 @@ struct AttachmentTransfer: Sendable {
 
 /// Runs one operation per key at a time; callers that come while it runs wait for its result.
 actor DownloadGate {
-    private var running: [UUID: Task<URL, any Error>] = [:]
+    private var running: [AttachmentFile: Task<URL, any Error>] = [:]
 
-    func once(_ key: UUID, _ operation: @escaping @Sendable () async throws -> URL) async throws -> URL {
+    func once(_ key: AttachmentFile, _ operation: @escaping @Sendable () async throws -> URL) async throws -> URL {
         if let task = running[key] { return try await task.value }
         let task = Task { try await operation() }
         running[key] = task

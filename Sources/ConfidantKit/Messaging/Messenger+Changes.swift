@@ -34,7 +34,7 @@ extension Messenger {
     public func deleteForEveryone(_ messageID: UUID) async throws {
         let message = try ownMessage(messageID)
         let now = now()
-        let files = try store.write { db -> [UUID] in
+        let files = try store.write { db -> [AttachmentFile] in
             guard
                 let files = try store.applyDeletion(
                     messageID, author: me, me: me, conversation: message.peer, at: now, db)
@@ -110,28 +110,33 @@ extension Messenger {
     ///   - directory: where the decrypted file goes (created when missing).
     ///   - progress: called as the ciphertext is fetched and decrypted.
     /// - Returns: the file written (its name the sender's, made safe; `-1`, `-2`… if taken).
+    ///   - peer: the conversation the message is in; without it, a message id that several
+    ///     conversations have is refused (``ConfidantKitError/messageInSeveralConversations(_:)``).
     public func saveAttachment(
-        of messageID: UUID, index: Int, to directory: URL,
+        of messageID: UUID, index: Int, with peer: UUID? = nil, to directory: URL,
         progress: @escaping @Sendable (AttachmentProgress) -> Void = { _ in }
     ) async throws -> URL {
-        guard let (pointer, _) = try store.attachment(ofMessage: messageID, index: index) else {
+        guard let (pointer, file) = try store.attachment(ofMessage: messageID, index: index, with: peer) else {
             throw ConfidantKitError.messageNotFound(messageID)
         }
-        try await attachments.fetch(pointer, progress: progress)
+        try await attachments.fetch(pointer, as: file, progress: progress)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let destination = Self.freeName(pointer.safeFileName, in: directory)
-        try attachments.decrypt(pointer, to: destination, progress: progress)
+        try attachments.decrypt(pointer, as: file, to: destination, progress: progress)
         return destination
     }
 
     /// An attachment for showing or playing: what it is, and a reader that decrypts any byte
-    /// range (fetched first when this device does not have it).
-    public func attachmentReader(of messageID: UUID, index: Int) async throws -> (ChatAttachment, MediaReader) {
-        guard let (pointer, _) = try store.attachment(ofMessage: messageID, index: index) else {
+    /// range (fetched first when this device does not have it). `peer`: the conversation the
+    /// message is in, as for ``saveAttachment(of:index:with:to:progress:)``.
+    public func attachmentReader(of messageID: UUID, index: Int, with peer: UUID? = nil) async throws -> (
+        ChatAttachment, MediaReader
+    ) {
+        guard let (pointer, file) = try store.attachment(ofMessage: messageID, index: index, with: peer) else {
             throw ConfidantKitError.messageNotFound(messageID)
         }
-        try await attachments.fetch(pointer) { _ in }
-        return (store.chatAttachment(pointer, index: index), try attachments.reader(pointer))
+        try await attachments.fetch(pointer, as: file) { _ in }
+        return (store.chatAttachment(pointer, index: index, as: file), try attachments.reader(pointer, as: file))
     }
 
     private static func freeName(_ name: String, in directory: URL) -> URL {

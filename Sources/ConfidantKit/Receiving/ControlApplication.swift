@@ -22,7 +22,7 @@ struct ControlApplication {
     /// What applying a control message did.
     struct Effect {
         var changed = false
-        var removedFiles: [UUID] = []
+        var removedFiles: [AttachmentFile] = []
         var notices: [LocalStore.NewMessage] = []
     }
 

@@ -92,7 +92,7 @@ actor MessageReceiver {
         // relay, never told, delivers the entries again.
         let ((stored, removedFiles, changed), commit) = try store.countedTransaction(.deferred) { transaction in
             var messages: [LocalStore.NewMessage] = []
-            var removedFiles: [UUID] = []
+            var removedFiles: [AttachmentFile] = []
             var changed = false
             for entry in entries {
                 switch entry.kind {

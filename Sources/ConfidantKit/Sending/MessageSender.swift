@@ -49,7 +49,7 @@ struct MessageSender: Sendable {
         // refuses it if a contact or timer changed since, and the context is read afresh.
         var known = try preparation.context(for: contact)
         var keys = try await preparation.keys(of: contact, known, confirmKeyChange: confirmKeyChange)
-        let pointers = try preparation.encrypt(sources, progress: progress)
+        let pointers = try preparation.encrypt(sources, for: contact.id, progress: progress)
         let sentAt = now()
         let id = UUID.timeOrdered(at: sentAt)
         func message(on context: SendingContext) -> LocalStore.NewMessage {
@@ -80,7 +80,7 @@ struct MessageSender: Sendable {
                     message(on: known), keys: keys, confirmed: confirmKeyChange, builtOn: nil, progress: uploads)
             }
         } catch {
-            store.removeAttachmentFiles(pointers.map(\.id))
+            store.removeAttachmentFiles(SendPreparation.files(of: pointers, to: contact.id))
             throw error
         }
         let (stored, commit) = (queued.message, queued.commit)

@@ -21,7 +21,7 @@ struct OutgoingPayloads: Sendable {
         for index in pointers.indices {
             let before = pointers[index]
             if pointers[index].blobID == nil {
-                pointers[index] = try await attachments.upload(pointers[index]) { progress?($0) }
+                pointers[index] = try await attachments.upload(pointers[index], for: message.peer) { progress?($0) }
             }
             if pointers[index].capability == nil, let blob = pointers[index].blobID {
                 pointers[index].capability = try await attachments.grant(blob, to: message.peer)

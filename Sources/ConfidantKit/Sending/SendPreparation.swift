@@ -61,18 +61,24 @@ final class SendPreparation: Sendable {
         }
     }
 
-    /// The files encrypted into the attachment folder, in order; on a failure none is left there.
-    func encrypt(_ sources: [AttachmentSource], progress: @escaping @Sendable (AttachmentProgress) -> Void) throws
-        -> [AttachmentPointer]
-    {
+    /// The files encrypted into the attachment folder for a message to `peer`, in order; on a
+    /// failure none is left there.
+    func encrypt(
+        _ sources: [AttachmentSource], for peer: UUID, progress: @escaping @Sendable (AttachmentProgress) -> Void
+    ) throws -> [AttachmentPointer] {
         var pointers: [AttachmentPointer] = []
         do {
-            for source in sources { pointers.append(try attachments.prepare(source, progress: progress)) }
+            for source in sources { pointers.append(try attachments.prepare(source, for: peer, progress: progress)) }
         } catch {
-            store.removeAttachmentFiles(pointers.map(\.id))
+            store.removeAttachmentFiles(Self.files(of: pointers, to: peer))
             throw error
         }
         return pointers
+    }
+
+    /// The encrypted files of a message to `peer` with these attachments.
+    static func files(of pointers: [AttachmentPointer], to peer: UUID) -> [AttachmentFile] {
+        pointers.map { AttachmentFile(attachment: $0.id, peer: peer, direction: .outgoing) }
     }
 
     /// The store's context for sending to `contact`, with the contact stored as the caller has it.

@@ -22,7 +22,7 @@ extension LocalStore {
                 WHERE message_id = ? AND peer_id = ? AND direction = ? AND state IN (?, ?, ?)
                 """)
         // A message a receipt names got through, whatever the outbox thought.
-        let dequeue = try db.cachedStatement(sql: "DELETE FROM outbox WHERE message_id = ?")
+        let dequeue = try db.cachedStatement(sql: "DELETE FROM outbox WHERE message_id = ? AND peer_id = ?")
         var changed = 0
         for id in receipt.messageIDs {
             try update.execute(arguments: [
@@ -30,7 +30,7 @@ extension LocalStore {
                 states[2],
             ])
             changed += db.changesCount
-            try dequeue.execute(arguments: [id.canonicalString])
+            try dequeue.execute(arguments: [id.canonicalString, peer.canonicalString])
         }
         return changed
     }
@@ -66,28 +66,22 @@ extension LocalStore {
     }
 
     /// Deletes the text and files of `author`'s message `target`, keeping a "deleted" line.
-    /// Returns the attachment ids whose files to remove, or nil when there is no such message.
+    /// Returns the files to remove, or nil when there is no such message.
     func applyDeletion(_ target: UUID, author: UUID, me: UUID, conversation: UUID, at date: Date, _ db: Database)
-        throws -> [UUID]?
+        throws -> [AttachmentFile]?
     {
         guard let record = try authored(target, author: author, me: me, conversation: conversation).fetchOne(db) else {
             return nil
         }
-        let attachments = try UUID.fetchAll(
-            db,
-            AttachmentRecord.filter(
-                AttachmentRecord.Columns.messageID == record.messageID.canonicalString
-                    && AttachmentRecord.Columns.peerID == record.peerID.canonicalString
-                    && AttachmentRecord.Columns.direction == record.direction
-            ).select(AttachmentRecord.Columns.attachmentID))
-        try AttachmentRecord.filter(
+        let attachments = AttachmentRecord.filter(
             AttachmentRecord.Columns.messageID == record.messageID.canonicalString
                 && AttachmentRecord.Columns.peerID == record.peerID.canonicalString
-                && AttachmentRecord.Columns.direction == record.direction
-        ).deleteAll(db)
+                && AttachmentRecord.Columns.direction == record.direction)
+        let files = try attachments.fetchAll(db).map(AttachmentFile.init)
+        try attachments.deleteAll(db)
         try authored(target, author: author, me: me, conversation: conversation).updateAll(
             db, MessageRecord.Columns.body.set(to: nil), MessageRecord.Columns.deletedAt.set(to: date))
-        return attachments
+        return files
     }
 
     // MARK: Disappearing messages
@@ -121,7 +115,7 @@ extension LocalStore {
     /// ones are kept (`seen_envelope`), so that a copy handed over again does not bring one back.
     @discardableResult
     func deleteExpired(now: Date, me: UUID) throws -> Int {
-        let (count, files) = try write { db -> (Int, [UUID]) in
+        let (count, files) = try write { db -> (Int, [AttachmentFile]) in
             let expired = MessageRecord.filter(MessageRecord.Columns.expiresAt <= now.timeIntervalSince1970)
             try db.execute(
                 sql: """
@@ -134,13 +128,14 @@ extension LocalStore {
                     now.timeIntervalSince1970, ChatMessage.Direction.notice,
                 ])
             try forgetSeen(before: now, db)
-            let files = try UUID.fetchAll(
+            let files = try AttachmentRecord.fetchAll(
                 db,
                 sql: """
-                    SELECT a.attachment_id FROM attachment a JOIN message m
+                    SELECT a.* FROM attachment a JOIN message m
                       ON m.message_id = a.message_id AND m.peer_id = a.peer_id AND m.direction = a.direction
                     WHERE m.expires_at <= ?
-                    """, arguments: [now.timeIntervalSince1970])
+                    """, arguments: [now.timeIntervalSince1970]
+            ).map(AttachmentFile.init)
             let count = try expired.deleteAll(db)
             return (count, files)
         }

@@ -66,7 +66,11 @@ extension LocalStore {
                 status: Self.status(message.state, failure: nil),
                 isRead: !(message.startsUnread ?? (message.direction == .incoming)),
                 envelopeVersion: message.envelopeVersion,
-                attachments: message.attachments.enumerated().map { chatAttachment($1, index: $0) },
+                attachments: message.attachments.enumerated().map { index, pointer in
+                    chatAttachment(
+                        pointer, index: index,
+                        as: AttachmentFile(attachment: pointer.id, peer: message.peer, direction: message.direction))
+                },
                 expiresAt: times.expiresAt)
             if followed { insertedLines.inserted(line, sealed: body) }
             stored.append(line)
@@ -117,7 +121,7 @@ extension LocalStore {
             status: Self.status(record.state, failure: record.failure),
             isRead: record.isRead, envelopeVersion: record.envelope,
             attachments: try attachments.sorted { $0.position < $1.position }.map {
-                chatAttachment(try openAttachment($0), index: $0.position)
+                chatAttachment(try openAttachment($0), index: $0.position, as: AttachmentFile($0))
             },
             editedAt: record.editedAt, isDeleted: record.deletedAt != nil, expiresAt: record.expiresAt)
     }

@@ -135,6 +135,7 @@ final class LocalStore: Sendable {
             log: log, checkpoints: checkpoints, syncsStepsInBackground: syncsStepsInBackground,
             diagnostics: diagnostics)
         try database.writeWithoutTransaction { db in try store.sendingContexts.install(on: db) }
+        try store.nameAttachmentFilesByScope()
         return store
     }
 

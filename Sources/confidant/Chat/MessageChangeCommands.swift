@@ -23,15 +23,22 @@ struct AttachmentSaveCommand: AsyncParsableCommand {
     @Argument(help: "The message's id.") var messageID: String
     @Option(name: .long, help: "Only the attachment at this position (0 is the first).") var index: Int?
     @Option(name: .long, help: "Where to write the files (default: the current directory).") var out = "."
+    @Option(
+        name: .customLong("with"),
+        help: "The conversation's e-mail, when another conversation has a message with the same id.")
+    var peerEmail: String?
 
     func run() async throws {
         guard let id = UUID(uuidString: messageID) else { throw ValidationError("\(messageID) is not a message id") }
         let messenger = try options.open()
         _ = await syncQuietly(messenger)
+        var peer: UUID?
+        if let peerEmail { peer = try await messenger.contact(email: peerEmail).id }
         let directory = URL(fileURLWithPath: out)
         let bars = TransferBars()
         if let index {
-            let file = try await messenger.saveAttachment(of: id, index: index, to: directory, progress: bars.update)
+            let file = try await messenger.saveAttachment(
+                of: id, index: index, with: peer, to: directory, progress: bars.update)
             bars.finish()
             return print("saved \(file.path)")
         }
@@ -39,7 +46,8 @@ struct AttachmentSaveCommand: AsyncParsableCommand {
         var next = 0
         while true {
             do {
-                let file = try await messenger.saveAttachment(of: id, index: next, to: directory, progress: bars.update)
+                let file = try await messenger.saveAttachment(
+                    of: id, index: next, with: peer, to: directory, progress: bars.update)
                 bars.finish()
                 print("saved \(file.path)")
                 next += 1

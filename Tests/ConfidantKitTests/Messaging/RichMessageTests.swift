@@ -117,6 +117,43 @@ struct RichMessageTests {
         }
     }
 
+    @Test(
+        "a peer who reuses the id of one of your attachments and then deletes their message removes nothing of yours"
+    )
+    func attachmentIDsAreScoped() async throws {
+        try await Self.withPair { _, alice, bob, files in
+            let source = try files.write("photo.jpg", Self.bytes(50_000, seed: 4))
+            let mine = try await alice.messenger.send(
+                "mine", attachments: [AttachmentSource(url: source)], to: bob.contact)
+            let aliceID = await alice.messenger.me
+            #expect(try await alice.messenger.history(with: bob.contact.id).first?.attachments.first?.isLocal == true)
+            // Bob knows the pointer (id, blob, key) from Alice's message; he sends it back as his own.
+            _ = try await bob.messenger.sync()
+            let received = try #require(try await bob.messenger.history(with: aliceID).first)
+            let pointer = try #require(
+                try bob.messenger.store.read { db in
+                    try bob.messenger.store.attachments(of: received.id, peer: aliceID, direction: .incoming, db)
+                }.first)
+            let copy = UUID.timeOrdered()
+            _ = try bob.messenger.store.queue(
+                LocalStore.NewMessage(
+                    id: copy, peer: aliceID, direction: .outgoing, senderDevice: bob.messenger.identity.deviceID,
+                    sentAt: Date(), text: "look", unreadableReason: nil, state: .pending, attachments: [pointer]),
+                confirmed: false, now: Date())
+            _ = try await bob.messenger.flushOutbox()
+            _ = try await alice.messenger.sync()
+            #expect(try await alice.messenger.history(with: bob.contact.id).contains { $0.id == copy })
+            try await bob.messenger.deleteForEveryone(copy)
+            _ = try await alice.messenger.sync()
+            let own = try #require(try await alice.messenger.history(with: bob.contact.id).first { $0.id == mine.id })
+            #expect(own.attachments.first?.isLocal == true, "Alice's own copy of her file is still on her device")
+            // And a lookup names the conversation: Bob's message id is not found in another chat.
+            await #expect(throws: ConfidantKitError.messageNotFound(mine.id)) {
+                try await alice.messenger.attachmentReader(of: mine.id, index: 0, with: UUID())
+            }
+        }
+    }
+
     @Test("a tampered or truncated attachment is reported and nothing is written")
     func tamperedAttachment() async throws {
         try await Self.withPair { relay, alice, bob, files in

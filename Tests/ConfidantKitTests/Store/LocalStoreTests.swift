@@ -25,6 +25,47 @@ struct LocalStoreTests {
         try body(store, try LocalStore.open(at: profile.storage.storeURL, identity: identity), identity)
     }
 
+    @Test(
+        "a store from before scoped attachment names gets them once: each row's file under its own name, the old name gone"
+    )
+    func attachmentFilesRenamed() throws {
+        try withStore { store, _ in
+            let (peer, other, attachment) = (UUID(), UUID(), UUID())
+            let pointer = AttachmentPointer(
+                id: attachment, blobID: UUID(), capability: nil, key: Data(repeating: 7, count: 32),
+                digest: String(repeating: "ab", count: 32), size: 5, contentType: "text/plain", name: "a.txt",
+                thumbnail: nil)
+            // Two conversations' rows with one attachment id: before, they shared one file.
+            for (from, direction) in [(peer, ChatMessage.Direction.outgoing), (other, .incoming)] {
+                _ = try store.insert([
+                    LocalStore.NewMessage(
+                        id: UUID(), peer: from, direction: direction, senderDevice: nil, sentAt: Date(), text: nil,
+                        unreadableReason: nil, state: direction == .incoming ? .received : .sent,
+                        attachments: [pointer])
+                ])
+            }
+            try store.prepareAttachmentsDirectory()
+            let legacy = store.attachmentsDirectory.appendingPathComponent(attachment.canonicalString)
+            try Data("ciphertext".utf8).write(to: legacy)
+            try store.write { db in try db.execute(sql: "DELETE FROM meta WHERE key = 'attachment_files'") }
+            try store.nameAttachmentFilesByScope()
+            #expect(!FileManager.default.fileExists(atPath: legacy.path))
+            for file in [
+                AttachmentFile(attachment: attachment, peer: peer, direction: .outgoing),
+                AttachmentFile(attachment: attachment, peer: other, direction: .incoming),
+            ] {
+                #expect(try Data(contentsOf: store.attachmentFile(file)) == Data("ciphertext".utf8))
+            }
+            #expect(
+                store.attachmentFile(AttachmentFile(attachment: attachment, peer: peer, direction: .outgoing))
+                    != store.attachmentFile(AttachmentFile(attachment: attachment, peer: other, direction: .incoming)))
+            // Once: a second call finds the mark and moves nothing.
+            try Data("new".utf8).write(to: legacy)
+            try store.nameAttachmentFilesByScope()
+            #expect(FileManager.default.fileExists(atPath: legacy.path))
+        }
+    }
+
     @Test("the chat payload has the documented bytes and round-trips")
     func payloadKnownAnswer() throws {
         let conversation = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))

@@ -65,12 +65,12 @@ struct ChatFilePages {
 
     /// An attachment, fetched and decrypted as it is sent (ranges for players, as in the vault).
     private func file(_ request: Request) async throws -> Response {
-        let (messenger, _) = try await context.chatPeer(request)
+        let (messenger, contact) = try await context.chatPeer(request)
         let id = try context.messageID(request)
         guard let index = request.text(.index).flatMap(Int.init), index >= 0 else {
             throw Abort(.notFound, reason: "There is no such file.")
         }
-        let (file, reader) = try await messenger.attachmentReader(of: id, index: index)
+        let (file, reader) = try await messenger.attachmentReader(of: id, index: index, with: contact.id)
         // Only pictures are shown inline; anything else (an HTML file, say) is a download.
         let type = file.isImage ? file.contentType : "application/octet-stream"
         return try MediaResponse.response(for: request, reader: reader, contentType: type, name: file.name)

@@ -78,6 +78,8 @@ struct MetaRecord: StoreRecord {
         case account, cursor, prekeys
         /// When a synced write was last needed for a deferred one (`LocalStore.sync(through:)`).
         case syncedAt = "synced_at"
+        /// Present once the attachment files have their scoped names (`AttachmentFile`).
+        case attachmentFiles = "attachment_files"
     }
 
     var key: String
