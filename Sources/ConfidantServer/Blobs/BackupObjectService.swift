@@ -34,7 +34,8 @@ struct BackupObjectService: Sendable {
         let remaining = try await quota.remaining(for: owner, cap: maximumBytes, on: database.db) + replacing
         let stored: BlobFiles.Stored
         do {
-            stored = try await files.store(body, limit: min(maximumBytes, remaining), what: "The backup object")
+            stored = try await files.store(
+                body, limit: min(maximumBytes, remaining), what: "The backup object", owner: owner)
         } catch let failure as APIFailure where failure.code == .tooLarge && remaining < maximumBytes {
             throw StorageQuota.exceeded(quota.bytes)
         }

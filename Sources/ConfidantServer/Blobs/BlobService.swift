@@ -18,7 +18,7 @@ struct BlobService: Sendable {
         let remaining = try await quota.remaining(for: owner, cap: Int64(maximumBytes), on: database.db)
         let stored: BlobFiles.Stored
         do {
-            stored = try await files.store(body, limit: remaining, what: "The blob")
+            stored = try await files.store(body, limit: remaining, what: "The blob", owner: owner)
         } catch let failure as APIFailure where failure.code == .tooLarge && remaining < Int64(maximumBytes) {
             throw StorageQuota.exceeded(quota.bytes)
         }

@@ -26,8 +26,17 @@ struct StorageQuota: Sendable {
     }
 
     /// Within the transaction recording an upload of `size` bytes (which replaces `freed` bytes):
-    /// refuses it when the account would be over its quota.
+    /// refuses it when the account would be over its quota. On PostgreSQL the transaction first
+    /// takes the account's advisory lock, held until it commits: at read committed, uploads that
+    /// finish together would otherwise each sum the total before the others' rows. (SQLite's
+    /// write transactions run one at a time.)
     func check(adding size: Int64, freeing freed: Int64 = 0, for owner: UUID, on db: any Database) async throws {
+        let sql = try RelayDatabase.sql(db)
+        if sql.dialect.name == "postgresql" {
+            try await sql.raw(
+                "SELECT pg_advisory_xact_lock(hashtextextended(\(bind: "storage quota " + owner.uuidString), 0))"
+            ).run()
+        }
         let used = try await Self.used(by: owner, on: db)
         guard used - freed + size <= bytes else { throw Self.exceeded(bytes) }
     }

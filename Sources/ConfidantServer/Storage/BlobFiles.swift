@@ -17,25 +17,33 @@ struct BlobFiles: Sendable {
     let directory: URL
     /// What must stay free on the disk after a blob is stored.
     let space: DiskSpace
+    /// The uploads under way, shared by every upload of this instance.
+    let reservations = UploadReservations()
 
     init(directory: URL, minimumFreeBytes: Int64) {
         self.directory = directory
         space = DiskSpace(directory: directory, floor: minimumFreeBytes)
     }
 
+    /// How often an upload checks the disk again as it writes.
+    static let recheckBytes: Int64 = 8 << 20
+
     func url(of id: UUID) -> URL { directory.appendingPathComponent(id.canonicalString) }
 
-    /// Writes a request body to a new blob file (0600), refusing it past `limit` bytes or when it
-    /// would leave less than the free-space floor; a disk that fills meanwhile is a 503
+    /// Writes a request body to a new blob file (0600) for `owner`, refusing it past `limit`
+    /// bytes, when the account has `UploadReservations.maximumPerAccount` uploads under way, or
+    /// when it would leave less than the free-space floor counting every upload under way (checked
+    /// at the start and every `recheckBytes`); a disk that fills meanwhile is a 503
     /// `storage_unavailable`, never a half-written blob.
-    func store(_ body: HTTPBody, limit: Int64, what: String) async throws -> Stored {
+    func store(_ body: HTTPBody, limit: Int64, what: String, owner: UUID) async throws -> Stored {
         var declared: Int64?
         if case .known(let length) = body.length {
             if length > limit { throw APIFailure.tooLarge(what, limit: Int(limit)) }
             declared = length
         }
-        try space.checkRoom(for: declared)
         let id = UUID()
+        try reservations.begin(id, owner: owner, declared: declared, space: space)
+        defer { reservations.end(id) }
         let final = url(of: id)
         let partial = directory.appendingPathComponent(".\(id.canonicalString).partial")
         guard
@@ -53,10 +61,9 @@ struct BlobFiles: Sendable {
                 size += Int64(chunk.count)
                 guard size <= limit else { throw APIFailure.tooLarge(what, limit: Int(limit)) }
                 hasher.update(data: chunk)
-                // A body of unknown length is checked as it grows, every 8 MiB.
-                if declared == nil, size - checkedAt >= 8 << 20 {
+                if size - checkedAt >= Self.recheckBytes {
+                    try reservations.wrote(id, bytes: size - checkedAt, space: space)
                     checkedAt = size
-                    try space.checkRoom(for: 0)
                 }
                 do {
                     try handle.write(contentsOf: chunk)

@@ -21,13 +21,6 @@ struct DiskSpace: Sendable {
         return Int64(stats.f_bavail) * Int64(stats.f_frsize)
     }
 
-    /// Refuses a blob or backup object of `bytes` (or of unknown size, nil) that would leave less
-    /// than the floor free.
-    func checkRoom(for bytes: Int64?) throws(APIFailure) {
-        guard let available = available() else { return }
-        if available - (bytes ?? 0) < floor { throw Self.low(available) }
-    }
-
     static func low(_ available: Int64) -> APIFailure {
         APIFailure(
             .storageUnavailable,

@@ -1,10 +1,11 @@
 import ConfidantAPI
 import ConfidantCrypto
-import ConfidantServer
 import ConfidantTestSupport
 import Foundation
 import OpenAPIRuntime
 import Testing
+
+@testable import ConfidantServer
 
 extension Operations.PutBackupObject.Output: ProblemOutput {}
 
@@ -46,6 +47,76 @@ struct QuotaTests {
                 )
                 .filter { $0.hasSuffix(".partial") }.isEmpty, "refused uploads leave nothing behind")
         }
+    }
+
+    @Test(
+        "uploads that finish together cannot pass the quota between them: exactly as many are stored as fit",
+        arguments: TestDatabaseKind.available)
+    func parallelUploadsStayWithinTheQuota(kind: TestDatabaseKind) async throws {
+        try await TestRelay.run(kind, adjust: { $0.storageQuotaBytes = 100_000 }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<30 {
+                    let client = alice.client
+                    group.addTask {
+                        let body = HTTPBody([UInt8](repeating: UInt8(index), count: 20_000))
+                        if index.isMultiple(of: 2) {
+                            let answer = try await client.uploadBlob(body: .binary(body))
+                            if case .created = answer { return true }
+                            #expect(try answer.problem == "quota_exceeded 413")
+                            return false
+                        }
+                        let answer = try await client.putBackupObject(
+                            path: .init(name: "object-\(index)"), body: .binary(body))
+                        if case .ok = answer { return true }
+                        #expect(try answer.problem == "quota_exceeded 413")
+                        return false
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 5, "five of 20,000 bytes fit in 100,000")
+        }
+    }
+
+    @Test("parallel uploads cannot take the disk below the free-space floor between them")
+    func parallelUploadsKeepTheFloor() async throws {
+        let megabyte = 1 << 20
+        // The floor 30 MiB below what is free now: room for one upload of 20 MiB, not two.
+        let probe = DiskSpace(directory: FileManager.default.temporaryDirectory, floor: 0)
+        let available = try #require(probe.available(), "the file system says how much is free")
+        try await TestRelay.run(adjust: { $0.minimumFreeBytes = available - Int64(30 * megabyte) }) { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            let bob = try await TestUser.make(relay, name: "bob")
+            let stored = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for (index, user) in [alice, alice, bob].enumerated() {
+                    let client = user.client
+                    group.addTask {
+                        let body = HTTPBody([UInt8](repeating: UInt8(index), count: 20 * megabyte))
+                        let answer = try await client.uploadBlob(body: .binary(body))
+                        if case .created = answer { return true }
+                        #expect(try answer.problem == "storage_unavailable 503")
+                        return false
+                    }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(stored <= 1, "\(stored) uploads of 20 MiB went into 30 MiB of headroom")
+        }
+    }
+
+    @Test("an account runs at most four uploads at once on an instance; others are not held up by it")
+    func uploadsPerAccount() throws {
+        let reservations = UploadReservations()
+        let space = DiskSpace(directory: FileManager.default.temporaryDirectory, floor: 0)
+        let (alice, bob) = (UUID(), UUID())
+        let running = (0..<UploadReservations.maximumPerAccount).map { _ in UUID() }
+        for id in running { try reservations.begin(id, owner: alice, declared: 1, space: space) }
+        #expect(throws: APIFailure.self) { try reservations.begin(UUID(), owner: alice, declared: 1, space: space) }
+        try reservations.begin(UUID(), owner: bob, declared: 1, space: space)
+        reservations.end(running[0])
+        try reservations.begin(UUID(), owner: alice, declared: 1, space: space)
+        #expect(reservations.count == UploadReservations.maximumPerAccount + 1)
     }
 
     /// Sends the recipient's mailbox full (the relay's limit set to 3) and checks that one more is
