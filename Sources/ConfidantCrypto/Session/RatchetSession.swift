@@ -35,28 +35,28 @@ public struct RatchetSession: Sendable {
     /// The initiator's base key: names the session in start messages.
     let baseKey: [UInt8]
     // Set only here and by the stored form's reader (RatchetSession+Serialization.swift).
-    internal(set) var rootKey: RootKey
-    internal(set) var sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey {
+    var rootKey: RootKey
+    var sendingRatchetKey: Curve25519.KeyAgreement.PrivateKey {
         // Kept beside the key: deriving it is a scalar multiplication, a third of a message's cost.
         didSet { sendingRatchetPublicKey = sendingRatchetKey.publicKey.rawRepresentation }
     }
-    internal(set) var sendingRatchetPublicKey: Data
-    internal(set) var remoteRatchetKey: [UInt8]?
-    internal(set) var sendingChain: ChainKey?
-    internal(set) var receivingChain: ChainKey?
-    internal(set) var sendCount: UInt32 = 0
+    var sendingRatchetPublicKey: Data
+    var remoteRatchetKey: [UInt8]?
+    var sendingChain: ChainKey?
+    var receivingChain: ChainKey?
+    var sendCount: UInt32 = 0
     /// The first message number of the sending chain not reserved: below it, a number may be
     /// used before the state that used it is on disk (``sealsWithinReservation``).
-    internal(set) var sendReserve: UInt32 = 0
-    internal(set) var previousSendCount: UInt32 = 0
-    internal(set) var receiveCount: UInt32 = 0
+    var sendReserve: UInt32 = 0
+    var previousSendCount: UInt32 = 0
+    var receiveCount: UInt32 = 0
     /// Keys of messages skipped over, for when they arrive, and the order they were skipped in.
-    internal(set) var skipped: [SkippedKey: MessageKey] = [:]
-    internal(set) var skippedOrder: [SkippedKey] = []
+    var skipped: [SkippedKey: MessageKey] = [:]
+    var skippedOrder: [SkippedKey] = []
     /// Receiving ratchet keys of earlier chains, to recognise replays from them.
-    internal(set) var retiredChains: [[UInt8]] = []
+    var retiredChains: [[UInt8]] = []
     /// Sent with every message until the peer answers.
-    internal(set) var pendingStart: SessionStart?
+    var pendingStart: SessionStart?
 
     init(
         associatedData: [UInt8], baseKey: [UInt8], rootKey: RootKey,

@@ -107,11 +107,11 @@ extension Messenger {
     /// - Parameters:
     ///   - messageID: the message that carries the attachment.
     ///   - index: its position in the message (0-based).
+    ///   - peer: the conversation the message is in; without it, a message id that several
+    ///     conversations have is refused (``ConfidantKitError/messageInSeveralConversations(_:)``).
     ///   - directory: where the decrypted file goes (created when missing).
     ///   - progress: called as the ciphertext is fetched and decrypted.
     /// - Returns: the file written (its name the sender's, made safe; `-1`, `-2`… if taken).
-    ///   - peer: the conversation the message is in; without it, a message id that several
-    ///     conversations have is refused (``ConfidantKitError/messageInSeveralConversations(_:)``).
     public func saveAttachment(
         of messageID: UUID, index: Int, with peer: UUID? = nil, to directory: URL,
         progress: @escaping @Sendable (AttachmentProgress) -> Void = { _ in }
