@@ -305,8 +305,9 @@ struct LoadCommand: AsyncParsableCommand {
 
     private func progress(_ text: String) { BenchOutput.progress(text) }
 
-    /// Streams for `accounts`, caught up, from 127.0.0.2 … 127.0.0.(1 + `addresses`) in turn; 256
-    /// connecting at a time.
+    /// Streams for `accounts`, caught up, from 127.0.0.2 … 127.0.0.(1 + `addresses`) in turn; at
+    /// most 256 connecting at a time, and 48 per address (the relay keeps 64 unproven streams an
+    /// address, `UnprovenStreams`).
     private static func open(
         _ accounts: [BenchUser], port: Int, addresses: Int, on group: MultiThreadedEventLoopGroup
     ) async throws -> [BenchStream] {
@@ -315,7 +316,9 @@ struct LoadCommand: AsyncParsableCommand {
             var streams: [BenchStream] = []
             streams.reserveCapacity(accounts.count)
             for (index, account) in accounts.enumerated() {
-                if index >= 256, let stream = try await tasks.next() { streams.append(stream) }
+                if index >= min(256, 48 * sources.count), let stream = try await tasks.next() {
+                    streams.append(stream)
+                }
                 tasks.addTask {
                     let stream = try await BenchStream.connect(
                         port: port, user: account, from: sources[index % sources.count], on: group)

@@ -106,6 +106,9 @@ public struct ServerConfiguration: Sendable {
     /// Free space the data directory's disk keeps: attachments and backup objects that would
     /// leave less are refused (503 `storage_unavailable`), so messages can still be stored.
     public var minimumFreeBytes: Int64 = 256 << 20
+    /// How much a process may still write where blobs go (nil when the file system does not say):
+    /// `statvfs`, or a disk of the tests' own size.
+    var freeSpace: @Sendable (URL) -> Int64? = DiskSpace.statvfsAvailable
     /// How long an attachment blob stays when not every device it was meant for fetched it (as
     /// Signal keeps attachments for about a month); fetched by all, it goes at once.
     public var attachmentRetention: TimeInterval = 30 * 86_400

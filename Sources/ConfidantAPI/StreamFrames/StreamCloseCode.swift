@@ -11,4 +11,7 @@ public enum StreamCloseCode: UInt16, Sendable, CaseIterable {
     case proofRefused = 4403
     /// No proof came within the relay's limit (`streamProofSeconds`): a slow device connects again.
     case proofLate = 4408
+    /// The device opened more streams than the relay keeps for one device: this, the oldest, made
+    /// way for the newest. Another process of the same profile is live; nothing to do.
+    case superseded = 4409
 }

@@ -118,6 +118,8 @@ struct MailboxStreamClient: Sendable {
                         // reconnecting would be refused.
                         case .revoked?, .proofRefused?: throw ConfidantKitError.sessionExpired
                         case .proofLate?: return "this device's answer to the server's challenge came too late"
+                        case .superseded?:
+                            return "more of this profile's processes are live than the server keeps; this one waits"
                         case nil: return Self.closedReason
                         }
                     case .frame(let frame):

@@ -20,9 +20,12 @@ struct BlobFiles: Sendable {
     /// The uploads under way, shared by every upload of this instance.
     let reservations = UploadReservations()
 
-    init(directory: URL, minimumFreeBytes: Int64) {
+    init(
+        directory: URL, minimumFreeBytes: Int64,
+        freeSpace: @escaping @Sendable (URL) -> Int64? = DiskSpace.statvfsAvailable
+    ) {
         self.directory = directory
-        space = DiskSpace(directory: directory, floor: minimumFreeBytes)
+        space = DiskSpace(directory: directory, floor: minimumFreeBytes, probe: freeSpace)
     }
 
     /// How often an upload checks the disk again as it writes.

@@ -13,9 +13,14 @@ struct DiskSpace: Sendable {
     let directory: URL
     /// Bytes that must stay free after a blob or backup object is stored.
     let floor: Int64
+    /// Reads the free space (`statvfsAvailable` but in tests).
+    var probe: @Sendable (URL) -> Int64? = DiskSpace.statvfsAvailable
 
     /// Bytes an unprivileged process may still write there; nil when the file system does not say.
-    func available() -> Int64? {
+    func available() -> Int64? { probe(directory) }
+
+    /// What `statvfs` says an unprivileged process may still write in `directory`.
+    static let statvfsAvailable: @Sendable (URL) -> Int64? = { directory in
         var stats = statvfs()
         guard statvfs(directory.path, &stats) == 0 else { return nil }
         return Int64(stats.f_bavail) * Int64(stats.f_frsize)

@@ -52,58 +52,64 @@ final class StreamClient: Sendable {
         // several entries (WebSocketKit's default limit is 16 KiB).
         var configuration = WebSocketClient.Configuration()
         configuration.maxFrameSize = 1 << 23
-        try await WebSocket.connect(
-            to:
-                "ws://127.0.0.1:\(port)/v1/stream?after=\(after)\(batched ? "&batched=true" : "")\(binary ? "&deliveries=binary" : "")\(binaryReceipts ? "&receipts=binary" : "")",
-            headers: headers,
-            configuration: configuration, on: MultiThreadedEventLoopGroup.singleton
-        ) { socket in
-            socket.onText { socket, text in
-                if let problem = try? JSONDecoder().decode(Problem.self, from: Data(text.utf8)) {
-                    problemInput.yield(problem.error)
-                    return
+        do {
+            try await WebSocket.connect(
+                to:
+                    "ws://127.0.0.1:\(port)/v1/stream?after=\(after)\(batched ? "&batched=true" : "")\(binary ? "&deliveries=binary" : "")\(binaryReceipts ? "&receipts=binary" : "")",
+                headers: headers,
+                configuration: configuration, on: MultiThreadedEventLoopGroup.singleton
+            ) { socket in
+                socket.onText { socket, text in
+                    if let problem = try? JSONDecoder().decode(Problem.self, from: Data(text.utf8)) {
+                        problemInput.yield(problem.error)
+                        return
+                    }
+                    if let frame = try? StreamCoding.decoder().decode(
+                        Components.Schemas.StreamFrame.self, from: Data(text.utf8))
+                    {
+                        // A proving client answers the challenge and keeps it out of `frames`.
+                        if let challenge = frame.challenge, proving {
+                            if let proof = try? StreamCoding.encoder().encode(
+                                Components.Schemas.StreamRequest(
+                                    answering: challenge, as: user.address, identity: user.identity))
+                            {
+                                socket.send(String(decoding: proof, as: UTF8.self))
+                            }
+                            return
+                        }
+                        continuation.yield(frame)
+                    }
                 }
-                if let frame = try? StreamCoding.decoder().decode(
-                    Components.Schemas.StreamFrame.self, from: Data(text.utf8))
-                {
-                    // A proving client answers the challenge and keeps it out of `frames`.
-                    if let challenge = frame.challenge, proving {
-                        if let proof = try? StreamCoding.encoder().encode(
-                            Components.Schemas.StreamRequest(
-                                answering: challenge, as: user.address, identity: user.identity))
-                        {
-                            socket.send(String(decoding: proof, as: UTF8.self))
+                socket.onBinary { socket, buffer in
+                    if buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == StreamReceiptFrame.kind {
+                        guard let frame = try? StreamReceiptFrame(serialized: Data(buffer.readableBytesView)) else {
+                            continuation.finish()
+                            return
+                        }
+                        receiptFrames.value += 1
+                        for receipt in frame.receipts {
+                            continuation.yield(Components.Schemas.StreamFrame(receipt: receipt.messageReceipt))
                         }
                         return
                     }
-                    continuation.yield(frame)
-                }
-            }
-            socket.onBinary { socket, buffer in
-                if buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == StreamReceiptFrame.kind {
-                    guard let frame = try? StreamReceiptFrame(serialized: Data(buffer.readableBytesView)) else {
+                    guard let frame = try? StreamDeliveryFrame(serialized: Data(buffer.readableBytesView)) else {
                         continuation.finish()
                         return
                     }
-                    receiptFrames.value += 1
-                    for receipt in frame.receipts {
-                        continuation.yield(Components.Schemas.StreamFrame(receipt: receipt.messageReceipt))
-                    }
-                    return
+                    binaryFrames.value += 1  // the callbacks come one at a time
+                    continuation.yield(Components.Schemas.StreamFrame(entries: frame.entries.map(\.mailboxEntry)))
                 }
-                guard let frame = try? StreamDeliveryFrame(serialized: Data(buffer.readableBytesView)) else {
+                socket.onClose.whenComplete { _ in
                     continuation.finish()
-                    return
+                    problemInput.finish()
                 }
-                binaryFrames.value += 1  // the callbacks come one at a time
-                continuation.yield(Components.Schemas.StreamFrame(entries: frame.entries.map(\.mailboxEntry)))
-            }
-            socket.onClose.whenComplete { _ in
-                continuation.finish()
-                problemInput.finish()
-            }
-            promise.succeed(socket)
-        }.get()
+                promise.succeed(socket)
+            }.get()
+        } catch {
+            // Refused before the upgrade: nobody will take the promise.
+            promise.fail(error)
+            throw error
+        }
         return StreamClient(
             socket: try await promise.futureResult.get(), frames: frames, problems: problems,
             binaryFrames: binaryFrames, receiptFrames: receiptFrames)

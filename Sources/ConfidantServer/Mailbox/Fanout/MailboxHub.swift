@@ -12,6 +12,11 @@ import Synchronization
 /// Either way a stream never sends a cursor twice or skips one.
 final class MailboxHub: Sendable {
     private let inboxes = Mutex<[DeviceAddress: [ObjectIdentifier: MailboxInbox]]>([:])
+    /// Proven streams one device may have on an instance (its profile open in a few processes at
+    /// once); a newer one supersedes the oldest (4409). Each holds buffers of up to ~18 MiB.
+    static let maximumStreamsPerDevice = 4
+    /// The order streams were proven in, to find a device's oldest.
+    private let provenCount = Atomic<UInt64>(0)
     /// Tasks the streams of this instance are running (`StreamSession`): none while every stream
     /// is idle. For the tests, which check that an idle stream holds no task.
     let streamTasks = Atomic<Int>(0)
@@ -42,6 +47,20 @@ final class MailboxHub: Sendable {
             return ended
         }
         for inbox in ended { inbox.revoke() }
+    }
+
+    /// `inbox`'s stream proved its device's key: it counts towards the device's streams, and the
+    /// oldest of them makes way past ``maximumStreamsPerDevice``.
+    func proven(_ inbox: MailboxInbox) {
+        inbox.markProven(provenCount.add(1, ordering: .relaxed).newValue)
+        let superseded = inboxes.withLock { inboxes -> [MailboxInbox] in
+            let proven = (inboxes[inbox.address] ?? [:]).values.filter { $0.provenOrder != nil }
+                .sorted { ($0.provenOrder ?? 0) < ($1.provenOrder ?? 0) }
+            let extra = proven.prefix(max(0, proven.count - Self.maximumStreamsPerDevice))
+            for old in extra { inboxes[inbox.address]?.removeValue(forKey: ObjectIdentifier(old)) }
+            return Array(extra)
+        }
+        for old in superseded { old.supersede() }
     }
 
     func unsubscribe(_ inbox: MailboxInbox) {
@@ -128,6 +147,9 @@ final class MailboxInbox: Sendable {
     var address: DeviceAddress { caller.address }
     private let state: Mutex<State>
     private let revoked = Atomic<Bool>(false)
+    private let superseded = Atomic<Bool>(false)
+    /// When the stream was proven, in the hub's order; nil before.
+    private let proof = Mutex<UInt64?>(nil)
     /// Who hears the notices, and whether the inbox finished.
     private let listener = Mutex(Listener())
 
@@ -210,6 +232,18 @@ final class MailboxInbox: Sendable {
         revoked.store(true, ordering: .releasing)
         finish()
     }
+
+    fileprivate func supersede() {
+        superseded.store(true, ordering: .releasing)
+        finish()
+    }
+
+    fileprivate func markProven(_ order: UInt64) { proof.withLock { $0 = order } }
+
+    fileprivate var provenOrder: UInt64? { proof.withLock { $0 } }
+
+    /// Whether a newer stream of the same device took this one's place: it must close (4409).
+    var isSuperseded: Bool { superseded.load(ordering: .acquiring) }
 
     /// Whether the stream's session ended (signed out, device removed, account deleted): it must
     /// take no more requests and close.

@@ -21,6 +21,8 @@ struct MailboxStream: Sendable {
     let outages: OutageLog
     /// The current identity of a device, to check its proof against.
     let identity: @Sendable (DeviceAddress) async throws -> PublicIdentity?
+    /// Streams waiting for their proof, per client address.
+    let unproven = UnprovenStreams()
     static let pageSize = 200
     /// Sends a connection may have waiting for their group commit; more are refused
     /// (`too_many_in_flight`), so that one client cannot queue without bound.
@@ -56,6 +58,11 @@ struct MailboxStream: Sendable {
             }
             let binaryReceipts = try binary("receipts")
             let form = StreamDeliveryForm(batched: batched, binary: try binary("deliveries"))
+            let address = request.clientAddress(trustedProxies: configuration.trustedProxies)
+            try unproven.take(address)
+            let unproven = unproven
+            // Counted until the proof is decided (any way) or the upgrade never happens.
+            let release = ReleaseOnce { unproven.give(address) }
             let response = Response(status: .switchingProtocols)
             let logger = request.logger
             response.upgrader = BoundedWebSocketUpgrader(
@@ -65,8 +72,12 @@ struct MailboxStream: Sendable {
                 StreamSession(
                     socket: socket, caller: caller, after: after, form: form, binaryReceipts: binaryReceipts,
                     mailbox: mailbox,
-                    configuration: configuration, outages: outages, identity: identity, logger: logger
+                    configuration: configuration, outages: outages, identity: identity, logger: logger,
+                    proofDecided: release.run
                 ).start(proofWithin: .seconds(Int64(configuration.streamProofSeconds)))
+            }
+            request.eventLoop.scheduleTask(in: .seconds(Int64(configuration.streamProofSeconds) + 5)) {
+                release.run()  // the upgrade failed, or the session never decided: counted no longer
             }
             return response
         }

@@ -28,6 +28,8 @@ final class StreamSession: Sendable {
     private let logger: Logger
     private let live: MailboxInbox.LiveSend
     private let state = Mutex(State())
+    /// Told once the proof is decided, however (`UnprovenStreams`).
+    private let proofDecidedHook: @Sendable () -> Void
 
     private struct State {
         /// Frames waiting for the frame task, in the order they arrived.
@@ -47,8 +49,10 @@ final class StreamSession: Sendable {
     init(
         socket: StreamSocket, caller: Caller, after: Int64, form: StreamDeliveryForm, binaryReceipts: Bool,
         mailbox: MailboxService, configuration: ServerConfiguration, outages: OutageLog,
-        identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?, logger: Logger
+        identity: @escaping @Sendable (DeviceAddress) async throws -> PublicIdentity?, logger: Logger,
+        proofDecided: @escaping @Sendable () -> Void = {}
     ) {
+        self.proofDecidedHook = proofDecided
         self.socket = socket
         self.caller = caller
         self.mailbox = mailbox
@@ -175,8 +179,11 @@ final class StreamSession: Sendable {
             return !state.proofHandled
         }
         guard first else { return }
+        proofDecidedHook()
         switch outcome {
-        case .proven: send()
+        case .proven:
+            hub.proven(inbox)
+            send()
         case .late: end(closingWith: .unknown(StreamCloseCode.proofLate.rawValue))
         case .refused: end(closingWith: .unknown(StreamCloseCode.proofRefused.rawValue))
         // Not the client's doing: an ordinary server error, after which the client connects again.
@@ -279,8 +286,17 @@ final class StreamSession: Sendable {
             return !state.ended
         }
         guard first else { return }
+        proofDecidedHook()
         hub.unsubscribe(inbox)
-        socket.close(code: code ?? (inbox.isRevoked ? .unknown(StreamCloseCode.revoked.rawValue) : .normalClosure))
+        let ended: WebSocketErrorCode =
+            if inbox.isRevoked {
+                .unknown(StreamCloseCode.revoked.rawValue)
+            } else if inbox.isSuperseded {
+                .unknown(StreamCloseCode.superseded.rawValue)
+            } else {
+                .normalClosure
+            }
+        socket.close(code: code ?? ended)
     }
 
     /// Runs `work` in a task counted in `MailboxHub.streamTasks`.
