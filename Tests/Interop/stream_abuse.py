@@ -7,13 +7,14 @@ reading, stay silent, never answer a ping.
     stream_abuse.py no-read PORT DEVICE FRAMES
     stream_abuse.py no-pong PORT DEVICE SECONDS
     stream_abuse.py silent PORT SECONDS
+    stream_abuse.py upgrade PORT DEVICE KEY VERSION
 
 DEVICE is `TOKEN,SIGNING_KEY_HEX,USER_ID,DEVICE_ID`: each stream first answers the relay's
 challenge with the device's signature (docs/PROTOCOL.md §7.1, written here from the document), so
 that what follows is tested on a stream that is open for business.
 
-Each prints one line `closed <how> after <n>` or `open after <n>` and exits 0; the Swift test
-decides what is expected. Everything is bounded in count and time.
+Each prints one line `closed <how> after <n>` or `open after <n>` (`upgrade`: the answer's status
+line and its Sec-WebSocket-Version) and exits 0; the Swift test decides what is expected. Everything is bounded in count and time.
 """
 import base64, json, os, socket, struct, sys, time, uuid
 
@@ -185,6 +186,29 @@ def silent(port, seconds):
         print(f"closed reset after {time.monotonic() - start:.0f}")
 
 
+def upgrade(port, device, key, version):
+    """An upgrade request with the given Sec-WebSocket-Key and -Version (`-` leaves it out)."""
+    token = device.split(",")[0]
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.settimeout(10)
+    headers = [f"GET /v1/stream?after=0 HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket",
+               "Connection: Upgrade", f"Authorization: Bearer {token}"]
+    if key != "-":
+        headers.append(f"Sec-WebSocket-Key: {key}")
+    if version != "-":
+        headers.append(f"Sec-WebSocket-Version: {version}")
+    sock.sendall(("\r\n".join(headers) + "\r\n\r\n").encode())
+    response = b""
+    while b"\r\n\r\n" not in response:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        response += chunk
+    head = response.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    offered = [line.split(":", 1)[1].strip() for line in head[1:] if line.lower().startswith("sec-websocket-version:")]
+    print(f"{head[0] if head and head[0] else 'closed'} {offered[0] if offered else '-'}")
+
+
 if __name__ == "__main__":
     command, port = sys.argv[1], int(sys.argv[2])
     if command == "huge-message":
@@ -195,5 +219,7 @@ if __name__ == "__main__":
         no_pong(port, sys.argv[3], int(sys.argv[4]))
     elif command == "silent":
         silent(port, int(sys.argv[3]))
+    elif command == "upgrade":
+        upgrade(port, sys.argv[3], sys.argv[4], sys.argv[5])
     else:
         raise SystemExit(f"unknown command {command}")

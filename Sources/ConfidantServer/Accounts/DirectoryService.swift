@@ -17,7 +17,7 @@ struct DirectoryService: Sendable {
         var query = UserRecord.query(on: database.db).filter(\.$id != caller).filter(\.$emailVerifiedAt != nil)
             .sort(\.$email).limit(limit + 1)
         if let after {
-            guard let data = Data(base64URL: after), let email = String(data: data, encoding: .utf8) else {
+            guard let email = Self.email(inCursor: after) else {
                 throw APIFailure.malformed("`after` is not a cursor this server gave out.")
             }
             query = query.filter(\.$email > email)
@@ -32,6 +32,20 @@ struct DirectoryService: Sendable {
         }
         let next = rows.count > limit ? rows.prefix(limit).last.map { Data($0.email.utf8).base64URLEncoded } : nil
         return (Array(page), next)
+    }
+}
+
+extension DirectoryService {
+    /// The e-mail a page cursor names: only the exact text this server writes for one (base64url of
+    /// an address of at most 320 bytes, with an `@` and no control characters), so that made-up
+    /// cursors are refused as everywhere else.
+    static func email(inCursor cursor: String) -> String? {
+        guard cursor.utf8.count <= 440, let data = Data(base64URL: cursor), data.count <= 320,
+            let email = String(data: data, encoding: .utf8), email.contains("@"),
+            !email.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
+            data.base64URLEncoded == cursor
+        else { return nil }
+        return email
     }
 }
 

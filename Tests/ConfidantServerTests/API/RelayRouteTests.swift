@@ -262,6 +262,12 @@ struct RelayRouteTests {
             #expect(Set(an) == ["Anna", "Anton"])
             #expect(try await me.client.getUser(path: .init(userId: UUID().uuidString)).problem == "not_found 404")
             #expect(try await me.client.getUser(path: .init(userId: "nope")).problem == "malformed_request 400")
+            // A made-up cursor is refused as every other cursor is, whatever it decodes to.
+            for cursor in [String(repeating: "A", count: 32), String(repeating: "A", count: 400), "YQ", "YUBi=", "!!"] {
+                #expect(
+                    try await me.client.listUsers(query: .init(after: cursor)).problem == "malformed_request 400",
+                    "\(cursor)")
+            }
         }
     }
 

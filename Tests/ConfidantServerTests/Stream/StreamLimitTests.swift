@@ -54,4 +54,22 @@ struct StreamLimitTests {
             #expect(result.hasPrefix("closed"), "\(result)")
         }
     }
+
+    @Test("a WebSocket handshake with a version the relay does not speak is answered 426 with 13; a bad key 400")
+    func handshakeIsChecked() async throws {
+        try await TestRelay.run { relay in
+            let alice = try await TestUser.make(relay, name: "alice")
+            func answer(key: String, version: String) async throws -> String {
+                try await PythonScript.run(
+                    "stream_abuse.py", ["upgrade", "\(relay.port)", alice.streamCredentials, key, version])
+            }
+            let good = "dGhlIHNhbXBsZSBub25jZQ=="  // RFC 6455's sample key: 16 bytes
+            #expect(try await answer(key: good, version: "13").hasPrefix("HTTP/1.1 101"))
+            #expect(try await answer(key: good, version: "8") == "HTTP/1.1 426 Upgrade Required 13")
+            #expect(try await answer(key: good, version: "-") == "HTTP/1.1 426 Upgrade Required 13")
+            for key in ["!!", "-", "dGhlIHNhbXBsZQ==", good + "AAAA"] {
+                #expect(try await answer(key: key, version: "13").hasPrefix("HTTP/1.1 400"), "\(key)")
+            }
+        }
+    }
 }

@@ -38,6 +38,7 @@ struct MailboxStream: Sendable {
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
             guard let caller = request.storage[CallerKey.self] else { throw APIFailure.unauthenticated }
+            if let refusal = Self.refusedHandshake(request.headers) { return refusal }
             let text = request.query[String.self, at: "after"] ?? "0"
             guard let after = Int64(text), after >= 0 else {
                 throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).")
@@ -81,6 +82,20 @@ struct MailboxStream: Sendable {
             }
             return response
         }
+    }
+
+    /// RFC 6455 §4.2.1–4.2.2: a version the relay does not speak is answered 426 with the one it
+    /// does (13); a `Sec-WebSocket-Key` that is not 16 bytes in base64 is a bad request.
+    static func refusedHandshake(_ headers: HTTPHeaders) -> Response? {
+        guard headers.first(name: "Sec-WebSocket-Version") == "13" else {
+            return Response(status: .upgradeRequired, headers: ["Sec-WebSocket-Version": "13"])
+        }
+        guard let key = headers.first(name: "Sec-WebSocket-Key"), key.utf8.count == 24,
+            Data(base64Encoded: key)?.count == 16
+        else {
+            return Response(status: .badRequest, headers: ["Sec-WebSocket-Version": "13"])
+        }
+        return nil
     }
 
     /// A send frame carries up to 256 base64 envelopes (4/3 of their size) plus JSON around them,
