@@ -3,7 +3,9 @@ import Vapor
 /// Caps requests before anything decodes them: the URI at `maximumURIBytes`; blob and backup
 /// uploads are streamed and capped by their handler while they are written (and must say they
 /// are `application/octet-stream`); avatars have their own, smaller cap; everything else is JSON
-/// and is collected up to `maximumJSONBodyBytes`.
+/// and is collected up to `maximumJSONBodyBytes`, and a body there must say it is
+/// `application/json` (in UTF-8, the only charset RFC 8259 allows) and be UTF-8: a decoder that
+/// guesses UTF-16 would read what another part of the system reads otherwise.
 struct BodyLimitMiddleware: AsyncMiddleware {
     let configuration: ServerConfiguration
     /// Longer request URIs (path and query) are refused: no parameter needs more.
@@ -34,12 +36,35 @@ struct BodyLimitMiddleware: AsyncMiddleware {
             if let declared = request.headers.first(name: .contentLength).flatMap(Int.init), declared > limit {
                 throw APIFailure.tooLarge("The request body", limit: limit)
             }
+            let collected: ByteBuffer?
             do {
-                _ = try await request.body.collect(max: limit).get()
+                collected = try await request.body.collect(max: limit).get()
             } catch let error as any AbortError where error.status == .payloadTooLarge {
                 throw APIFailure.tooLarge("The request body", limit: limit)
             }
+            if limit == configuration.maximumJSONBodyBytes, let body = collected, body.readableBytes > 0 {
+                try Self.checkJSON(body, type: request.headers.first(name: .contentType))
+            }
         }
         return try await next.respond(to: request)
+    }
+
+    /// A JSON body: `Content-Type: application/json`, with no charset or `utf-8`, and UTF-8 bytes
+    /// without a NUL (which JSON text never holds raw) or a byte-order mark; else 415.
+    static func checkJSON(_ body: ByteBuffer, type: String?) throws(APIFailure) {
+        let refusal = APIFailure(
+            .unsupportedMediaType, "Send JSON as Content-Type: application/json, in UTF-8.")
+        guard let type else { throw refusal }
+        let parts = type.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard parts.first == "application/json" else { throw refusal }
+        for parameter in parts.dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, pair[0] == "charset" else { continue }
+            guard pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) == "utf-8" else { throw refusal }
+        }
+        let bytes = body.readableBytesView
+        guard !bytes.contains(0), bytes.first != 0xEF, bytes.first != 0xFE, bytes.first != 0xFF,
+            String(validating: bytes, as: UTF8.self) != nil
+        else { throw refusal }
     }
 }

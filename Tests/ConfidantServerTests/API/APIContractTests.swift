@@ -77,6 +77,38 @@ struct APIContractTests {
         return (Int(response.status.code), response.headers.first(name: "Allow"), text)
     }
 
+    @Test("a JSON body that does not say it is JSON in UTF-8, or is not UTF-8, is refused with 415")
+    func jsonBodiesAreUTF8() async throws {
+        try await TestRelay.run { relay in
+            let form = #"{"email":"x@example.com","password":"long enough password"}"#
+            func status(_ type: String?, _ body: Data) async throws -> Int {
+                var request = HTTPClientRequest(url: relay.baseURL.absoluteString + "/v1/accounts")
+                request.method = .POST
+                if let type { request.headers.add(name: "Content-Type", value: type) }
+                request.body = .bytes(ByteBuffer(data: body))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                return Int(response.status.code)
+            }
+            let utf16 = try #require(form.data(using: .utf16LittleEndian))
+            let bom = Data([0xFF, 0xFE]) + utf16
+            for (type, body) in [
+                ("application/json", utf16), ("application/json", bom), ("", Data(form.utf8)),
+                (nil, Data(form.utf8)), ("text/plain", Data(form.utf8)),
+                ("application/json; charset=utf-16", Data(form.utf8)),
+                ("application/json; charset=latin1", Data(form.utf8)),
+                ("application/json", Data([0xEF, 0xBB, 0xBF]) + Data(form.utf8)),
+                ("application/json", Data([0x7B, 0xC3, 0x28, 0x7D])),
+            ] as [(String?, Data)] {
+                #expect(try await status(type, body) == 415, "\(type ?? "no type") \(body.prefix(8).map { $0 })")
+            }
+            // Said as it is: decoded (and here refused for what it says: a weak or taken address).
+            for type in ["application/json", "application/json; charset=utf-8", "Application/JSON; Charset=\"UTF-8\""] {
+                #expect(try await status(type, Data(form.utf8)) != 415, "\(type)")
+            }
+        }
+    }
+
     @Test("what the fuzzer found stays fixed: bad base64, unknown methods, long queries, untyped uploads")
     func fuzzerFindings() async throws {
         try await TestRelay.run { relay in
