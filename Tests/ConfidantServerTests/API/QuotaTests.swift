@@ -64,13 +64,15 @@ struct QuotaTests {
                         if index.isMultiple(of: 2) {
                             let answer = try await client.uploadBlob(body: .binary(body))
                             if case .created = answer { return true }
-                            #expect(try answer.problem == "quota_exceeded 413")
+                            let problem = try answer.problem
+                            #expect(problem == "quota_exceeded 413", "\(answer)")
                             return false
                         }
                         let answer = try await client.putBackupObject(
                             path: .init(name: "object-\(index)"), body: .binary(body))
                         if case .ok = answer { return true }
-                        #expect(try answer.problem == "quota_exceeded 413")
+                        let problem = try answer.problem
+                        #expect(problem == "quota_exceeded 413", "\(answer)")
                         return false
                     }
                 }

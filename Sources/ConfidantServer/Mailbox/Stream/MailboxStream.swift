@@ -38,7 +38,6 @@ struct MailboxStream: Sendable {
     func register(on app: Application) {
         app.get("v1", "stream") { request async throws -> Response in
             guard let caller = request.storage[CallerKey.self] else { throw APIFailure.unauthenticated }
-            if let refusal = Self.refusedHandshake(request.headers) { return refusal }
             let text = request.query[String.self, at: "after"] ?? "0"
             guard let after = Int64(text), after >= 0 else {
                 throw APIFailure.malformed("`after` must be a cursor (an integer ≥ 0).")
@@ -59,6 +58,8 @@ struct MailboxStream: Sendable {
             }
             let binaryReceipts = try binary("receipts")
             let form = StreamDeliveryForm(batched: batched, binary: try binary("deliveries"))
+            // The query is judged first, so that a bad value reads the same over plain HTTP.
+            if let refusal = Self.refusedHandshake(request.headers) { return refusal }
             let address = request.clientAddress(trustedProxies: configuration.trustedProxies)
             try unproven.take(address)
             let unproven = unproven
