@@ -10,6 +10,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     case methodNotAllowed = "method_not_allowed"
     case unsupportedMediaType = "unsupported_media_type"
     case tooLarge = "too_large"
+    /// The request's body came too slowly (a stalled or trickling upload).
+    case requestTimeout = "request_timeout"
     /// The account's storage, or the recipient's mailbox, is full.
     case quotaExceeded = "quota_exceeded"
     case conflict
@@ -87,6 +89,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
         case .forbidden, .senderMismatch, .stepUpRequired: 403
         case .notFound, .unknownUser, .transactionNotFound: 404
         case .methodNotAllowed: 405
+        case .requestTimeout: 408
         case .conflict, .emailTaken, .deviceMismatch, .predecessorMissing, .wrongStep: 409
         case .transactionExpired: 410
         case .tooLarge, .quotaExceeded: 413
@@ -101,7 +104,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     public var isTransient: Bool {
         switch self {
         case .rateLimited, .lockedOut, .tooManyInFlight, .mailUnavailable, .storageUnavailable, .databaseUnavailable,
-            .internal:
+            .internal, .requestTimeout:
             true
         default: false
         }

@@ -33,7 +33,8 @@ struct RelayServices: Sendable {
             ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox"))
         let files = BlobFiles(
             directory: configuration.dataDirectory.appendingPathComponent("blobs"),
-            minimumFreeBytes: configuration.minimumFreeBytes, freeSpace: configuration.freeSpace)
+            minimumFreeBytes: configuration.minimumFreeBytes, pace: UploadPace(configuration: configuration),
+            freeSpace: configuration.freeSpace)
         let revoker = SessionRevoker(cache: cache, hub: hub, database: database)
         self.configuration = configuration
         self.database = database

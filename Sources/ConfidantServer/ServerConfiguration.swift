@@ -179,6 +179,13 @@ public struct ServerConfiguration: Sendable {
     /// HTTP connections with no byte read or written for this long are closed (a stream, once
     /// upgraded, is watched by its pings instead: `streamPingSeconds`).
     public var idleTimeoutSeconds = 120
+    /// Seconds a body the relay collects (JSON, avatars) may take to arrive once its headers
+    /// did, and the grace an upload has before `minimumUploadBytesPerSecond` applies; a slower
+    /// body is answered `408 request_timeout` and its connection closed.
+    public var requestBodySeconds = 30
+    /// What an upload (a blob, a backup object) must average once `requestBodySeconds` have
+    /// passed: 16 KiB/s, a slow mobile link, so that a trickle cannot hold an upload slot.
+    public var minimumUploadBytesPerSecond: Int64 = 16 << 10
     /// The wall clock every time-based rule reads (sessions, throttles, codes, transactions);
     /// tests substitute one they move by hand.
     public var now: @Sendable () -> Date = { Date() }

@@ -3,6 +3,7 @@ import ConfidantAPI
 import ConfidantCrypto
 import ConfidantServer
 import Foundation
+import Logging
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import PostgresNIO
@@ -70,7 +71,7 @@ package struct TestRelay: RelayEndpoint {
 
     package static func start(
         _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
-        adjust: (inout ServerConfiguration) -> Void = { _ in }
+        adjust: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger = Logger(label: "confidant.relay")
     ) async throws -> TestRelay {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
         var configuration = ServerConfiguration.embedded(dataDirectory: directory)
@@ -92,7 +93,7 @@ package struct TestRelay: RelayEndpoint {
         configuration.databaseWaitSeconds = 120
         configuration.postgresWriteSeconds = 120
         adjust(&configuration)
-        let server = try await RelayServer(configuration: configuration)
+        let server = try await RelayServer(configuration: configuration, logger: logger)
         let port = try await server.start()
         return TestRelay(
             server: server, port: port, directory: directory, database: configuration.database,
@@ -102,10 +103,10 @@ package struct TestRelay: RelayEndpoint {
     /// Starts a relay, runs `body` with it, and stops it (removing its files) however `body` ends.
     package static func run(
         _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
-        adjust: (inout ServerConfiguration) -> Void = { _ in },
+        adjust: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger = Logger(label: "confidant.relay"),
         _ body: (TestRelay) async throws -> Void
     ) async throws {
-        let relay = try await start(kind, adjust: adjust)
+        let relay = try await start(kind, adjust: adjust, logger: logger)
         do {
             try await body(relay)
         } catch {

@@ -1,3 +1,4 @@
+import NIOCore
 import Vapor
 
 /// Caps requests before anything decodes them: the URI at `maximumURIBytes`; blob and backup
@@ -38,7 +39,8 @@ struct BodyLimitMiddleware: AsyncMiddleware {
             }
             let collected: ByteBuffer?
             do {
-                collected = try await request.body.collect(max: limit).get()
+                collected = try await Self.collect(
+                    request, max: limit, within: .seconds(Int64(configuration.requestBodySeconds)))
             } catch let error as any AbortError where error.status == .payloadTooLarge {
                 throw APIFailure.tooLarge("The request body", limit: limit)
             }
@@ -47,6 +49,20 @@ struct BodyLimitMiddleware: AsyncMiddleware {
             }
         }
         return try await next.respond(to: request)
+    }
+
+    static let tooSlow = APIFailure(.requestTimeout, "The request body came too slowly; send it again.")
+
+    /// The body, up to `limit` bytes, if it all arrives `within` the deadline (else 408).
+    static func collect(_ request: Request, max limit: Int, within deadline: TimeAmount) async throws -> ByteBuffer? {
+        let answer = request.eventLoop.makePromise(of: ByteBuffer?.self)
+        // Both complete on the request's event loop; the later one is ignored.
+        let timer = request.eventLoop.scheduleTask(in: deadline) { answer.fail(tooSlow) }
+        request.body.collect(max: limit).whenComplete { result in
+            timer.cancel()
+            answer.completeWith(result)
+        }
+        return try await answer.futureResult.get()
     }
 
     /// A JSON body: `Content-Type: application/json`, with no charset or `utf-8`, and UTF-8 bytes

@@ -1,4 +1,5 @@
 import ConfidantAPI
+import NIOHTTP1
 import OpenAPIRuntime
 import Vapor
 
@@ -60,6 +61,10 @@ struct ProblemMiddleware: AsyncMiddleware {
             return APIFailure(code, message, status: abort.status)
         case is DecodingError:
             return .malformed("The request body is not valid JSON for this endpoint.")
+        case let parserError as HTTPParserError:
+            // The client's mistake (a bad chunk size, a body past its Content-Length), not ours.
+            request.logger.info("refused a request that is not valid HTTP/1.1", metadata: ["cause": "\(parserError)"])
+            return .malformed("The request is not valid HTTP/1.1 (\(parserError)).")
         default:
             return .reported(error, outages: outages, logger: request.logger, metadata: ["path": "\(request.url.path)"])
         }

@@ -19,12 +19,15 @@ struct BlobFiles: Sendable {
     let space: DiskSpace
     /// The uploads under way, shared by every upload of this instance.
     let reservations = UploadReservations()
+    /// How fast an upload's bytes must come.
+    let pace: UploadPace
 
     init(
-        directory: URL, minimumFreeBytes: Int64,
+        directory: URL, minimumFreeBytes: Int64, pace: UploadPace,
         freeSpace: @escaping @Sendable (URL) -> Int64? = DiskSpace.statvfsAvailable
     ) {
         self.directory = directory
+        self.pace = pace
         space = DiskSpace(directory: directory, floor: minimumFreeBytes, probe: freeSpace)
     }
 
@@ -36,8 +39,8 @@ struct BlobFiles: Sendable {
     /// Writes a request body to a new blob file (0600) for `owner`, refusing it past `limit`
     /// bytes, when the account has `UploadReservations.maximumPerAccount` uploads under way, or
     /// when it would leave less than the free-space floor counting every upload under way (checked
-    /// at the start and every `recheckBytes`); a disk that fills meanwhile is a 503
-    /// `storage_unavailable`, never a half-written blob.
+    /// at the start and every `recheckBytes`), or when it falls behind `pace` (408); a disk that
+    /// fills meanwhile is a 503 `storage_unavailable`, never a half-written blob.
     func store(_ body: HTTPBody, limit: Int64, what: String, owner: UUID) async throws -> Stored {
         var declared: Int64?
         if case .known(let length) = body.length {
@@ -55,27 +58,10 @@ struct BlobFiles: Sendable {
         else {
             throw APIFailure(.storageUnavailable, "The server cannot write blobs now; try again later.", retryAfter: 60)
         }
-        var hasher = SHA256()
-        var size: Int64 = 0
-        var checkedAt: Int64 = 0
         do {
             defer { try? handle.close() }
-            for try await chunk in body {
-                size += Int64(chunk.count)
-                guard size <= limit else { throw APIFailure.tooLarge(what, limit: Int(limit)) }
-                hasher.update(data: chunk)
-                if size - checkedAt >= Self.recheckBytes {
-                    try reservations.wrote(id, bytes: size - checkedAt, space: space)
-                    checkedAt = size
-                }
-                do {
-                    try handle.write(contentsOf: chunk)
-                } catch {
-                    throw APIFailure(
-                        .storageUnavailable,
-                        "The server could not store that (\(error.localizedDescription)); retry later.",
-                        retryAfter: 60)
-                }
+            let (size, sha256) = try await pace.enforce { [self] progress in
+                try await write(body, to: handle, limit: limit, what: what, upload: id, progress: progress)
             }
             do {
                 try handle.synchronize()
@@ -86,11 +72,41 @@ struct BlobFiles: Sendable {
                     "The server could not store that (\(error.localizedDescription)); retry later.",
                     retryAfter: 60)
             }
+            return Stored(id: id, file: final, size: size, sha256: sha256)
         } catch {
             try? FileManager.default.removeItem(at: partial)
             throw error
         }
-        return Stored(id: id, file: final, size: size, sha256: hasher.finalize().hexString)
+    }
+
+    /// Writes `body` to `handle` as it comes, hashing it and checking the disk every
+    /// `recheckBytes`; returns its size and SHA-256.
+    private func write(
+        _ body: HTTPBody, to handle: FileHandle, limit: Int64, what: String, upload id: UUID,
+        progress: UploadPace.Progress
+    ) async throws -> (Int64, String) {
+        var hasher = SHA256()
+        var size: Int64 = 0
+        var checkedAt: Int64 = 0
+        for try await chunk in body {
+            size += Int64(chunk.count)
+            progress.add(chunk.count)
+            guard size <= limit else { throw APIFailure.tooLarge(what, limit: Int(limit)) }
+            hasher.update(data: chunk)
+            if size - checkedAt >= Self.recheckBytes {
+                try reservations.wrote(id, bytes: size - checkedAt, space: space)
+                checkedAt = size
+            }
+            do {
+                try handle.write(contentsOf: chunk)
+            } catch {
+                throw APIFailure(
+                    .storageUnavailable,
+                    "The server could not store that (\(error.localizedDescription)); retry later.",
+                    retryAfter: 60)
+            }
+        }
+        return (size, hasher.finalize().hexString)
     }
 
     /// The stored bytes of a blob as a streamed response body.
