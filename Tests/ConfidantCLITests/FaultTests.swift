@@ -58,8 +58,8 @@ struct FaultTests {
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
         let mounted = try await Self.sh(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint.path])
         guard mounted.status == 0 else {
-            print("NOT TESTED (disk full): cannot mount a tmpfs here (\(mounted.errorText)); run the tests as root")
-            return
+            try Prerequisite.missing(
+                "disk full: cannot mount a tmpfs here (\(mounted.errorText)); run the tests as root")
         }
         defer { _ = try? ChildProcessSync.run("/bin/umount", [mountPoint.path]) }
         let dataDirectory = mountPoint.appendingPathComponent("server")
@@ -107,8 +107,7 @@ struct FaultTests {
             .appendingPathComponent("postgres-cluster.sh")
         let started = try await ChildProcess.run(script, ["start", cluster.path])
         guard started.status == 0 else {
-            print("NOT TESTED (PostgreSQL restart): \(started.errorText)")
-            return
+            try Prerequisite.missing("PostgreSQL restart: no cluster of its own (\(started.errorText))")
         }
         defer { _ = try? ChildProcessSync.run(script.path, ["stop", cluster.path]) }
         let url = started.text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -139,10 +138,7 @@ struct FaultTests {
         "one of two relays on one PostgreSQL killed with SIGKILL during 400 sends: all arrive at the peer on the other, once, in order, and the next message after them"
     )
     func serverKilled() async throws {
-        guard let base = TestDatabaseKind.postgresURL else {
-            print("NOT TESTED (relay killed): no PostgreSQL (Tests/run.sh starts one)")
-            return
-        }
+        let base = try Prerequisite.postgresCluster()
         let cli = try CLIProcess()
         defer { cli.remove() }
         try await ScratchDatabase.run(in: base, prefix: "confidant_fault") { url in

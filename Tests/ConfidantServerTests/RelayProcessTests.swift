@@ -9,10 +9,9 @@ import Testing
 @Suite("Relay as processes and instances")
 struct RelayProcessTests {
     @Test(
-        "two confidant serve processes on one PostgreSQL deliver to each other's streams",
-        .enabled(if: TestDatabaseKind.postgresURL != nil))
+        "two confidant serve processes on one PostgreSQL deliver to each other's streams")
     func fanOutAcrossInstances() async throws {
-        guard let cluster = TestDatabaseKind.postgresURL else { return }
+        let cluster = try Prerequisite.postgresCluster()
         try await TwoInstances.run(in: cluster) { relayA, relayB in
             let alice = try await TestUser.make(relayA, name: "alice")
             let bob = try await TestUser.make(relayB, name: "bob")

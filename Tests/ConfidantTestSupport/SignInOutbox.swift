@@ -28,6 +28,20 @@ package enum SignInOutbox {
         throw NoCode(description: "no message\(email.map { " to \($0)" } ?? "") in \(outbox.path)")
     }
 
+    /// Every message's code, by the message's file name.
+    package static func codes(dataDirectory: URL) throws -> [String: String] {
+        let outbox = dataDirectory.appendingPathComponent("outbox")
+        var codes: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: outbox.path) {
+            let text = try String(contentsOf: outbox.appendingPathComponent(name), encoding: .utf8)
+            guard let range = text.range(of: "sign-in code is ") else {
+                throw NoCode(description: "no code in \(name)")
+            }
+            codes[name] = String(text[range.upperBound...].prefix { $0 != "." })
+        }
+        return codes
+    }
+
     /// Waits for a code to `email` sent after `time` (file names start with the time they were
     /// written, in milliseconds), for at most `seconds`.
     package static func code(

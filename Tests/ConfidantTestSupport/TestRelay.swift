@@ -7,16 +7,15 @@ import Logging
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import PostgresNIO
+import Testing
 
 /// Which database a test's relay uses. PostgreSQL runs when `Tests/run.sh` started a cluster and
-/// exported `CONFIDANT_TEST_POSTGRES_URL`; each test then gets its own fresh database in it.
+/// exported `CONFIDANT_TEST_POSTGRES_URL`; each test then gets its own fresh database in it, and
+/// without one a PostgreSQL case ends as skipped (`Prerequisite`), never as a pass on SQLite.
 package enum TestDatabaseKind: String, CaseIterable, Sendable {
     case sqlite, postgres
 
     package static var postgresURL: String? { ProcessInfo.processInfo.environment["CONFIDANT_TEST_POSTGRES_URL"] }
-
-    /// SQLite always; PostgreSQL when a cluster is available.
-    package static var available: [TestDatabaseKind] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
 }
 
 /// Somewhere a relay listens on loopback.
@@ -76,7 +75,8 @@ package struct TestRelay: RelayEndpoint {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
         var configuration = ServerConfiguration.embedded(dataDirectory: directory)
         var postgresName: String?
-        if kind == .postgres, let url = TestDatabaseKind.postgresURL {
+        if kind == .postgres {
+            let url = try Prerequisite.postgresCluster()
             let name = "confidant_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
             try await PostgresAdmin.run(url: url, "CREATE DATABASE \(name)")
             postgresName = name

@@ -164,7 +164,8 @@ struct RichMessageTests {
             let blobs = relay.directory.appendingPathComponent("blobs")
             let blob = try #require(try FileManager.default.contentsOfDirectory(atPath: blobs.path).first)
             let url = blobs.appendingPathComponent(blob)
-            var bytes = try Data(contentsOf: url)
+            let original = try Data(contentsOf: url)
+            var bytes = original
             bytes[1000] ^= 0x01
             try bytes.write(to: url)
             let out = files.directory.appendingPathComponent("out")
@@ -185,9 +186,15 @@ struct RichMessageTests {
                 }
             }
             #expect((try? FileManager.default.contentsOfDirectory(atPath: out.path))?.isEmpty ?? true)
-            let kept = bob.profile.directory.appendingPathComponent(
-                "attachments/\(message.attachments[0].id.canonicalString)")
+            let name = AttachmentFile(
+                attachment: message.attachments[0].id, peer: await alice.messenger.me, direction: .incoming
+            ).fileName
+            let kept = bob.profile.directory.appendingPathComponent("attachments/\(name)")
             #expect(!FileManager.default.fileExists(atPath: kept.path))
+            // Whole again, it is saved and kept where the checks above looked.
+            try original.write(to: url)
+            _ = try await bob.messenger.saveAttachment(of: message.id, index: 0, to: out)
+            #expect(FileManager.default.fileExists(atPath: kept.path))
         }
     }
 
@@ -218,7 +225,9 @@ struct RichMessageTests {
         }
     }
 
-    @Test("the author's edit and deletion apply on the peer; an edit the peer forges of the author's message does not")
+    @Test(
+        "the author's edit and deletion apply on the peer; an edit or deletion the peer forges of the author's message does not"
+    )
     func editsAndDeletions() async throws {
         try await Self.withPair { relay, alice, bob, files in
             let original = try await alice.messenger.send("meet at 5", to: bob.contact)
@@ -235,16 +244,28 @@ struct RichMessageTests {
             await #expect(throws: ConfidantKitError.notYourMessage(original.id)) {
                 try await bob.messenger.edit(original.id, text: "meet never")
             }
-            // … and an edit he seals himself naming it changes nothing at Alice's.
+            // … and an edit or a deletion he seals himself naming it changes nothing at Alice's.
             let aliceID = await alice.messenger.me
             try bob.messenger.store.write { db in
-                try bob.messenger.store.queueControl(
-                    ChatPayload(conversation: aliceID, content: .edit(messageID: original.id, text: "forged")),
-                    to: aliceID, toOwnDevices: false, now: Date(), db)
+                for forged in [
+                    ChatPayload.Content.edit(messageID: original.id, text: "forged"), .deletion(messageID: original.id),
+                ] {
+                    try bob.messenger.store.queueControl(
+                        ChatPayload(conversation: aliceID, content: forged), to: aliceID, toOwnDevices: false,
+                        now: Date(), db)
+                }
             }
             _ = try await bob.messenger.flushOutbox()
-            _ = try await alice.messenger.sync()
-            #expect(try await alice.messenger.history(with: bob.messenger.me).first?.text == "meet at 6")
+            let waiting = try bob.messenger.store.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM control_outbox")
+            }
+            #expect(waiting == 0, "both forged controls went")
+            // A message after them: once Alice has it, she has handled the two before it.
+            let after = try await bob.messenger.send("after the forgeries", to: alice.contact)
+            #expect(try await alice.messenger.sync().map(\.id) == [after.id])
+            let mine = try #require(
+                try await alice.messenger.history(with: bob.messenger.me).first { $0.id == original.id })
+            #expect(mine.text == "meet at 6" && !mine.isDeleted)
 
             try await alice.messenger.deleteForEveryone(withFile.id)
             _ = try await bob.messenger.sync()

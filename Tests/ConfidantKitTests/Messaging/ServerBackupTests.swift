@@ -96,7 +96,7 @@ struct ServerBackupTests {
 
     @Test(
         "backup objects: names are checked, a PUT replaces, HEAD answers, DELETE removes, others get 404",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func objectRoutes(kind: TestDatabaseKind) async throws {
         try await KitUser.pairOnRelay(kind) { relay, alice, bob in
             let aliceToken = try #require(await alice.messenger.account.token)

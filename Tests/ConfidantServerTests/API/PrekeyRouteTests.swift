@@ -26,7 +26,7 @@ struct PrekeyRouteTests {
 
     @Test(
         "uploads are checked; bundles verify; each one-time prekey goes out once, even to concurrent claims",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func uploadAndClaim(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -94,7 +94,7 @@ struct PrekeyRouteTests {
 
     @Test(
         "one requester cannot drain a device's one-time prekeys: claims are limited per requester",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func claimsAreRateLimited(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: { $0.prekeyClaims = .init(limit: 5, window: 3600) }) { relay in
             let mallory = try await TestUser.make(relay, name: "mallory")

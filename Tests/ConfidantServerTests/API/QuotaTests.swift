@@ -14,7 +14,7 @@ extension Operations.PutBackupObject.Output: ProblemOutput {}
 struct QuotaTests {
     @Test(
         "blobs and backup objects share the account's storage quota; deleting frees it",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func storageQuota(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: { $0.storageQuotaBytes = 100_000 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -51,7 +51,7 @@ struct QuotaTests {
 
     @Test(
         "uploads that finish together cannot pass the quota between them: exactly as many are stored as fit",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func parallelUploadsStayWithinTheQuota(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: { $0.storageQuotaBytes = 100_000 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -147,7 +147,7 @@ struct QuotaTests {
 
     @Test(
         "a device's mailbox holds a bounded number of unread messages; reading makes room",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func mailboxLimit(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: { $0.mailboxLimit = 3 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -161,7 +161,7 @@ struct QuotaTests {
 
     @Test(
         "a full mailbox that maintenance emptied takes messages again at once (the relay counts a device's entries again after another connection deleted them)",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func mailboxLimitAfterRetention(kind: TestDatabaseKind) async throws {
         let clock = ManualClock()
         try await TestRelay.run(

@@ -12,7 +12,7 @@ import Testing
 /// The relay's HTTP API through the real app on loopback, on SQLite and (under Tests/run.sh) PostgreSQL.
 @Suite("Relay routes")
 struct RelayRouteTests {
-    @Test("sign-up, sign-in, account, sign-out", arguments: TestDatabaseKind.available)
+    @Test("sign-up, sign-in, account, sign-out", arguments: TestDatabaseKind.allCases)
     func accounts(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let anonymous = relay.client()
@@ -68,7 +68,7 @@ struct RelayRouteTests {
         }
     }
 
-    @Test("a message reaches the peer once, even when the send is retried", arguments: TestDatabaseKind.available)
+    @Test("a message reaches the peer once, even when the send is retried", arguments: TestDatabaseKind.allCases)
     func messaging(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -123,7 +123,7 @@ struct RelayRouteTests {
 
     @Test(
         "a second device and a replaced key: device_mismatch, key-change notices, key history",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func devicesAndKeyChanges(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -207,7 +207,7 @@ struct RelayRouteTests {
         }
     }
 
-    @Test("the conversation list follows each pair's latest message, both ways", arguments: TestDatabaseKind.available)
+    @Test("the conversation list follows each pair's latest message, both ways", arguments: TestDatabaseKind.allCases)
     func conversationActivity(kind: TestDatabaseKind) async throws {
         let clock = ManualClock()
         try await TestRelay.run(kind, adjust: { $0.now = clock.now }) { relay in
@@ -243,7 +243,7 @@ struct RelayRouteTests {
         }
     }
 
-    @Test("the directory lists everyone but the caller, pages and searches", arguments: TestDatabaseKind.available)
+    @Test("the directory lists everyone but the caller, pages and searches", arguments: TestDatabaseKind.allCases)
     func directory(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let me = try await TestUser.make(relay, name: "zed")
@@ -272,7 +272,7 @@ struct RelayRouteTests {
     }
 
     @Test(
-        "blobs: streamed up and down, only for the owner and capability holders", arguments: TestDatabaseKind.available)
+        "blobs: streamed up and down, only for the owner and capability holders", arguments: TestDatabaseKind.allCases)
     func blobs(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: { $0.maximumBlobBytes = 4 * 1024 * 1024 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -344,7 +344,7 @@ struct RelayRouteTests {
 
     @Test(
         "an attachment goes once every device it was granted for has fetched it, or after its retention; others cannot confirm",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func attachmentLifetime(kind: TestDatabaseKind) async throws {
         let clock = ManualClock()
         try await TestRelay.run(
@@ -449,7 +449,7 @@ struct RelayRouteTests {
         }
     }
 
-    @Test("failed sign-ins slow down, then lock, per account; the lock lifts", arguments: TestDatabaseKind.available)
+    @Test("failed sign-ins slow down, then lock, per account; the lock lifts", arguments: TestDatabaseKind.allCases)
     func signInThrottle(kind: TestDatabaseKind) async throws {
         let clock = ManualClock()
         try await TestRelay.run(
@@ -566,7 +566,7 @@ extension Operations.ClaimPrekeyBundles.Output: ProblemOutput {}
 struct RelayGroupCommitTests {
     @Test(
         "concurrent sends, retries and a refused message in the same groups: each gets its own answer",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func concurrentSends(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -661,7 +661,7 @@ struct RelayCrossUserTests {
 struct RelayCursorTests {
     @Test(
         "cursors are never reused after an emptied mailbox, so resuming after the last one misses nothing",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func cursorsGrow(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")

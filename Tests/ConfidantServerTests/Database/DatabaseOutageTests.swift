@@ -67,9 +67,11 @@ struct DatabaseOutageTests {
             }
             #expect(status == 503)
             #expect(response.headers.retryAfter == 2)
-            if case .json(let problem) = response.body {
-                #expect(problem.error == APIErrorCode.databaseUnavailable.rawValue)
+            guard case .json(let problem) = response.body else {
+                Issue.record("the 503 has no Problem body: \(response.body)")
+                return
             }
+            #expect(problem.error == APIErrorCode.databaseUnavailable.rawValue)
             // The readiness check says so (a load balancer stops sending here), with the cause.
             let notReady = try await relay.client().ready()
             guard case .default(let readyStatus, let readyResponse) = notReady else {

@@ -9,7 +9,7 @@ import Testing
 
 /// PostgreSQL's mailbox counts (`MailboxCountTable`): kept by the database's triggers through
 /// every way entries come and go, and folded by the sends that read them.
-@Suite("PostgreSQL's mailbox counts", .enabled(if: TestDatabaseKind.postgresURL != nil))
+@Suite("PostgreSQL's mailbox counts")
 struct MailboxCountTableTests {
     @Test(
         "each device's count matches its entries through sends, acknowledgements, retention and a deleted account; sends fold a device's rows; maintenance drops those of devices gone"

@@ -14,8 +14,7 @@ struct MailboxHandOverTests {
     /// and for each device the greatest cursor before its first row — also when the rows take
     /// two statements and the second sees the first's.
     @Test(
-        "insertHandingOver answers the rows as stored, in cursor order, with each device's greatest cursor before them",
-        .enabled(if: TestDatabaseKind.postgresURL != nil))
+        "insertHandingOver answers the rows as stored, in cursor order, with each device's greatest cursor before them")
     func insertAnswersCursorsAndWhatCameBefore() async throws {
         try await TestRelay.run(.postgres) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -48,8 +47,7 @@ struct MailboxHandOverTests {
     }
 
     @Test(
-        "a stream behind another instance's entry reads instead of taking the hand-over: both arrive, in order",
-        .enabled(if: TestDatabaseKind.postgresURL != nil))
+        "a stream behind another instance's entry reads instead of taking the hand-over: both arrive, in order")
     func handOverDoesNotSkipAnotherInstancesEntry() async throws {
         try await TestRelay.run(.postgres) { relay in
             let alice = try await TestUser.make(relay, name: "alice")

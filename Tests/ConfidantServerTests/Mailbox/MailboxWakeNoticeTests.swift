@@ -48,10 +48,9 @@ struct MailboxWakeNoticeTests {
     /// were sent, so once the other instance's notice has woken its stream, this instance's,
     /// sent just before it, has been handled.
     @Test(
-        "the listener wakes streams for other instances' notices and skips its own",
-        .enabled(if: TestDatabaseKind.postgresURL != nil))
+        "the listener wakes streams for other instances' notices and skips its own")
     func listenerSkipsOwnNotices() async throws {
-        let url = try #require(TestDatabaseKind.postgresURL)
+        let url = try Prerequisite.postgresCluster()
         let hub = MailboxHub()
         let listener = PostgresMailboxListener(
             configuration: try #require(PostgresAdmin.configuration(url: url)), hub: hub,

@@ -11,7 +11,7 @@ import Testing
 struct PostedMessageKeyTests {
     @Test(
         "records keep answering retries through the migration to version 9 and back; the surrogate id is gone",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func migrationKeepsRecords(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")

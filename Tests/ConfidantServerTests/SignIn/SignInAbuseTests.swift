@@ -14,7 +14,7 @@ struct SignInAbuseTests {
 
     @Test(
         "50 wrong passwords at once: no more pass the check than the lock-out allows",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func parallelWrongPasswords(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(
             kind,
@@ -51,7 +51,7 @@ struct SignInAbuseTests {
 
     @Test(
         "50 wrong answers at once to one step: the transaction counts every one and closes at 5",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func parallelWrongAnswers(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(
             kind,

@@ -9,7 +9,7 @@ import Testing
 struct RelayStreamSendTests {
     @Test(
         "messages sent over the stream: receipts, order, idempotence, refusals, acknowledgements",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func sendOverStream(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -84,7 +84,7 @@ struct RelayStreamSendTests {
 
     @Test(
         "ordered sends (version 2): stored only after the message they name; a refused one stops those that follow it",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func orderedSends(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -150,7 +150,7 @@ struct RelayStreamSendTests {
 
     @Test(
         "binary send frames: announced with the challenge, stored and delivered like JSON sends; refusals name the message; malformed frames are answered",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func binarySends(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -220,7 +220,7 @@ struct RelayStreamSendTests {
 
     @Test(
         "JSON and binary sends interleaved on one connection are stored and delivered in the order they were sent",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func interleavedForms(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -249,7 +249,7 @@ struct RelayStreamSendTests {
 
     @Test(
         "batched=true: stored and new entries come several to a frame, in cursor order, each once; a bad value is refused",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func batchedEntries(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
@@ -293,7 +293,7 @@ struct RelayStreamSendTests {
 
     @Test(
         "entries stored by different paths reach a stream in cursor order, each once",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func orderAcrossPaths(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")

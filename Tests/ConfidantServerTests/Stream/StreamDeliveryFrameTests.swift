@@ -174,7 +174,7 @@ struct StreamDeliveryFrameTests {
 
     @Test(
         "deliveries=binary: stored and live envelopes in binary frames, a key change as text in its place, as HTTP reads them; bad values refused",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func relayDelivers(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")

@@ -26,10 +26,9 @@ struct StreamLimitTests {
             let alice = try await TestUser.make(relay, name: "alice")
             let result = try await PythonScript.run(
                 "stream_abuse.py", ["no-read", "\(relay.port)", alice.streamCredentials, "60000"])
-            #expect(result.hasPrefix("closed"), "\(result)")
-            #expect(
-                !result.hasPrefix("closed 4403") && !result.hasPrefix("closed 4408"),
-                "closed for its answers, not for a missing device proof")
+            // 1008 as documented; or, when the relay closed while the client was still sending
+            // into a full socket, the kernel's reset in place of that close frame.
+            #expect(result.hasPrefix("closed 1008") || result.hasPrefix("closed reset"), "\(result)")
             _ = try await alice.client.currentAccount().ok
         }
     }

@@ -114,7 +114,7 @@ struct StreamReceiptFrameTests {
 
     @Test(
         "receipts=binary: sends answered in binary receipt frames, several to a frame, a duplicate and a JSON send too; refusals as text; bad values refused",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func relayAnswers(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")

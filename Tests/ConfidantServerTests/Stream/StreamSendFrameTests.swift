@@ -86,7 +86,7 @@ struct StreamSendFrameTests {
         }
     }
 
-    @Test("a frame Python writes is stored and delivered by the relay", arguments: TestDatabaseKind.available)
+    @Test("a frame Python writes is stored and delivered by the relay", arguments: TestDatabaseKind.allCases)
     func pythonSends(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")

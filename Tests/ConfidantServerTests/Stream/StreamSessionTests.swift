@@ -21,7 +21,7 @@ struct StreamSessionTests {
 
     @Test(
         "after the catch-up, a live delivery and an acknowledgement an idle stream holds no task, and still takes news",
-        arguments: TestDatabaseKind.available)
+        arguments: TestDatabaseKind.allCases)
     func idleStreamHoldsNoTask(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
