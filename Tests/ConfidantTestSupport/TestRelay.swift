@@ -69,7 +69,7 @@ package struct TestRelay: RelayEndpoint {
     package var dataDirectory: URL { directory }
 
     package static func start(
-        _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
+        _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation, shipped: Bool = false,
         adjust: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger = Logger(label: "confidant.relay")
     ) async throws -> TestRelay {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
@@ -84,14 +84,17 @@ package struct TestRelay: RelayEndpoint {
         }
         configuration.port = 0
         configuration.useTestingSecurityParameters()
-        configuration.freeSignUpsPerAddress = 1_000_000
-        configuration.signInStarts.perAddress.limit = 1_000_000
-        // The whole suite runs at once on two cores: a request there can wait far longer for a
-        // database connection or a PostgreSQL answer than the production defaults (10 s, 20 s)
-        // allow, and a 503 would fail a test about something else. Only a hang fails here; the
-        // tests of these limits set their own.
-        configuration.databaseWaitSeconds = 120
-        configuration.postgresWriteSeconds = 120
+        // `shipped`: every limit as `confidant serve` has it (for the tests that pin them).
+        if !shipped {
+            configuration.freeSignUpsPerAddress = 1_000_000
+            configuration.signInStarts.perAddress.limit = 1_000_000
+            // The whole suite runs at once on two cores: a request there can wait far longer for
+            // a database connection or a PostgreSQL answer than the production defaults (10 s,
+            // 20 s) allow, and a 503 would fail a test about something else. Only a hang fails
+            // here; the tests of these limits set their own.
+            configuration.databaseWaitSeconds = 120
+            configuration.postgresWriteSeconds = 120
+        }
         adjust(&configuration)
         let server = try await RelayServer(configuration: configuration, logger: logger)
         let port = try await server.start()
@@ -102,11 +105,11 @@ package struct TestRelay: RelayEndpoint {
 
     /// Starts a relay, runs `body` with it, and stops it (removing its files) however `body` ends.
     package static func run(
-        _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation,
+        _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation, shipped: Bool = false,
         adjust: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger = Logger(label: "confidant.relay"),
         _ body: (TestRelay) async throws -> Void
     ) async throws {
-        let relay = try await start(kind, adjust: adjust, logger: logger)
+        let relay = try await start(kind, shipped: shipped, adjust: adjust, logger: logger)
         do {
             try await body(relay)
         } catch {

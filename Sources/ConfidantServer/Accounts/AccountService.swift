@@ -41,7 +41,10 @@ struct AccountService: Sendable {
             throw APIFailure(.invalidDisplayName, "Give a first and last name, or a display name.")
         }
         let displayName = try Self.displayName(shown)
-        let throttle = Throttle(policy: configuration.signInPolicy, freeFailures: configuration.freeSignUpsPerAddress)
+        // Each sign-up is counted as a failure, and the n-th is checked against the n - 1 before
+        // it: with one fewer free, exactly `freeSignUpsPerAddress` go before the delays.
+        let throttle = Throttle(
+            policy: configuration.signInPolicy, freeFailures: max(0, configuration.freeSignUpsPerAddress - 1))
         // Per address (bulk account creation) and per e-mail address (probing which are taken).
         let keys = ["sign-up/address/\(form.address)", "sign-up/account/\(email)"]
         let now = now
