@@ -46,6 +46,8 @@ expect(response.status == 303 and response.getheader("Location") == "/", "the la
 cookie_header = response.getheader("Set-Cookie") or ""
 expect("HttpOnly" in cookie_header and "SameSite=Strict" in cookie_header, f"cookie flags: {cookie_header}")
 cookie = cookie_header.split(";")[0]
+# Named for this port: another app on another port (another profile) keeps its own cookie.
+expect(cookie.startswith(f"confidant-{port}="), f"the cookie is named for port {port}: {cookie}")
 response, _ = request("GET", f"{launch.path}?{launch.query}")
 expect(response.status == 403, f"the launch token works once, second use was {response.status}")
 
@@ -60,6 +62,12 @@ expect("unsafe-inline" not in csp and "unsafe-eval" not in csp, "no unsafe CSP s
 expect(response.getheader("X-Content-Type-Options") == "nosniff", "nosniff")
 expect(response.getheader("Referrer-Policy") == "same-origin", "no referrer to other origins")
 expect(response.getheader("Cache-Control") == "no-store", "pages are not cached")
+expect("base-uri 'none'" in csp and "form-action 'self'" in csp, f"no <base>, forms only to the app: {csp}")
+def framing_headers(response, what):
+    expect(response.getheader("X-Frame-Options") == "DENY", f"{what}: X-Frame-Options DENY")
+    expect(response.getheader("Cross-Origin-Opener-Policy") == "same-origin", f"{what}: COOP same-origin")
+    expect(response.getheader("Cross-Origin-Resource-Policy") == "same-origin", f"{what}: CORP same-origin")
+framing_headers(response, "a page")
 expect(not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page), "no inline script on the page")
 expect(not re.search(r"\son[a-z]+=", page), "no inline event handler on the page")
 token = re.search(r'name="_csrf" value="([^"]+)"', page).group(1)
@@ -96,6 +104,12 @@ expect(response.status == 403, f"a POST with a wrong form token is refused, was 
 response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": f"http://127.0.0.1:{port}"},
                       urllib.parse.urlencode({"_csrf": token}))
 expect(response.status == 303, f"a POST from the app's own page goes through, was {response.status}")
+# Scripts send the form token as X-CSRF-Token instead; a wrong one is refused the same way.
+scripted = {"Cookie": cookie, "Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/x-www-form-urlencoded"}
+response, _ = request("POST", "/welcome/cancel", {**scripted, "X-CSRF-Token": "wrong"}, "")
+expect(response.status == 403, f"a wrong X-CSRF-Token is refused, was {response.status}")
+response, _ = request("POST", "/welcome/cancel", {**scripted, "X-CSRF-Token": token}, "")
+expect(response.status == 303, f"the right X-CSRF-Token goes through, was {response.status}")
 
 # Bad input: an oversized form, malformed forms, unknown pages: a page, never a stack trace.
 response, body = request("POST", "/welcome/step", {**plain, "Origin": f"http://127.0.0.1:{port}"},
@@ -141,6 +155,7 @@ expect(response.status in (401, 404) and "Traceback" not in body, f"a photo of a
 response, body = request("GET", "/chat/not-a-uuid", {"Cookie": cookie})
 expect(response.status in (401, 404) and "<html" in body, f"an unknown chat is a page, was {response.status}")
 response, body = request("GET", "/nowhere", {"Cookie": cookie})
+framing_headers(response, "an error page")
 expect(response.status == 404 and "Content-Security-Policy" in response.headers, "404 has the CSP")
 
 print(f"app_access: {checks} checks passed")
