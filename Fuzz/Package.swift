@@ -2,6 +2,7 @@
 // libFuzzer targets, in their own package so normal builds never see -sanitize=fuzzer.
 // Build and run (see Fuzz/run.sh):
 //   swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -use-ld=lld --product EnvelopeFuzzer
+// (and StreamFrameFuzzer, the stream's binary and text frames).
 import PackageDescription
 
 let package = Package(
@@ -11,6 +12,10 @@ let package = Package(
         .executableTarget(
             name: "EnvelopeFuzzer",
             dependencies: [.product(name: "ConfidantCrypto", package: "confidant")]
-        )
+        ),
+        .executableTarget(
+            name: "StreamFrameFuzzer",
+            dependencies: [.product(name: "ConfidantAPI", package: "confidant")]
+        ),
     ]
 )
