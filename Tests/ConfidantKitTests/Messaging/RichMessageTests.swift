@@ -195,6 +195,11 @@ struct RichMessageTests {
             try original.write(to: url)
             _ = try await bob.messenger.saveAttachment(of: message.id, index: 0, to: out)
             #expect(FileManager.default.fileExists(atPath: kept.path))
+            // Kept encrypted copies are the profile owner's alone (SECURITY.md).
+            let attributes = try FileManager.default.attributesOfItem(atPath: kept.path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            let folder = try FileManager.default.attributesOfItem(atPath: kept.deletingLastPathComponent().path)
+            #expect((folder[.posixPermissions] as? NSNumber)?.intValue == 0o700)
         }
     }
 
@@ -317,6 +322,11 @@ struct RichMessageTests {
                 #expect(rows == 0)
                 let folder = user.profile.directory.appendingPathComponent("attachments")
                 #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty ?? true)
+                // Deleted rows are overwritten on disk, not left in free pages (SECURITY.md).
+                let secureDelete = try user.messenger.store.read { db in
+                    try Int.fetchOne(db, sql: "PRAGMA secure_delete")
+                }
+                #expect(secureDelete == 1)
             }
             let contact = await bob.contact
             await #expect(throws: ConfidantKitError.invalidTimer(1)) {
