@@ -312,6 +312,31 @@ def main() -> int:
                 check(f"swift rejects tampered python {NAMES[suite_id]} signed={signed}",
                       result.returncode != 0 and expected in result.stderr, result.stderr.decode())
 
+    # Real user ids (the header and the signature bind both; above they are the nil UUID): each
+    # side opens the other's only as the recipient user it was sealed to.
+    alice_user, bob_user = uuid.uuid4(), uuid.uuid4()
+    message = "with user ids, from Swift".encode()
+    result = cli("keys", "seal", "--from", "alice.key", "--to", "bob.key.pub", "--sign",
+                 "--from-user", str(alice_user), "--to-user", str(bob_user), stdin=message)
+    try:
+        opened = open_envelope(result.stdout, bob, bob_user.bytes, alice_pub)
+    except Exception as error:  # noqa: BLE001
+        opened = repr(error).encode() + result.stderr
+    check("python opens swift sealed between real user ids", opened == message, opened[:120])
+    try:
+        open_envelope(result.stdout, bob, alice_user.bytes, alice_pub)
+        wrong = b"opened"
+    except Exception:  # noqa: BLE001 - any refusal is the expected outcome here
+        wrong = b"refused"
+    check("python refuses it as another recipient user", wrong == b"refused")
+    reply = "with user ids, from Python".encode()
+    sealed = seal_envelope(reply, 0x01, bob, bob_user.bytes, alice_pub, alice_user.bytes, True)
+    result = cli("keys", "open", "--with", "alice.key", "--from", "bob.key.pub", "--user", str(alice_user), stdin=sealed)
+    check("swift opens python sealed between real user ids", result.stdout == reply, result.stderr.decode())
+    result = cli("keys", "open", "--with", "alice.key", "--from", "bob.key.pub", "--user", str(bob_user), stdin=sealed)
+    check("swift refuses it as another recipient user", result.returncode != 0 and result.stdout == b"",
+          result.stderr.decode())
+
     result = cli("keys", "public", "alice.key", "--format", "seed")
     expected = seed_encode(alice_pub.raw[50:114])
     check("seed key string", result.stdout.decode().strip() == expected, result.stdout.decode())
