@@ -9,13 +9,15 @@ let package = Package(
     name: "ConfidantFuzz",
     dependencies: [.package(name: "confidant", path: "..")],
     targets: [
+        // libFuzzer's entry point, shared by the targets.
+        .target(name: "FuzzDriver"),
         .executableTarget(
             name: "EnvelopeFuzzer",
-            dependencies: [.product(name: "ConfidantCrypto", package: "confidant")]
+            dependencies: ["FuzzDriver", .product(name: "ConfidantCrypto", package: "confidant")]
         ),
         .executableTarget(
             name: "StreamFrameFuzzer",
-            dependencies: [.product(name: "ConfidantAPI", package: "confidant")]
+            dependencies: ["FuzzDriver", .product(name: "ConfidantAPI", package: "confidant")]
         ),
     ]
 )

@@ -1,21 +1,11 @@
 import ConfidantCrypto
 import Foundation
-
-/// libFuzzer's driver (LLVM ≥ 13). SwiftPM gives executables their own `main`, so we hand
-/// control to libFuzzer from it instead of linking libFuzzer's `main`.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
+import FuzzDriver
 
 @main
 struct EnvelopeFuzzer {
     static func main() {
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, count in fuzz(data, count) })
+        runLibFuzzer(fuzz)
     }
 }
 

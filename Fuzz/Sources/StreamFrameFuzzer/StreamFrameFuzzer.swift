@@ -1,21 +1,11 @@
 import ConfidantAPI
 import Foundation
-
-/// libFuzzer's driver (LLVM ≥ 13), as in EnvelopeFuzzer: SwiftPM gives executables their own
-/// `main`, which hands control to libFuzzer.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
+import FuzzDriver
 
 @main
 struct StreamFrameFuzzer {
     static func main() {
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, count in fuzz(data, count) })
+        runLibFuzzer(fuzz)
     }
 }
 
