@@ -12,7 +12,9 @@ import SQLKit
 /// (``Reservation/release()``); only a completed sign-in resets, and only its account's key.
 struct Throttle: Sendable {
     let policy: RiskPolicy
-    /// Failures below this count cost nothing (sign-ups from one address).
+    /// Failures that cost nothing before the policy's delays (sign-ups from one address): the
+    /// policy then counts from the one after them, so with `F` the first delay falls on the
+    /// attempt after `F + 1` failures, as it falls after the first failure with none.
     var freeFailures = 0
 
     /// The attempts counted for one request, to give back when it turns out correct.
