@@ -63,7 +63,9 @@ public final class RelayServer: Sendable {
                     as: .sqlite)
                 listener = nil
             case .postgres(let url):
-                let postgres = try SQLPostgresConfiguration(url: url)
+                var postgres = try SQLPostgresConfiguration(url: url)
+                postgres.coreConfiguration.options.connectTimeout = .seconds(
+                    Int64(configuration.postgresConnectSeconds))
                 // The driver's default is one connection per event loop: a request waiting on a
                 // row lock would hold up every other request on its loop.
                 app.databases.use(

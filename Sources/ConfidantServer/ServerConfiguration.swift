@@ -132,6 +132,9 @@ public struct ServerConfiguration: Sendable {
     /// How long a request waits for a database connection before it is answered
     /// `503 database_unavailable` (the database is down, or overloaded).
     public var databaseWaitSeconds = 10
+    /// How long opening a PostgreSQL connection (TCP, start-up and authentication) may take before
+    /// the attempt fails as `503 database_unavailable`.
+    public var postgresConnectSeconds = 10
     /// How long a PostgreSQL write may go unanswered before it is given up as
     /// `503 database_unavailable`: PostgresNIO can leave a transaction whose connection died in a
     /// restart neither committed nor failed, and the writes behind it would wait for ever.

@@ -94,6 +94,7 @@ package struct TestRelay: RelayEndpoint {
             // here; the tests of these limits set their own.
             configuration.databaseWaitSeconds = 120
             configuration.postgresWriteSeconds = 120
+            configuration.postgresConnectSeconds = 120
         }
         adjust(&configuration)
         let server = try await RelayServer(configuration: configuration, logger: logger)
@@ -140,9 +141,12 @@ package enum PostgresAdmin {
     /// How to connect to the cluster's `postgres` database.
     package static func configuration(url: String) -> PostgresConnection.Configuration? {
         guard let components = URLComponents(string: url), let host = components.host else { return nil }
-        return PostgresConnection.Configuration(
+        var configuration = PostgresConnection.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
             password: components.password, database: "postgres", tls: .disable)
+        // The whole suite shares one cluster on two cores: a start-up can take longer than 10 s.
+        configuration.options.connectTimeout = .seconds(120)
+        return configuration
     }
 
     package static func run(url: String, _ statement: String) async throws {

@@ -47,6 +47,15 @@ struct DocumentedDefaultsTests {
                 "OPERATIONS.md", operations,
                 "lock for \(Int(shipped.signInPolicy.lockoutSeconds / 60)) minutes after \(shipped.signInPolicy.lockoutThreshold)"
             ),
+            (
+                "OPERATIONS.md", operations,
+                "frees up within \(shipped.databaseWaitSeconds) s\n(`ServerConfiguration.databaseWaitSeconds`)"
+            ),
+            (
+                "OPERATIONS.md", operations,
+                "within \(shipped.postgresConnectSeconds) s (`ServerConfiguration.postgresConnectSeconds`)"
+            ),
+            ("OPERATIONS.md", operations, "is given up after \(shipped.postgresWriteSeconds) s\n"),
             ("OPERATIONS.md", operations, "| `--min-free-mib` | `\(shipped.minimumFreeBytes >> 20)` |"),
             ("OPERATIONS.md", operations, "| `--max-attachment-mib` | `\(shipped.maximumBlobBytes >> 20)` |"),
             (
