@@ -251,7 +251,7 @@ let package = Package(
         .testTarget(
             name: "ConfidantAppTests",
             dependencies: [
-                "ConfidantApp", "ConfidantKit", "ConfidantCrypto", "ConfidantVault",
+                "ConfidantApp", "ConfidantKit", "ConfidantCrypto", "ConfidantVault", "ConfidantAPI", "ConfidantAuth",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

@@ -49,10 +49,13 @@ public final class AppServer: Sendable {
             guard let name = request.text(.name), let asset = EmbeddedResources.assets[name] else {
                 throw Abort(.notFound, reason: "There is no such file in the app.")
             }
-            var headers = HTTPHeaders()
-            headers.contentType = asset.type
-            headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
-            return Response(status: .ok, headers: headers, body: .init(buffer: ByteBuffer(bytes: asset.bytes)))
+            return Self.response(asset)
+        }
+        application.get(.favicon) { _ in
+            guard let icon = EmbeddedResources.assets["icon.svg"] else {
+                throw Abort(.notFound, reason: "There is no such file in the app.")
+            }
+            return Self.response(icon)
         }
         WelcomePages(context: context).register(on: application)
         ConversationPages(context: context).register(on: application)
@@ -63,6 +66,13 @@ public final class AppServer: Sendable {
         VaultPages(context: context).register(on: application)
         AvatarPages(context: context, cache: AvatarCache()).register(on: application)
         SettingsPages(context: context).register(on: application)
+    }
+
+    private static func response(_ asset: (bytes: [UInt8], type: HTTPMediaType)) -> Response {
+        var headers = HTTPHeaders()
+        headers.contentType = asset.type
+        headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
+        return Response(status: .ok, headers: headers, body: .init(buffer: ByteBuffer(bytes: asset.bytes)))
     }
 
     /// Opens the profile (when the passphrase was given), starts listening on 127.0.0.1 and

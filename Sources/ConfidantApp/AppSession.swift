@@ -24,6 +24,9 @@ final class AppSession {
     private(set) var messenger: Messenger?
     /// "Name <e-mail>" of the signed-in account.
     private(set) var signedInName = ""
+    /// The server and e-mail of the account last signed in here: the sign-in form offers them
+    /// again after signing out.
+    private(set) var lastAccount: (server: String, email: String)?
     private(set) var conversations: ConversationsViewModel?
     /// The account's settings (kept while signed in: an authenticator being set up spans pages).
     private(set) var settings: SettingsViewModel?
@@ -41,6 +44,9 @@ final class AppSession {
     let vault: VaultViewModel
     /// A message held because a verified contact's key changed, per peer, until the user confirms.
     var heldDrafts: [UUID: String] = [:]
+    /// What a form's post said, shown once by the page it redirected to (post/redirect/get: a
+    /// reload never posts the form again).
+    var flash: (error: String?, notice: String?)?
     /// The directory of the last backup to a directory, offered again.
     var lastBackupDirectory = ""
     /// The vault backup or restore under way (it outlives the request that started it).
@@ -67,6 +73,10 @@ final class AppSession {
 
     /// Whether the sign-up and sign-in forms must ask for a new profile passphrase.
     var needsNewPassphrase: Bool { passphrase == nil && !hasDeviceKey }
+
+    /// A new profile passphrase was chosen in a sign-up or sign-in that has not succeeded yet:
+    /// the next attempt uses it without asking again.
+    var keepsNewPassphrase: Bool { passphrase != nil && !hasDeviceKey }
 
     /// Removes what an interrupted upload left (plaintext waiting to be encrypted), then opens
     /// the profile with the passphrase the command was given, if any.
@@ -107,6 +117,7 @@ final class AppSession {
     private func signedIn(_ messenger: Messenger) async {
         let account = await messenger.account
         signedInName = "\(account.displayName) <\(account.email)>"
+        lastAccount = (account.serverURL.absoluteString, account.email)
         if let avatar = pendingAvatar {
             pendingAvatar = nil
             do {
@@ -137,7 +148,7 @@ final class AppSession {
         auth?.cancelStep()
         guard let key = passphrase ?? newPassphrase else { return nil }
         let auth = AuthViewModel(profile: configuration.profile, passphrase: key)
-        auth.serverAddress = configuration.defaultServer
+        auth.serverAddress = lastAccount?.server ?? configuration.defaultServer
         auth.allowInsecureHTTP = configuration.allowInsecureHTTP
         self.auth = auth
         return auth
@@ -188,6 +199,12 @@ final class AppSession {
         if let messenger = auth.messenger { await signedIn(messenger) }
     }
 
+    /// The flash, once: the page that shows it clears it.
+    func takeFlash() -> (error: String?, notice: String?)? {
+        defer { flash = nil }
+        return flash
+    }
+
     // MARK: The vault
 
     /// Runs a vault backup or restore in the background; the vault page follows it through
@@ -222,6 +239,7 @@ final class AppSession {
 
     /// The account was deleted from the settings: this device is signed out.
     func accountDeleted() async {
+        lastAccount?.email = ""
         await forgetSignedIn()
     }
 

@@ -26,6 +26,7 @@ enum EmbeddedResources {
             PackageResources.app_js,
             HTTPMediaType(type: "text", subType: "javascript", parameters: ["charset": "utf-8"])
         ),
+        "icon.svg": (PackageResources.icon_svg, HTTPMediaType(type: "image", subType: "svg+xml")),
     ]
 }
 

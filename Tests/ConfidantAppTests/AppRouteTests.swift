@@ -23,6 +23,7 @@ struct AppRouteTests {
         (.editMemory(.value(message)), .editMemory(.key)), (.vaultPhoto(.value(message)), .vaultPhoto(.key)),
         (.avatar(.value(peer)), .avatar(.key)), (.removeDevice(.value(peer)), .removeDevice(.key)),
         (.asset(.value("app.css")), .asset(.key)), (.settingsTOTPCode, .settingsTOTPCode),
+        (.favicon, .favicon),
     ]
 
     @Test("a link has the shape its route is registered under: the same fixed parts, a value for each parameter")
@@ -55,6 +56,7 @@ struct AppRouteTests {
             AppRoute.verifyCode(.value(Self.peer), device: .value(Self.message)).path
                 == "/chat/\(peer)/verify/\(Self.message.canonicalString).svg")
         #expect(AppRoute.asset(.value("app.js")).path == "/assets/app.js")
+        #expect(AppRoute.favicon.path == "/favicon.ico")
         #expect(AppRoute.asset(.value("../x y")).path == "/assets/..%2Fx%20y")
     }
 

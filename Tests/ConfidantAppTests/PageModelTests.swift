@@ -1,3 +1,5 @@
+import ConfidantAPI
+import ConfidantAuth
 import ConfidantCrypto
 import ConfidantVault
 import Foundation
@@ -78,7 +80,7 @@ struct PageModelTests {
     func bannersAndLinks() {
         let waiting = Self.chat(
             [], connection: .waiting(retryIn: .seconds(4), reason: "connection refused"), timer: 300)
-        #expect(waiting.offline == "cannot reach the server (connection refused); trying again in 4 s")
+        #expect(waiting.offline == "cannot reach the server; trying again in 4 s")
         #expect(waiting.timer == "5 min")
         #expect(waiting.timers.filter(\.selected).map(\.seconds) == [300])
         #expect(Self.chat([]).offline == nil)
@@ -107,5 +109,27 @@ struct PageModelTests {
             VaultTransfer(kind: .restore, target: "/media/usb", progress: nil, outcome: .failed("no backup there")))
         #expect(failed?.failed == true && failed?.heading == "Restore failed" && failed?.message == "no backup there")
         #expect(VaultTransferView(nil) == nil)
+    }
+
+    @Test("a step's title says where the user is: of two at sign-up, without the total at sign-in")
+    func stepTitles() {
+        func step(_ method: Components.Schemas.SignInMethod, _ number: Int) -> SignInStep {
+            SignInStep(.init(method: method, number: number, prompt: "?"), now: Self.now)
+        }
+        #expect(WelcomePages.view(step(.emailCode, 2), signUp: true).title == "Step 2 of 2: confirm your e-mail")
+        #expect(WelcomePages.view(step(.emailCode, 2), signUp: false).title == "Step 2: confirm your e-mail")
+        #expect(WelcomePages.view(step(.arithmetic, 2), signUp: false).title == "Step 2: solve the challenge")
+        #expect(WelcomePages.view(step(.totp, 3), signUp: false).title == "Step 3: your authenticator app")
+    }
+
+    @Test("sign-in methods and vault reports in a person's words")
+    func words() {
+        #expect(
+            SignInMethod.allCases.map(\.displayName) == [
+                "password", "arithmetic challenge", "e-mail code", "authenticator app", "biometrics",
+            ])
+        #expect(VaultViewModel.counted(1, "chapter") == "1 chapter")
+        #expect(VaultViewModel.counted(3, "memory", plural: "memories") == "3 memories")
+        #expect(VaultViewModel.counted(0, "new piece") == "0 new pieces")
     }
 }

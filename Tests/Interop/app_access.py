@@ -60,7 +60,7 @@ for directive in ["default-src 'none'", "script-src 'self'", "frame-ancestors 'n
     expect(directive in csp, f"CSP has {directive}: {csp}")
 expect("unsafe-inline" not in csp and "unsafe-eval" not in csp, "no unsafe CSP source")
 expect(response.getheader("X-Content-Type-Options") == "nosniff", "nosniff")
-expect(response.getheader("Referrer-Policy") == "same-origin", "no referrer to other origins")
+expect(response.getheader("Referrer-Policy") == "no-referrer", "no referrer, to anyone")
 expect(response.getheader("Cache-Control") == "no-store", "pages are not cached")
 expect("base-uri 'none'" in csp and "form-action 'self'" in csp, f"no <base>, forms only to the app: {csp}")
 def framing_headers(response, what):
@@ -71,6 +71,11 @@ framing_headers(response, "a page")
 expect(not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page), "no inline script on the page")
 expect(not re.search(r"\son[a-z]+=", page), "no inline event handler on the page")
 token = re.search(r'name="_csrf" value="([^"]+)"', page).group(1)
+expect('<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">' in page, "pages name the app's icon")
+for path in ["/favicon.ico", "/assets/icon.svg"]:
+    response, icon = request("GET", path, {"Cookie": cookie})
+    expect(response.status == 200 and response.getheader("Content-Type") == "image/svg+xml"
+           and icon.startswith("<svg"), f"GET {path} is the app's icon, was {response.status}")
 
 for host in ["evil.example", f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}"]:
     response, _ = request("GET", "/welcome", {"Cookie": cookie, "Host": host})
@@ -104,6 +109,20 @@ expect(response.status == 403, f"a POST with a wrong form token is refused, was 
 response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": f"http://127.0.0.1:{port}"},
                       urllib.parse.urlencode({"_csrf": token}))
 expect(response.status == 303, f"a POST from the app's own page goes through, was {response.status}")
+# Under no-referrer a browser's own forms say `Origin: null`: taken only with Sec-Fetch-Site
+# same-origin (a sandboxed frame or a data: page says null too, but cross-site).
+response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": "null"}, urllib.parse.urlencode({"_csrf": token}))
+expect(response.status == 403, f"Origin null without Sec-Fetch-Site is refused, was {response.status}")
+for site in ["cross-site", "same-site", "none"]:
+    response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": "null", "Sec-Fetch-Site": site},
+                          urllib.parse.urlencode({"_csrf": token}))
+    expect(response.status == 403, f"Origin null with Sec-Fetch-Site {site} is refused, was {response.status}")
+response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": "null", "Sec-Fetch-Site": "same-origin"},
+                      urllib.parse.urlencode({"_csrf": "wrong"}))
+expect(response.status == 403, f"Origin null from the app's page still needs the form token, was {response.status}")
+response, _ = request("POST", "/welcome/cancel", {**plain, "Origin": "null", "Sec-Fetch-Site": "same-origin"},
+                      urllib.parse.urlencode({"_csrf": token}))
+expect(response.status == 303, f"Origin null with Sec-Fetch-Site same-origin goes through, was {response.status}")
 # Scripts send the form token as X-CSRF-Token instead; a wrong one is refused the same way.
 scripted = {"Cookie": cookie, "Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/x-www-form-urlencoded"}
 response, _ = request("POST", "/welcome/cancel", {**scripted, "X-CSRF-Token": "wrong"}, "")
@@ -149,7 +168,12 @@ for path in [f"/chat/{any_id}/attach", f"/chat/{any_id}/timer", f"/chat/{any_id}
     expect(response.status == 403, f"POST {path} with a wrong form token is refused, was {response.status}")
 response, body = request("POST", "/vault/backup", {**plain, "Origin": f"http://127.0.0.1:{port}"},
                          urllib.parse.urlencode({"_csrf": token, "target": "directory", "directory": "relative/path"}))
-expect(response.status in (401, 422) and "<html" in body, f"a backup of a locked vault is refused with a page, was {response.status}")
+expect(response.status == 303 and response.getheader("Location") == "/vault",
+       f"a refused backup goes back to the vault page (post/redirect/get), was {response.status}")
+response, body = request("GET", "/vault", {"Cookie": cookie})
+expect("as a full path, such as" in body, "which says once why it was refused")
+response, body = request("GET", "/vault", {"Cookie": cookie})
+expect("as a full path, such as" not in body, "and not again on a reload")
 response, body = request("GET", f"/vault/photos/{any_id}", {"Cookie": cookie})
 expect(response.status in (401, 404) and "Traceback" not in body, f"a photo of a locked vault is a page, was {response.status}")
 response, body = request("GET", "/chat/not-a-uuid", {"Cookie": cookie})

@@ -154,6 +154,7 @@ def sign_up(driver, url, first, last, email, passphrase, picture=None, resend=Fa
     expect(bool(fields) == bool(passphrase), "the page asks for a profile passphrase only when it has none")
     if passphrase:
         fields[0].send_keys(passphrase)
+        driver.find_element(By.ID, "passphrase-again").send_keys(passphrase)
     started = int(time.time() * 1000) - 1000
     driver.find_element(By.CSS_SELECTOR, "#welcome-form button[type=submit]").click()
     wait(driver, EC.presence_of_element_located((By.ID, "answer")), "the e-mail code step")
@@ -290,6 +291,7 @@ try:
     wait(bob, lambda d: image_width(d, "ul.conversations img.avatar") == 64,
          "bob sees the picture alice chose at sign-up")
     wait(bob, lambda d: d.find_element(By.CSS_SELECTOR, ".badge").text == "2", "two unread messages")
+    wait(bob, lambda d: d.title.startswith("(2) Chats"), "the title counts them")
     screenshot(bob, "conversations")
 
     bob.find_element(By.CSS_SELECTOR, "ul.conversations a").click()
@@ -455,6 +457,12 @@ try:
     alice.get(alice_base + "/vault")
     wait(alice, EC.presence_of_element_located((By.ID, "vault-create")), "the vault offers to be created")
     alice.find_element(By.ID, "vault-passphrase").send_keys("vault passphrase")
+    alice.find_element(By.ID, "vault-confirmation").send_keys("vault passfrase")
+    alice.find_element(By.CSS_SELECTOR, "#vault-create button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "p.error"), "The two passphrases differ"),
+         "a mistyped confirmation is refused")
+    alice.find_element(By.ID, "vault-passphrase").send_keys("vault passphrase")
+    alice.find_element(By.ID, "vault-confirmation").send_keys("vault passphrase")
     alice.find_element(By.CSS_SELECTOR, "#vault-create button[type=submit]").click()
     wait(alice, EC.presence_of_element_located((By.ID, "memory-form")), "the vault is open")
     alice.find_element(By.ID, "chapter").send_keys("Summer")
@@ -523,7 +531,7 @@ try:
     directory.send_keys(backups)
     alice.find_element(By.CSS_SELECTOR, "#backup-form button[type=submit]").click()
     wait(alice, EC.text_to_be_present_in_element((By.ID, "transfer"), "Backup finished"), "the backup finishes")
-    expect("object(s) sent" in alice.find_element(By.ID, "transfer").text, "with its report")
+    expect(re.search(r"Backed up: \d+ new pieces? sent", alice.find_element(By.ID, "transfer").text), "with its report")
     screenshot(alice, "vault-backup")
     modes = {oct(os.stat(os.path.join(root, name)).st_mode & 0o777) for root, _, names in os.walk(backups)
              for name in names}
@@ -580,13 +588,15 @@ try:
     alice.find_element(By.ID, "totpCode").send_keys(totp(secret))
     alice.find_element(By.ID, "password").send_keys("correct horse battery")
     alice.find_element(By.CSS_SELECTOR, "#chain-form button[type=submit]").click()
-    wait(alice, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "password → arithmetic → totp"),
+    wait(alice, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "password → arithmetic challenge → authenticator app"),
          "the chain is saved")
     alice.get(alice_base + "/conversations")
     alice.find_element(By.CSS_SELECTOR, "form[action='/sign-out'] button").click()
     wait(alice, EC.title_contains("Sign in"), "signed out, the sign-in page")
     expect(not alice.find_elements(By.ID, "passphrase"), "the profile passphrase is not asked again")
-    alice.find_element(By.ID, "email").send_keys(alice_email)
+    offered = alice.find_element(By.ID, "server").get_attribute("value")
+    expect(offered.rstrip("/") == arguments.relay.rstrip("/"), f"the form offers this profile's server: {offered}")
+    expect(alice.find_element(By.ID, "email").get_attribute("value") == alice_email, "and its e-mail")
     alice.find_element(By.ID, "password").send_keys("correct horse battery")
     started = int(time.time() * 1000) - 1000
     alice.find_element(By.CSS_SELECTOR, "#welcome-form button[type=submit]").click()

@@ -8,8 +8,10 @@ import Vapor
 ///   another site that rebinds its DNS name to 127.0.0.1 is refused (DNS rebinding).
 /// - `/?token=…` exchanges the launch token, once, for an HttpOnly, SameSite=Strict cookie and
 ///   redirects to a URL without it; every other request needs that cookie.
-/// - A request that changes something (any method but GET and HEAD) needs an Origin naming this
-///   listener and the launch's form token (`_csrf` in a form, or `X-CSRF-Token`).
+/// - A request that changes something (any method but GET and HEAD) needs the launch's form token
+///   (`_csrf` in a form, or `X-CSRF-Token`) and an Origin naming this listener — or `Origin: null`
+///   with `Sec-Fetch-Site: same-origin`, which is what a browser sends from the app's own pages
+///   under `Referrer-Policy: no-referrer` (scripts cannot set either header).
 /// - A request a browser says came from another page (`Sec-Fetch-Site` other than `same-origin`
 ///   or `none`) is refused, GETs too: SameSite=Strict does not tell ports apart, so a page that
 ///   any other program serves on 127.0.0.1 is same-site and its requests carry the cookie.
@@ -51,7 +53,10 @@ struct LocalAccessGuard: AsyncMiddleware {
                 reason: "Open the link `confidant app` printed when it started (it signs this browser in).")
         }
         if request.method != .GET && request.method != .HEAD {
-            guard let origin = request.headers.first(name: .origin), origin == "http://\(host)" else {
+            guard let origin = request.headers.first(name: .origin),
+                origin == "http://\(host)"
+                    || (origin == "null" && request.headers.first(name: "Sec-Fetch-Site") == "same-origin")
+            else {
                 throw Abort(.forbidden, reason: "This form was not sent from the app's own page.")
             }
             guard try await hasFormToken(request) else {

@@ -2,9 +2,9 @@ import Vapor
 
 /// Headers on every answer, errors included: a Content-Security-Policy that allows only this
 /// origin's own files (no inline script, no other origin, Trusted Types for DOM sinks), no
-/// framing, no MIME sniffing, no referrer to another origin (`same-origin`, not `no-referrer`:
-/// with that, Chromium sends `Origin: null` on the app's own forms, which the guard must refuse),
-/// and no caching of pages that hold plaintext.
+/// framing, no MIME sniffing, no referrer at all (the app's own forms then say `Origin: null`,
+/// which `LocalAccessGuard` takes only with `Sec-Fetch-Site: same-origin`), and no caching of
+/// pages that hold plaintext.
 struct SecurityHeaders: AsyncMiddleware {
     static let contentSecurityPolicy = [
         "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' blob:", "media-src 'self'",
@@ -21,7 +21,7 @@ struct SecurityHeaders: AsyncMiddleware {
         }
         let headers = [
             ("Content-Security-Policy", Self.contentSecurityPolicy), ("X-Content-Type-Options", "nosniff"),
-            ("Referrer-Policy", "same-origin"), ("X-Frame-Options", "DENY"),
+            ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY"),
             ("Cross-Origin-Opener-Policy", "same-origin"), ("Cross-Origin-Resource-Policy", "same-origin"),
         ]
         for (name, value) in headers { response.headers.replaceOrAdd(name: name, value: value) }

@@ -13,22 +13,7 @@ enum AppErrorPage {
     }
 
     static func response(for error: any Error, request: Request) async -> Response {
-        let status: HTTPResponseStatus
-        let message: String
-        switch error {
-        case let abort as any AbortError:
-            status = abort.status
-            message = abort.reason
-        case let kit as ConfidantKitError:
-            status = kit.isTransient ? .serviceUnavailable : .unprocessableEntity
-            message = kit.description
-        case let vault as VaultError:
-            (status, message) = vaultProblem(vault)
-        default:
-            status = .internalServerError
-            message = "Something went wrong in the app; it is written to the app's log."
-            request.logger.error("request failed: \(String(reflecting: error))")
-        }
+        let (status, message) = problem(for: error, request: request)
         let heading =
             switch status.code {
             case 401 where (error as? VaultError) == .locked: "The vault is locked"
@@ -46,6 +31,27 @@ enum AppErrorPage {
             return Response(
                 status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: .init(string: message))
         }
+    }
+
+    /// The status and the sentence for `error`; errors nobody anticipated are logged.
+    static func problem(for error: any Error, request: Request) -> (status: HTTPResponseStatus, message: String) {
+        let status: HTTPResponseStatus
+        let message: String
+        switch error {
+        case let abort as any AbortError:
+            status = abort.status
+            message = abort.reason
+        case let kit as ConfidantKitError:
+            status = kit.isTransient ? .serviceUnavailable : .unprocessableEntity
+            message = kit.description
+        case let vault as VaultError:
+            (status, message) = vaultProblem(vault)
+        default:
+            status = .internalServerError
+            message = "Something went wrong in the app; it is written to the app's log."
+            request.logger.error("request failed: \(String(reflecting: error))")
+        }
+        return (status, message)
     }
 
     /// A vault error's status and words: a locked vault or a missing file is the user's to act

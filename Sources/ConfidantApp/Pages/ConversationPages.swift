@@ -103,8 +103,8 @@ enum ConnectionText {
     static func offline(_ state: ConnectionState) -> String? {
         switch state {
         case .live, .connecting, .stopped: nil
-        case .waiting(let retryIn, let reason):
-            "cannot reach the server (\(reason)); trying again in \(retryIn.components.seconds) s"
+        // The transport's reason ("connection refused") is for the log and the CLI, not a page.
+        case .waiting(let retryIn, _): "cannot reach the server; trying again in \(retryIn.components.seconds) s"
         case .signedOut: "this device was signed out; sign in again"
         }
     }

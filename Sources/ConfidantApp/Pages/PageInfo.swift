@@ -10,6 +10,8 @@ struct PageInfo: Encodable, Sendable {
     let csrf: String
     let signedInAs: String?
     let error: String?
+    /// Unread messages in all conversations, for the title ("(3) Chats · Confidant").
+    var unread = 0
     var links = Links.shared
 
     /// The app's routes that take no value, for every page's links and forms (built once).
@@ -17,6 +19,7 @@ struct PageInfo: Encodable, Sendable {
         let home = AppRoute.home.path
         let style = AppRoute.asset(.value("app.css")).path
         let script = AppRoute.asset(.value("app.js")).path
+        let icon = AppRoute.asset(.value("icon.svg")).path
         let unlock = AppRoute.unlock.path
         let signOut = AppRoute.signOut.path
         let welcome = AppRoute.welcome.path
@@ -104,6 +107,7 @@ struct AppContext: Sendable {
     func info(_ title: String, error: String? = nil) -> PageInfo {
         PageInfo(
             title: title, csrf: secrets.formToken,
-            signedInAs: session.messenger.map { _ in session.signedInName }, error: error)
+            signedInAs: session.messenger.map { _ in session.signedInName }, error: error,
+            unread: session.conversations?.rows.reduce(0) { $0 + $1.summary.unread } ?? 0)
     }
 }

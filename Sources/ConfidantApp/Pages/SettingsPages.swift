@@ -63,13 +63,15 @@ struct SettingsPages {
     }
 
     static let methods: [(SignInMethod?, String)] = [
-        (nil, "none"), (.arithmetic, "arithmetic challenge"), (.emailCode, "e-mail code"), (.totp, "authenticator app"),
+        (nil, "none"), (.arithmetic, SignInMethod.arithmetic.displayName),
+        (.emailCode, SignInMethod.emailCode.displayName), (.totp, SignInMethod.totp.displayName),
     ]
     static let signs = [("plus", "+"), ("minus", "−"), ("times", "×"), ("divide", "÷")]
 
-    private func settings(_ request: Request, status: HTTPStatus = .ok, reload: Bool = true) async throws -> Response {
+    private func settings(_ request: Request) async throws -> Response {
         guard let model = await context.session.settings else { return request.redirect(to: .home) }
-        if reload { await model.load() }
+        let flash = await context.session.takeFlash()
+        await model.load()
         let page = await MainActor.run { () -> SettingsPage in
             let chain = model.signIn?.chain ?? [.password]
             let steps = (2...4).map { position in
@@ -81,7 +83,7 @@ struct SettingsPages {
                     })
             }
             return SettingsPage(
-                page: context.info("Settings", error: model.error), notice: model.notice, steps: steps,
+                page: context.info("Settings", error: flash?.error ?? model.error), notice: flash?.notice, steps: steps,
                 signs: Self.signs.map { Sign(name: $0.0, symbol: $0.1) },
                 arithmeticConfigured: model.signIn?.arithmeticConfigured ?? false,
                 operands: model.signIn?.operands ?? 3, codeLength: model.signIn?.codeLength ?? 6,
@@ -93,7 +95,13 @@ struct SettingsPages {
                         remove: AppRoute.removeDevice(.value($0.id)).path)
                 })
         }
-        return try await request.page("settings", page, status: status)
+        return try await request.page("settings", page)
+    }
+
+    /// Back to the settings page, which shows once what the model said (post/redirect/get).
+    private func settingsAgain(_ request: Request, _ model: SettingsViewModel) async -> Response {
+        await MainActor.run { context.session.flash = (model.error, model.notice) }
+        return request.redirect(to: .settings)
     }
 
     private struct SignInForm: Content {
@@ -125,10 +133,10 @@ struct SettingsPages {
         let mapping: String? =
             choices.allSatisfy({ !$0.isEmpty })
             ? zip(["+", "-", "*", "/"], choices).map { "\($0)=\($1)" }.joined(separator: ",") : nil
-        let updated = await model.updateSignIn(
+        await model.updateSignIn(
             chain: chain, operands: form.operands, mapping: mapping, codeLength: form.codeLength,
             totpCode: form.totpCode?.trimmingCharacters(in: .whitespaces), password: form.password)
-        return try await settings(request, status: updated ? .ok : .unprocessableEntity, reload: false)
+        return await settingsAgain(request, model)
     }
 
     private func totpCode(_ request: Request) async throws -> Response {
@@ -145,7 +153,7 @@ struct SettingsPages {
             throw Abort(.notFound, reason: "There is no such device.")
         }
         await model.removeDevice(id)
-        return try await settings(request, reload: false)
+        return await settingsAgain(request, model)
     }
 
     private struct DeleteForm: Content {
@@ -160,9 +168,7 @@ struct SettingsPages {
             throw Abort(.badRequest, reason: "Tick the box to confirm that the account should go.")
         }
         await model.deleteAccount(password: form.password)
-        guard await model.isDeleted else {
-            return try await settings(request, status: .unprocessableEntity, reload: false)
-        }
+        guard await model.isDeleted else { return await settingsAgain(request, model) }
         await context.session.accountDeleted()
         return request.redirect(to: .welcome)
     }

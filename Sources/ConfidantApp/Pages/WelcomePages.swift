@@ -67,6 +67,8 @@ struct WelcomePages {
     // MARK: Sign-up and sign-in
 
     struct StepView: Encodable, Sendable {
+        /// "Step 2 of 2: confirm your e-mail" (a sign-in's total stays the server's secret).
+        let title: String
         let number: Int
         let prompt: String
         let challenge: String?
@@ -103,6 +105,7 @@ struct WelcomePages {
         let displayName: String
         let passwordAutocomplete: String
         let needsPassphrase: Bool
+        let keepsPassphrase: Bool
         let errors: FieldErrors
         let generalError: String?
         let step: StepView?
@@ -127,21 +130,23 @@ struct WelcomePages {
             return WelcomePage(
                 page: context.info(signUp ? "Create an account" : "Sign in"),
                 mode: signUp ? "sign-up" : "sign-in", signIn: !signUp, signUp: signUp,
-                server: auth?.serverAddress ?? session.configuration.defaultServer,
-                email: auth?.email ?? "", firstName: auth?.firstName ?? "", lastName: auth?.lastName ?? "",
+                server: auth?.serverAddress ?? session.lastAccount?.server ?? session.configuration.defaultServer,
+                email: auth?.email ?? (signUp ? "" : session.lastAccount?.email ?? ""),
+                firstName: auth?.firstName ?? "", lastName: auth?.lastName ?? "",
                 displayName: auth?.displayName ?? "",
                 passwordAutocomplete: signUp ? "new-password" : "current-password",
-                needsPassphrase: session.needsNewPassphrase,
+                needsPassphrase: session.needsNewPassphrase, keepsPassphrase: session.keepsNewPassphrase,
                 errors: FieldErrors(
                     server: errors[.server], email: errors[.email], password: errors[.password],
                     firstName: errors[.firstName], lastName: errors[.lastName], displayName: errors[.displayName],
                     passphrase: passphraseError, avatar: avatarError),
-                generalError: auth?.generalError, step: auth?.pendingStep.map(Self.view))
+                generalError: auth?.generalError,
+                step: auth?.pendingStep.map { Self.view($0, signUp: auth?.mode == .signUp) })
         }
         return try await request.page("welcome", page, status: status)
     }
 
-    private static func view(_ step: SignInStep) -> StepView {
+    static func view(_ step: SignInStep, signUp: Bool) -> StepView {
         let (label, inputMode): (String, String) =
             switch step.method {
             case .arithmetic: ("Your answer", "numeric")
@@ -150,8 +155,19 @@ struct WelcomePages {
             case .password, .biometric: ("Answer", "text")
             }
         let resendIn = step.resendAvailableAt.map { max(0, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 0
+        let goal =
+            switch step.method {
+            case .arithmetic: "solve the challenge"
+            case .totp: "your authenticator app"
+            case .emailCode: "confirm your e-mail"
+            case .password: "your password"
+            case .biometric: "biometrics"
+            }
+        // A sign-up is always the password, then the mailed code.
+        let position = signUp ? "Step \(step.number) of 2" : "Step \(step.number)"
         return StepView(
-            number: step.number, prompt: step.prompt, challenge: step.challenge, label: label, inputMode: inputMode,
+            title: "\(position): \(goal)", number: step.number, prompt: step.prompt, challenge: step.challenge,
+            label: label, inputMode: inputMode,
             problem: step.problem, notice: step.notice, canResend: step.method == .emailCode, resendIn: resendIn)
     }
 
@@ -164,6 +180,7 @@ struct WelcomePages {
         var lastName: String?
         var displayName: String?
         var passphrase: String?
+        var passphraseAgain: String?
         var avatar: File?
     }
 
@@ -186,6 +203,13 @@ struct WelcomePages {
             return try await welcomePage(
                 request, mode: form.mode,
                 passphraseError: "Choose a passphrase of at least 8 characters; it protects this device's key.",
+                status: .unprocessableEntity)
+        }
+        if await session.needsNewPassphrase, newPassphrase != form.passphraseAgain {
+            _ = await session.newAuth(passphrase: nil)
+            return try await welcomePage(
+                request, mode: form.mode,
+                passphraseError: "The two passphrases differ. Type the same one twice: it cannot be recovered.",
                 status: .unprocessableEntity)
         }
         let accepted = await MainActor.run { () -> Bool in

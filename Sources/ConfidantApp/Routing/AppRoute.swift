@@ -45,6 +45,8 @@ enum AppRoute: Sendable {
     case settings, settingsSignIn, settingsTOTP, settingsTOTPCode, deleteAccount
     case removeDevice(RouteValue<UUID>)
     case asset(RouteValue<String>)
+    /// What a browser asks for on its own: the app's icon (`icon.svg`).
+    case favicon
 
     /// One part of a path: fixed text, or a value the route takes.
     private enum Segment {
@@ -125,6 +127,7 @@ enum AppRoute: Sendable {
         case .deleteAccount: [.fixed("settings"), .fixed("delete")]
         case .removeDevice(let device): [.fixed("settings"), .fixed("devices"), .id(.device, device), .fixed("remove")]
         case .asset(let name): [.fixed("assets"), .text(.name, name)]
+        case .favicon: [.fixed("favicon.ico")]
         }
     }
 

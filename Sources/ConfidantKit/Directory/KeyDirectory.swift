@@ -52,7 +52,7 @@ struct KeyDirectory: Sendable {
         fetchedKeys.forget(user)
     }
 
-    /// Users on the server except this one, ordered by e-mail; `search` is an e-mail or name prefix.
+    /// Users on the server except this one, ordered by e-mail; `search` is a prefix of the e-mail, the name or a word of the name ("dyl" finds Bob Dylan).
     func users(search: String? = nil, limit: Int = 1000) async throws -> [Contact] {
         var contacts: [Contact] = []
         var after: String?

@@ -4,7 +4,7 @@ import Foundation
 
 /// The directory, contacts, devices and verification.
 extension Messenger {
-    /// Users on the server except this one, ordered by e-mail; `search` is an e-mail or name prefix.
+    /// Users on the server except this one, ordered by e-mail; `search` is a prefix of the e-mail, the name or a word of the name ("dyl" finds Bob Dylan).
     public func users(search: String? = nil, limit: Int = 1000) async throws -> [Contact] {
         try await directory.users(search: search, limit: limit)
     }

@@ -93,7 +93,7 @@ public final class SettingsViewModel {
             signIn = try await messenger.updateSignInSettings(change, password: password)
             enrolment = chain.contains(.totp) ? nil : enrolment
             error = nil
-            notice = "Signing in now takes: " + chain.map(\.rawValue).joined(separator: " → ")
+            notice = "Signing in now takes: " + chain.map(\.displayName).joined(separator: " → ")
             return true
         } catch {
             self.error = String(describing: error)

@@ -39,10 +39,15 @@ public final class VaultViewModel {
         exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent("vault.sqlite").path)
     }
 
-    /// Creates the vault with `passphrase` (at least 8 characters) and opens it.
-    public func create(passphrase: String) async {
+    /// Creates the vault with `passphrase` (at least 8 characters, typed twice: nothing can open
+    /// a vault whose passphrase is lost) and opens it.
+    public func create(passphrase: String, confirmation: String) async {
         guard passphrase.count >= 8 else {
             error = "Choose a vault passphrase of at least 8 characters."
+            return
+        }
+        guard passphrase == confirmation else {
+            error = "The two passphrases differ. Type the same one twice: nobody can open a vault without it."
             return
         }
         await work { [directory] in try Vault.create(at: directory, passphrase: passphrase) }
@@ -164,7 +169,7 @@ public final class VaultViewModel {
         await run(.backup, target: target) { progress in
             let report = try await vault.backup(to: target, progress: progress)
             return
-                "Backed up as backup \(vault.backupID): \(report.objectsTransferred) object(s) sent (\(Self.bytes(report.bytesTransferred))), \(report.objectsSkipped) already there."
+                "Backed up: \(Self.counted(report.objectsTransferred, "new piece")) sent (\(Self.bytes(report.bytesTransferred))), \(Self.counted(report.objectsSkipped, "piece")) already there."
         }
     }
 
@@ -177,7 +182,7 @@ public final class VaultViewModel {
         }
         let directory = directory
         await run(.restore, target: target) { progress in
-            let (restored, report) = try await Vault.restore(
+            let (restored, _) = try await Vault.restore(
                 from: target, into: directory, passphrase: passphrase, backupID: backupID, progress: progress)
             let status = try restored.status()
             await MainActor.run {
@@ -185,7 +190,7 @@ public final class VaultViewModel {
                 self.exists = true
             }
             return
-                "Restored \(status.items) memories in \(status.chapters) chapter(s): \(report.objectsTransferred) object(s) fetched."
+                "Restored \(Self.counted(status.items, "memory", plural: "memories")) in \(Self.counted(status.chapters, "chapter"))."
         }
         try? await reload()
     }
@@ -214,6 +219,11 @@ public final class VaultViewModel {
         sink.finish()
         await following.value
         transfer?.outcome = outcome
+    }
+
+    /// "1 chapter", "3 chapters".
+    nonisolated static func counted(_ count: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(count) \(count == 1 ? noun : plural ?? noun + "s")"
     }
 
     private nonisolated static func bytes(_ count: Int) -> String {

@@ -1,7 +1,8 @@
 import Fluent
 import Foundation
 
-/// The directory: who is on this server, found by e-mail or name prefix, a page at a time.
+/// The directory: who is on this server, found by a prefix of their e-mail, their name or a word
+/// of it ("dyl" finds Bob Dylan), a page at a time.
 struct DirectoryService: Sendable {
     static let maximumPage = 200
 
@@ -23,12 +24,16 @@ struct DirectoryService: Sendable {
             query = query.filter(\.$email > email)
         }
         if !prefix.isEmpty {
-            query = query.group(.or) { $0.filter(\.$email =~ prefix).filter(\.$displayNameKey =~ prefix) }
+            query = query.group(.or) {
+                $0.filter(\.$email =~ prefix).filter(\.$displayNameKey =~ prefix)
+                    .filter(\.$displayNameKey ~~ (" " + prefix))
+            }
         }
         let rows = try await query.all()
         // LIKE treats % and _ as wildcards; keep only true prefixes.
         let page = rows.prefix(limit).filter {
             prefix.isEmpty || $0.email.hasPrefix(prefix) || $0.displayNameKey.hasPrefix(prefix)
+                || $0.displayNameKey.contains(" " + prefix)
         }
         let next = rows.count > limit ? rows.prefix(limit).last.map { Data($0.email.utf8).base64URLEncoded } : nil
         return (Array(page), next)

@@ -247,7 +247,11 @@ struct RelayRouteTests {
     func directory(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind) { relay in
             let me = try await TestUser.make(relay, name: "zed")
-            for name in ["anna", "anton", "boris", "vera", "ivan"] { _ = try await TestUser.make(relay, name: name) }
+            var vera: TestUser?
+            for name in ["anna", "anton", "boris", "vera", "ivan"] {
+                let user = try await TestUser.make(relay, name: name)
+                if name == "vera" { vera = user }
+            }
             var seen: [String] = []
             var after: String?
             repeat {
@@ -260,6 +264,11 @@ struct RelayRouteTests {
             #expect(!seen.contains(me.email))
             let an = try await me.client.listUsers(query: .init(query: "AN")).ok.body.json.users.map(\.displayName)
             #expect(Set(an) == ["Anna", "Anton"])
+            // A word of the name counts as well as its start: the last name finds its owner.
+            _ = try await #require(vera).client.updateProfile(body: .json(.init(displayName: "Vera Dylan"))).ok
+            let dyl = try await me.client.listUsers(query: .init(query: "DYL")).ok.body.json.users.map(\.displayName)
+            #expect(dyl == ["Vera Dylan"])
+            #expect(try await me.client.listUsers(query: .init(query: "ylan")).ok.body.json.users.isEmpty)
             #expect(try await me.client.getUser(path: .init(userId: UUID().uuidString)).problem == "not_found 404")
             #expect(try await me.client.getUser(path: .init(userId: "nope")).problem == "malformed_request 400")
             // A made-up cursor is refused as every other cursor is, whatever it decodes to.

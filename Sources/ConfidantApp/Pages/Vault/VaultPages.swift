@@ -27,8 +27,10 @@ struct VaultPages {
         let session = context.session
         let page = await MainActor.run { () -> VaultPageModel in
             let model = session.vault
+            let flash = session.takeFlash()
             return VaultPageModel(
-                page: context.info("Vault", error: model.error), exists: model.exists, unlocked: model.isUnlocked,
+                page: context.info("Vault", error: flash?.error ?? model.error), exists: model.exists,
+                unlocked: model.isUnlocked,
                 timeline: model.timeline, transfer: model.transfer,
                 maxUploadBytes: session.configuration.maxUploadBytes, backupDirectory: session.lastBackupDirectory)
         }
@@ -37,17 +39,19 @@ struct VaultPages {
 
     private struct PassphraseForm: Content {
         var passphrase: String
+        /// The passphrase again, when creating.
+        var confirmation: String?
     }
 
     private func open(_ request: Request, creating: Bool) async throws -> Response {
         let form = try request.content.decode(PassphraseForm.self)
         let model = context.session.vault
         if creating {
-            await model.create(passphrase: form.passphrase)
+            await model.create(passphrase: form.passphrase, confirmation: form.confirmation ?? "")
         } else {
             await model.unlock(passphrase: form.passphrase)
         }
-        guard await model.isUnlocked else { return try await timeline(request, status: .unauthorized) }
+        // The vault page either way; it shows why the passphrase was refused.
         return request.redirect(to: .vault)
     }
 }

@@ -9,8 +9,8 @@ struct VaultTransferPages {
     let context: AppContext
 
     func register(on routes: any RoutesBuilder) {
-        routes.post(.vaultBackup) { request in try await startTransfer(request, restoring: false) }
-        routes.post(.vaultRestore) { request in try await startTransfer(request, restoring: true) }
+        routes.post(.vaultBackup) { request in try await redirectingProblems(request, restoring: false) }
+        routes.post(.vaultRestore) { request in try await redirectingProblems(request, restoring: true) }
         routes.get(.liveVaultTransfer) { request in liveTransfer(request) }
     }
 
@@ -20,6 +20,18 @@ struct VaultTransferPages {
         var directory: String?
         var passphrase: String?
         var backupId: String?
+    }
+
+    /// The vault page in any case: a refusal is shown there once (a reload does not post again).
+    private func redirectingProblems(_ request: Request, restoring: Bool) async throws -> Response {
+        do {
+            return try await startTransfer(request, restoring: restoring)
+        } catch {
+            let problem = AppErrorPage.problem(for: error, request: request)
+            guard problem.status.code < 500 else { throw error }
+            await MainActor.run { context.session.flash = (problem.message, nil) }
+            return request.redirect(to: .vault)
+        }
     }
 
     /// Starts a backup or a restore and returns at once to the vault page, which follows it live.

@@ -12,11 +12,21 @@
     if (element.hasAttribute('data-scroll-end')) window.scrollTo(0, document.body.scrollHeight);
   };
 
+  // The title counts unread messages, "(3) Chats · Confidant", as a live region reports them.
+  const baseTitle = document.title.replace(/^\(\d+\) /, '');
+  const showUnread = (region) => {
+    const total = region.querySelector('[data-unread-total]');
+    if (!total) return;
+    const count = parseInt(total.getAttribute('data-unread-total'), 10) || 0;
+    document.title = count > 0 ? `(${count}) ${baseTitle}` : baseTitle;
+  };
+
   // Live regions: the server pushes the region's new HTML as a `fragment` event.
   for (const region of document.querySelectorAll('[data-live]')) {
     const source = new EventSource(region.getAttribute('data-live'));
     source.addEventListener('fragment', (event) => {
       region.innerHTML = policy.createHTML(event.data);
+      showUnread(region);
       scrollToEnd(region);
     });
     scrollToEnd(region);
