@@ -24,6 +24,9 @@ final class AppSession {
     private(set) var messenger: Messenger?
     /// "Name <e-mail>" of the signed-in account.
     private(set) var signedInName = ""
+    /// The signed-in account's name as others see it, and its user id.
+    private(set) var signedInDisplayName = ""
+    private(set) var myID: UUID?
     /// The server and e-mail of the account last signed in here: the sign-in form offers them
     /// again after signing out.
     private(set) var lastAccount: (server: String, email: String)?
@@ -117,6 +120,8 @@ final class AppSession {
     private func signedIn(_ messenger: Messenger) async {
         let account = await messenger.account
         signedInName = "\(account.displayName) <\(account.email)>"
+        signedInDisplayName = account.displayName
+        myID = await messenger.me
         lastAccount = (account.serverURL.absoluteString, account.email)
         if let avatar = pendingAvatar {
             pendingAvatar = nil
@@ -235,6 +240,7 @@ final class AppSession {
         guard let messenger else { return }
         let account = await messenger.account
         signedInName = "\(account.displayName) <\(account.email)>"
+        signedInDisplayName = account.displayName
     }
 
     /// The account was deleted from the settings: this device is signed out.
@@ -247,6 +253,7 @@ final class AppSession {
         conversationsTask?.cancel()
         await messenger?.stopLive()
         messenger = nil
+        myID = nil
         conversations = nil
         settings = nil
         heldDrafts = [:]

@@ -16,6 +16,8 @@ enum EmbeddedResources {
         "profile": PackageResources.profile_leaf, "settings": PackageResources.settings_leaf,
         "vault-edit": PackageResources.vault_edit_leaf, "vault-photo": PackageResources.vault_photo_leaf,
         "vault-transfer": PackageResources.vault_transfer_leaf, "chat-edit": PackageResources.chat_edit_leaf,
+        "chat-delete": PackageResources.chat_delete_leaf,
+        "conversation-pane": PackageResources.conversation_pane_leaf,
     ]
 
     static let assets: [String: (bytes: [UInt8], type: HTTPMediaType)] = [

@@ -23,7 +23,8 @@ struct AppRouteTests {
         (.editMemory(.value(message)), .editMemory(.key)), (.vaultPhoto(.value(message)), .vaultPhoto(.key)),
         (.avatar(.value(peer)), .avatar(.key)), (.removeDevice(.value(peer)), .removeDevice(.key)),
         (.asset(.value("app.css")), .asset(.key)), (.settingsTOTPCode, .settingsTOTPCode),
-        (.favicon, .favicon),
+        (.favicon, .favicon), (.unverify(.value(peer)), .unverify(.key)),
+        (.deleteForMe(.value(peer), message: .value(message)), .deleteForMe(.key, message: .key)),
     ]
 
     @Test("a link has the shape its route is registered under: the same fixed parts, a value for each parameter")

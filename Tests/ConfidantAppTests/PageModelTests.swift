@@ -132,4 +132,52 @@ struct PageModelTests {
         #expect(VaultViewModel.counted(3, "memory", plural: "memories") == "3 memories")
         #expect(VaultViewModel.counted(0, "new piece") == "0 new pieces")
     }
+
+    @Test("day separators, groups and times: in the app's calendar, against its clock")
+    func timeline() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let now = try #require(calendar.date(from: DateComponents(year: 2026, month: 12, day: 2, hour: 15)))
+        func line(_ text: String, _ direction: ChatMessage.Direction, _ at: Date) -> ChatMessage {
+            ChatMessage(
+                id: UUID(), sequence: 1, peer: Self.bob.id, direction: direction, sentAt: at, text: text,
+                unreadableReason: nil, status: .received, isRead: true)
+        }
+        let lastYear = now.addingTimeInterval(-400 * 86_400)
+        let yesterday = now.addingTimeInterval(-86_400)
+        let lines = [
+            line("old", .incoming, lastYear), line("a", .incoming, yesterday),
+            line("b", .incoming, yesterday + 120), line("c", .outgoing, yesterday + 180),
+            line("d", .outgoing, yesterday + 180 + 6 * 60), line("e", .outgoing, now - 60),
+        ]
+        let model = ChatPageModel(
+            page: Self.page, peer: Self.bob, messages: lines, keyChangeBanner: nil, connection: .live,
+            disappearingTimer: nil, maxUploadBytes: 1 << 20, now: now, calendar: calendar)
+        #expect(model.messages.map(\.day) == ["28 October 2025", "Yesterday", nil, nil, nil, "Today"])
+        #expect(
+            model.messages.map(\.follows) == [false, false, true, false, false, false],
+            "the same side within 5 minutes on one day")
+        #expect(model.messages[1].time == "15:00")
+        #expect(model.messages[1].fullTime == "Tuesday, 1 December 2026 at 15:00")
+        #expect(ChatTimeline(calendar: calendar, now: now).dayLabel(now - 10 * 86_400) == "22 November")
+    }
+
+    @Test("each line's menu: copy and edit only where they apply; delete always asks first")
+    func messageMenus() {
+        let model = Self.chat([
+            Self.line("mine", .outgoing, .sent), Self.line("theirs", .incoming, .received),
+            Self.line(
+                nil, .incoming, .received,
+                attachments: [
+                    ChatAttachment(
+                        id: UUID(), index: 0, name: "a.png", size: 1, contentType: "image/png", thumbnail: nil,
+                        isLocal: true)
+                ]),
+            Self.line("gone", .outgoing, .sent, deleted: true),
+        ])
+        #expect(model.messages.map(\.canEdit) == [true, false, false, false])
+        #expect(model.messages.map(\.canCopy) == [true, true, false, false])
+        let first = model.messages[0]
+        #expect(first.delete == "/chat/\(Self.bob.id.canonicalString)/messages/\(first.id)/delete")
+    }
 }

@@ -21,6 +21,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
@@ -232,6 +233,33 @@ def click_in_message(driver, containing, selector):
     raise AssertionError(f"no own message with {containing!r} to click {selector} in")
 
 
+def message_action(driver, containing, action, side="mine"):
+    """Opens the ⋯ menu of the `side` bubble whose text contains `containing` (hovering it, as a
+    mouse user does) and clicks the item `action`, looking again if the live region replaced the
+    bubbles meanwhile."""
+    for _ in range(50):
+        try:
+            bubble = [m for m in driver.find_elements(By.CSS_SELECTOR, f"ol.messages .{side}") if containing in m.text][0]
+            ActionChains(driver).move_to_element(bubble).perform()
+            menu = bubble.find_element(By.CSS_SELECTOR, ".message-menu")
+            if menu.get_attribute("open") is None:
+                menu.find_element(By.TAG_NAME, "summary").click()
+            items = [i for i in menu.find_elements(By.CSS_SELECTOR, ".menu-items a, .menu-items button") if i.text == action]
+            items[0].click()
+            return
+        except (IndexError, NoSuchElementException, StaleElementReferenceException, WebDriverException):
+            time.sleep(0.1)
+    raise AssertionError(f"no {side} message with {containing!r} offering {action!r}")
+
+
+def open_menu(driver, selector):
+    """Opens the <details> menu `selector` (a click on its ⋯ button) unless it is open."""
+    menu = driver.find_element(By.CSS_SELECTOR, selector)
+    if menu.get_attribute("open") is None:
+        menu.find_element(By.TAG_NAME, "summary").click()
+    return menu
+
+
 def main_text(driver):
     """The page's main text, read again if the page was replaced while reading it."""
     for _ in range(50):
@@ -296,6 +324,18 @@ try:
 
     bob.find_element(By.CSS_SELECTOR, "ul.conversations a").click()
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "Hello Bob"), "bob's chat")
+    # On a wide window the chat opens beside the list, without loading the page again.
+    expect(bob.execute_script("return window.__stayed") is True, "the chat opened in place")
+    expect("/chat/" in bob.current_url, f"the address names the chat: {bob.current_url}")
+    expect(bob.find_element(By.CSS_SELECTOR, ".pane-list").is_displayed(), "the list stays beside the chat")
+    expect(bob.find_element(By.CSS_SELECTOR, ".pane-list a.conversation").get_attribute("aria-current") == "page",
+           "the open conversation is marked in the list")
+    wait(bob, lambda d: d.find_element(By.CSS_SELECTOR, "ol.messages .day").text == "Today",
+         "a day separator heads today's messages")
+    expect(bob.execute_script("""
+        const time = document.querySelector('ol.messages .message time');
+        return /^\d\d:\d\d$/.test(time.textContent) && / at \d\d:\d\d$/.test(time.title);"""),
+           "each line has its time, and its full date on hover")
     # Read through wait(): the live chat may replace its lines while they are read.
     texts = wait(bob, lambda d: [element.text for element in d.find_elements(By.CSS_SELECTOR, "ol.messages .text")],
                  "the chat's lines")
@@ -337,41 +377,75 @@ try:
     wait(bob, lambda d: image_width(d, "ol.messages .files img") == 48,
          "bob's page shows the picture (decrypted by his app)")
     expect(bob.execute_script("return window.__stayed") is True, "bob's chat updated in place")
+    wait(bob, lambda d: d.execute_script("""
+        const pane = document.getElementById('live');
+        return pane.scrollHeight - pane.scrollTop - pane.clientHeight < 80;"""),
+         "the newest line is in view once the picture loaded")
     screenshot(bob, "chat-picture")
+    # The picture opens in the app's viewer, not as the raw file; Escape closes it.
+    bob.find_element(By.CSS_SELECTOR, "ol.messages .files a.photo-link").click()
+    wait(bob, lambda d: d.execute_script(
+        "const v = document.querySelector('dialog.photo-viewer[open] img'); return v && v.complete ? v.naturalWidth : 0") == 48,
+        "the picture opens in the app's viewer")
+    expect("/chat/" in bob.current_url and "/files/" not in bob.current_url, "without leaving the chat")
+    screenshot(bob, "chat-viewer")
+    ActionChains(bob).send_keys(Keys.ESCAPE).perform()
+    wait(bob, lambda d: not d.find_elements(By.CSS_SELECTOR, "dialog.photo-viewer[open]"), "Escape closes the viewer")
 
     # Alice corrects her greeting and deletes the hostile message, for both of them.
     alice.get(alice_base_url() + "/chat/" + alice.current_url.rstrip("/").split("/")[-1])
-    click_in_message(alice, "Hello Bob", "a.link")
-    wait(alice, EC.presence_of_element_located((By.ID, "edit-message-form")), "the edit page")
-    field = alice.find_element(By.ID, "edit-text")
+    # Editing happens in the composer: Escape gives the draft back, Enter saves.
+    alice.find_element(By.ID, "draft").send_keys("half a thought")
+    message_action(alice, "Hello Bob", "Edit")
+    wait(alice, lambda d: d.find_element(By.ID, "editing").is_displayed(), "the composer says it edits")
+    expect(alice.find_element(By.ID, "draft").get_attribute("value") == "Hello Bob, it's Alice",
+           "with the message's text in it")
+    alice.find_element(By.ID, "draft").send_keys(Keys.ESCAPE)
+    wait(alice, lambda d: not d.find_element(By.ID, "editing").is_displayed(), "Escape cancels the edit")
+    expect(alice.find_element(By.ID, "draft").get_attribute("value") == "half a thought", "and gives the draft back")
+    alice.find_element(By.ID, "draft").clear()
+    message_action(alice, "Hello Bob", "Edit")
+    field = alice.find_element(By.ID, "draft")
     field.clear()
-    field.send_keys("Hello Bob, it's Alice (edited)")
-    alice.find_element(By.CSS_SELECTOR, "#edit-message-form button[type=submit]").click()
+    field.send_keys("Hello Bob, it's Alice (edited)" + Keys.ENTER)
+    wait(alice, lambda d: not d.find_element(By.ID, "editing").is_displayed(), "saved from the composer")
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "it's Alice (edited)"),
          "bob sees the edited text")
     expect(bob.execute_script("""
         return [...document.querySelectorAll('ol.messages .theirs')].some(
             (m) => m.textContent.includes('(edited)') && m.querySelector('.meta').textContent.includes('edited'));"""),
            "marked edited")
-    click_in_message(alice, "<script>", "form[action$='/delete'] button")
+    # Deleting asks how: for everyone (one's own), or for me.
+    message_action(alice, "<script>", "Delete…")
+    wait(alice, EC.presence_of_element_located((By.ID, "delete-for-everyone-form")), "the page asks how to delete")
+    screenshot(alice, "chat-delete")
+    alice.find_element(By.CSS_SELECTOR, "#delete-for-everyone-form button").click()
     wait(bob, lambda d: "<script>" not in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
          "the deleted message is gone from bob's chat")
     wait(bob, lambda d: "This message was deleted" in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
          "a deleted line stays")
+    message_action(bob, "Hi Alice!", "Delete…")
+    wait(bob, EC.presence_of_element_located((By.ID, "delete-for-me-form")), "bob is asked how to delete")
+    bob.find_element(By.CSS_SELECTOR, "#delete-for-me-form button").click()
+    wait(bob, lambda d: "Hi Alice!" not in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
+         "deleted for bob, it goes from his chat")
+    expect("Hi Alice!" in alice.find_element(By.CSS_SELECTOR, "ol.messages").text, "alice keeps it")
     bob.execute_script("window.__stayed = true")
 
     # Disappearing messages: alice turns them on, bob's chat says so; then off again.
     from selenium.webdriver.support.ui import Select
     wait(alice, EC.presence_of_element_located((By.ID, "timer-form")), "alice's chat")
-    alice.find_element(By.CSS_SELECTOR, ".chat-tools summary").click()
+    open_menu(alice, ".head-menu")
     Select(alice.find_element(By.ID, "timer")).select_by_value("3600")
     alice.find_element(By.CSS_SELECTOR, "#timer-form button[type=submit]").click()
-    wait(bob, EC.text_to_be_present_in_element((By.ID, "live"), "Disappearing messages: 1 h"), "bob's chat shows the timer")
-    alice.find_element(By.CSS_SELECTOR, ".chat-tools summary").click()
+    wait(bob, lambda d: d.find_element(By.ID, "timer-badge").is_displayed()
+         and "1 h" in d.find_element(By.ID, "timer-badge").text, "bob's chat header shows the timer")
+    open_menu(alice, ".head-menu")
     Select(alice.find_element(By.ID, "timer")).select_by_value("0")
     alice.find_element(By.CSS_SELECTOR, "#timer-form button[type=submit]").click()
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "turned disappearing messages off"),
          "and that it is off again")
+    wait(bob, lambda d: not d.find_element(By.ID, "timer-badge").is_displayed(), "the badge goes")
     alice.execute_script("window.__stayed = true")
 
     # The relay goes down mid-chat: alice's message waits on her device, the pages say they are
@@ -407,6 +481,7 @@ try:
     # Verification: safety numbers with a QR code each, then marked verified.
     bob_id = alice.current_url.rstrip("/").split("/")[-1]
     alice_base = arguments.alice.split("/?")[0]
+    open_menu(alice, ".head-menu")
     alice.find_element(By.LINK_TEXT, "Verify").click()
     wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, ".safety img")), "the verify page")
     digits = alice.find_element(By.CSS_SELECTOR, ".digits").text.replace(" ", "")
@@ -417,6 +492,15 @@ try:
     screenshot(alice, "verify")
     alice.find_element(By.CSS_SELECTOR, "#verify-form button[type=submit]").click()
     wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Verified"), "marked verified")
+    expect("verify" in alice.current_url and "Verified ✓" in alice.find_element(By.ID, "unverify-form").text,
+           "the page says so and offers to unverify")
+    alice.find_element(By.CSS_SELECTOR, "#unverify-form button").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Not verified"), "unverified")
+    alice.find_element(By.CSS_SELECTOR, "#verify-form button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Verified"), "verified again")
+    alice.get(alice_base + "/chat/" + bob_id)
+    wait(alice, lambda d: d.find_element(By.CSS_SELECTOR, ".chat-head .verified").is_displayed(),
+         "the chat's header shows bob is verified")
 
     # Bob signs in on a second device (the CLI, a new profile): alice's open chat shows the
     # key-change banner live, and her next message waits for her confirmation (she verified bob).
@@ -659,6 +743,17 @@ try:
     width = bob.execute_script("return document.documentElement.scrollWidth")
     expect(width <= 390, f"no sideways scrolling at 390 px (content is {width} px)")
     screenshot(bob, "conversations-phone")
+    # One pane at a time: the chat alone, with a way back to the list.
+    bob.find_element(By.CSS_SELECTOR, "ul.conversations a").click()
+    wait(bob, EC.presence_of_element_located((By.CSS_SELECTOR, "ol.messages .message")), "a chat on a phone")
+    expect(not bob.find_element(By.CSS_SELECTOR, ".pane-list").is_displayed(), "the list gives way to the chat")
+    expect(bob.find_element(By.CSS_SELECTOR, ".chat-head .back").is_displayed(), "with a back button")
+    width = bob.execute_script("return document.documentElement.scrollWidth")
+    expect(width <= 390, f"no sideways scrolling in a chat at 390 px (content is {width} px)")
+    wait(bob, lambda d: d.execute_script("""
+        const pane = document.getElementById('live');
+        return pane.scrollHeight - pane.scrollTop - pane.clientHeight < 80;"""), "the newest line in view on a phone")
+    screenshot(bob, "chat-phone")
 
     # Bob deletes his account from the settings: he is signed out, and cannot sign in again.
     bob.set_window_size(1100, 900)

@@ -2,8 +2,8 @@ import ConfidantKit
 import Foundation
 import Vapor
 
-/// The conversation list (live) and "new message": renderings of `ConversationsViewModel` and
-/// `NewMessageViewModel`.
+/// The conversation list (live; on a wide window beside an empty chat pane) and "new message":
+/// renderings of `ConversationsViewModel` (through `ConversationListModel`) and `NewMessageViewModel`.
 struct ConversationPages {
     let context: AppContext
 
@@ -17,55 +17,29 @@ struct ConversationPages {
         routes.get(.newMessage) { request in try await newMessage(request) }
     }
 
-    struct Row: Encodable, Sendable {
-        let chat: String
-        let avatar: String
-        let name: String
-        let preview: String
-        let timeAgo: String
-        let isoTime: String
-        /// The unread count as shown; nil (no badge) when there is none.
-        let unread: Int?
-        let keyChanged: Bool
+    @MainActor
+    private func render(_ model: ConversationsViewModel) -> ConversationListModel {
+        ConversationListModel(model, page: context.info("Chats", error: context.session.avatarProblem))
     }
 
     struct ListPage: Encodable, Sendable {
         let page: PageInfo
-        let rows: [Row]
-        let noRows: Bool
-        let notices: [String]
-        let hasNotices: Bool
-        let offline: String?
-        let live = AppRoute.liveConversations.path
-        let dismissNotices = AppRoute.dismissNotices.path
-    }
-
-    @MainActor
-    private func render(_ model: ConversationsViewModel) -> ListPage {
-        let rows = model.rows.map { row in
-            let peer = row.summary.peer
-            return Row(
-                chat: AppRoute.chat(.value(peer.id)).path, avatar: AppRoute.avatar(.value(peer.id)).path,
-                name: peer.displayName, preview: row.summary.preview, timeAgo: row.timeAgo,
-                isoTime: row.summary.lastActivity.formatted(.iso8601),
-                unread: row.summary.unread > 0 ? row.summary.unread : nil,
-                keyChanged: row.summary.keyChangeWarning != nil)
-        }
-        return ListPage(
-            page: context.info("Chats", error: context.session.avatarProblem), rows: rows, noRows: rows.isEmpty,
-            notices: model.accountNotices,
-            hasNotices: !model.accountNotices.isEmpty, offline: ConnectionText.offline(model.connection))
+        let list: ConversationListModel
     }
 
     private func list(_ request: Request) async throws -> Response {
         guard let model = await context.session.conversations else { return request.redirect(to: .home) }
-        let page = await render(model)
+        let page = await MainActor.run { () -> ListPage in
+            let list = render(model)
+            return ListPage(page: list.page, list: list)
+        }
         return try await request.page("conversations", page)
     }
 
     /// The rows as they change: arrivals, reads, relative times, the connection, account notices.
     private func live(_ request: Request) -> Response {
-        LiveRegion.response(for: request, template: "conversation-rows") { () async -> AsyncStream<ListPage>? in
+        LiveRegion.response(for: request, template: "conversation-rows") {
+            () async -> AsyncStream<ConversationListModel>? in
             guard let model = await context.session.conversations else { return nil }
             return await observedValues { render(model) }
         }

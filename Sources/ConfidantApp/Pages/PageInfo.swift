@@ -12,6 +12,9 @@ struct PageInfo: Encodable, Sendable {
     let error: String?
     /// Unread messages in all conversations, for the title ("(3) Chats · Confidant").
     var unread = 0
+    /// The signed-in user's name and picture, for the conversation list's header.
+    var myName: String?
+    var myAvatar: String?
     var links = Links.shared
 
     /// The app's routes that take no value, for every page's links and forms (built once).
@@ -108,6 +111,8 @@ struct AppContext: Sendable {
         PageInfo(
             title: title, csrf: secrets.formToken,
             signedInAs: session.messenger.map { _ in session.signedInName }, error: error,
-            unread: session.conversations?.rows.reduce(0) { $0 + $1.summary.unread } ?? 0)
+            unread: session.conversations?.rows.reduce(0) { $0 + $1.summary.unread } ?? 0,
+            myName: session.messenger.map { _ in session.signedInDisplayName },
+            myAvatar: session.myID.map { AppRoute.avatar(.value($0)).path })
     }
 }

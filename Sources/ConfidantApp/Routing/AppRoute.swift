@@ -30,9 +30,12 @@ enum AppRoute: Sendable {
     case attach(RouteValue<UUID>)
     case file(RouteValue<UUID>, message: RouteValue<UUID>, index: RouteValue<Int>)
     case editMessage(RouteValue<UUID>, message: RouteValue<UUID>)
+    /// GET: the page that asks how; POST: deletes one's own message for everyone.
     case deleteMessage(RouteValue<UUID>, message: RouteValue<UUID>)
+    case deleteForMe(RouteValue<UUID>, message: RouteValue<UUID>)
     case timer(RouteValue<UUID>)
     case verify(RouteValue<UUID>)
+    case unverify(RouteValue<UUID>)
     /// The safety number with one device as a QR code; the path's last part is `<device>.svg`.
     case verifyCode(RouteValue<UUID>, device: RouteValue<UUID>)
     case vault, vaultCreate, vaultUnlock, vaultLock, vaultMemories, vaultBackup, vaultRestore, liveVaultTransfer
@@ -100,8 +103,11 @@ enum AppRoute: Sendable {
             [.fixed("chat"), .id(.peer, peer), .fixed("messages"), .id(.message, message), .fixed("edit")]
         case .deleteMessage(let peer, let message):
             [.fixed("chat"), .id(.peer, peer), .fixed("messages"), .id(.message, message), .fixed("delete")]
+        case .deleteForMe(let peer, let message):
+            [.fixed("chat"), .id(.peer, peer), .fixed("messages"), .id(.message, message), .fixed("delete-for-me")]
         case .timer(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("timer")]
         case .verify(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("verify")]
+        case .unverify(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("unverify")]
         case .verifyCode(let peer, let device):
             [.fixed("chat"), .id(.peer, peer), .fixed("verify"), .id(.device, device, suffix: ".svg")]
         case .vault: [.fixed("vault")]

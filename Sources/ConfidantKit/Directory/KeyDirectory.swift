@@ -194,6 +194,12 @@ struct KeyDirectory: Sendable {
         return PeerVerification(contact: contact, safetyNumbers: numbers, state: state)
     }
 
+    /// ``verification(of:)``'s state from the keys this profile has, without the server.
+    func localState(of user: UUID) throws -> PeerVerification.State {
+        guard let verified = try store.verifiedDigest(of: user) else { return .unverified }
+        return try keysChanged(of: user, verifiedDigest: verified) ? .changedSinceVerification : .verified
+    }
+
     /// Marks the peer's current keys (as last fetched) as verified.
     func markVerified(_ contact: Contact) throws {
         try store.setVerifiedDigest(Self.digest(store.keys(of: contact.id).map(\.identity)), of: contact.id)

@@ -40,4 +40,13 @@ extension Messenger {
 
     /// Marks the peer's current keys (as last fetched) as verified.
     public func markVerified(_ contact: Contact) throws { try directory.markVerified(contact) }
+
+    /// Forgets that the peer's keys were verified: sending no longer stops when they change.
+    public func unmarkVerified(_ contact: Contact) throws { try directory.acceptChangedKeys(of: contact.id) }
+
+    /// Whether the peer's keys as this device knows them are the ones verified, without asking
+    /// the server (for a badge; ``verification(of:)`` fetches the current keys first).
+    public func verificationState(of peer: UUID) throws -> PeerVerification.State {
+        try directory.localState(of: peer)
+    }
 }

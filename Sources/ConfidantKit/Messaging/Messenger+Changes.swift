@@ -49,6 +49,19 @@ extension Messenger {
         try await sender.deliverOutbox()
     }
 
+    /// Deletes a message from this device only, whoever wrote it: its row (overwritten on disk)
+    /// and its files go; the peer and your other devices keep theirs. One waiting in the outbox is
+    /// not sent (one already on its way may still arrive). A copy the server hands over again
+    /// does not bring it back.
+    /// - Throws: `ConfidantKitError.messageNotFound` when the conversation has no such message.
+    public func deleteForMe(_ messageID: UUID, with peer: UUID) throws {
+        guard let files = try store.deleteLocally(messageID, peer: peer, me: me, now: now()) else {
+            throw ConfidantKitError.messageNotFound(messageID)
+        }
+        store.removeAttachmentFiles(files)
+        eventHub.emit(.changed)
+    }
+
     private func ownMessage(_ id: UUID) throws -> ChatMessage {
         if let message = try store.message(id: id, direction: .outgoing) { return message }
         if try store.message(id: id, direction: .incoming) != nil { throw ConfidantKitError.notYourMessage(id) }

@@ -108,4 +108,13 @@ extension Messenger {
         guard let message = try store.message(id: id, direction: .outgoing), message.peer == peer else { return nil }
         return message
     }
+
+    /// Any line of the conversation with `peer` by id — one's own, the peer's or a notice; nil
+    /// when there is none there.
+    public func message(_ id: UUID, with peer: UUID) throws -> ChatMessage? {
+        for direction in [ChatMessage.Direction.outgoing, .incoming, .notice] {
+            if let message = try store.message(id: id, direction: direction), message.peer == peer { return message }
+        }
+        return nil
+    }
 }

@@ -143,6 +143,39 @@ extension LocalStore {
         return count
     }
 
+    /// Deletes the message `id` of the conversation with `peer` on this device (``Messenger/deleteForMe(_:with:)``):
+    /// its rows, any outbox entry and its attachments; a received one's id is kept in
+    /// `seen_envelope`, as for an expired message. Returns the files to remove, nil when there is
+    /// no such message.
+    func deleteLocally(_ id: UUID, peer: UUID, me: UUID, now: Date) throws -> [AttachmentFile]? {
+        try write { db -> [AttachmentFile]? in
+            let rows = MessageRecord.filter(
+                MessageRecord.Columns.messageID == id.canonicalString
+                    && MessageRecord.Columns.peerID == peer.canonicalString)
+            guard try rows.fetchCount(db) > 0 else { return nil }
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO seen_envelope (sender_id, message_id, seen_at)
+                    SELECT CASE direction WHEN ? THEN peer_id ELSE ? END, message_id, ?
+                    FROM message WHERE message_id = ? AND peer_id = ? AND direction != ?
+                    """,
+                arguments: [
+                    ChatMessage.Direction.incoming, me.canonicalString, now.timeIntervalSince1970, id.canonicalString,
+                    peer.canonicalString, ChatMessage.Direction.notice,
+                ])
+            try db.execute(
+                sql: "DELETE FROM outbox WHERE message_id = ? AND peer_id = ?",
+                arguments: [id.canonicalString, peer.canonicalString])
+            let attachments = AttachmentRecord.filter(
+                AttachmentRecord.Columns.messageID == id.canonicalString
+                    && AttachmentRecord.Columns.peerID == peer.canonicalString)
+            let files = try attachments.fetchAll(db).map(AttachmentFile.init)
+            try attachments.deleteAll(db)
+            try rows.deleteAll(db)
+            return files
+        }
+    }
+
     /// When the next message disappears, if any will.
     func nextExpiry() throws -> Date? {
         try read { db in

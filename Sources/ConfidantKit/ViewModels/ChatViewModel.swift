@@ -23,6 +23,8 @@ public final class ChatViewModel {
     public private(set) var connection: ConnectionState = .stopped
     /// The conversation's disappearing-message timer in seconds; nil when messages stay.
     public private(set) var disappearingTimer: Int?
+    /// Whether the peer's keys, as this device knows them, are the ones you verified.
+    public private(set) var verificationState: PeerVerification.State = .unverified
     private let messenger: Messenger
     private let limit: Int
 
@@ -41,6 +43,7 @@ public final class ChatViewModel {
         do {
             show(try await messenger.history(with: peer.id, limit: limit))
             disappearingTimer = try await messenger.disappearingTimer(with: peer.id)
+            verificationState = try await messenger.verificationState(of: peer.id)
             try await messenger.markRead(peer.id)
         } catch {
             self.error = String(describing: error)
@@ -121,6 +124,16 @@ public final class ChatViewModel {
         return sent
     }
 
+    /// Deletes a message from this device only (``Messenger/deleteForMe(_:with:)``).
+    public func deleteForMe(_ id: UUID) async {
+        do {
+            try await messenger.deleteForMe(id, with: peer.id)
+        } catch {
+            self.error = String(describing: error)
+        }
+        await load()
+    }
+
     /// Queues a failed message again and tries to deliver it.
     public func retry(_ id: UUID) async {
         do {
@@ -151,6 +164,18 @@ public final class ChatViewModel {
         } catch {
             self.error = String(describing: error)
         }
+        verificationState = (try? await messenger.verificationState(of: peer.id)) ?? .unverified
+    }
+
+    /// Forgets that the peer was verified.
+    public func unmarkVerified() async {
+        do {
+            try await messenger.unmarkVerified(peer)
+            verification = try await messenger.verification(of: peer)
+        } catch {
+            self.error = String(describing: error)
+        }
+        verificationState = (try? await messenger.verificationState(of: peer.id)) ?? .unverified
     }
 
     /// The messages that failed to send, for a "retry all".

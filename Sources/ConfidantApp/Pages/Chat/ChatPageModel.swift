@@ -19,7 +19,13 @@ struct ChatPageModel: Encodable, Sendable {
         let text: String
         let hasText: Bool
         let unreadable: Bool
+        /// "Today" before the first line of a day; nil for the others.
+        let day: String?
+        /// Drawn as part of the group of the line before (the same side, minutes apart).
+        let follows: Bool
+        /// "14:05", and the full date for its tooltip.
         let time: String
+        let fullTime: String
         let isoTime: String
         let status: String?
         let failed: Bool
@@ -28,10 +34,15 @@ struct ChatPageModel: Encodable, Sendable {
         let disappearing: Bool
         let files: [File]
         let hasFiles: Bool
-        /// Whether it offers editing and deletion (one's own, neither deleted nor failed).
+        /// Whether it offers editing and deletion for everyone (one's own, neither deleted nor failed).
         let canChange: Bool
+        /// Editing needs text to edit.
+        let canEdit: Bool
+        /// It has text to copy.
+        let canCopy: Bool
         let retry: String
         let edit: String
+        /// The page that asks: for me, or for everyone.
         let delete: String
     }
 
@@ -57,6 +68,10 @@ struct ChatPageModel: Encodable, Sendable {
     let draft: String
     let timers: [TimerChoice]
     let timer: String?
+    /// The peer's keys are the ones verified: a badge in the header.
+    let verified: Bool
+    /// The conversation list beside the chat (nil in the live region, which does not show it).
+    var list: ConversationListModel?
     let maxUpload: String
     let links: Links
 
@@ -68,12 +83,20 @@ struct ChatPageModel: Encodable, Sendable {
     ///   - draft: the text the composer starts with.
     init(
         page: PageInfo, peer: Contact, messages: [ChatMessage], keyChangeBanner: String?, connection: ConnectionState,
-        disappearingTimer: Int?, confirmKeyChange: Bool = false, draft: String = "", maxUploadBytes: Int,
-        now: Date = Date()
+        disappearingTimer: Int?, verified: Bool = false, confirmKeyChange: Bool = false, draft: String = "",
+        maxUploadBytes: Int, now: Date = Date(), calendar: Calendar = .current
     ) {
         self.page = page
         self.peer = PersonView(peer)
-        self.messages = messages.map { Self.message($0, peer: peer.id, now: now) }
+        let timeline = ChatTimeline(calendar: calendar, now: now)
+        var lines: [Message] = []
+        lines.reserveCapacity(messages.count)
+        for index in messages.indices {
+            let previous = index > messages.startIndex ? messages[index - 1] : nil
+            lines.append(Self.message(messages[index], after: previous, peer: peer.id, timeline: timeline))
+        }
+        self.messages = lines
+        self.verified = verified
         self.keyChangeBanner = keyChangeBanner
         offline = ConnectionText.offline(connection)
         self.confirmKeyChange = confirmKeyChange
@@ -97,20 +120,32 @@ struct ChatPageModel: Encodable, Sendable {
         self.init(
             page: page, peer: model.peer, messages: model.messages, keyChangeBanner: model.keyChangeBanner,
             connection: model.connection, disappearingTimer: model.disappearingTimer,
-            confirmKeyChange: confirmKeyChange, draft: draft, maxUploadBytes: maxUploadBytes)
+            verified: model.verificationState == .verified, confirmKeyChange: confirmKeyChange, draft: draft,
+            maxUploadBytes: maxUploadBytes)
     }
 
-    static func message(_ message: ChatMessage, peer: UUID, now: Date) -> Message {
+    static func message(_ message: ChatMessage, after previous: ChatMessage?, peer: UUID, timeline: ChatTimeline)
+        -> Message
+    {
         let failed = if case .failed = message.status { true } else { false }
         let id = message.id
+        let newDay = timeline.startsDay(message.sentAt, after: previous?.sentAt)
+        let follows =
+            previous.map {
+                $0.direction == message.direction && message.direction != .notice
+                    && timeline.continuesGroup(message.sentAt, after: $0.sentAt)
+            } ?? false
+        let canChange = message.direction == .outgoing && !message.isDeleted && !failed
         return Message(
             id: id.canonicalString,
             side: message.direction == .outgoing ? "mine" : message.direction == .notice ? "notice" : "theirs",
             text: message.text == nil && !message.attachments.isEmpty && !message.isDeleted ? "" : message.displayText,
             hasText: message.text != nil || message.attachments.isEmpty || message.isDeleted,
             unreadable: message.isUnreadable || message.isDeleted,
-            time: message.sentAt.formatted(date: .abbreviated, time: .shortened),
-            isoTime: message.sentAt.formatted(.iso8601), status: DeliveryStatusText.describe(message, now: now),
+            day: newDay ? timeline.dayLabel(message.sentAt) : nil, follows: follows,
+            time: timeline.shortTime(message.sentAt), fullTime: timeline.fullTime(message.sentAt),
+            isoTime: message.sentAt.formatted(.iso8601),
+            status: DeliveryStatusText.describe(message, now: timeline.now),
             failed: failed, edited: message.editedAt != nil && !message.isDeleted, deleted: message.isDeleted,
             disappearing: message.expiresAt != nil,
             files: message.attachments.map { file in
@@ -120,7 +155,8 @@ struct ChatPageModel: Encodable, Sendable {
                     size: ByteCountFormatter.string(fromByteCount: Int64(file.size), countStyle: .file),
                     isImage: file.isImage)
             }, hasFiles: !message.attachments.isEmpty,
-            canChange: message.direction == .outgoing && !message.isDeleted && !failed,
+            canChange: canChange, canEdit: canChange && message.text != nil,
+            canCopy: message.text != nil && !message.isDeleted,
             retry: AppRoute.retry(.value(peer), message: .value(id)).path,
             edit: AppRoute.editMessage(.value(peer), message: .value(id)).path,
             delete: AppRoute.deleteMessage(.value(peer), message: .value(id)).path)

@@ -43,9 +43,15 @@ struct ChatPages {
         await model.load()
         let held = await context.session.heldDrafts[contact.id]
         let maximum = context.session.configuration.maxUploadBytes
-        let page = await ChatPageModel(
-            model, page: context.info(contact.displayName, error: model.error), confirmKeyChange: held != nil,
-            draft: held ?? "", maxUploadBytes: maximum)
+        let page = await MainActor.run { () -> ChatPageModel in
+            var page = ChatPageModel(
+                model, page: context.info(contact.displayName, error: model.error), confirmKeyChange: held != nil,
+                draft: held ?? "", maxUploadBytes: maximum)
+            page.list = context.session.conversations.map {
+                ConversationListModel($0, page: page.page, current: contact.id)
+            }
+            return page
+        }
         return try await request.page("chat", page)
     }
 

@@ -3,15 +3,17 @@ import ConfidantKit
 import Foundation
 import Vapor
 
-/// Changing one's own messages after they were sent: editing, deleting for everyone, and the
-/// conversation's disappearing timer.
+/// Changing messages after they were sent: editing one's own, deleting (for me, or one's own for
+/// everyone, after asking which), and the conversation's disappearing timer.
 struct MessageChangePages {
     let context: AppContext
 
     func register(on routes: any RoutesBuilder) {
         routes.get(.editMessage(.key, message: .key)) { request in try await editPage(request) }
         routes.post(.editMessage(.key, message: .key)) { request in try await edit(request) }
+        routes.get(.deleteMessage(.key, message: .key)) { request in try await deletePage(request) }
         routes.post(.deleteMessage(.key, message: .key)) { request in try await delete(request) }
+        routes.post(.deleteForMe(.key, message: .key)) { request in try await deleteForMe(request) }
         routes.post(.timer(.key)) { request in try await setTimer(request) }
     }
 
@@ -49,6 +51,43 @@ struct MessageChangePages {
         let (messenger, contact) = try await context.chatPeer(request)
         let form = try request.content.decode(EditForm.self)
         try await messenger.edit(try context.messageID(request), text: form.text)
+        // The page's script edits in place and asks for exactly this (see `ChatPages.send`).
+        if request.headers.first(name: .accept) == "application/json" {
+            return try await EditResult(ok: true).encodeResponse(for: request)
+        }
+        return request.redirect(to: .chat(.value(contact.id)))
+    }
+
+    private struct EditResult: Content {
+        var ok: Bool
+    }
+
+    struct DeletePage: Encodable, Sendable {
+        let page: PageInfo
+        let peer: PersonView
+        let text: String
+        let forEveryone: String?
+        let forMe: String
+    }
+
+    /// Asks how to delete: for me (any line), or for everyone (one's own, not deleted yet).
+    private func deletePage(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let id = try context.messageID(request)
+        guard let message = try await messenger.message(id, with: contact.id) else {
+            throw Abort(.notFound, reason: "There is no such message in this conversation.")
+        }
+        let ownAndLive = message.direction == .outgoing && !message.isDeleted
+        let page = await DeletePage(
+            page: context.info("Delete a message"), peer: PersonView(contact), text: message.displayText,
+            forEveryone: ownAndLive ? AppRoute.deleteMessage(.value(contact.id), message: .value(id)).path : nil,
+            forMe: AppRoute.deleteForMe(.value(contact.id), message: .value(id)).path)
+        return try await request.page("chat-delete", page)
+    }
+
+    private func deleteForMe(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        try await messenger.deleteForMe(try context.messageID(request), with: contact.id)
         return request.redirect(to: .chat(.value(contact.id)))
     }
 

@@ -4,26 +4,37 @@ import Foundation
 import Vapor
 
 /// Verifying a peer by safety numbers: one per device, each also as a QR code to scan, and
-/// marking the keys verified.
+/// marking the keys verified (or no longer).
 struct VerifyPages {
     let context: AppContext
 
     func register(on routes: any RoutesBuilder) {
         routes.get(.verify(.key)) { request in try await verification(request) }
-        routes.post(.verify(.key)) { request in try await verification(request, marked: true) }
+        routes.post(.verify(.key)) { request in try await mark(request, verified: true) }
+        routes.post(.unverify(.key)) { request in try await mark(request, verified: false) }
         routes.get(.verifyCode(.key, device: .key)) { request in try await qrCode(request) }
     }
 
-    private func verification(_ request: Request, marked: Bool = false) async throws -> Response {
+    private func verification(_ request: Request) async throws -> Response {
         let (messenger, contact) = try await context.chatPeer(request)
         let model = await ChatViewModel(messenger: messenger, peer: contact)
-        if marked { await model.markVerified() } else { await model.checkVerification() }
+        await model.checkVerification()
         let page = await MainActor.run {
-            VerifyPageModel(
-                page: context.info("Verify \(contact.displayName)", error: model.error), peer: contact,
+            let flash = context.session.takeFlash()
+            return VerifyPageModel(
+                page: context.info("Verify \(contact.displayName)", error: flash?.error ?? model.error), peer: contact,
                 verification: model.verification)
         }
         return try await request.page("verify", page)
+    }
+
+    /// Marks the keys verified, or no longer, and goes back to the page (post/redirect/get).
+    private func mark(_ request: Request, verified: Bool) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        if verified { await model.markVerified() } else { await model.unmarkVerified() }
+        await MainActor.run { context.session.flash = (model.error, nil) }
+        return request.redirect(to: .verify(.value(contact.id)))
     }
 
     /// The safety number with one device as a QR code (SVG), for the peer to scan.
@@ -55,6 +66,8 @@ struct VerifyPageModel: Encodable, Sendable {
     /// "verified", "changed" or "unverified".
     let state: String
     let stateText: String
+    let isVerified: Bool
+    let unverify: String
     let devices: [Device]
 
     init(page: PageInfo, peer: Contact, verification: PeerVerification?) {
@@ -67,6 +80,8 @@ struct VerifyPageModel: Encodable, Sendable {
                 ("changed", "The keys changed since you verified them. Compare the numbers again.")
             case .unverified?, nil: ("unverified", "Not verified yet.")
             }
+        isVerified = verification?.state == .verified
+        unverify = AppRoute.unverify(.value(peer.id)).path
         devices = (verification?.safetyNumbers ?? []).map { device, number in
             Device(
                 deviceID: device.canonicalString, shortID: String(device.uuidString.prefix(8)), number: number.grouped,

@@ -3,156 +3,469 @@
 'use strict';
 (() => {
   // The one Trusted Types policy: the HTML it passes is what the app's own server rendered with
-  // Leaf, which escapes every value by default; it arrives over this origin's event stream.
+  // Leaf, which escapes every value by default; it arrives from this origin (live regions, and
+  // the chat pages fetched when a conversation is opened beside the list).
   const policy = window.trustedTypes
     ? window.trustedTypes.createPolicy('confidant', { createHTML: (html) => html })
     : { createHTML: (html) => html };
 
-  const scrollToEnd = (element) => {
-    if (element.hasAttribute('data-scroll-end')) window.scrollTo(0, document.body.scrollHeight);
-  };
+  let baseTitle = document.title.replace(/^\(\d+\) /, '');
+  const sources = new Map(); // live region → its EventSource
 
-  // The title counts unread messages, "(3) Chats · Confidant", as a live region reports them.
-  const baseTitle = document.title.replace(/^\(\d+\) /, '');
-  const showUnread = (region) => {
+  // ---- Live regions: the server pushes the region's new HTML as a `fragment` event.
+
+  const nearEnd = (pane) => pane.scrollHeight - pane.scrollTop - pane.clientHeight < 80;
+  const toEnd = (pane) => { pane.scrollTop = pane.scrollHeight; };
+
+  const afterUpdate = (region) => {
+    // The title counts unread messages, "(3) Chats · Confidant".
     const total = region.querySelector('[data-unread-total]');
-    if (!total) return;
-    const count = parseInt(total.getAttribute('data-unread-total'), 10) || 0;
-    document.title = count > 0 ? `(${count}) ${baseTitle}` : baseTitle;
+    if (total) {
+      const count = parseInt(total.getAttribute('data-unread-total'), 10) || 0;
+      document.title = count > 0 ? `(${count}) ${baseTitle}` : baseTitle;
+    }
+    // The disappearing timer's badge in the chat's header.
+    const timer = region.querySelector('[data-timer]');
+    const badge = document.getElementById('timer-badge');
+    if (timer && badge) {
+      const value = timer.getAttribute('data-timer') || '';
+      badge.hidden = value === '';
+      badge.querySelector('.value').textContent = value;
+    }
+    for (const button of region.querySelectorAll('[data-copy]')) button.hidden = !navigator.clipboard;
+    markCurrent();
+    region.dispatchEvent(new CustomEvent('confidant:updated'));
   };
 
-  // Live regions: the server pushes the region's new HTML as a `fragment` event.
-  for (const region of document.querySelectorAll('[data-live]')) {
-    const source = new EventSource(region.getAttribute('data-live'));
-    source.addEventListener('fragment', (event) => {
-      region.innerHTML = policy.createHTML(event.data);
-      showUnread(region);
-      scrollToEnd(region);
-    });
-    scrollToEnd(region);
-  }
-
-  // Chat composer: Enter sends (Shift+Enter is a new line); sent without reloading the page,
-  // the message list follows through the live region.
-  for (const form of document.querySelectorAll('form[data-enter-submits]')) {
-    const draft = form.querySelector('textarea');
-    draft.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
-        event.preventDefault();
-        form.requestSubmit();
+  const startLive = (root) => {
+    for (const region of root.querySelectorAll('[data-live]')) {
+      const scrolls = region.hasAttribute('data-scroll-end');
+      const jump = scrolls ? document.getElementById('jump-latest') : null;
+      let atEnd = true;
+      if (scrolls) {
+        region.addEventListener('scroll', () => {
+          atEnd = nearEnd(region);
+          if (jump && atEnd) jump.hidden = true;
+        });
+        // Pictures that load later push the newest lines down: follow them while at the end.
+        region.addEventListener('load', () => { if (atEnd) toEnd(region); }, true);
+        if (jump) jump.addEventListener('click', () => { toEnd(region); jump.hidden = true; region.focus(); });
       }
-    });
-    form.addEventListener('submit', async (event) => {
-      if (form.querySelector('input[name="confirmKeyChange"]')) return; // a full page: the banner goes
-      event.preventDefault();
-      const body = new URLSearchParams(new FormData(form));
-      const text = draft.value;
-      draft.value = '';
-      try {
-        const response = await fetch(form.action, { method: 'POST', body, headers: { 'Accept': 'application/json' } });
-        if (!response.ok) throw new Error(String(response.status));
-        const result = await response.json();
-        if (result.reload) { draft.value = text; window.location.assign(result.reload); }
-      } catch (error) {
-        draft.value = text;
-        form.submit();
-      }
-    });
-  }
-
-  // A picked picture is previewed before it is sent (a blob: URL of the file, in this page only).
-  for (const input of document.querySelectorAll('input[type=file][data-preview]')) {
-    const preview = document.getElementById(input.getAttribute('data-preview'));
-    input.addEventListener('change', () => {
-      const file = input.files && input.files[0];
-      if (!preview) return;
-      if (file && /^image\/(png|jpeg)$/.test(file.type)) {
-        preview.src = URL.createObjectURL(file);
-        preview.hidden = false;
-      } else {
-        preview.hidden = true;
-      }
-    });
-  }
-
-  // The arithmetic step's keypad types into its field.
-  for (const keypad of document.querySelectorAll('[data-keypad-for]')) {
-    const field = document.getElementById(keypad.getAttribute('data-keypad-for'));
-    keypad.addEventListener('click', (event) => {
-      const key = event.target.closest('button[data-key]');
-      if (!key || !field) return;
-      const value = key.getAttribute('data-key');
-      field.value = value === 'back' ? field.value.slice(0, -1) : field.value + value;
-      field.focus();
-    });
-  }
-
-  // Uploads with a progress bar: the form goes by XMLHttpRequest (fetch reports no upload
-  // progress); a refusal is shown in the form, success goes to the page the server names.
-  for (const form of document.querySelectorAll('form[data-upload-progress]')) {
-    const box = document.getElementById(form.getAttribute('data-upload-progress'));
-    const bar = box && box.querySelector('progress');
-    const text = box && box.querySelector('.progress-text');
-    const problem = form.querySelector('.upload-error');
-    const button = form.querySelector('button[type=submit]');
-    form.addEventListener('submit', (event) => {
-      if (!box || !window.XMLHttpRequest) return;
-      event.preventDefault();
-      const request = new XMLHttpRequest();
-      request.open('POST', form.action);
-      request.setRequestHeader('Accept', 'application/json');
-      request.responseType = 'json';
-      request.upload.addEventListener('progress', (progress) => {
-        if (!progress.lengthComputable) return;
-        const percent = Math.round((100 * progress.loaded) / progress.total);
-        bar.value = percent;
-        text.textContent = percent < 100 ? `Uploading: ${percent} %` : 'Encrypting into the vault…';
-      });
-      const fail = (message) => {
-        box.hidden = true;
-        button.disabled = false;
-        if (problem) { problem.textContent = message; problem.hidden = false; }
-      };
-      request.addEventListener('load', () => {
-        const answer = request.response || {};
-        if (request.status >= 200 && request.status < 300 && answer.location) {
-          window.location.assign(answer.location);
-        } else {
-          fail(answer.error || answer.reason || `The upload was refused (${request.status}).`);
+      const source = new EventSource(region.getAttribute('data-live'));
+      sources.set(region, source);
+      source.addEventListener('fragment', (event) => {
+        const open = [...region.querySelectorAll('details[open][data-menu]')].map((menu) => menu.dataset.menu);
+        region.innerHTML = policy.createHTML(event.data);
+        for (const id of open) {
+          const menu = region.querySelector(`details[data-menu="${CSS.escape(id)}"]`);
+          if (menu) menu.open = true;
+        }
+        afterUpdate(region);
+        if (scrolls) {
+          if (atEnd) toEnd(region); else if (jump) jump.hidden = false;
         }
       });
-      request.addEventListener('error', () => fail('The upload did not reach the app. Is it still running?'));
-      if (problem) problem.hidden = true;
+      afterUpdate(region);
+      if (scrolls) toEnd(region);
+    }
+  };
+
+  const stopLive = (root) => {
+    for (const [region, source] of sources) {
+      if (root.contains(region)) { source.close(); sources.delete(region); }
+    }
+  };
+
+  // ---- The conversation list: the open chat marked, and a filter by name.
+
+  const markCurrent = () => {
+    for (const link of document.querySelectorAll('.pane-list a.conversation')) {
+      if (link.pathname === window.location.pathname) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+  };
+
+  const filters = (root) => {
+    for (const box of root.querySelectorAll('[data-filter]')) {
+      const region = document.getElementById(box.getAttribute('data-filter'));
+      const field = box.querySelector('input');
+      if (!region || !field) continue;
       box.hidden = false;
-      bar.value = 0;
-      text.textContent = 'Uploading: 0 %';
-      button.disabled = true;
-      request.send(new FormData(form));
-    });
-  }
+      const apply = () => {
+        const query = field.value.trim().toLowerCase();
+        for (const row of region.querySelectorAll('ul.conversations > li')) {
+          const name = (row.querySelector('.name') || row).textContent.toLowerCase();
+          row.hidden = query !== '' && !name.split(/\s+/).some((word) => word.startsWith(query)) && !name.startsWith(query);
+        }
+      };
+      field.addEventListener('input', apply);
+      region.addEventListener('confidant:updated', apply);
+    }
+  };
 
-  // The photo viewer: arrow keys for the previous and next photo, Escape back to the vault.
-  if (document.querySelector('[data-viewer]')) {
-    document.addEventListener('keydown', (event) => {
-      if (event.altKey || event.ctrlKey || event.metaKey) return;
-      const target = { ArrowLeft: '[data-key-left]', ArrowRight: '[data-key-right]', Escape: '[data-key-escape]' }[event.key];
-      const link = target && document.querySelector(target);
-      if (link) { event.preventDefault(); window.location.assign(link.href); }
-    });
-  }
+  // ---- The composer: Enter sends (Shift+Enter is a new line), without reloading the page; the
+  // message list follows through the live region. Editing a message happens here too.
 
-  // "Send the code again" waits out the server's cool-down, counting down beside the button
-  // (without this script the server says how long to wait).
-  for (const button of document.querySelectorAll('button[data-wait-seconds]')) {
-    let left = parseInt(button.getAttribute('data-wait-seconds'), 10) || 0;
-    const label = button.parentElement.querySelector('.countdown');
-    const tick = () => {
-      if (left <= 0) { button.disabled = false; if (label) label.textContent = ''; return; }
-      button.disabled = true;
-      if (label) label.textContent = `You can ask for a new code in ${left} s.`;
-      left -= 1;
-      window.setTimeout(tick, 1000);
-    };
-    tick();
-  }
+  let editing = null; // { url, previous draft, form, draft }
+
+  const stopEditing = () => {
+    if (!editing) return;
+    const { form, draft, previous } = editing;
+    editing = null;
+    draft.value = previous;
+    const banner = document.getElementById('editing');
+    if (banner) banner.hidden = true;
+    form.querySelector('button[type=submit]').textContent = 'Send';
+    draft.focus();
+  };
+
+  const startEditing = (url, text) => {
+    const form = document.getElementById('composer');
+    if (!form) return false;
+    const draft = form.querySelector('textarea');
+    if (editing) stopEditing();
+    editing = { url, previous: draft.value, form, draft };
+    draft.value = text;
+    const banner = document.getElementById('editing');
+    if (banner) banner.hidden = false;
+    form.querySelector('button[type=submit]').textContent = 'Save';
+    draft.focus();
+    return true;
+  };
+
+  const composers = (root) => {
+    for (const form of root.querySelectorAll('form[data-enter-submits]')) {
+      const draft = form.querySelector('textarea');
+      const grow = () => { draft.style.height = 'auto'; draft.style.height = `${draft.scrollHeight + 2}px`; };
+      draft.addEventListener('input', grow);
+      draft.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+          event.preventDefault();
+          form.requestSubmit();
+        } else if (event.key === 'Escape' && editing) {
+          event.preventDefault();
+          stopEditing();
+        }
+      });
+      form.addEventListener('submit', async (event) => {
+        if (form.querySelector('input[name="confirmKeyChange"]')) return; // a full page: the banner goes
+        event.preventDefault();
+        const token = form.querySelector('input[name="_csrf"]').value;
+        const text = draft.value;
+        if (editing) {
+          const { url } = editing;
+          const body = new URLSearchParams({ _csrf: token, text });
+          try {
+            const response = await fetch(url, { method: 'POST', body, headers: { 'Accept': 'application/json' } });
+            if (!response.ok) throw new Error(String(response.status));
+            stopEditing();
+          } catch (error) {
+            window.location.assign(url); // the edit page says what went wrong
+          }
+          return;
+        }
+        const body = new URLSearchParams(new FormData(form));
+        draft.value = '';
+        grow();
+        try {
+          const response = await fetch(form.action, { method: 'POST', body, headers: { 'Accept': 'application/json' } });
+          if (!response.ok) throw new Error(String(response.status));
+          const result = await response.json();
+          if (result.reload) { draft.value = text; window.location.assign(result.reload); }
+        } catch (error) {
+          draft.value = text;
+          form.submit();
+        }
+      });
+    }
+  };
+
+  // ---- Files: the composer's 📎 button, dropping files on the chat and pasting them send
+  // them through the attach form (with the draft as the caption).
+
+  const attachments = (root) => {
+    for (const button of root.querySelectorAll('[data-attach]')) {
+      const input = document.getElementById(button.getAttribute('data-attach'));
+      const form = input && input.form;
+      if (!form) continue;
+      const composer = button.form;
+      const send = (files) => {
+        if (!files || files.length === 0) return;
+        const draft = composer && composer.querySelector('textarea');
+        const caption = form.querySelector('input[name="caption"]');
+        if (draft && caption && !editing && draft.value.trim() !== '' && caption.value === '') {
+          caption.value = draft.value;
+          draft.value = '';
+        }
+        if (files !== input.files) input.files = files;
+        form.requestSubmit();
+      };
+      button.hidden = false;
+      button.addEventListener('click', () => { input.dataset.sendOnPick = '1'; input.click(); });
+      input.addEventListener('change', () => {
+        if (input.dataset.sendOnPick !== '1') return;
+        delete input.dataset.sendOnPick;
+        send(input.files);
+      });
+      const pane = button.closest('.pane-main') || document.body;
+      pane.addEventListener('dragover', (event) => {
+        if (![...event.dataTransfer.types].includes('Files')) return;
+        event.preventDefault();
+        if (composer) composer.classList.add('dropping');
+      });
+      pane.addEventListener('dragleave', (event) => {
+        if (composer && !pane.contains(event.relatedTarget)) composer.classList.remove('dropping');
+      });
+      pane.addEventListener('drop', (event) => {
+        if (!event.dataTransfer.files.length) return;
+        event.preventDefault();
+        if (composer) composer.classList.remove('dropping');
+        send(event.dataTransfer.files);
+      });
+      const draft = composer && composer.querySelector('textarea');
+      if (draft) {
+        draft.addEventListener('paste', (event) => {
+          if (!event.clipboardData || event.clipboardData.files.length === 0) return;
+          event.preventDefault();
+          send(event.clipboardData.files);
+        });
+      }
+    }
+  };
+
+  // ---- Uploads with a progress bar: the form goes by XMLHttpRequest (fetch reports no upload
+  // progress); a refusal is shown in the form, success goes to the page the server names.
+
+  const uploads = (root) => {
+    for (const form of root.querySelectorAll('form[data-upload-progress]')) {
+      const box = document.getElementById(form.getAttribute('data-upload-progress'));
+      const bar = box && box.querySelector('progress');
+      const text = box && box.querySelector('.progress-text');
+      const problem = form.querySelector('.upload-error');
+      const button = form.querySelector('button[type=submit]');
+      form.addEventListener('submit', (event) => {
+        if (!box || !window.XMLHttpRequest) return;
+        event.preventDefault();
+        const details = form.closest('details');
+        if (details) details.open = true;
+        const request = new XMLHttpRequest();
+        request.open('POST', form.action);
+        request.setRequestHeader('Accept', 'application/json');
+        request.responseType = 'json';
+        request.upload.addEventListener('progress', (progress) => {
+          if (!progress.lengthComputable) return;
+          const percent = Math.round((100 * progress.loaded) / progress.total);
+          bar.value = percent;
+          text.textContent = percent < 100 ? `Uploading: ${percent} %` : 'Encrypting…';
+        });
+        const fail = (message) => {
+          box.hidden = true;
+          button.disabled = false;
+          if (problem) { problem.textContent = message; problem.hidden = false; }
+        };
+        request.addEventListener('load', () => {
+          const answer = request.response || {};
+          if (request.status >= 200 && request.status < 300 && answer.location) {
+            window.location.assign(answer.location);
+          } else {
+            fail(answer.error || answer.reason || `The upload was refused (${request.status}).`);
+          }
+        });
+        request.addEventListener('error', () => fail('The upload did not reach the app. Is it still running?'));
+        if (problem) problem.hidden = true;
+        box.hidden = false;
+        bar.value = 0;
+        text.textContent = 'Uploading: 0 %';
+        button.disabled = true;
+        request.send(new FormData(form));
+      });
+    }
+  };
+
+  // ---- Smaller helpers: picture previews, the keypad, the resend countdown.
+
+  const previews = (root) => {
+    // A picked picture is previewed before it is sent (a blob: URL of the file, in this page only).
+    for (const input of root.querySelectorAll('input[type=file][data-preview]')) {
+      const preview = document.getElementById(input.getAttribute('data-preview'));
+      input.addEventListener('change', () => {
+        const file = input.files && input.files[0];
+        if (!preview) return;
+        if (file && /^image\/(png|jpeg)$/.test(file.type)) {
+          preview.src = URL.createObjectURL(file);
+          preview.hidden = false;
+        } else {
+          preview.hidden = true;
+        }
+      });
+    }
+  };
+
+  const keypads = (root) => {
+    // The arithmetic step's keypad types into its field.
+    for (const keypad of root.querySelectorAll('[data-keypad-for]')) {
+      const field = document.getElementById(keypad.getAttribute('data-keypad-for'));
+      keypad.addEventListener('click', (event) => {
+        const key = event.target.closest('button[data-key]');
+        if (!key || !field) return;
+        const value = key.getAttribute('data-key');
+        field.value = value === 'back' ? field.value.slice(0, -1) : field.value + value;
+        field.focus();
+      });
+    }
+  };
+
+  const countdowns = (root) => {
+    // "Send the code again" waits out the server's cool-down, counting down beside the button
+    // (without this script the server says how long to wait).
+    for (const button of root.querySelectorAll('button[data-wait-seconds]')) {
+      let left = parseInt(button.getAttribute('data-wait-seconds'), 10) || 0;
+      const label = button.parentElement.querySelector('.countdown');
+      const tick = () => {
+        if (left <= 0) { button.disabled = false; if (label) label.textContent = ''; return; }
+        button.disabled = true;
+        if (label) label.textContent = `You can ask for a new code in ${left} s.`;
+        left -= 1;
+        window.setTimeout(tick, 1000);
+      };
+      tick();
+    }
+  };
+
+  const enhance = (root) => {
+    startLive(root);
+    filters(root);
+    composers(root);
+    attachments(root);
+    uploads(root);
+    previews(root);
+    keypads(root);
+    countdowns(root);
+  };
+
+  // ---- Opening a conversation beside the list without loading the whole page.
+
+  const wide = window.matchMedia('(min-width: 761px)');
+
+  const openInPane = async (url, push) => {
+    const pane = document.querySelector('.panes > .pane-main');
+    if (!pane) { window.location.assign(url); return; }
+    let page;
+    try {
+      const response = await fetch(url, { headers: { 'Accept': 'text/html' } });
+      if (!response.ok || new URL(response.url).pathname !== new URL(url, window.location.href).pathname) {
+        throw new Error(String(response.status));
+      }
+      page = new DOMParser().parseFromString(policy.createHTML(await response.text()), 'text/html');
+    } catch (error) {
+      window.location.assign(url);
+      return;
+    }
+    const next = page.querySelector('.panes > .pane-main');
+    if (!next) { window.location.assign(url); return; }
+    if (editing) stopEditing();
+    stopLive(pane);
+    const adopted = document.importNode(next, true);
+    pane.replaceWith(adopted);
+    document.querySelector('.panes').classList.toggle('has-chat', adopted.classList.contains('chat'));
+    baseTitle = page.title.replace(/^\(\d+\) /, '');
+    document.title = baseTitle;
+    if (push) window.history.pushState({ pane: true }, '', url);
+    enhance(adopted);
+    markCurrent();
+    const draft = adopted.querySelector('#draft');
+    if (draft) draft.focus();
+    const list = document.getElementById('list-live');
+    if (list) afterUpdate(list);
+  };
+
+  document.addEventListener('click', (event) => {
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) {
+      return;
+    }
+    const target = event.target;
+    // A conversation in the list opens beside it on a wide window.
+    const row = target.closest('.pane-list a.conversation');
+    if (row && wide.matches && document.querySelector('.panes > .pane-main')) {
+      event.preventDefault();
+      if (row.pathname !== window.location.pathname) openInPane(row.href, true);
+      return;
+    }
+    // Edit a message in the composer.
+    const edit = target.closest('a[data-edit]');
+    if (edit) {
+      const text = edit.closest('.message')?.querySelector('.text');
+      if (startEditing(edit.href, text ? text.textContent : '')) {
+        event.preventDefault();
+        edit.closest('details').open = false;
+      }
+      return;
+    }
+    // Copy a message's text.
+    const copy = target.closest('[data-copy]');
+    if (copy && navigator.clipboard) {
+      const text = copy.closest('.message')?.querySelector('.text');
+      navigator.clipboard.writeText(text ? text.textContent : '').then(
+        () => { copy.closest('details').open = false; },
+        () => { copy.textContent = 'Copy (not allowed here)'; });
+      return;
+    }
+    // A picture in a chat opens in the app's viewer, not as the raw file.
+    const picture = target.closest('a[data-viewer-image]');
+    if (picture && window.HTMLDialogElement) {
+      event.preventDefault();
+      showPicture(picture.href, picture.querySelector('img')?.alt || '');
+      return;
+    }
+    // A click elsewhere closes open menus.
+    for (const menu of document.querySelectorAll('details.menu[open]')) {
+      if (!menu.contains(target)) menu.open = false;
+    }
+  });
+
+  let viewer = null;
+  const showPicture = (url, name) => {
+    if (!viewer) {
+      viewer = document.createElement('dialog');
+      viewer.className = 'photo-viewer';
+      viewer.setAttribute('aria-label', 'Photo');
+      const image = document.createElement('img');
+      const close = document.createElement('form');
+      close.method = 'dialog';
+      const button = document.createElement('button');
+      button.type = 'submit';
+      button.className = 'secondary';
+      button.textContent = 'Close';
+      close.append(button);
+      viewer.append(image, close);
+      viewer.addEventListener('click', (event) => { if (event.target === viewer) viewer.close(); });
+      document.body.append(viewer);
+    }
+    const image = viewer.querySelector('img');
+    image.src = url;
+    image.alt = name;
+    viewer.showModal();
+  };
+
+  window.addEventListener('popstate', () => {
+    if (document.querySelector('.panes')) openInPane(window.location.href, false);
+  });
+
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') {
+      // Escape closes open menus, and gives focus back to their button.
+      for (const menu of document.querySelectorAll('details.menu[open]')) {
+        menu.open = false;
+        menu.querySelector('summary').focus();
+      }
+    }
+    // The vault's photo viewer: arrow keys for the previous and next photo, Escape back to the vault.
+    if (!document.querySelector('[data-viewer]') || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = { ArrowLeft: '[data-key-left]', ArrowRight: '[data-key-right]', Escape: '[data-key-escape]' }[event.key];
+    const link = target && document.querySelector(target);
+    if (link) { event.preventDefault(); window.location.assign(link.href); }
+  });
+
+  enhance(document);
+  markCurrent();
 })();
