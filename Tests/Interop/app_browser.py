@@ -17,6 +17,7 @@ alice's app was started without a passphrase (the sign-up page asks for one), bo
 import argparse, base64, glob, hashlib, hmac, os, re, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
 import pyotp
+from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
@@ -62,6 +63,7 @@ def browser():
     service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
     driver = webdriver.Chrome(options=options, service=service)
     driver.set_page_load_timeout(60)
+    driver.set_script_timeout(120)
     return driver
 
 
@@ -110,7 +112,23 @@ def gone(element):
     return check
 
 
+audited = []
+
+
+def audit(driver, name):
+    """axe-core's WCAG 2 A and AA rules on the page as it is now: no critical or serious violation."""
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run(options="{runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}}")
+    bad = [f"{v['id']} ({v['impact']}): {[(n['target'], n.get('failureSummary')) for n in v['nodes']][:3]}"
+           for v in results["violations"]
+           if v["impact"] in ("critical", "serious")]
+    expect(not bad, f"accessibility of {name} ({driver.current_url}): {bad}")
+    audited.append(name)
+
+
 def screenshot(driver, name):
+    audit(driver, name)
     if arguments.screenshots:
         os.makedirs(arguments.screenshots, exist_ok=True)
         driver.save_screenshot(os.path.join(arguments.screenshots, f"{name}.png"))
@@ -160,6 +178,9 @@ def sign_up(driver, url, first, last, email, passphrase, picture=None, resend=Fa
     driver.find_element(By.CSS_SELECTOR, "#welcome-form button[type=submit]").click()
     wait(driver, EC.presence_of_element_located((By.ID, "answer")), "the e-mail code step")
     expect("e-mail" in driver.find_element(By.CSS_SELECTOR, "label[for=answer]").text, "the step asks the mailed code")
+    expect(driver.find_element(By.TAG_NAME, "h1").text == "Step 2 of 2: confirm your e-mail", "the step says where it is")
+    if passphrase:
+        screenshot(driver, "sign-up-code")
     # A wrong code first: the page says so and asks again.
     driver.find_element(By.ID, "answer").send_keys("WRONG1")
     driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
@@ -394,6 +415,16 @@ try:
 
     # Alice corrects her greeting and deletes the hostile message, for both of them.
     alice.get(alice_base_url() + "/chat/" + alice.current_url.rstrip("/").split("/")[-1])
+    # The menus work from the keyboard: Enter on the ⋯ button opens one, Escape closes it again.
+    alice.execute_script("document.querySelector('ol.messages .mine .message-menu summary').focus()")
+    ActionChains(alice).send_keys(Keys.ENTER).perform()
+    wait(alice, lambda d: d.execute_script("return document.querySelector('ol.messages .mine .message-menu').open"),
+         "Enter opens a message's menu")
+    ActionChains(alice).send_keys(Keys.ESCAPE).perform()
+    wait(alice, lambda d: d.execute_script("""
+        const menu = document.querySelector('ol.messages .mine .message-menu');
+        return !menu.open && document.activeElement === menu.querySelector('summary');"""),
+         "Escape closes it and leaves the focus on its button")
     # Editing happens in the composer: Escape gives the draft back, Enter saves.
     alice.find_element(By.ID, "draft").send_keys("half a thought")
     message_action(alice, "Hello Bob", "Edit")
@@ -446,6 +477,8 @@ try:
     wait(bob, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "ol.messages"), "turned disappearing messages off"),
          "and that it is off again")
     wait(bob, lambda d: not d.find_element(By.ID, "timer-badge").is_displayed(), "the badge goes")
+    expect(not bob.find_elements(By.CSS_SELECTOR, "#live .banner.notice, .pane-list .key-changed"),
+           "a timer notice is a line of the chat, not a key-change warning")
     alice.execute_script("window.__stayed = true")
 
     # The relay goes down mid-chat: alice's message waits on her device, the pages say they are
@@ -586,6 +619,7 @@ try:
     # The photo viewer: the photo large, its place in the vault, back with Escape.
     alice.find_element(By.CSS_SELECTOR, ".album a.photo-link").click()
     wait(alice, EC.presence_of_element_located((By.ID, "photo")), "the photo viewer")
+    screenshot(alice, "vault-photo")
     large = alice.find_element(By.ID, "photo")
     wait(alice, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", large) == 64,
          "the viewer shows the photo")
@@ -596,6 +630,7 @@ try:
     # Editing a memory: new text and date; the files stay.
     alice.find_element(By.LINK_TEXT, "Edit").click()
     wait(alice, EC.presence_of_element_located((By.ID, "edit-form")), "the edit page")
+    screenshot(alice, "vault-edit")
     text = alice.find_element(By.ID, "edit-text")
     text.clear()
     text.send_keys("The evening at the lake, with Bob")
@@ -721,6 +756,7 @@ try:
 
     # Alice changes the name others see: the bar shows it, and so does bob's directory.
     alice.get(alice_base + "/profile")
+    screenshot(alice, "profile")
     name = alice.find_element(By.ID, "display-name")
     name.clear()
     name.send_keys("Alice Pleasance")
@@ -754,6 +790,15 @@ try:
         const pane = document.getElementById('live');
         return pane.scrollHeight - pane.scrollTop - pane.clientHeight < 80;"""), "the newest line in view on a phone")
     screenshot(bob, "chat-phone")
+    # The dark theme follows the system setting, and passes the same audit.
+    bob.set_window_size(1100, 900)
+    bob.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    bob.refresh()
+    wait(bob, EC.presence_of_element_located((By.CSS_SELECTOR, "ol.messages .message")), "the chat in the dark")
+    background = bob.execute_script("return getComputedStyle(document.body).backgroundColor")
+    expect(background == "rgb(18, 20, 25)", f"the dark theme is on: {background}")
+    screenshot(bob, "chat-dark")
+    bob.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
 
     # Bob deletes his account from the settings: he is signed out, and cannot sign in again.
     bob.set_window_size(1100, 900)
@@ -778,4 +823,4 @@ finally:
         restarted.terminate()
         restarted.wait(timeout=30)
     shutil.rmtree(pictures, ignore_errors=True)
-print(f"app_browser: {checks} checks passed")
+print(f"app_browser: axe found no serious violation on {len(audited)} screens; {checks} checks passed")

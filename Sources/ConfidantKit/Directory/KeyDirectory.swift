@@ -129,14 +129,15 @@ struct KeyDirectory: Sendable {
                         LocalStore.NewMessage(
                             id: change.noticeID, peer: me, direction: .notice, senderDevice: change.deviceID,
                             sentAt: now, text: change.accountNoticeText, unreadableReason: nil, state: .received,
-                            startsUnread: true)
+                            startsUnread: true, noticeKind: .keyChange)
                     }, transaction.db)
             }
             return try store.insert(
                 changes.map { change in
                     LocalStore.NewMessage(
                         id: change.noticeID, peer: user, direction: .notice, senderDevice: change.deviceID, sentAt: now,
-                        text: change.noticeText(name: contact.displayName), unreadableReason: nil, state: .received)
+                        text: change.noticeText(name: contact.displayName), unreadableReason: nil, state: .received,
+                        noticeKind: .keyChange)
                 }, transaction.db)
         }
         for notice in notices { events.emit(.message(notice)) }

@@ -86,7 +86,8 @@ extension Messenger {
                     LocalStore.NewMessage(
                         id: id, peer: contact.id, direction: .notice, senderDevice: identity.deviceID, sentAt: now,
                         text: seconds.map { "You set disappearing messages to \(DisappearingTimer.describe($0))" }
-                            ?? "You turned disappearing messages off", unreadableReason: nil, state: .received)
+                            ?? "You turned disappearing messages off", unreadableReason: nil, state: .received,
+                        noticeKind: .timer)
                 ], db)
         }
         for message in notice { eventHub.emit(.message(message)) }

@@ -58,6 +58,20 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     public var retryAt: Date? = nil
     /// Why the last attempt of a pending message did not get through.
     public var waitingReason: String? = nil
+    /// What a notice is about; nil for messages, and for notices stored before kinds were kept.
+    public var noticeKind: NoticeKind? = nil
+
+    /// What a notice line says something about.
+    public enum NoticeKind: String, Sendable, Hashable, Codable {
+        /// A device key of the peer (or of the account) changed: the warning screens show.
+        case keyChange = "key-change"
+        /// The conversation's disappearing timer was set or turned off.
+        case timer
+    }
+
+    /// A notice that warns of a changed key — or one stored before kinds were kept, which only
+    /// key changes were then.
+    public var warnsOfKeyChange: Bool { direction == .notice && (noticeKind ?? .keyChange) == .keyChange }
 
     /// What a screen shows: the text, a "deleted" line, or a placeholder saying why there is none.
     public var displayText: String {

@@ -68,7 +68,7 @@ struct ControlApplication {
             effect.notices.append(
                 LocalStore.NewMessage(
                     id: control.messageID, peer: conversation, direction: .notice, senderDevice: control.senderDevice,
-                    sentAt: control.sentAt, text: text, unreadableReason: nil, state: .received))
+                    sentAt: control.sentAt, text: text, unreadableReason: nil, state: .received, noticeKind: .timer))
             effect.changed = true
         case .text, .message:
             break

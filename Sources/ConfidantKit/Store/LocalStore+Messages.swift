@@ -22,6 +22,8 @@ extension LocalStore {
         var attachments: [AttachmentPointer] = []
         /// When it disappears from this device.
         var expiresAt: Date? = nil
+        /// What a notice is about.
+        var noticeKind: ChatMessage.NoticeKind? = nil
     }
 
     /// Stores messages in `db`'s transaction; a message seen before (same id, peer and direction)
@@ -35,8 +37,8 @@ extension LocalStore {
             }
             try db.cachedStatement(
                 sql: """
-                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at, notice_kind)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(
                 arguments: [
@@ -44,7 +46,7 @@ extension LocalStore {
                     message.senderDevice?.canonicalString, message.sentAt.timeIntervalSince1970, body,
                     message.unreadableReason, message.state,
                     !(message.startsUnread ?? (message.direction == .incoming)),
-                    message.envelopeVersion, message.expiresAt?.timeIntervalSince1970,
+                    message.envelopeVersion, message.expiresAt?.timeIntervalSince1970, message.noticeKind,
                 ])
             guard db.changesCount > 0 else { continue }
             let sequence = db.lastInsertedRowID
@@ -71,7 +73,7 @@ extension LocalStore {
                         pointer, index: index,
                         as: AttachmentFile(attachment: pointer.id, peer: message.peer, direction: message.direction))
                 },
-                expiresAt: times.expiresAt)
+                expiresAt: times.expiresAt, noticeKind: message.noticeKind)
             if followed { insertedLines.inserted(line, sealed: body) }
             stored.append(line)
         }
@@ -123,7 +125,8 @@ extension LocalStore {
             attachments: try attachments.sorted { $0.position < $1.position }.map {
                 chatAttachment(try openAttachment($0), index: $0.position, as: AttachmentFile($0))
             },
-            editedAt: record.editedAt, isDeleted: record.deletedAt != nil, expiresAt: record.expiresAt)
+            editedAt: record.editedAt, isDeleted: record.deletedAt != nil, expiresAt: record.expiresAt,
+            noticeKind: record.noticeKind)
     }
 
     /// Messages with their attachments: one query for all the attachments, not one per message.
@@ -250,7 +253,8 @@ extension LocalStore {
     }
 
     /// Conversations, most recent first, with unread counts, the last line and a key-change
-    /// warning that came after your last message: one query, plus one for the contacts.
+    /// warning (not a timer notice) that came after your last message: one query, plus one for
+    /// the contacts.
     func conversations(_ db: Database) throws -> [ConversationSummary] {
         // Decoded while the cursor is on each row, not from copies (see `outbox()`).
         let rows = try Row.fetchCursor(
@@ -258,7 +262,8 @@ extension LocalStore {
             sql: """
                 SELECT m.*, s.unread, n.message_id AS notice_id, n.body AS notice_body FROM message m
                 JOIN (SELECT peer_id, MAX(seq) AS last, SUM(direction = ? AND is_read = 0) AS unread,
-                             MAX(CASE WHEN direction = ? THEN seq END) AS last_notice,
+                             MAX(CASE WHEN direction = ? AND COALESCE(notice_kind, 'key-change') = 'key-change'
+                                 THEN seq END) AS last_notice,
                              MAX(CASE WHEN direction = ? THEN seq END) AS last_outgoing
                       FROM message GROUP BY peer_id) s ON m.seq = s.last
                 LEFT JOIN message n ON n.seq = s.last_notice AND s.last_notice > COALESCE(s.last_outgoing, 0)

@@ -92,12 +92,15 @@ public final class ChatViewModel {
     /// chat copies each of its 200 lines (their texts, attachments).
     private func show(_ messages: [ChatMessage]) {
         self.messages = messages
-        // The banner stays until something is sent after the latest key-change notice.
+        // The banner stays until something is sent after the latest key-change notice (a timer
+        // notice is a line, not a warning).
         var banner: String?
         for index in messages.indices.reversed() {
-            let direction = messages[index].direction
-            if direction == .notice { banner = messages[index].text }
-            if direction == .notice || direction == .outgoing { break }
+            if messages[index].warnsOfKeyChange {
+                banner = messages[index].text
+                break
+            }
+            if messages[index].direction == .outgoing { break }
         }
         keyChangeBanner = banner
     }

@@ -124,6 +124,9 @@ struct MessengerTests {
             #expect(
                 summary.keyChangeWarning
                     == "Bob's security key changed — messages sent to the old device can't be read there")
+            let warning = try #require(try await alice.messenger.history(with: toBob.id).last)
+            #expect(warning.noticeKind == .keyChange && warning.warnsOfKeyChange)
+            #expect(try await alice.messenger.verificationState(of: toBob.id) == .changedSinceVerification)
             // Bob was verified: sending asks first, then a confirmed send goes and later ones do not ask.
             await #expect(throws: ConfidantKitError.keyChangedSinceVerification(name: "Bob")) {
                 try await alice.messenger.send("new key?", to: toBob)

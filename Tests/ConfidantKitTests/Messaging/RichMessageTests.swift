@@ -302,6 +302,12 @@ struct RichMessageTests {
             #expect(try await bobNow.disappearingTimer(with: alice.messenger.me) == 60)
             let lines = try await bobNow.history(with: alice.messenger.me).map(\.displayText)
             #expect(lines == ["this one stays", "Alice set disappearing messages to 1 min", "gone in a minute"])
+            // The timer's line is a notice of its own kind: no key-change warning on either side.
+            let notice = try #require(
+                try await bobNow.history(with: alice.messenger.me).first { $0.direction == .notice })
+            #expect(notice.noticeKind == .timer && !notice.warnsOfKeyChange)
+            #expect(try await bobNow.conversations().first?.keyChangeWarning == nil)
+            #expect(try await aliceNow.conversations().first?.keyChangeWarning == nil)
             _ = try await bobNow.saveAttachment(
                 of: fleeting.id, index: 0, to: files.directory.appendingPathComponent("b"))
 

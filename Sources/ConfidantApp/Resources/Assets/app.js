@@ -54,11 +54,20 @@
       const source = new EventSource(region.getAttribute('data-live'));
       sources.set(region, source);
       source.addEventListener('fragment', (event) => {
+        // Open menus stay open, and a focused menu button keeps the focus, across the update.
         const open = [...region.querySelectorAll('details[open][data-menu]')].map((menu) => menu.dataset.menu);
+        const focused = region.contains(document.activeElement) ? document.activeElement.closest('[data-menu]') : null;
+        const focusedID = focused ? focused.dataset.menu : null;
+        const focusedItem = focused ? [...focused.querySelectorAll('summary, a, button')].indexOf(document.activeElement) : -1;
         region.innerHTML = policy.createHTML(event.data);
+        const menuNamed = (id) => region.querySelector(`details[data-menu="${CSS.escape(id)}"]`);
         for (const id of open) {
-          const menu = region.querySelector(`details[data-menu="${CSS.escape(id)}"]`);
+          const menu = menuNamed(id);
           if (menu) menu.open = true;
+        }
+        if (focusedID) {
+          const target = menuNamed(focusedID)?.querySelectorAll('summary, a, button')[focusedItem];
+          if (target) target.focus();
         }
         afterUpdate(region);
         if (scrolls) {

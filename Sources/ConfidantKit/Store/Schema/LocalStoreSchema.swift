@@ -147,6 +147,10 @@ enum LocalStoreSchema {
                     ALTER TABLE conversation_setting ADD COLUMN set_at REAL;
                     """)
         }
+        // What a notice is about, so that a timer notice is not taken for a key-change warning.
+        migrator.registerMigration("v8-notice-kinds") { db in
+            try db.execute(sql: "ALTER TABLE message ADD COLUMN notice_kind TEXT")
+        }
         return migrator
     }
 }

@@ -27,6 +27,8 @@ struct MessageRecord: StoreRecord {
     var deletedAt: Date?
     /// When it disappears from this device.
     var expiresAt: Date?
+    /// What a notice is about (nil for messages, and for notices stored before v8).
+    var noticeKind: ChatMessage.NoticeKind?
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case seq
@@ -44,6 +46,7 @@ struct MessageRecord: StoreRecord {
         case editedAt = "edited_at"
         case deletedAt = "deleted_at"
         case expiresAt = "expires_at"
+        case noticeKind = "notice_kind"
     }
 
     typealias Columns = CodingKeys
@@ -66,6 +69,7 @@ extension MessageRecord {
         editedAt = try row.dateIfPresent(CodingKeys.editedAt)
         deletedAt = try row.dateIfPresent(CodingKeys.deletedAt)
         expiresAt = try row.dateIfPresent(CodingKeys.expiresAt)
+        noticeKind = try row.value(CodingKeys.noticeKind)
     }
 }
 

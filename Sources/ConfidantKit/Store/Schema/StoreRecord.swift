@@ -69,6 +69,7 @@ enum MessageState: String, Codable, DatabaseValueConvertible {
 }
 
 extension ChatMessage.Direction: DatabaseValueConvertible {}
+extension ChatMessage.NoticeKind: DatabaseValueConvertible {}
 
 /// `meta`: one sealed or plain value per key.
 struct MetaRecord: StoreRecord {
