@@ -23,7 +23,7 @@ struct AppRouteTests {
         (.editMemory(.value(message)), .editMemory(.key)), (.vaultPhoto(.value(message)), .vaultPhoto(.key)),
         (.avatar(.value(peer)), .avatar(.key)), (.removeDevice(.value(peer)), .removeDevice(.key)),
         (.asset(.value("app.css")), .asset(.key)), (.settingsTOTPCode, .settingsTOTPCode),
-        (.favicon, .favicon), (.unverify(.value(peer)), .unverify(.key)),
+        (.favicon, .favicon), (.unverify(.value(peer)), .unverify(.key)), (.settingsReceipts, .settingsReceipts),
         (.deleteForMe(.value(peer), message: .value(message)), .deleteForMe(.key, message: .key)),
     ]
 

@@ -180,4 +180,22 @@ struct PageModelTests {
         let first = model.messages[0]
         #expect(first.delete == "/chat/\(Self.bob.id.canonicalString)/messages/\(first.id)/delete")
     }
+
+    @Test("a chat shows its latest 200 lines and offers 200 more while there may be some, up to 2,000")
+    func earlierLines() throws {
+        let full = (0..<200).map { Self.line("line \($0)", .incoming, .received) }
+        let first = Self.chat(full)
+        let peer = Self.bob.id.canonicalString
+        #expect(first.links.earlier == "/chat/\(peer)?lines=400")
+        #expect(first.links.live == "/live/chat/\(peer)")
+        #expect(Self.chat(Array(full.prefix(199))).links.earlier == nil, "a shorter window is the whole conversation")
+        let second = try #require(ChatWindow(lines: 400))
+        let wider = ChatPageModel(
+            page: Self.page, peer: Self.bob, messages: full + full, keyChangeBanner: nil, connection: .live,
+            disappearingTimer: nil, maxUploadBytes: 1, window: second, now: Self.now)
+        #expect(wider.links.earlier == "/chat/\(peer)?lines=600" && wider.links.live == "/live/chat/\(peer)?lines=400")
+        let last = try #require(ChatWindow(lines: ChatWindow.maximum))
+        #expect(last.larger == last)
+        for refused in [0, 199, 201, 2_200, -200] { #expect(ChatWindow(lines: refused) == nil, "\(refused)") }
+    }
 }

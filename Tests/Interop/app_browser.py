@@ -531,9 +531,13 @@ try:
     wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Not verified"), "unverified")
     alice.find_element(By.CSS_SELECTOR, "#verify-form button[type=submit]").click()
     wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".state"), "Verified"), "verified again")
-    alice.get(alice_base + "/chat/" + bob_id)
+    alice.get(alice_base + "/chat/" + bob_id + "?lines=7")
+    wait(alice, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "in steps of 200"),
+         "a window of lines the pages never offer is refused, saying which there are")
+    alice.get(alice_base + "/chat/" + bob_id + "?lines=400")
     wait(alice, lambda d: d.find_element(By.CSS_SELECTOR, ".chat-head .verified").is_displayed(),
          "the chat's header shows bob is verified")
+    expect(not alice.find_elements(By.CSS_SELECTOR, "a[data-earlier]"), "a short chat offers no earlier lines")
 
     # Bob signs in on a second device (the CLI, a new profile): alice's open chat shows the
     # key-change banner live, and her next message waits for her confirmation (she verified bob).
@@ -695,6 +699,13 @@ try:
          "the authenticator QR code loads")
     secret = alice.find_element(By.CSS_SELECTOR, ".secret").text.strip()
     screenshot(alice, "settings")
+    # Read receipts are the profile's choice, in the settings (as `confidant account read-receipts`).
+    alice.find_element(By.CSS_SELECTOR, "#receipts-form button").click()
+    wait(alice, EC.text_to_be_present_in_element((By.ID, "receipts-form"), "Read receipts are off"), "receipts off")
+    expect("Read receipts are off" in alice.find_element(By.CSS_SELECTOR, ".banner.notice").text, "and it says so once")
+    alice.find_element(By.CSS_SELECTOR, "#receipts-form button").click()
+    wait(alice, EC.text_to_be_present_in_element((By.ID, "receipts-form"), "see when you have read"), "on again")
+    expect(alice.find_element(By.CSS_SELECTOR, "img.qr").is_displayed(), "the authenticator being set up stays")
     from selenium.webdriver.support.ui import Select
     Select(alice.find_element(By.ID, "step2")).select_by_value("arithmetic")
     Select(alice.find_element(By.ID, "step3")).select_by_value("totp")

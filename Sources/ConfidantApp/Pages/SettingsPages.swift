@@ -19,6 +19,7 @@ struct SettingsPages {
         }
         routes.get(.settingsTOTPCode) { request in try await totpCode(request) }
         routes.post(.removeDevice(.key)) { request in try await removeDevice(request) }
+        routes.post(.settingsReceipts) { request in try await setReceipts(request) }
         routes.post(.deleteAccount) { request in try await deleteAccount(request) }
     }
 
@@ -60,6 +61,8 @@ struct SettingsPages {
         let totpEnrolled: Bool
         let enrolment: Enrolment?
         let devices: [DeviceView]
+        let sendsReadReceipts: Bool
+        let receipts = AppRoute.settingsReceipts.path
     }
 
     static let methods: [(SignInMethod?, String)] = [
@@ -93,7 +96,7 @@ struct SettingsPages {
                     DeviceView(
                         id: $0.id.canonicalString, shortID: $0.shortID, isThisDevice: $0.isThisDevice,
                         remove: AppRoute.removeDevice(.value($0.id)).path)
-                })
+                }, sendsReadReceipts: model.sendsReadReceipts)
         }
         return try await request.page("settings", page)
     }
@@ -153,6 +156,21 @@ struct SettingsPages {
             throw Abort(.notFound, reason: "There is no such device.")
         }
         await model.removeDevice(id)
+        return await settingsAgain(request, model)
+    }
+
+    private struct ReceiptsForm: Content {
+        /// "on" or "off".
+        var receipts: String
+    }
+
+    private func setReceipts(_ request: Request) async throws -> Response {
+        guard let model = await context.session.settings else { return request.redirect(to: .home) }
+        let form = try request.content.decode(ReceiptsForm.self)
+        guard form.receipts == "on" || form.receipts == "off" else {
+            throw Abort(.badRequest, reason: "Choose whether read receipts are on or off.")
+        }
+        await model.setReadReceipts(form.receipts == "on")
         return await settingsAgain(request, model)
     }
 

@@ -45,7 +45,7 @@ enum AppRoute: Sendable {
     case vaultPhoto(RouteValue<UUID>)
     case avatar(RouteValue<UUID>)
     case profile, profileName, profileAvatar
-    case settings, settingsSignIn, settingsTOTP, settingsTOTPCode, deleteAccount
+    case settings, settingsSignIn, settingsTOTP, settingsTOTPCode, settingsReceipts, deleteAccount
     case removeDevice(RouteValue<UUID>)
     case asset(RouteValue<String>)
     /// What a browser asks for on its own: the app's icon (`icon.svg`).
@@ -130,6 +130,7 @@ enum AppRoute: Sendable {
         case .settingsSignIn: [.fixed("settings"), .fixed("sign-in")]
         case .settingsTOTP: [.fixed("settings"), .fixed("totp")]
         case .settingsTOTPCode: [.fixed("settings"), .fixed("totp.svg")]
+        case .settingsReceipts: [.fixed("settings"), .fixed("receipts")]
         case .deleteAccount: [.fixed("settings"), .fixed("delete")]
         case .removeDevice(let device): [.fixed("settings"), .fixed("devices"), .id(.device, device), .fixed("remove")]
         case .asset(let name): [.fixed("assets"), .text(.name, name)]

@@ -5,7 +5,8 @@ import Observation
 
 /// The account's settings: how it signs in (the chain, the arithmetic mapping and operand count,
 /// the e-mail code length, TOTP enrolment confirmed by a current code), its devices (remove a lost
-/// one), and deleting the account. Every change asks for the current password.
+/// one), read receipts, and deleting the account. Every change to the account on the server asks
+/// for the current password.
 @MainActor @Observable
 public final class SettingsViewModel {
     /// One of the account's devices.
@@ -38,6 +39,8 @@ public final class SettingsViewModel {
     public private(set) var enrolment: TOTPEnrolment?
     /// Set once the account is deleted.
     public private(set) var isDeleted = false
+    /// Whether peers learn that their messages were read (this profile's choice; no password).
+    public private(set) var sendsReadReceipts = true
     private let messenger: Messenger
 
     /// Settings of `messenger`'s account.
@@ -48,6 +51,7 @@ public final class SettingsViewModel {
     /// Reads the sign-in settings and the devices from the server.
     public func load() async {
         do {
+            sendsReadReceipts = await messenger.account.sendsReadReceipts
             signIn = try await messenger.signInSettings()
             let me = messenger.identity.deviceID
             devices = try await messenger.devices().map { Device(id: $0.deviceID, isThisDevice: $0.deviceID == me) }
@@ -112,6 +116,18 @@ public final class SettingsViewModel {
             uri: TOTP(secret: secret).provisioningURI(account: account))
         self.enrolment = enrolment
         return enrolment
+    }
+
+    /// Turns read receipts on or off for this profile; delivery receipts always go.
+    public func setReadReceipts(_ enabled: Bool) async {
+        do {
+            try await messenger.setReadReceipts(enabled)
+            sendsReadReceipts = enabled
+            notice =
+                enabled ? "Read receipts are on." : "Read receipts are off: nobody learns when you read their messages."
+        } catch {
+            self.error = String(describing: error)
+        }
     }
 
     /// Signs one of the account's other devices out for good.

@@ -57,6 +57,8 @@ struct ChatPageModel: Encodable, Sendable {
         let send: String
         let attach: String
         let timer: String
+        /// The chat with the next ``ChatWindow/step`` lines before these; nil when there are none.
+        let earlier: String?
     }
 
     let page: PageInfo
@@ -84,7 +86,7 @@ struct ChatPageModel: Encodable, Sendable {
     init(
         page: PageInfo, peer: Contact, messages: [ChatMessage], keyChangeBanner: String?, connection: ConnectionState,
         disappearingTimer: Int?, verified: Bool = false, confirmKeyChange: Bool = false, draft: String = "",
-        maxUploadBytes: Int, now: Date = Date(), calendar: Calendar = .current
+        maxUploadBytes: Int, window: ChatWindow = ChatWindow(), now: Date = Date(), calendar: Calendar = .current
     ) {
         self.page = page
         self.peer = PersonView(peer)
@@ -107,21 +109,27 @@ struct ChatPageModel: Encodable, Sendable {
         }
         self.timer = timer == 0 ? nil : DisappearingTimer.describe(timer)
         maxUpload = ByteCountFormatter.string(fromByteCount: Int64(maxUploadBytes), countStyle: .file)
+        // A full window may have lines before it; a shorter one is the whole conversation.
+        let larger = window.larger
         links = Links(
-            live: AppRoute.liveChat(.value(peer.id)).path, send: AppRoute.send(.value(peer.id)).path,
-            attach: AppRoute.attach(.value(peer.id)).path, timer: AppRoute.timer(.value(peer.id)).path)
+            live: AppRoute.liveChat(.value(peer.id)).path(query: window.query),
+            send: AppRoute.send(.value(peer.id)).path, attach: AppRoute.attach(.value(peer.id)).path,
+            timer: AppRoute.timer(.value(peer.id)).path,
+            earlier: messages.count >= window.lines && larger.lines > window.lines
+                ? AppRoute.chat(.value(peer.id)).path(query: larger.query) : nil)
     }
 
     /// The page for what `model` shows now.
     @MainActor
     init(
-        _ model: ChatViewModel, page: PageInfo, confirmKeyChange: Bool = false, draft: String = "", maxUploadBytes: Int
+        _ model: ChatViewModel, page: PageInfo, confirmKeyChange: Bool = false, draft: String = "", maxUploadBytes: Int,
+        window: ChatWindow = ChatWindow()
     ) {
         self.init(
             page: page, peer: model.peer, messages: model.messages, keyChangeBanner: model.keyChangeBanner,
             connection: model.connection, disappearingTimer: model.disappearingTimer,
             verified: model.verificationState == .verified, confirmKeyChange: confirmKeyChange, draft: draft,
-            maxUploadBytes: maxUploadBytes)
+            maxUploadBytes: maxUploadBytes, window: window)
     }
 
     static func message(_ message: ChatMessage, after previous: ChatMessage?, peer: UUID, timeline: ChatTimeline)

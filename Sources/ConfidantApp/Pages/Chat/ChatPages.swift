@@ -39,14 +39,15 @@ struct ChatPages {
 
     private func chat(_ request: Request) async throws -> Response {
         let (messenger, contact) = try await context.chatPeer(request)
-        let model = await ChatViewModel(messenger: messenger, peer: contact)
+        let window = try ChatWindow(request)
+        let model = await ChatViewModel(messenger: messenger, peer: contact, limit: window.lines)
         await model.load()
         let held = await context.session.heldDrafts[contact.id]
         let maximum = context.session.configuration.maxUploadBytes
         let page = await MainActor.run { () -> ChatPageModel in
             var page = ChatPageModel(
                 model, page: context.info(contact.displayName, error: model.error), confirmKeyChange: held != nil,
-                draft: held ?? "", maxUploadBytes: maximum)
+                draft: held ?? "", maxUploadBytes: maximum, window: window)
             page.list = context.session.conversations.map {
                 ConversationListModel($0, page: page.page, current: contact.id)
             }
@@ -60,12 +61,13 @@ struct ChatPages {
     private func live(_ request: Request) async throws -> Response {
         let (messenger, contact) = try await context.chatPeer(request)
         let maximum = context.session.configuration.maxUploadBytes
+        let window = try ChatWindow(request)
         return LiveRegion.response(for: request, template: "chat-messages") { () async -> AsyncStream<ChatPageModel>? in
-            let model = await ChatViewModel(messenger: messenger, peer: contact)
+            let model = await ChatViewModel(messenger: messenger, peer: contact, limit: window.lines)
             await model.load()
             let running = Task { await model.run() }
             let values = await observedValues {
-                ChatPageModel(model, page: context.info(contact.displayName), maxUploadBytes: maximum)
+                ChatPageModel(model, page: context.info(contact.displayName), maxUploadBytes: maximum, window: window)
             }
             return AsyncStream { continuation in
                 let forwarding = Task {

@@ -37,46 +37,82 @@
     region.dispatchEvent(new CustomEvent('confidant:updated'));
   };
 
+  // Earlier lines: the chat's live region is reopened with a larger window (the server renders
+  // the latest N lines), keeping the lines in view where they were.
+  const showEarlier = (region, link) => {
+    if (region.dataset.keep) return; // one step at a time
+    const lines = new URL(link.href).searchParams.get('lines');
+    const live = new URL(region.getAttribute('data-live'), window.location.href);
+    live.searchParams.set('lines', lines);
+    region.setAttribute('data-live', live.pathname + live.search);
+    region.dataset.keep = String(region.scrollHeight - region.scrollTop);
+    link.textContent = 'Loading earlier messages…';
+    const here = new URL(window.location.href);
+    here.searchParams.set('lines', lines);
+    window.history.replaceState(window.history.state, '', here.pathname + here.search);
+    connect(region);
+  };
+
   const startLive = (root) => {
     for (const region of root.querySelectorAll('[data-live]')) {
       const scrolls = region.hasAttribute('data-scroll-end');
       const jump = scrolls ? document.getElementById('jump-latest') : null;
-      let atEnd = true;
+      region.atEnd = true;
       if (scrolls) {
         region.addEventListener('scroll', () => {
-          atEnd = nearEnd(region);
-          if (jump && atEnd) jump.hidden = true;
+          region.atEnd = nearEnd(region);
+          if (jump && region.atEnd) jump.hidden = true;
+          const earlier = region.querySelector('a[data-earlier]');
+          if (earlier && region.scrollTop < 40) showEarlier(region, earlier);
+        });
+        region.addEventListener('click', (event) => {
+          const earlier = event.target.closest('a[data-earlier]');
+          if (earlier) { event.preventDefault(); showEarlier(region, earlier); }
         });
         // Pictures that load later push the newest lines down: follow them while at the end.
-        region.addEventListener('load', () => { if (atEnd) toEnd(region); }, true);
+        region.addEventListener('load', () => { if (region.atEnd) toEnd(region); }, true);
         if (jump) jump.addEventListener('click', () => { toEnd(region); jump.hidden = true; region.focus(); });
       }
-      const source = new EventSource(region.getAttribute('data-live'));
-      sources.set(region, source);
-      source.addEventListener('fragment', (event) => {
-        // Open menus stay open, and a focused menu button keeps the focus, across the update.
-        const open = [...region.querySelectorAll('details[open][data-menu]')].map((menu) => menu.dataset.menu);
-        const focused = region.contains(document.activeElement) ? document.activeElement.closest('[data-menu]') : null;
-        const focusedID = focused ? focused.dataset.menu : null;
-        const focusedItem = focused ? [...focused.querySelectorAll('summary, a, button')].indexOf(document.activeElement) : -1;
-        region.innerHTML = policy.createHTML(event.data);
-        const menuNamed = (id) => region.querySelector(`details[data-menu="${CSS.escape(id)}"]`);
-        for (const id of open) {
-          const menu = menuNamed(id);
-          if (menu) menu.open = true;
-        }
-        if (focusedID) {
-          const target = menuNamed(focusedID)?.querySelectorAll('summary, a, button')[focusedItem];
-          if (target) target.focus();
-        }
-        afterUpdate(region);
-        if (scrolls) {
-          if (atEnd) toEnd(region); else if (jump) jump.hidden = false;
-        }
-      });
+      connect(region);
       afterUpdate(region);
       if (scrolls) toEnd(region);
     }
+  };
+
+  // Opens (or reopens) a region's event stream.
+  const connect = (region) => {
+    const scrolls = region.hasAttribute('data-scroll-end');
+    const jump = scrolls ? document.getElementById('jump-latest') : null;
+    if (sources.has(region)) sources.get(region).close();
+    const source = new EventSource(region.getAttribute('data-live'));
+    sources.set(region, source);
+    source.addEventListener('fragment', (event) => {
+      // Open menus stay open, and a focused menu button keeps the focus, across the update.
+      const open = [...region.querySelectorAll('details[open][data-menu]')].map((menu) => menu.dataset.menu);
+      const focused = region.contains(document.activeElement) ? document.activeElement.closest('[data-menu]') : null;
+      const focusedID = focused ? focused.dataset.menu : null;
+      const focusedItem = focused ? [...focused.querySelectorAll('summary, a, button')].indexOf(document.activeElement) : -1;
+      region.innerHTML = policy.createHTML(event.data);
+      const menuNamed = (id) => region.querySelector(`details[data-menu="${CSS.escape(id)}"]`);
+      for (const id of open) {
+        const menu = menuNamed(id);
+        if (menu) menu.open = true;
+      }
+      if (focusedID) {
+        const target = menuNamed(focusedID)?.querySelectorAll('summary, a, button')[focusedItem];
+        if (target) target.focus();
+      }
+      afterUpdate(region);
+      if (!scrolls) return;
+      if (region.dataset.keep) {
+        region.scrollTop = region.scrollHeight - Number(region.dataset.keep);
+        delete region.dataset.keep;
+      } else if (region.atEnd) {
+        toEnd(region);
+      } else if (jump) {
+        jump.hidden = false;
+      }
+    });
   };
 
   const stopLive = (root) => {
