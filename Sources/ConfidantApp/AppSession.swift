@@ -37,8 +37,8 @@ final class AppSession {
     /// The sign-in or sign-up in progress, and its submission.
     private(set) var auth: AuthViewModel?
     private var authTask: Task<Void, Never>?
-    /// The sign-up's picture, set once signed in.
-    private var pendingAvatar: Avatar?
+    /// The sign-up's picture, set once signed in; kept across a sign-up form that failed.
+    private(set) var pendingAvatar: Avatar?
     /// Why the sign-up's picture was not set (shown on the conversation list).
     private(set) var avatarProblem: String?
     /// The submission in `authTask` returned (signed in, or failed with errors to show).
@@ -158,6 +158,9 @@ final class AppSession {
         self.auth = auth
         return auth
     }
+
+    /// Keeps the picture a sign-up form chose while the form is shown again (a field was wrong).
+    func keepAvatar(_ avatar: Avatar) { pendingAvatar = avatar }
 
     /// Submits the form and waits until the sign-in finished or a step waits for the user; a
     /// picture chosen at sign-up is set once the account exists.

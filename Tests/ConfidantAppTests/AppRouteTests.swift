@@ -24,6 +24,7 @@ struct AppRouteTests {
         (.avatar(.value(peer)), .avatar(.key)), (.removeDevice(.value(peer)), .removeDevice(.key)),
         (.asset(.value("app.css")), .asset(.key)), (.settingsTOTPCode, .settingsTOTPCode),
         (.favicon, .favicon), (.unverify(.value(peer)), .unverify(.key)), (.settingsReceipts, .settingsReceipts),
+        (.welcomeAvatar, .welcomeAvatar),
         (.deleteForMe(.value(peer), message: .value(message)), .deleteForMe(.key, message: .key)),
     ]
 

@@ -32,7 +32,8 @@ def expect(condition, what):
 # Without the cookie nothing is served, not even the sign-in page.
 any_id = "00000000-0000-4000-8000-000000000000"
 for path in ["/", "/welcome", "/conversations", "/assets/app.js", "/live/conversations", "/live/vault-transfer",
-             f"/chat/{any_id}/files/{any_id}/0", f"/vault/photos/{any_id}", f"/vault/memories/{any_id}/edit"]:
+             f"/chat/{any_id}/files/{any_id}/0", f"/vault/photos/{any_id}", f"/vault/memories/{any_id}/edit",
+             "/welcome/avatar"]:
     response, body = request("GET", path)
     expect(response.status == 401, f"GET {path} without the cookie is 401, was {response.status}")
     expect("Content-Security-Policy" in response.headers, f"401 of {path} carries the CSP")
@@ -179,6 +180,8 @@ response, body = request("GET", f"/vault/photos/{any_id}", {"Cookie": cookie})
 expect(response.status in (401, 404) and "Traceback" not in body, f"a photo of a locked vault is a page, was {response.status}")
 response, body = request("GET", "/chat/not-a-uuid", {"Cookie": cookie})
 expect(response.status in (401, 404) and "<html" in body, f"an unknown chat is a page, was {response.status}")
+response, body = request("GET", "/welcome/avatar", {"Cookie": cookie})
+expect(response.status == 404, f"no sign-up picture waiting is a 404, was {response.status}")
 response, body = request("GET", "/nowhere", {"Cookie": cookie})
 framing_headers(response, "an error page")
 expect(response.status == 404 and "Content-Security-Policy" in response.headers, "404 has the CSP")

@@ -171,6 +171,18 @@ def sign_up(driver, url, first, last, email, passphrase, picture=None, resend=Fa
         wait(driver, lambda d: d.find_element(By.ID, "avatar-preview").is_displayed(), "the picked picture is previewed")
     fields = driver.find_elements(By.ID, "passphrase")
     expect(bool(fields) == bool(passphrase), "the page asks for a profile passphrase only when it has none")
+    if passphrase and picture:
+        # A mistyped confirmation first: the form comes back saying so, with the picture kept, and
+        # goes on without choosing the picture again.
+        fields[0].send_keys(passphrase)
+        driver.find_element(By.ID, "passphrase-again").send_keys(passphrase + "?")
+        driver.find_element(By.CSS_SELECTOR, "#welcome-form button[type=submit]").click()
+        wait(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "The two passphrases differ"),
+             "a mistyped passphrase confirmation is refused")
+        wait(driver, lambda d: image_width(d, "#kept-avatar img") == 64, "the chosen picture is kept and shown")
+        expect(driver.find_element(By.ID, "email").get_attribute("value") == email, "the fields are kept")
+        driver.find_element(By.ID, "password").send_keys("correct horse battery")
+        fields = driver.find_elements(By.ID, "passphrase")
     if passphrase:
         fields[0].send_keys(passphrase)
         driver.find_element(By.ID, "passphrase-again").send_keys(passphrase)

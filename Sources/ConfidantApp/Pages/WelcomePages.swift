@@ -15,6 +15,7 @@ struct WelcomePages {
         routes.get(.welcome) { request in try await welcomePage(request) }
         routes.post(.welcome, maximumBody: AvatarUpload.maximumRequestBytes) { request in try await submit(request) }
         routes.post(.welcomeStep) { request in try await answer(request) }
+        routes.get(.welcomeAvatar) { request in try await keptAvatar(request) }
         routes.post(.welcomeResend) { request in
             await context.session.resendCode()
             return request.redirect(to: .welcome)
@@ -106,14 +107,18 @@ struct WelcomePages {
         let passwordAutocomplete: String
         let needsPassphrase: Bool
         let keepsPassphrase: Bool
+        /// The picture chosen before the form came back with a problem; nil when none.
+        let keptAvatar: String?
         let errors: FieldErrors
         let generalError: String?
         let step: StepView?
     }
 
+    /// - Parameter submitted: the form that came back with a problem before it was submitted (its
+    ///   fields are shown again as typed).
     private func welcomePage(
         _ request: Request, mode requested: String? = nil, passphraseError: String? = nil,
-        avatarError: String? = nil, status: HTTPStatus = .ok
+        avatarError: String? = nil, submitted: WelcomeForm? = nil, status: HTTPStatus = .ok
     ) async throws -> Response {
         let session = context.session
         if await session.stage == .signedIn { return request.redirect(to: .conversations) }
@@ -130,12 +135,15 @@ struct WelcomePages {
             return WelcomePage(
                 page: context.info(signUp ? "Create an account" : "Sign in"),
                 mode: signUp ? "sign-up" : "sign-in", signIn: !signUp, signUp: signUp,
-                server: auth?.serverAddress ?? session.lastAccount?.server ?? session.configuration.defaultServer,
-                email: auth?.email ?? (signUp ? "" : session.lastAccount?.email ?? ""),
-                firstName: auth?.firstName ?? "", lastName: auth?.lastName ?? "",
-                displayName: auth?.displayName ?? "",
+                server: submitted?.server ?? auth?.serverAddress ?? session.lastAccount?.server
+                    ?? session.configuration.defaultServer,
+                email: submitted?.email ?? auth?.email ?? (signUp ? "" : session.lastAccount?.email ?? ""),
+                firstName: submitted?.firstName ?? auth?.firstName ?? "",
+                lastName: submitted?.lastName ?? auth?.lastName ?? "",
+                displayName: submitted?.displayName ?? auth?.displayName ?? "",
                 passwordAutocomplete: signUp ? "new-password" : "current-password",
                 needsPassphrase: session.needsNewPassphrase, keepsPassphrase: session.keepsNewPassphrase,
+                keptAvatar: signUp && session.pendingAvatar != nil ? AppRoute.welcomeAvatar.path : nil,
                 errors: FieldErrors(
                     server: errors[.server], email: errors[.email], password: errors[.password],
                     firstName: errors[.firstName], lastName: errors[.lastName], displayName: errors[.displayName],
@@ -191,26 +199,31 @@ struct WelcomePages {
         var avatar: Avatar?
         if let file = form.avatar, file.data.readableBytes > 0 {
             do {
-                avatar = try Avatar(Data(buffer: file.data))
+                let chosen = try Avatar(Data(buffer: file.data))
+                await session.keepAvatar(chosen)
+                avatar = chosen
             } catch {
                 return try await welcomePage(
                     request, mode: form.mode, avatarError: "Choose a PNG or JPEG picture of up to 1 MB.",
-                    status: .unprocessableEntity)
+                    submitted: form, status: .unprocessableEntity)
             }
+        } else if form.mode == "sign-up" {
+            // The picture of the attempt before, which came back with a problem.
+            avatar = await session.pendingAvatar
         }
         if await session.needsNewPassphrase, newPassphrase.count < 8 {
             _ = await session.newAuth(passphrase: nil)
             return try await welcomePage(
                 request, mode: form.mode,
                 passphraseError: "Choose a passphrase of at least 8 characters; it protects this device's key.",
-                status: .unprocessableEntity)
+                submitted: form, status: .unprocessableEntity)
         }
         if await session.needsNewPassphrase, newPassphrase != form.passphraseAgain {
             _ = await session.newAuth(passphrase: nil)
             return try await welcomePage(
                 request, mode: form.mode,
                 passphraseError: "The two passphrases differ. Type the same one twice: it cannot be recovered.",
-                status: .unprocessableEntity)
+                submitted: form, status: .unprocessableEntity)
         }
         let accepted = await MainActor.run { () -> Bool in
             guard let auth = session.newAuth(passphrase: newPassphrase) else { return false }
@@ -226,6 +239,16 @@ struct WelcomePages {
         guard accepted else { return request.redirect(to: .unlock) }
         await session.submitAuth(newPassphrase: newPassphrase, avatar: avatar)
         return request.redirect(to: .welcome)
+    }
+
+    /// The picture a sign-up form chose, shown again while the form is.
+    private func keptAvatar(_ request: Request) async throws -> Response {
+        guard let avatar = await context.session.pendingAvatar else {
+            throw Abort(.notFound, reason: "No picture is waiting for a sign-up.")
+        }
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: avatar.contentType)
+        return Response(status: .ok, headers: headers, body: .init(data: avatar.data))
     }
 
     private struct StepForm: Content {

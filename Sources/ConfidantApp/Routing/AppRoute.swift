@@ -20,6 +20,8 @@ enum RouteKey: String, Sendable {
 enum AppRoute: Sendable {
     case home, unlock, signOut
     case welcome, welcomeStep, welcomeResend, welcomeCancel
+    /// The picture a sign-up form chose, while the form is shown again.
+    case welcomeAvatar
     case conversations, liveConversations, dismissNotices, newMessage
     /// A form posting `email`: the chat with whoever has that e-mail.
     case chatWith
@@ -87,6 +89,7 @@ enum AppRoute: Sendable {
         case .welcomeStep: [.fixed("welcome"), .fixed("step")]
         case .welcomeResend: [.fixed("welcome"), .fixed("resend")]
         case .welcomeCancel: [.fixed("welcome"), .fixed("cancel")]
+        case .welcomeAvatar: [.fixed("welcome"), .fixed("avatar")]
         case .conversations: [.fixed("conversations")]
         case .liveConversations: [.fixed("live"), .fixed("conversations")]
         case .dismissNotices: [.fixed("conversations"), .fixed("dismiss-notices")]
