@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How long `confidant app` takes to answer its two heaviest pages, server-side on loopback: the
 # conversation list with 1,000 conversations and a chat with 10,000 messages (it opens at the
-# newest 200). The profile is synthetic (app-fixture writes it straight into the store) and
+# newest 200, beside the 100 most recent conversations). The profile is synthetic (app-fixture writes it straight into the store) and
 # offline. Reports the median and the slowest of 30 requests each, the app's CPU time per
 # request, and, as the reference measured in the same run, the same requests to /assets/app.css
 # (the app's cheapest answer: the HTTP round trip alone).
@@ -12,7 +12,7 @@ conversations=${1:-1000}
 messages=${2:-10000}
 bin=${CONFIDANT_BIN_DIR:-.build-release/release}
 [ -x "$bin/confidant" ] && [ -x "$bin/app-fixture" ] || {
-    echo "build first: swift build -c release --product confidant --product app-fixture --scratch-path .build-release" >&2
+    echo "build first: for p in confidant app-fixture; do swift build -c release --product \$p --scratch-path .build-release; done" >&2
     echo "(or CONFIDANT_BIN_DIR=.build/debug for a debug build)" >&2
     exit 1
 }
@@ -49,10 +49,11 @@ def measure(path, check):
         assert response.status == 200
     return statistics.median(times), max(times), (cpu() - start_cpu) / 30 * 1000, len(body)
 rows = lambda body: body.count(b'class="conversation"') == int(conversations)
-bubbles = lambda body: body.count(b'<li class="message') == min(200, int(messages))
+bubbles = lambda body: (body.count(b'<li class="message') == min(200, int(messages))
+                        and body.count(b'class="conversation"') == min(100, int(conversations)))
 for name, path, check in [("reference: /assets/app.css", "/assets/app.css", lambda b: True),
                           (f"conversation list, {conversations} conversations", "/conversations", rows),
-                          (f"chat with {messages} messages (newest 200)", f"/chat/{peer}", bubbles)]:
+                          (f"chat with {messages} messages (newest 200, beside 100 conversations)", f"/chat/{peer}", bubbles)]:
     median, slowest, cpu_ms, size = measure(path, check)
     print(f"{name}: median {median:.1f} ms, slowest {slowest:.1f} ms, app CPU {cpu_ms:.1f} ms/request, {size / 1024:.0f} KiB")
 PY

@@ -2,8 +2,13 @@ import ConfidantKit
 import Foundation
 
 /// The conversation list as its templates read it (`conversation-pane`, and `conversation-rows`
-/// for the live region): on the list page, and beside the open chat on a wide window.
+/// for the live region): on the list page, every conversation; beside the open chat, the most
+/// recent ``besideChat`` (the chat page stays light however many there are), with a link to the
+/// rest.
 struct ConversationListModel: Encodable, Sendable {
+    /// How many conversations the list beside a chat shows.
+    static let besideChat = 100
+
     struct Row: Encodable, Sendable {
         let chat: String
         let avatar: String
@@ -24,14 +29,22 @@ struct ConversationListModel: Encodable, Sendable {
     let notices: [String]
     let hasNotices: Bool
     let offline: String?
-    let live = AppRoute.liveConversations.path
+    /// Conversations not shown ("All 1,000 conversations"); nil when all are.
+    let notShown: Int?
+    let all = AppRoute.conversations.path
+    let live: String
     let dismissNotices = AppRoute.dismissNotices.path
 
-    /// - Parameter current: the peer whose chat is open beside the list.
+    /// - Parameters:
+    ///   - current: the peer whose chat is open beside the list.
+    ///   - beside: the list is beside a chat: only the most recent ``besideChat`` rows.
     @MainActor
-    init(_ model: ConversationsViewModel, page: PageInfo, current: UUID? = nil) {
+    init(_ model: ConversationsViewModel, page: PageInfo, current: UUID? = nil, beside: Bool = false) {
         self.page = page
-        rows = model.rows.map { row in
+        let shown = beside ? model.rows.prefix(Self.besideChat) : model.rows[...]
+        notShown = shown.count < model.rows.count ? model.rows.count - shown.count : nil
+        live = beside ? AppRoute.liveConversations.path(query: ["beside": "chat"]) : AppRoute.liveConversations.path
+        rows = shown.map { row in
             let peer = row.summary.peer
             return Row(
                 chat: AppRoute.chat(.value(peer.id)).path, avatar: AppRoute.avatar(.value(peer.id)).path,

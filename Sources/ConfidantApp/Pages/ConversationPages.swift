@@ -9,7 +9,7 @@ struct ConversationPages {
 
     func register(on routes: any RoutesBuilder) {
         routes.get(.conversations) { request in try await list(request) }
-        routes.get(.liveConversations) { request in live(request) }
+        routes.get(.liveConversations) { request in try live(request) }
         routes.post(.dismissNotices) { request in
             await context.session.conversations?.dismissAccountNotices()
             return request.redirect(to: .conversations)
@@ -18,8 +18,8 @@ struct ConversationPages {
     }
 
     @MainActor
-    private func render(_ model: ConversationsViewModel) -> ConversationListModel {
-        ConversationListModel(model, page: context.info("Chats", error: context.session.avatarProblem))
+    private func render(_ model: ConversationsViewModel, beside: Bool = false) -> ConversationListModel {
+        ConversationListModel(model, page: context.info("Chats", error: context.session.avatarProblem), beside: beside)
     }
 
     struct ListPage: Encodable, Sendable {
@@ -36,12 +36,17 @@ struct ConversationPages {
         return try await request.page("conversations", page)
     }
 
-    /// The rows as they change: arrivals, reads, relative times, the connection, account notices.
-    private func live(_ request: Request) -> Response {
-        LiveRegion.response(for: request, template: "conversation-rows") {
+    /// The rows as they change: arrivals, reads, relative times, the connection, account notices;
+    /// `?beside=chat` for the shorter list beside a chat.
+    private func live(_ request: Request) throws -> Response {
+        let beside = request.query[String.self, at: "beside"]
+        guard beside == nil || beside == "chat" else {
+            throw Abort(.badRequest, reason: "The list is shown whole, or beside a chat (beside=chat).")
+        }
+        return LiveRegion.response(for: request, template: "conversation-rows") {
             () async -> AsyncStream<ConversationListModel>? in
             guard let model = await context.session.conversations else { return nil }
-            return await observedValues { render(model) }
+            return await observedValues { render(model, beside: beside != nil) }
         }
     }
 

@@ -49,7 +49,7 @@ struct ChatPages {
                 model, page: context.info(contact.displayName, error: model.error), confirmKeyChange: held != nil,
                 draft: held ?? "", maxUploadBytes: maximum, window: window)
             page.list = context.session.conversations.map {
-                ConversationListModel($0, page: page.page, current: contact.id)
+                ConversationListModel($0, page: page.page, current: contact.id, beside: true)
             }
             return page
         }
