@@ -92,11 +92,18 @@ struct AttachmentCommandTests {
             cli, ["send", "--profile", "alice", served.bob, "--attach", "tiny.bin"])
         let bigSend = try await Self.measured(cli, ["send", "--profile", "alice", served.bob, "--attach", "big.bin"])
         #expect(smallSend.status == 0 && bigSend.status == 0, "\(bigSend.stderr)")
-        let received = try JSONDecoder().decode(
-            [Line].self,
-            from: try await cli.run(["chat", "history", "--profile", "bob", served.alice, "--json"]).stdout)
-        let tiny = try #require(received.first { $0.attachments.first?.name == "tiny.bin" })
-        let huge = try #require(received.first { $0.attachments.first?.name == "big.bin" })
+        // `chat history` syncs first and, when that fails (the whole suite shares two cores), says
+        // so on stderr and shows what the device has: run it again then, never when it synced.
+        var received: [Line] = []
+        var problems: [String] = []
+        for _ in 0..<5 {
+            let history = try await cli.run(["chat", "history", "--profile", "bob", served.alice, "--json"])
+            received = try JSONDecoder().decode([Line].self, from: history.stdout)
+            guard !history.stderr.isEmpty else { break }
+            problems.append(history.stderr)
+        }
+        let tiny = try #require(received.first { $0.attachments.first?.name == "tiny.bin" }, "sync: \(problems)")
+        let huge = try #require(received.first { $0.attachments.first?.name == "big.bin" }, "sync: \(problems)")
         let smallSave = try await Self.measured(
             cli, ["attachment", "save", "--profile", "bob", tiny.id, "--out", "big-out"])
         let bigSave = try await Self.measured(
