@@ -38,7 +38,9 @@ struct StreamBoundsTests {
 
     @Test("streams that have not proven their key are bounded per address; proving or closing gives the place back")
     func unprovenPerAddress() async throws {
-        try await TestRelay.run(adjust: { $0.streamProofSeconds = 30 }) { relay in
+        // Long enough that none of the waiting streams is closed for not proving its key while
+        // the others connect (the whole suite shares two cores).
+        try await TestRelay.run(adjust: { $0.streamProofSeconds = 600 }) { relay in
             let alice = try await TestUser.make(relay, name: "alice")
             var waiting: [StreamClient] = []
             for _ in 0..<UnprovenStreams.maximumPerAddress {
