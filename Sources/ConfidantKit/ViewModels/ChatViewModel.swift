@@ -161,19 +161,18 @@ public final class ChatViewModel {
 
     /// Marks the peer's current keys as verified (after comparing the safety numbers).
     public func markVerified() async {
-        do {
-            try await messenger.markVerified(peer)
-            verification = try await messenger.verification(of: peer)
-        } catch {
-            self.error = String(describing: error)
-        }
-        verificationState = (try? await messenger.verificationState(of: peer.id)) ?? .unverified
+        await changeVerification { messenger, peer in try await messenger.markVerified(peer) }
     }
 
     /// Forgets that the peer was verified.
     public func unmarkVerified() async {
+        await changeVerification { messenger, peer in try await messenger.unmarkVerified(peer) }
+    }
+
+    /// Applies a change to what was verified, then reads the safety numbers and the state again.
+    private func changeVerification(_ change: (Messenger, Contact) async throws -> Void) async {
         do {
-            try await messenger.unmarkVerified(peer)
+            try await change(messenger, peer)
             verification = try await messenger.verification(of: peer)
         } catch {
             self.error = String(describing: error)
