@@ -1,0 +1,97 @@
+import ConfidantCrypto
+import Foundation
+import Testing
+
+@testable import ConfidantKit
+
+/// Tests/Interop/group_interop.py, written from docs/PROTOCOL.md §10 alone, reads the changes and
+/// the group message written here, and writes a change and a message this side takes.
+@Suite("Group formats against an independent implementation")
+struct GroupInteropTests {
+    @Test("Python reads Swift's changes and group message; Swift takes Python's")
+    func bothWays() throws {
+        let people = try GroupPeople(count: 3)
+        var ledger = GroupLedger(groupID: people.groupID)
+        let creation = try people.creation(name: "Familie é")
+        _ = try ledger.insert(creation, from: people)
+        var changes = [creation]
+        changes.append(try ledger.make(.promote(people[1].user), by: 0, people))
+        changes.append(try ledger.make(.rename("Team ✓"), by: 1, people))
+        changes.append(try ledger.make(.remove([people[2].user]), by: 0, people))
+        changes.append(try ledger.make(.timer(seconds: 3_600), by: 0, people))
+        changes.append(try ledger.make(.picture(Data(repeating: 0xAB, count: 32)), by: 1, people))
+        changes.append(try ledger.make(.add([people[2].user]), by: 1, people))
+
+        var sender = SenderKeySendingChain(groupID: people.groupID)
+        var receiver = SenderKeyReceivingChain(sender.distribution)
+        let distribution = sender.distribution.serialized
+        let message = try sender.seal(Data("hello from Swift, ü".utf8))
+        _ = try receiver.open(message)
+
+        let writer = people[1]
+        let vectors: [String: Any] = [
+            "changes": changes.map { $0.serialized.hexString },
+            "digests": changes.map(\.digest.description),
+            "actions": ["create", "promote", "rename", "remove", "timer", "picture", "add"],
+            "author_public": Dictionary(
+                uniqueKeysWithValues: people.people.map {
+                    (Self.hex($0.identity.deviceID), $0.identity.signingKey.publicKey.rawRepresentation.hexString)
+                }),
+            "distribution": distribution.hexString, "message": message.serialized.hexString,
+            "plaintext": "hello from Swift, ü", "sending_chain": sender.serialized.hexString, "skip_to": 4,
+            "writer": [
+                "user": Self.hex(writer.user), "device": Self.hex(writer.identity.deviceID),
+                "private": writer.identity.signingKey.rawRepresentation.hexString,
+            ],
+        ]
+        let output = try Self.runPython(vectors)
+
+        let change = try GroupChange(serialized: try Self.bytes(output["change"]))
+        #expect(try ledger.insert(change, from: people) == .placed)
+        #expect(ledger.outcome(of: change.digest) == .applied)
+        #expect(ledger.state?.name == "Named in Python")
+        let pythonMessage = try SenderKeyMessage(serialized: try Self.bytes(output["message"]))
+        #expect(pythonMessage.iteration == 4)
+        #expect(try receiver.open(pythonMessage) == Data(((output["plaintext"] as? String) ?? "").utf8))
+    }
+
+    static func hex(_ id: UUID) -> String { withUnsafeBytes(of: id.uuid) { Array($0) }.hexString }
+
+    static func bytes(_ value: Any?) throws -> Data {
+        let text = try #require(value as? String)
+        var out = Data()
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            out.append(try #require(UInt8(text[index..<next], radix: 16)))
+            index = next
+        }
+        return out
+    }
+
+    /// Needs python3 with `cryptography` (Tests/Interop/requirements.txt; the test command installs it).
+    static func runPython(_ vectors: [String: Any]) throws -> [String: Any] {
+        let directory = FileManager.default.temporaryDirectory
+        let input = directory.appendingPathComponent("group-vectors-\(UUID()).json")
+        let result = directory.appendingPathComponent("group-output-\(UUID()).json")
+        try JSONSerialization.data(withJSONObject: vectors).write(to: input)
+        defer {
+            try? FileManager.default.removeItem(at: input)
+            try? FileManager.default.removeItem(at: result)
+        }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Interop/group_interop.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, input.path, result.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("group_interop: 30 passed, 0 failed"), "\(text)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: result)) as? [String: Any])
+    }
+}
