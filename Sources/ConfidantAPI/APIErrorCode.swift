@@ -28,6 +28,9 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
 
     // Accounts and devices
     case emailTaken = "email_taken"
+    case registrationClosed = "registration_closed"
+    case inviteRequired = "invite_required"
+    case inviteInvalid = "invite_invalid"
     case weakPassword = "weak_password"
     case invalidEmail = "invalid_email"
     case invalidName = "invalid_name"
@@ -86,7 +89,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
             .invalidOperands, .invalidCodeLength, .invalidTOTPSecret, .invalidTOTPCode, .biometricUnavailable:
             400
         case .unauthenticated, .invalidCredentials, .invalidProof: 401
-        case .forbidden, .senderMismatch, .stepUpRequired: 403
+        case .forbidden, .senderMismatch, .stepUpRequired, .registrationClosed, .inviteRequired, .inviteInvalid: 403
         case .notFound, .unknownUser, .transactionNotFound: 404
         case .methodNotAllowed: 405
         case .requestTimeout: 408

@@ -80,6 +80,16 @@ public struct SMTPConfiguration: Sendable, Equatable {
     }
 }
 
+/// Who may create an account.
+public enum Registration: String, Sendable, CaseIterable {
+    /// Anyone who reaches the server.
+    case open
+    /// Only with an invite code an operator made (`confidant admin invite create`).
+    case invite
+    /// Nobody: accounts that exist stay.
+    case closed
+}
+
 public enum SQLiteSynchronous: String, Sendable, CaseIterable {
     case normal = "NORMAL"
     case full = "FULL"
@@ -119,6 +129,8 @@ public struct ServerConfiguration: Sendable {
     public var signInPolicy = RiskPolicy()
     /// Sign-ups from one address before delays start; the same policy then applies.
     public var freeSignUpsPerAddress = 5
+    /// Who may sign up: anyone (the default), holders of an invite code, or nobody.
+    public var registration = Registration.open
     /// SQLite durability: `normal` (default) survives a crash of the server process; `full`
     /// also survives a power cut, at one fsync per message.
     public var sqliteSynchronous = SQLiteSynchronous.normal

@@ -9,6 +9,41 @@ import Testing
 @MainActor
 @Suite("View models against a real relay")
 struct ViewModelTests {
+    /// A sign-up form filled in for `first last` at the relay, with an e-mail of its own.
+    static func signUpForm(_ profile: TestProfile, _ relay: TestRelay, first: String, last: String) -> AuthViewModel {
+        let model = AuthViewModel(profile: profile.storage, passphrase: TestProfile.passphrase)
+        model.mode = .signUp
+        model.serverAddress = relay.baseURL.absoluteString
+        model.email = "\(first.lowercased())-\(UUID().uuidString.prefix(6))@example.com"
+        model.password = "a long enough password"
+        model.firstName = first
+        model.lastName = last
+        return model
+    }
+
+    @Test("sign-up by invite: a missing or wrong code is the invite field's error; the right one signs up")
+    func inviteSignUp() async throws {
+        try await TestRelay.run(adjust: { $0.registration = .invite }) { relay in
+            let profile = TestProfile()
+            defer { profile.remove() }
+            let model = Self.signUpForm(profile, relay, first: "In", last: "Vited")
+            await model.submit()
+            #expect(model.fieldErrors[.invite]?.contains("invite only") == true, "\(model.fieldErrors)")
+            model.invite = "AAAA-BBBB-CCCC-DDDD-EEEE"
+            await model.submit()
+            #expect(model.fieldErrors[.invite]?.contains("not valid") == true, "\(model.fieldErrors)")
+            let (code, _) = try await relay.server.administration.createInvite(uses: 1, lifetime: 86_400)
+            model.invite = " \(code) "
+            let submitting = Task { await model.submit() }
+            try await waitUntil { model.pendingStep?.method == .emailCode }
+            model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory, for: model.email)
+            model.answerStep()
+            await submitting.value
+            #expect(model.fieldErrors.isEmpty)
+            #expect(await model.messenger?.account.displayName == "In Vited")
+        }
+    }
+
     @Test("sign-up and sign-in: local field errors, server field errors, a general error for bad credentials")
     func auth() async throws {
         try await TestRelay.run { relay in
@@ -292,13 +327,7 @@ struct ViewModelTests {
         try await TestRelay.run(adjust: { $0.now = clock.now }) { relay in
             let profile = TestProfile()
             defer { profile.remove() }
-            let model = AuthViewModel(profile: profile.storage, passphrase: TestProfile.passphrase)
-            model.mode = .signUp
-            model.serverAddress = relay.baseURL.absoluteString
-            model.email = "erin-\(UUID().uuidString.prefix(6))@example.com"
-            model.password = "a long enough password"
-            model.firstName = "Erin"
-            model.lastName = "Example"
+            let model = Self.signUpForm(profile, relay, first: "Erin", last: "Example")
             let submitting = Task { await model.submit() }
             try await waitUntil { model.pendingStep?.method == .emailCode }
             let first = try #require(model.pendingStep)

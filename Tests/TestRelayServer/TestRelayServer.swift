@@ -21,6 +21,7 @@ struct TestRelayServer: AsyncParsableCommand {
     @Option(help: "MiB of disk to keep free for messages.") var minFreeMib: Int?
     @Option(help: "The key file that encrypts sign-in secrets (instances sharing a database share it).")
     var authKeyFile: String?
+    @Option(help: "Who may sign up: open, invite or closed.") var registration = "open"
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .error
@@ -43,6 +44,10 @@ struct TestRelayServer: AsyncParsableCommand {
         if let maxAttachmentMib { configuration.maximumBlobBytes = maxAttachmentMib << 20 }
         if let minFreeMib { configuration.minimumFreeBytes = Int64(minFreeMib) << 20 }
         configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
+        guard let registration = Registration(rawValue: registration) else {
+            throw ValidationError("--registration must be open, invite or closed.")
+        }
+        configuration.registration = registration
         let server = try await RelayServer(configuration: configuration)
         try await server.runUntilSignalled { bound in
             FileHandle.standardOutput.write(

@@ -90,6 +90,7 @@ struct WelcomePages {
         var firstName: String?
         var lastName: String?
         var displayName: String?
+        var invite: String?
         var passphrase: String?
         var avatar: String?
     }
@@ -104,6 +105,7 @@ struct WelcomePages {
         let firstName: String
         let lastName: String
         let displayName: String
+        let invite: String
         let passwordAutocomplete: String
         let needsPassphrase: Bool
         let keepsPassphrase: Bool
@@ -141,13 +143,14 @@ struct WelcomePages {
                 firstName: submitted?.firstName ?? auth?.firstName ?? "",
                 lastName: submitted?.lastName ?? auth?.lastName ?? "",
                 displayName: submitted?.displayName ?? auth?.displayName ?? "",
+                invite: submitted?.invite ?? auth?.invite ?? "",
                 passwordAutocomplete: signUp ? "new-password" : "current-password",
                 needsPassphrase: session.needsNewPassphrase, keepsPassphrase: session.keepsNewPassphrase,
                 keptAvatar: signUp && session.pendingAvatar != nil ? AppRoute.welcomeAvatar.path : nil,
                 errors: FieldErrors(
                     server: errors[.server], email: errors[.email], password: errors[.password],
                     firstName: errors[.firstName], lastName: errors[.lastName], displayName: errors[.displayName],
-                    passphrase: passphraseError, avatar: avatarError),
+                    invite: errors[.invite], passphrase: passphraseError, avatar: avatarError),
                 generalError: auth?.generalError,
                 step: auth?.pendingStep.map { Self.view($0, signUp: auth?.mode == .signUp) })
         }
@@ -187,6 +190,7 @@ struct WelcomePages {
         var firstName: String?
         var lastName: String?
         var displayName: String?
+        var invite: String?
         var passphrase: String?
         var passphraseAgain: String?
         var avatar: File?
@@ -234,6 +238,7 @@ struct WelcomePages {
             auth.firstName = form.firstName ?? ""
             auth.lastName = form.lastName ?? ""
             auth.displayName = form.displayName ?? ""
+            auth.invite = String((form.invite ?? "").prefix(64))
             return true
         }
         guard accepted else { return request.redirect(to: .unlock) }

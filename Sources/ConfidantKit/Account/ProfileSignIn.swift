@@ -135,14 +135,15 @@ extension Messenger {
     ///     other the server asks. Without it, the account is created and `stepUpRequired` thrown.
     ///   - allowInsecureHTTP: accept `http://` to another machine; otherwise only loopback may
     ///     be plain HTTP (`insecureServerURL`).
+    ///   - invite: the invite code of a server that takes new accounts by invite only.
     public static func register(
         _ profile: ProfileStorage, passphrase: String, server: URL, email: String, password: String,
         displayName: String? = nil, firstName: String? = nil, lastName: String? = nil,
-        answer: SignInAnswerer? = nil, allowInsecureHTTP: Bool = false
+        answer: SignInAnswerer? = nil, allowInsecureHTTP: Bool = false, invite: String? = nil
     ) async throws -> Messenger {
         let form = Components.Schemas.SignUpRequest(
             email: email, password: password, firstName: firstName, lastName: lastName,
-            displayName: displayName)
+            displayName: displayName, invite: invite)
         return try await ProfileSignIn.register(
             profile, passphrase: passphrase, server: server, form: form, answer: answer,
             allowInsecureHTTP: allowInsecureHTTP)

@@ -9,7 +9,7 @@ public final class AuthViewModel {
     /// Signing in to an account, or creating one.
     public enum Mode: Sendable { case signIn, signUp }
     /// The form's fields, for per-field errors.
-    public enum Field: Hashable, Sendable { case server, email, password, firstName, lastName, displayName }
+    public enum Field: Hashable, Sendable { case server, email, password, firstName, lastName, displayName, invite }
 
     /// Sign in or sign up.
     public var mode: Mode = .signIn
@@ -27,6 +27,8 @@ public final class AuthViewModel {
     public var lastName = ""
     /// Optional on sign-up: "first last" when empty.
     public var displayName = ""
+    /// Sign-up on a server that takes new accounts by invite only: the code its operator gave.
+    public var invite = ""
     /// What is wrong with each field, from local checks or the server.
     public private(set) var fieldErrors: [Field: String] = [:]
     /// A problem that belongs to no field (wrong credentials, the server down).
@@ -97,12 +99,14 @@ public final class AuthViewModel {
             case .signUp:
                 // The server mails a code to prove the address: it comes as `pendingStep`.
                 let shown = displayName.trimmingCharacters(in: .whitespaces)
+                let typedInvite = invite.trimmingCharacters(in: .whitespaces)
+                let shownInvite = typedInvite.isEmpty ? nil : typedInvite
                 messenger = try await Messenger.register(
                     profile, passphrase: passphrase, server: server, email: email, password: password,
                     displayName: shown.isEmpty ? nil : shown,
                     firstName: firstName.trimmingCharacters(in: .whitespaces),
                     lastName: lastName.trimmingCharacters(in: .whitespaces), answer: answer,
-                    allowInsecureHTTP: allowInsecureHTTP)
+                    allowInsecureHTTP: allowInsecureHTTP, invite: shownInvite)
             case .signIn:
                 messenger = try await Messenger.login(
                     profile, passphrase: passphrase, server: server, email: email, password: password,
@@ -115,6 +119,8 @@ public final class AuthViewModel {
             case .weakPassword?: fieldErrors[.password] = Self.message(error)
             case .invalidDisplayName?: fieldErrors[.displayName] = Self.message(error)
             case .invalidName?: fieldErrors[.firstName] = Self.message(error)
+            case .inviteRequired?, .inviteInvalid?: fieldErrors[.invite] = Self.message(error)
+            case .registrationClosed?: generalError = Self.message(error)
             case .invalidCredentials?: generalError = "Wrong e-mail or password"
             default: generalError = Self.message(error)
             }

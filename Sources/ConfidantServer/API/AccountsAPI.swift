@@ -10,7 +10,8 @@ extension RelayAPI {
         let user = try await services.accounts.signUp(
             .init(
                 email: body.email, password: body.password, firstName: body.firstName, lastName: body.lastName,
-                displayName: body.displayName, avatar: body.avatar.map { Data($0.data) }, address: try clientAddress()))
+                displayName: body.displayName, avatar: body.avatar.map { Data($0.data) }, address: try clientAddress(),
+                invite: body.invite))
         return .created(.init(body: .json(try user.wire)))
     }
 

@@ -17,6 +17,8 @@ struct AccountService: Sendable {
         var displayName: String?
         var avatar: Data?
         var address: String
+        /// An invite code, for a server that takes new accounts by invite only.
+        var invite: String? = nil
     }
 
     let devices: DeviceService
@@ -48,8 +50,9 @@ struct AccountService: Sendable {
         // Per address (bulk account creation) and per e-mail address (probing which are taken).
         let keys = ["sign-up/address/\(form.address)", "sign-up/account/\(email)"]
         let now = now
-        // Every attempt counts, successful or not.
+        // Every attempt counts, successful or not (guessing invite codes too).
         _ = try await throttle.reserve(keys, on: database, now: now)
+        let invite = try Self.invite(form.invite, registration: configuration.registration)
 
         try passwords.check(form.password, email: email)
         let avatar = try form.avatar.map {
@@ -79,6 +82,9 @@ struct AccountService: Sendable {
                     try await SignInTransactionRecord.query(on: db).filter(\.$userID == id).delete()
                     try await user.update(on: db)
                 } else {
+                    // Replacing an account whose address was never proved spends no invite: its
+                    // sign-up spent one.
+                    if let invite { try await InviteService.spend(invite, on: db, now: now) }
                     try await user.create(on: db)
                 }
             }
@@ -86,6 +92,23 @@ struct AccountService: Sendable {
             throw APIFailure(.emailTaken, "An account with this e-mail address exists; sign in instead.")
         }
         return user
+    }
+
+    /// The invite code sign-up must spend, per the server's registration setting.
+    private static func invite(_ code: String?, registration: Registration) throws -> String? {
+        switch registration {
+        case .open: return nil
+        case .closed:
+            throw APIFailure(.registrationClosed, "This server takes no new accounts; ask its operator.")
+        case .invite:
+            guard let code, !code.allSatisfy(\.isWhitespace) else {
+                throw APIFailure(
+                    .inviteRequired,
+                    "This server takes new accounts by invite only: sign up with the invite code its operator gave you."
+                )
+            }
+            return code
+        }
     }
 
     /// Changes the caller's names; what is nil stays. The directory shows the new display name at

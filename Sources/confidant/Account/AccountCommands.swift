@@ -22,6 +22,9 @@ struct RegisterCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The name others see (default: first and last name).") var name: String?
     @Option(name: .long, help: "A profile picture (PNG or JPEG, up to 1 MB); everyone on the server can see it.")
     var avatar: String?
+    @Option(
+        name: .long, help: "The invite code the server's operator gave you (a server that takes sign-ups by invite).")
+    var invite: String?
     @OptionGroup var password: PasswordOptions
     @Flag(
         name: .long,
@@ -43,7 +46,8 @@ struct RegisterCommand: AsyncParsableCommand {
         let messenger = try await Messenger.register(
             try options.storage(), passphrase: options.profilePassphrase(confirmIfNew: true),
             server: serverURL, email: email, password: accountPassword, displayName: name,
-            firstName: firstName, lastName: lastName, answer: SignInPrompts.answerer, allowInsecureHTTP: insecureHttp)
+            firstName: firstName, lastName: lastName, answer: SignInPrompts.answerer, allowInsecureHTTP: insecureHttp,
+            invite: invite)
         if let picture { try await messenger.setAvatar(picture) }
         let account = await messenger.account
         print(

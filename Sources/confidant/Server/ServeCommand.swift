@@ -25,9 +25,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "PEM certificate chain: serve HTTPS and WSS (with --tls-key). SIGHUP reloads both files.")
     var tlsCert: String?
     @Option(help: "PEM private key of --tls-cert.") var tlsKey: String?
-    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (default: sqlite in the data directory).")
-    var database: String?
-    @Option(help: "Directory for blobs and the default SQLite file.") var dataDir = ".confidant-server"
+    @OptionGroup var storage: RelayStorageOptions
+    @Option(
+        help:
+            "Who may sign up: open (anyone who reaches the server), invite (with a code from `confidant admin invite create`) or closed."
+    )
+    var registration = "open"
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
     @Option(help: "SQLite durability: normal (survives a server crash) or full (also a power cut; slower).")
     var sqliteSync = "normal"
@@ -50,11 +53,6 @@ struct ServeCommand: AsyncParsableCommand {
     var minFreeMib = 256
     @Option(help: "Days an attachment stays when not every device it was meant for fetched it (1…365).")
     var attachmentRetentionDays = 30
-    @Option(
-        help:
-            "The 32-byte key file that encrypts sign-in secrets (default: auth.key in the data directory, created if missing). Every instance sharing a database needs the same one."
-    )
-    var authKeyFile: String?
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -63,13 +61,12 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        let dataDirectory = URL(fileURLWithPath: dataDir)
-        var configuration = ServerConfiguration.embedded(dataDirectory: dataDirectory)
-        if let database {
-            do { configuration.database = try DatabaseLocation(parsing: database) } catch {
-                throw ValidationError(error.description)
-            }
+        let dataDirectory = storage.dataDirectory
+        var configuration = try storage.configuration()
+        guard let registration = Registration(rawValue: registration) else {
+            throw ValidationError("--registration must be open, invite or closed.")
         }
+        configuration.registration = registration
         guard let synchronous = SQLiteSynchronous(rawValue: sqliteSync.uppercased()) else {
             throw ValidationError("--sqlite-sync must be normal or full.")
         }
@@ -91,7 +88,6 @@ struct ServeCommand: AsyncParsableCommand {
         case (nil, nil): break
         default: throw ValidationError("--tls-cert and --tls-key go together.")
         }
-        configuration.authKeyFile = authKeyFile.map { URL(fileURLWithPath: $0) }
         guard (1...4096).contains(maxAttachmentMib) else {
             throw ValidationError("--max-attachment-mib must be between 1 and 4096.")
         }
@@ -132,7 +128,14 @@ struct ServeCommand: AsyncParsableCommand {
                     Data(
                         "confidant relay listening on \(scheme)://\(host):\(bound) (database \(configuration.database))\n"
                             .utf8))
-                if configuration.tls == nil, !["127.0.0.1", "::1", "localhost"].contains(host) {
+                let loopback = ["127.0.0.1", "::1", "localhost"].contains(host)
+                if registration == .open, !loopback {
+                    FileHandle.standardError.write(
+                        Data(
+                            "warning: anyone who reaches \(host) can sign up; use --registration invite (codes from `confidant admin invite create`) or closed\n"
+                                .utf8))
+                }
+                if configuration.tls == nil, !loopback {
                     FileHandle.standardError.write(
                         Data(
                             "warning: plain HTTP on \(host): use --tls-cert/--tls-key, or a TLS-terminating proxy in front\n"
