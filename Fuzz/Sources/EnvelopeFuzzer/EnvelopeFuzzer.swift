@@ -16,7 +16,7 @@ func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: start, count: count))
     guard let selector = bytes.first else { return 0 }
     let body = Array(bytes.dropFirst())
-    switch selector % 9 {
+    switch selector % 11 {
     case 0:
         if let envelope = try? SealedEnvelope(serialized: body) {
             // Whatever parses must serialize back to the same bytes.
@@ -48,6 +48,21 @@ func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         }
     case 8:
         _ = try? DevicePrekeys(serialized: body)
+    case 9:
+        // A group message from any member device: it parses back to itself or not at all.
+        if let message = try? SenderKeyMessage(serialized: body) {
+            precondition(Array(message.serialized) == body, "group message re-serialization differs")
+        }
+    case 10:
+        // Sender key distributions arrive over pairwise sessions; stored chains are sealed, but
+        // their parsers must not trap either.
+        if let distribution = try? SenderKeyDistribution(serialized: body) {
+            precondition(Array(distribution.serialized) == body, "distribution re-serialization differs")
+        }
+        if let chain = try? SenderKeyReceivingChain(serialized: body) {
+            precondition(Array(chain.serialized) == body, "receiving chain re-serialization differs")
+        }
+        _ = try? SenderKeySendingChain(serialized: body)
     case 1:
         _ = try? PublicIdentity(serialized: body)
     case 2:
