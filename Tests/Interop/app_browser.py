@@ -549,6 +549,8 @@ try:
     alice.get(alice_base + "/chat/" + bob_id + "?lines=400")
     wait(alice, lambda d: d.find_element(By.CSS_SELECTOR, ".chat-head .verified").is_displayed(),
          "the chat's header shows bob is verified")
+    wait(alice, lambda d: d.find_elements(By.CSS_SELECTOR, "ul.conversations a[aria-current] .verified-badge"),
+         "the conversation list shows bob is verified")
     expect(not alice.find_elements(By.CSS_SELECTOR, "a[data-earlier]"), "a short chat offers no earlier lines")
 
     # Bob signs in on a second device (the CLI, a new profile): alice's open chat shows the
@@ -570,6 +572,8 @@ try:
     alice.get(alice_base + "/chat/" + bob_id)
     wait(alice, EC.text_to_be_present_in_element((By.ID, "live"), "security key changed"),
          "alice's chat shows that bob's key changed")
+    expect(not alice.find_elements(By.CSS_SELECTOR, "ul.conversations a[aria-current] .verified-badge"),
+           "bob's row is no longer marked verified once his keys changed")
     screenshot(alice, "key-change")
     alice.find_element(By.ID, "draft").send_keys("Is this really you?" + Keys.ENTER)
     wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "input[name=confirmKeyChange]")),

@@ -19,6 +19,8 @@ struct ConversationListModel: Encodable, Sendable {
         /// The unread count as shown; nil (no badge) when there is none.
         let unread: Int?
         let keyChanged: Bool
+        /// The peer's keys are the ones verified.
+        let verified: Bool
         /// The chat open beside the list.
         let isCurrent: Bool
     }
@@ -51,7 +53,8 @@ struct ConversationListModel: Encodable, Sendable {
                 name: peer.displayName, preview: row.summary.preview, timeAgo: row.timeAgo,
                 isoTime: row.summary.lastActivity.formatted(.iso8601),
                 unread: row.summary.unread > 0 ? row.summary.unread : nil,
-                keyChanged: row.summary.keyChangeWarning != nil, isCurrent: peer.id == current)
+                keyChanged: row.summary.keyChangeWarning != nil, verified: row.summary.verified,
+                isCurrent: peer.id == current)
         }
         noRows = rows.isEmpty
         notices = model.accountNotices

@@ -170,8 +170,13 @@ struct KeyDirectory: Sendable {
     // MARK: Verification
 
     private static func digest(_ identities: [PublicIdentity]) -> Data {
+        verificationDigest(identities.map(\.serialized))
+    }
+
+    /// What "verified" stores: SHA-256 over the peer's serialized identities, sorted.
+    static func verificationDigest(_ serializedIdentities: [Data]) -> Data {
         var hash = SHA256()
-        for serialized in identities.map(\.serialized).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+        for serialized in serializedIdentities.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             hash.update(data: serialized)
         }
         return Data(hash.finalize())

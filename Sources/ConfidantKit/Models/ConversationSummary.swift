@@ -13,4 +13,19 @@ public struct ConversationSummary: Sendable, Hashable, Identifiable {
     public let preview: String
     /// The peer's key-change warning when it came after your last message to them.
     public let keyChangeWarning: String?
+    /// The peer's keys as this device knows them are the ones you verified.
+    public var verified = false
+
+    /// A row of the list.
+    public init(
+        peer: Contact, lastActivity: Date, unread: Int, preview: String, keyChangeWarning: String?,
+        verified: Bool = false
+    ) {
+        self.peer = peer
+        self.lastActivity = lastActivity
+        self.unread = unread
+        self.preview = preview
+        self.keyChangeWarning = keyChangeWarning
+        self.verified = verified
+    }
 }
