@@ -437,6 +437,20 @@ try:
         const menu = document.querySelector('ol.messages .mine .message-menu');
         return !menu.open && document.activeElement === menu.querySelector('summary');"""),
          "Escape closes it and leaves the focus on its button")
+    # On a touch screen a long press on the bubble opens its menu; a short tap does not.
+    point = alice.execute_script("""
+        const text = document.querySelector('ol.messages .mine .text').getBoundingClientRect();
+        return {x: Math.round(text.left + 4), y: Math.round(text.top + text.height / 2)};""")
+    touch = [{"x": point["x"], "y": point["y"], "id": 1}]
+    alice.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": touch})
+    alice.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    expect(not alice.execute_script("return document.querySelector('ol.messages .mine .message-menu').open"),
+           "a tap on a message opens no menu")
+    alice.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": touch})
+    wait(alice, lambda d: d.execute_script("return document.querySelector('ol.messages .mine .message-menu').open"),
+         "a long press on a message opens its menu")
+    alice.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    ActionChains(alice).send_keys(Keys.ESCAPE).perform()
     # Editing happens in the composer: Escape gives the draft back, Enter saves.
     alice.find_element(By.ID, "draft").send_keys("half a thought")
     message_action(alice, "Hello Bob", "Edit")

@@ -424,6 +424,49 @@
     if (list) afterUpdate(list);
   };
 
+  // A long press on a message (touch screens have no hover) opens its menu, as in Signal and
+  // WhatsApp; moving the finger (scrolling) or lifting it early cancels.
+  let press = null;
+  const cancelPress = () => {
+    if (press) clearTimeout(press.timer);
+    press = null;
+  };
+  document.addEventListener('pointerdown', (event) => {
+    suppressClick = false;
+    if (event.pointerType !== 'touch') return;
+    const message = event.target.closest('li.message');
+    const menu = message?.querySelector('details.message-menu');
+    if (!menu || event.target.closest('a, button, summary, input, textarea')) return;
+    cancelPress();
+    press = {
+      x: event.clientX, y: event.clientY,
+      timer: setTimeout(() => {
+        press = null;
+        for (const other of document.querySelectorAll('details.menu[open]')) other.open = false;
+        menu.open = true;
+        menu.querySelector('.menu-items a, .menu-items button:not([hidden])')?.focus();
+        suppressClick = true;
+      }, 500),
+    };
+  });
+  document.addEventListener('pointermove', (event) => {
+    if (press && Math.hypot(event.clientX - press.x, event.clientY - press.y) > 10) cancelPress();
+  });
+  document.addEventListener('pointerup', cancelPress);
+  document.addEventListener('pointercancel', cancelPress);
+  // The click that ends a long press does not also act on what is under the finger.
+  let suppressClick = false;
+  document.addEventListener('click', (event) => {
+    if (suppressClick) {
+      suppressClick = false;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }
+  }, true);
+  document.addEventListener('contextmenu', (event) => {
+    if (event.target.closest('li.message') && event.pointerType === 'touch') event.preventDefault();
+  });
+
   document.addEventListener('click', (event) => {
     if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) {
       return;
