@@ -7,7 +7,7 @@ import Foundation
 /// delivery), `MessageReceiver` (sync and live entries), `PrekeyMaintenance` — each of which
 /// keeps the protocol decisions in `SessionCipher` and the state in `LocalStore`.
 ///
-/// Open one with ``open(_:passphrase:)``, or sign in with ``register(_:passphrase:server:email:password:displayName:firstName:lastName:answer:allowInsecureHTTP:)``
+/// Open one with ``open(_:passphrase:)``, or sign in with ``register(_:passphrase:server:email:password:displayName:firstName:lastName:answer:allowInsecureHTTP:invite:)``
 /// or ``login(_:passphrase:server:email:password:newDeviceKey:answer:allowInsecureHTTP:)``.
 public actor Messenger {
     /// This device's identity.
