@@ -21,6 +21,15 @@ struct ViewModelTests {
         return model
     }
 
+    /// Submits the form and answers the e-mail code the relay mails, as the user would.
+    static func submitAnsweringCode(_ model: AuthViewModel, _ relay: TestRelay) async throws {
+        let submitting = Task { await model.submit() }
+        try await waitUntil { model.pendingStep?.method == .emailCode }
+        model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory, for: model.email)
+        model.answerStep()
+        await submitting.value
+    }
+
     @Test("sign-up by invite: a missing or wrong code is the invite field's error; the right one signs up")
     func inviteSignUp() async throws {
         try await TestRelay.run(adjust: { $0.registration = .invite }) { relay in
@@ -34,11 +43,7 @@ struct ViewModelTests {
             #expect(model.fieldErrors[.invite]?.contains("not valid") == true, "\(model.fieldErrors)")
             let (code, _) = try await relay.server.administration.createInvite(uses: 1, lifetime: 86_400)
             model.invite = " \(code) "
-            let submitting = Task { await model.submit() }
-            try await waitUntil { model.pendingStep?.method == .emailCode }
-            model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory, for: model.email)
-            model.answerStep()
-            await submitting.value
+            try await Self.submitAnsweringCode(model, relay)
             #expect(model.fieldErrors.isEmpty)
             #expect(await model.messenger?.account.displayName == "In Vited")
         }
@@ -64,11 +69,7 @@ struct ViewModelTests {
             model.firstName = "Dana"
             model.lastName = "Scully"
             // The server mails a code to prove the address: the model asks for it as a step.
-            let submitting = Task { await model.submit() }
-            try await waitUntil { model.pendingStep?.method == .emailCode }
-            model.stepAnswer = try SignInOutbox.latestCode(dataDirectory: relay.directory, for: model.email)
-            model.answerStep()
-            await submitting.value
+            try await Self.submitAnsweringCode(model, relay)
             #expect(model.fieldErrors.isEmpty)
             #expect(await model.messenger?.account.displayName == "Dana Scully")
             #expect(model.password.isEmpty)
