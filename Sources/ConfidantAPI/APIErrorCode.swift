@@ -35,6 +35,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     case invalidEmail = "invalid_email"
     case invalidName = "invalid_name"
     case invalidDisplayName = "invalid_display_name"
+    case invalidDeviceName = "invalid_device_name"
     case invalidIdentity = "invalid_identity"
     case unsupportedImage = "unsupported_image"
     case unknownUser = "unknown_user"
@@ -84,7 +85,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     /// The HTTP status the relay answers with this code.
     public var httpStatus: Int {
         switch self {
-        case .malformedRequest, .invalidEmail, .invalidName, .invalidDisplayName, .invalidIdentity, .weakPassword,
+        case .malformedRequest, .invalidEmail, .invalidName, .invalidDisplayName, .invalidDeviceName, .invalidIdentity,
+            .weakPassword,
             .invalidEnvelope, .envelopeMismatch, .invalidPrekey, .tooManyPrekeys, .invalidChain, .invalidMapping,
             .invalidOperands, .invalidCodeLength, .invalidTOTPSecret, .invalidTOTPCode, .biometricUnavailable:
             400

@@ -109,7 +109,7 @@ public final class RelayServer: Sendable {
     /// The schema's versions, in order (`Migrations/`).
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
-        AddAttachments(), ReindexMessages(), KeyPostedMessages(), CountMailboxEntries(), AddInvites(),
+        AddAttachments(), ReindexMessages(), KeyPostedMessages(), CountMailboxEntries(), AddInvites(), AddDeviceNames(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.

@@ -46,8 +46,8 @@ struct RelayServices: Sendable {
             now: now)
         devices = DeviceService(mailbox: mailbox, revoker: revoker, now: now)
         sessions = SessionService(
-            database: database, devices: devices, cache: cache, revoker: revoker,
-            lifetime: configuration.sessionLifetime, now: now)
+            database: database, devices: devices, cache: cache, activity: DeviceActivity(database: database),
+            revoker: revoker, lifetime: configuration.sessionLifetime, now: now)
         accounts = AccountService(
             devices: devices, revoker: revoker, passwords: PasswordPolicy(cost: configuration.passwordCost),
             blobFiles: files, configuration: configuration, passwordHashing: passwordHashing)

@@ -22,6 +22,7 @@ struct AppRouteTests {
         (.verifyCode(.value(peer), device: .value(message)), .verifyCode(.key, device: .key)),
         (.editMemory(.value(message)), .editMemory(.key)), (.vaultPhoto(.value(message)), .vaultPhoto(.key)),
         (.avatar(.value(peer)), .avatar(.key)), (.removeDevice(.value(peer)), .removeDevice(.key)),
+        (.renameDevice(.value(peer)), .renameDevice(.key)),
         (.asset(.value("app.css")), .asset(.key)), (.settingsTOTPCode, .settingsTOTPCode),
         (.favicon, .favicon), (.unverify(.value(peer)), .unverify(.key)), (.settingsReceipts, .settingsReceipts),
         (.welcomeAvatar, .welcomeAvatar),

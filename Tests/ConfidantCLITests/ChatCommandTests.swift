@@ -161,6 +161,21 @@ struct ChatCommandTests {
         #expect(try await cli.run(["send", "--profile", "alice", bob, "to both devices"]).status == 0)
         #expect(try await Self.history(cli, profile: "bob-tablet", with: alice).map(\.text) == ["to both devices"])
         #expect(try await Self.history(cli, profile: "bob", with: alice).last?.text == "to both devices")
+        // Bob names his tablet from it; his first device lists both, named, this one first.
+        let named = try await cli.run(["account", "devices", "--profile", "bob-tablet", "--name", "Bob's tablet"])
+        #expect(
+            named.status == 0 && String(decoding: named.stdout, as: UTF8.self).contains("Bob's tablet"),
+            "\(named.stderr)")
+        let dates = JSONDecoder()
+        dates.dateDecodingStrategy = .iso8601
+        let listed = try await dates.decode(
+            [DeviceRow].self, from: cli.run(["account", "devices", "--profile", "bob", "--json"]).stdout)
+        #expect(listed.map(\.name) == ["Confidant on Linux", "Bob's tablet"])
+        #expect(listed.map(\.thisDevice) == [true, false])
+        #expect(listed.allSatisfy { $0.lastSeenAt != nil && $0.fingerprint != nil })
+        let tooLong = try await cli.run(
+            ["account", "devices", "--profile", "bob", "--name", String(repeating: "x", count: 41)])
+        #expect(tooLong.status != 0 && tooLong.stderr.contains("1 to 40 characters"), "\(tooLong.stderr)")
 
         // The server's files hold none of the texts.
         var serverBytes = Data()
@@ -450,4 +465,13 @@ final class PseudoTerminal: @unchecked Sendable {
         process.waitUntilExit()
         close(master)
     }
+}
+
+/// One line of `account devices --json`.
+private struct DeviceRow: Decodable {
+    let deviceId: String
+    let name: String?
+    let lastSeenAt: Date?
+    let fingerprint: String?
+    let thisDevice: Bool
 }

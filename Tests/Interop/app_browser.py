@@ -425,6 +425,43 @@ try:
     ActionChains(bob).send_keys(Keys.ESCAPE).perform()
     wait(bob, lambda d: not d.find_elements(By.CSS_SELECTOR, "dialog.photo-viewer[open]"), "Escape closes the viewer")
 
+    # Files dropped on the chat, pasted into the composer, or picked with its 📎 button go the
+    # same way, the typed draft becoming the caption.
+    def bob_has(name):
+        wait(bob, lambda d: name in d.find_element(By.CSS_SELECTOR, "ol.messages").text, f"{name} reaches bob")
+
+    def fresh_composer():
+        wait(alice, lambda d: d.execute_script(
+            "const b = document.querySelector('[data-attach]'); return b && !b.hidden && document.readyState === 'complete'"),
+            "the composer with its 📎 button")
+
+    fresh_composer()
+    alice.execute_script("""
+        const files = new DataTransfer();
+        files.items.add(new File(['dropped'], 'dropped.txt', {type: 'text/plain'}));
+        document.getElementById('draft').value = 'dropped with a caption';
+        const pane = document.querySelector('[data-attach]').closest('.pane-main') || document.body;
+        pane.dispatchEvent(new DragEvent('dragover', {dataTransfer: files, bubbles: true, cancelable: true}));
+        pane.dispatchEvent(new DragEvent('drop', {dataTransfer: files, bubbles: true, cancelable: true}));""")
+    bob_has("dropped.txt")
+    bob_has("dropped with a caption")
+    fresh_composer()
+    alice.execute_script("""
+        const files = new DataTransfer();
+        files.items.add(new File(['pasted'], 'pasted.txt', {type: 'text/plain'}));
+        document.getElementById('draft').dispatchEvent(
+            new ClipboardEvent('paste', {clipboardData: files, bubbles: true, cancelable: true}));""")
+    bob_has("pasted.txt")
+    fresh_composer()
+    picked = os.path.join(pictures, "picked.txt")
+    with open(picked, "w") as f:
+        f.write("picked")
+    alice.execute_cdp_cmd("Page.setInterceptFileChooserDialog", {"enabled": True})
+    alice.find_element(By.CSS_SELECTOR, "[data-attach]").click()
+    alice.find_element(By.ID, "attach-files").send_keys(picked)
+    bob_has("picked.txt")
+    alice.execute_cdp_cmd("Page.setInterceptFileChooserDialog", {"enabled": False})
+
     # Alice corrects her greeting and deletes the hostile message, for both of them.
     alice.get(alice_base_url() + "/chat/" + alice.current_url.rstrip("/").split("/")[-1])
     # The menus work from the keyboard: Enter on the ⋯ button opens one, Escape closes it again.
@@ -721,7 +758,19 @@ try:
     # answering the arithmetic wrong once.
     alice.get(alice_base + "/settings")
     wait(alice, EC.presence_of_element_located((By.ID, "chain-form")), "the settings page")
-    expect("this one" in alice.find_element(By.CSS_SELECTOR, ".devices").text, "her device is listed as this one")
+    devices = alice.find_element(By.CSS_SELECTOR, ".devices").text
+    expect("this device" in devices and "Confidant on Linux" in devices and "Active now" in devices,
+           f"her device is listed as this one, named for its platform, active now: {devices!r}")
+    # She names it: the form sits behind the device's "Rename" disclosure.
+    alice.find_element(By.CSS_SELECTOR, ".device-actions summary").click()
+    name_field = alice.find_element(By.CSS_SELECTOR, ".device-actions input[name=name]")
+    expect(name_field.get_attribute("value") == "Confidant on Linux", "the rename field starts with the name")
+    name_field.clear()
+    name_field.send_keys("Alice's <desk>")
+    name_field.submit()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".device-name"), "Alice's <desk>"),
+         "the device shows its new name, escaped")
+    expect("is now called" in alice.find_element(By.CSS_SELECTOR, ".banner.notice").text, "and the page says so")
     alice.find_element(By.CSS_SELECTOR, "#totp-form").submit()
     wait(alice, EC.presence_of_element_located((By.CSS_SELECTOR, "img.qr")), "an authenticator key with its QR code")
     qr = alice.find_element(By.CSS_SELECTOR, "img.qr")

@@ -19,6 +19,7 @@ struct SettingsPages {
         }
         routes.get(.settingsTOTPCode) { request in try await totpCode(request) }
         routes.post(.removeDevice(.key)) { request in try await removeDevice(request) }
+        routes.post(.renameDevice(.key)) { request in try await renameDevice(request) }
         routes.post(.settingsReceipts) { request in try await setReceipts(request) }
         routes.post(.deleteAccount) { request in try await deleteAccount(request) }
     }
@@ -37,13 +38,6 @@ struct SettingsPages {
     struct Sign: Encodable, Sendable {
         let name: String
         let symbol: String
-    }
-
-    struct DeviceView: Encodable, Sendable {
-        let id: String
-        let shortID: String
-        let isThisDevice: Bool
-        let remove: String
     }
 
     struct Enrolment: Encodable, Sendable {
@@ -75,6 +69,7 @@ struct SettingsPages {
         guard let model = await context.session.settings else { return request.redirect(to: .home) }
         let flash = await context.session.takeFlash()
         await model.load()
+        let timeline = ChatTimeline(calendar: .current, now: Date())
         let page = await MainActor.run { () -> SettingsPage in
             let chain = model.signIn?.chain ?? [.password]
             let steps = (2...4).map { position in
@@ -92,11 +87,8 @@ struct SettingsPages {
                 operands: model.signIn?.operands ?? 3, codeLength: model.signIn?.codeLength ?? 6,
                 totpEnrolled: model.signIn?.totpEnrolled ?? false,
                 enrolment: model.enrolment.map { Enrolment(secret: $0.secret) },
-                devices: model.devices.map {
-                    DeviceView(
-                        id: $0.id.canonicalString, shortID: $0.shortID, isThisDevice: $0.isThisDevice,
-                        remove: AppRoute.removeDevice(.value($0.id)).path)
-                }, sendsReadReceipts: model.sendsReadReceipts)
+                devices: model.devices.map { DeviceView($0, timeline: timeline) },
+                sendsReadReceipts: model.sendsReadReceipts)
         }
         return try await request.page("settings", page)
     }
@@ -156,6 +148,20 @@ struct SettingsPages {
             throw Abort(.notFound, reason: "There is no such device.")
         }
         await model.removeDevice(id)
+        return await settingsAgain(request, model)
+    }
+
+    private struct DeviceNameForm: Content {
+        var name: String
+    }
+
+    private func renameDevice(_ request: Request) async throws -> Response {
+        guard let model = await context.session.settings else { return request.redirect(to: .home) }
+        guard let id = request.uuid(.device) else {
+            throw Abort(.notFound, reason: "There is no such device.")
+        }
+        let form = try request.content.decode(DeviceNameForm.self)
+        await model.renameDevice(id, to: form.name)
         return await settingsAgain(request, model)
     }
 

@@ -49,6 +49,7 @@ enum AppRoute: Sendable {
     case profile, profileName, profileAvatar
     case settings, settingsSignIn, settingsTOTP, settingsTOTPCode, settingsReceipts, deleteAccount
     case removeDevice(RouteValue<UUID>)
+    case renameDevice(RouteValue<UUID>)
     case asset(RouteValue<String>)
     /// What a browser asks for on its own: the app's icon (`icon.svg`).
     case favicon
@@ -136,6 +137,7 @@ enum AppRoute: Sendable {
         case .settingsReceipts: [.fixed("settings"), .fixed("receipts")]
         case .deleteAccount: [.fixed("settings"), .fixed("delete")]
         case .removeDevice(let device): [.fixed("settings"), .fixed("devices"), .id(.device, device), .fixed("remove")]
+        case .renameDevice(let device): [.fixed("settings"), .fixed("devices"), .id(.device, device), .fixed("name")]
         case .asset(let name): [.fixed("assets"), .text(.name, name)]
         case .favicon: [.fixed("favicon.ico")]
         }

@@ -89,6 +89,10 @@ enum ProfileSignIn {
         // The account's devices as of now: a device that signs in to it later is news to show
         // (best effort: the next key refresh records them too, without telling).
         _ = try? await messenger.devices()
+        // A device unnamed so far takes its platform's name (best effort: Settings can name it).
+        if let listed = try? await messenger.ownDevices(), listed.first(where: \.isThisDevice)?.name == nil {
+            try? await messenger.renameDevice(identity.deviceID, to: OwnDevice.platformName)
+        }
         return messenger
     }
 

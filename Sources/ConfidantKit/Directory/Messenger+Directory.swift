@@ -21,6 +21,36 @@ extension Messenger {
     /// This account's devices as the server lists them.
     public func devices() async throws -> [PublicIdentity] { try await directory.refreshKeys(of: me) }
 
+    /// This account's current devices with their names and last activity, this one first.
+    public func ownDevices() async throws -> [OwnDevice] {
+        let listed: [Components.Schemas.OwnDevice]
+        switch try await relay.call({ try await $0.listOwnDevices() }) {
+        case .ok(let ok): listed = try ok.body.json
+        case .default(let status, let response): throw problem(status, response)
+        }
+        let me = identity.deviceID
+        return try listed.map { device in
+            guard let id = UUID(uuidString: device.deviceId) else {
+                throw ConfidantKitError.badResponse("the device id \(device.deviceId) is not a UUID")
+            }
+            return OwnDevice(
+                id: id, name: device.name, registeredAt: device.registeredAt, lastSeenAt: device.lastSeenAt,
+                isThisDevice: id == me)
+        }.sorted { $0.isThisDevice && !$1.isThisDevice }
+    }
+
+    /// Names one of this account's devices (this one too); the relay trims it and takes 1 to
+    /// ``OwnDevice/maximumNameLength`` characters without control characters.
+    public func renameDevice(_ deviceID: UUID, to name: String) async throws {
+        let body = Components.Schemas.DeviceName(name: name)
+        switch try await relay.call({
+            try await $0.renameDevice(path: .init(deviceId: deviceID.canonicalString), body: .json(body))
+        }) {
+        case .noContent: break
+        case .default(let status, let response): throw problem(status, response)
+        }
+    }
+
     /// Signs one of this account's other devices out for good (a lost or sold phone): its
     /// sessions end, its open stream closes, its mailbox is emptied, and peers are told its key
     /// is retired. To sign this device out, use `logout`.

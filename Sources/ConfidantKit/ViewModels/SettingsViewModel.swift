@@ -9,15 +9,8 @@ import Observation
 /// for the current password.
 @MainActor @Observable
 public final class SettingsViewModel {
-    /// One of the account's devices.
-    public struct Device: Sendable, Identifiable, Hashable {
-        /// The device id.
-        public let id: UUID
-        /// Whether it is the device this profile is.
-        public let isThisDevice: Bool
-        /// The first 8 hex digits of the id, as shown.
-        public var shortID: String { String(id.canonicalString.prefix(8)) }
-    }
+    /// One of the account's devices, with its name and last activity.
+    public typealias Device = OwnDevice
 
     /// A TOTP secret waiting to be confirmed with a code from the authenticator app.
     public struct TOTPEnrolment: Sendable, Equatable {
@@ -53,9 +46,7 @@ public final class SettingsViewModel {
         do {
             sendsReadReceipts = await messenger.account.sendsReadReceipts
             signIn = try await messenger.signInSettings()
-            let me = messenger.identity.deviceID
-            devices = try await messenger.devices().map { Device(id: $0.deviceID, isThisDevice: $0.deviceID == me) }
-                .sorted { $0.isThisDevice && !$1.isThisDevice }
+            devices = try await messenger.ownDevices()
             error = nil
         } catch {
             self.error = String(describing: error)
@@ -130,11 +121,27 @@ public final class SettingsViewModel {
         }
     }
 
+    /// Names one of the account's devices (this one too).
+    /// - Returns: whether the server took the name; `error` says why not.
+    @discardableResult
+    public func renameDevice(_ id: UUID, to name: String) async -> Bool {
+        do {
+            try await messenger.renameDevice(id, to: name)
+            notice = "The device is now called “\(name.trimmingCharacters(in: .whitespacesAndNewlines))”."
+            await load()
+            return true
+        } catch {
+            self.error = String(describing: error)
+            return false
+        }
+    }
+
     /// Signs one of the account's other devices out for good.
     public func removeDevice(_ id: UUID) async {
         do {
             try await messenger.removeDevice(id)
-            notice = "Device \(id.canonicalString.prefix(8)) is removed."
+            let removed = devices.first { $0.id == id }?.displayName ?? "Device \(id.canonicalString.prefix(8))"
+            notice = "\(removed) is removed."
             await load()
         } catch {
             self.error = String(describing: error)

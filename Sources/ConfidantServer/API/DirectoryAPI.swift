@@ -1,7 +1,7 @@
 import ConfidantAPI
 import Foundation
 
-/// The directory of users, their device keys and key history, and removing one's own device.
+/// The directory of users, their device keys and key history, and one's own devices: list, name, remove.
 extension RelayAPI {
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
         guard (input.query.query?.count ?? 0) <= 254, (input.query.after?.count ?? 0) <= 400 else {
@@ -29,6 +29,19 @@ extension RelayAPI {
         let userID = try Self.uuid(input.path.userId, "userId")
         guard try await services.accounts.user(userID) != nil else { throw APIFailure.notFound("That user") }
         return .ok(.init(body: .json(try await services.devices.history(of: userID).map(\.wire))))
+    }
+
+    func listOwnDevices(_ input: Operations.ListOwnDevices.Input) async throws -> Operations.ListOwnDevices.Output {
+        let caller = try caller()
+        return .ok(.init(body: .json(try await services.devices.current(of: caller.userID).map(\.ownWire))))
+    }
+
+    func renameDevice(_ input: Operations.RenameDevice.Input) async throws -> Operations.RenameDevice.Output {
+        let caller = try caller()
+        let deviceID = try Self.uuid(input.path.deviceId, "deviceId")
+        guard case .json(let body) = input.body else { throw APIFailure.malformed("Send the name as JSON.") }
+        try await services.devices.rename(deviceID, of: caller, to: try DeviceService.deviceName(body.name))
+        return .noContent(.init())
     }
 
     func removeDevice(_ input: Operations.RemoveDevice.Input) async throws -> Operations.RemoveDevice.Output {

@@ -229,7 +229,7 @@ struct AccountService: Sendable {
 }
 
 extension String {
-    fileprivate var containsControlCharacters: Bool {
+    var containsControlCharacters: Bool {
         unicodeScalars.contains {
             $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
         }

@@ -23,15 +23,22 @@ struct DeviceService: Sendable {
         let current = try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
             .filter(\.$retiredAt == nil).first()
         let change: Components.Schemas.KeyChange.ChangePayload
+        let record = DeviceRecord(userID: userID, deviceID: deviceID, identity: bytes, registeredAt: now)
+        record.lastSeenAt = now
         if let current {
-            guard current.identity != bytes else { return nil }
+            current.lastSeenAt = now
+            guard current.identity != bytes else {
+                try await current.update(on: db)
+                return nil
+            }
             current.retiredAt = now
             try await current.update(on: db)
+            record.name = current.name
             change = .replaced
         } else {
             change = .added
         }
-        try await DeviceRecord(userID: userID, deviceID: deviceID, identity: bytes, registeredAt: now).create(on: db)
+        try await record.create(on: db)
         try await announce(
             change, of: DeviceAddress(userID: userID, deviceID: deviceID), identity: bytes, at: now, in: db,
             publishing: publication)
@@ -66,6 +73,30 @@ struct DeviceService: Sendable {
         try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil).sort(
             \.$registeredAt
         ).all()
+    }
+
+    /// Names one of the caller's current devices (`name` as `Self.deviceName` accepts it).
+    func rename(_ deviceID: UUID, of caller: Caller, to name: String) async throws {
+        let userID = caller.userID
+        let renamed = try await mailbox.publisher.database.write { db -> Bool in
+            guard
+                let device = try await DeviceRecord.query(on: db).filter(\.$userID == userID)
+                    .filter(\.$deviceID == deviceID).filter(\.$retiredAt == nil).first()
+            else { return false }
+            device.name = name
+            try await device.update(on: db)
+            return true
+        }
+        guard renamed else { throw APIFailure.notFound("That device") }
+    }
+
+    /// A device name trimmed of white space: 1 to 40 characters, without control characters.
+    static func deviceName(_ raw: String) throws(APIFailure) -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...40).contains(name.count), !name.containsControlCharacters else {
+            throw APIFailure(.invalidDeviceName, "A device name needs 1 to 40 characters, without control characters.")
+        }
+        return name
     }
 
     /// The device's current identity, or nil when it has none (removed, or never signed in).
@@ -109,6 +140,11 @@ struct DeviceService: Sendable {
 }
 
 extension DeviceRecord {
+    /// As the account itself sees it: with name and last activity.
+    var ownWire: Components.Schemas.OwnDevice {
+        .init(deviceId: deviceID.canonicalString, name: name, registeredAt: registeredAt, lastSeenAt: lastSeenAt)
+    }
+
     var wire: Components.Schemas.DeviceKey {
         .init(
             deviceId: deviceID.canonicalString, identity: .init(identity), registeredAt: registeredAt,

@@ -10,6 +10,7 @@ struct SessionService: Sendable {
     let database: RelayDatabase
     let devices: DeviceService
     let cache: SessionCache
+    let activity: DeviceActivity
     let revoker: SessionRevoker
     let lifetime: TimeInterval
     let now: @Sendable () -> Date
@@ -23,7 +24,10 @@ struct SessionService: Sendable {
         }
         let hash = SessionToken.hash(String(parts[1]))
         let now = now()
-        if let caller = cache.caller(for: hash, now: now) { return caller }
+        if let caller = cache.caller(for: hash, now: now) {
+            await activity.seen(caller, now: now)
+            return caller
+        }
         typealias Column = SessionRecord.Column
         guard
             let row = try await database.sql.select()
@@ -41,6 +45,7 @@ struct SessionService: Sendable {
             deviceID: try row.decode(column: Column.deviceID, as: UUID.self),
             sessionID: try row.decode(column: "id", as: UUID.self))
         cache.remember(caller, for: hash, sessionExpires: expires, now: now)
+        await activity.seen(caller, now: now)
         return caller
     }
 

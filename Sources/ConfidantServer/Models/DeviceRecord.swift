@@ -14,6 +14,8 @@ final class DeviceRecord: Model, @unchecked Sendable {
         static let registeredAt = "registered_at"
         static let retiredAt = "retired_at"
         static let prekeysLowNoticedAt = "prekeys_low_noticed_at"
+        static let name = "name"
+        static let lastSeenAt = "last_seen_at"
     }
 
     @ID(key: .id) var id: UUID?
@@ -25,6 +27,10 @@ final class DeviceRecord: Model, @unchecked Sendable {
     @OptionalField(key: .string(Column.retiredAt)) var retiredAt: Date?
     /// When the device was last told it is running out of one-time prekeys; nil since its last upload.
     @OptionalField(key: .string(Column.prekeysLowNoticedAt)) var prekeysLowNoticedAt: Date?
+    /// The name the device or its user gave it, shown only to the account itself.
+    @OptionalField(key: .string(Column.name)) var name: String?
+    /// When the device last signed in or called the relay (`DeviceActivity`'s granularity).
+    @OptionalField(key: .string(Column.lastSeenAt)) var lastSeenAt: Date?
 
     init() {}
 

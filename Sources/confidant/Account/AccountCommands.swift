@@ -142,38 +142,60 @@ struct WhoAmICommand: AsyncParsableCommand {
 /// `confidant account devices`.
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "devices", abstract: "List this account's signed-in devices and their keys; remove a lost one.",
+        commandName: "devices", abstract: "List this account's devices, name one, or remove a lost one.",
         discussion: """
-            --remove DEVICE signs that device out for good: its sessions end, a chat it has open is \
-            disconnected, its undelivered messages are dropped, and your contacts see its key retired. \
-            Messages it sends afterwards are refused by the server and by your contacts' devices.
+            Each device shows its name, when it was last active (to within 5 minutes) and its key.             --name NAME names this device (or the one --device picks); the name is stored on the server             and shown only to you. --remove DEVICE signs that device out for good: its sessions end, a             chat it has open is disconnected, its undelivered messages are dropped, and your contacts             see its key retired. Messages it sends afterwards are refused by the server and by your             contacts' devices.
             """)
 
     @OptionGroup var options: MessengerOptions
     @OptionGroup var output: OutputOptions
     @Option(name: .long, help: "Remove this device (its id, from the list).") var remove: String?
+    @Option(name: .long, help: "Name a device: 1 to 40 characters.") var name: String?
+    @Option(name: .long, help: "The device --name names (its id; this device when left out).") var device: String?
 
-    struct Device: Encodable { let deviceId: String, fingerprint: String, thisDevice: Bool }
+    struct Device: Encodable {
+        let deviceId: String, name: String?, lastSeenAt: Date?, fingerprint: String?, thisDevice: Bool
+    }
+
+    func validate() throws {
+        if device != nil, name == nil { throw ValidationError("--device picks the device that --name names.") }
+    }
 
     func run() async throws {
         let messenger = try options.open()
         if let remove {
-            guard let deviceID = UUID(uuidString: remove) else {
-                throw ValidationError(
-                    "\(remove) is not a device id; \(options.profile.suggestion("account devices")) lists them.")
-            }
-            try await messenger.removeDevice(deviceID)
-            if !output.json { print("removed device \(deviceID.canonicalString)") }
+            try await messenger.removeDevice(try deviceID(remove))
+            if !output.json { print("removed device \(remove)") }
         }
-        let devices = try await messenger.devices().map { identity in
+        if let name {
+            let target = try device.map(deviceID) ?? messenger.identity.deviceID
+            try await messenger.renameDevice(target, to: name)
+            if !output.json { print("named device \(target.canonicalString.prefix(8)) \"\(name)\"") }
+        }
+        let keys = try await messenger.devices()
+        let devices = try await messenger.ownDevices().map { device in
             Device(
-                deviceId: identity.deviceID.canonicalString, fingerprint: IdentityFingerprint(identity).description,
-                thisDevice: identity.deviceID == messenger.identity.deviceID)
+                deviceId: device.id.canonicalString, name: device.name, lastSeenAt: device.lastSeenAt,
+                fingerprint: keys.first { $0.deviceID == device.id }.map { IdentityFingerprint($0).description },
+                thisDevice: device.isThisDevice)
         }
         if output.json { return try JSONOutput.print(devices) }
         print(
             TerminalStyle.table(
-                ["DEVICE", "KEY", ""],
-                devices.map { [$0.deviceId, $0.fingerprint, $0.thisDevice ? "(this device)" : ""] }))
+                ["DEVICE", "NAME", "LAST ACTIVE", "KEY", ""],
+                devices.map {
+                    [
+                        $0.deviceId, $0.name ?? "", $0.lastSeenAt.map { $0.formatted(.iso8601) } ?? "never",
+                        $0.fingerprint ?? "", $0.thisDevice ? "(this device)" : "",
+                    ]
+                }))
+    }
+
+    private func deviceID(_ text: String) throws -> UUID {
+        guard let id = UUID(uuidString: text) else {
+            throw ValidationError(
+                "\(text) is not a device id; \(options.profile.suggestion("account devices")) lists them.")
+        }
+        return id
     }
 }
