@@ -59,6 +59,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case notYourMessage(UUID)
     /// A disappearing timer outside the allowed range.
     case invalidTimer(Int)
+    /// A group this device holds no changes of.
+    case unknownGroup(UUID)
 
     public var description: String {
         switch self {
@@ -99,6 +101,7 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .untrustedPrekeys(let name, let reason):
             "not sending: the server handed out prekeys for \(name) that fail verification (\(reason)); the server may be tampering"
         case .notRetryable(let id): "message \(id.canonicalString) has not failed, so there is nothing to retry"
+        case .unknownGroup(let id): "this device knows no group \(id.canonicalString)"
         }
     }
 

@@ -13,7 +13,7 @@ struct Confidant: AsyncParsableCommand {
         subcommands: [
             AppCommand.self, AccountCommand.self, ChatCommand.self, VaultCommand.self, AuthCommand.self,
             KeysCommand.self,
-            ServerCommand.self, AdminCommand.self,
+            GroupCommand.self, ServerCommand.self, AdminCommand.self,
             LabCommand.self,
             // Aliases for the everyday commands.
             SendCommand.self, InboxCommand.self, AttachmentCommand.self, ServeCommand.self,

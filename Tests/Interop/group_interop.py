@@ -180,6 +180,17 @@ def main():
     except Exception:
         check("a tampered change fails", True)
 
+    # Payload kind 7 (§8): version 1, kind 7, the group id, then u16 n and n × (u16 length | change).
+    payload = bytes.fromhex(vectors["payload"])
+    check("Swift's payload is kind 7 for the group", payload[:2] == bytes([1, 7]) and payload[2:18] == parsed[0]["group"])
+    count, at, listed = struct.unpack(">H", payload[18:20])[0], 20, []
+    for _ in range(count):
+        (length,) = struct.unpack(">H", payload[at:at + 2])
+        listed.append(payload[at + 2:at + 2 + length])
+        at += 2 + length
+    check("its changes are the history, in order, with nothing after",
+          at == len(payload) and [c.hex() for c in listed] == vectors["changes"])
+
     opened = open_message(bytes.fromhex(vectors["distribution"]), bytes.fromhex(vectors["message"]))
     check("Swift's group message opens", opened.decode("utf-8") == vectors["plaintext"])
 
@@ -192,7 +203,9 @@ def main():
     check("Python's change reads back", parse_change(change)["action"] == "rename")
     plaintext = "from Python, é"
     message = seal_message(bytes.fromhex(vectors["sending_chain"]), vectors["skip_to"], plaintext.encode("utf-8"))
-    json.dump({"change": change.hex(), "message": message.hex(), "plaintext": plaintext}, open(sys.argv[2], "w"))
+    written = bytes([1, 7]) + last["group"] + struct.pack(">H", 1) + struct.pack(">H", len(change)) + change
+    json.dump({"change": change.hex(), "payload": written.hex(), "message": message.hex(), "plaintext": plaintext},
+              open(sys.argv[2], "w"))
     print(f"group_interop: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -145,6 +145,15 @@ struct KeyDirectory: Sendable {
         return identities
     }
 
+    /// Every key the user's devices ever had, as the relay lists them (not recorded): what checks
+    /// a group change signed before its author's key was replaced.
+    func keyHistory(of user: UUID) async throws -> [PublicIdentity] {
+        switch try await relay.call({ try await $0.keyHistory(path: .init(userId: user.canonicalString)) }) {
+        case .ok(let ok): return try ok.body.json.compactMap { try? PublicIdentity(serialized: $0.identity.data) }
+        case .default(let status, let response): throw problem(status, response)
+        }
+    }
+
     /// When the relay retired the keys this profile still has as current but the relay no
     /// longer lists, by fingerprint: envelopes the relay stored after that are refused (see
     /// `SessionCipher.open`), and the relay's clock is the one their times are stamped with.

@@ -89,7 +89,10 @@ extension GroupChange {
 
     private static func encode(name: String) throws(GroupChangeError) -> [UInt8] {
         let bytes = Array(name.utf8)
-        guard isValid(name: name) else { throw .malformed("a group name is 1…\(maximumNameBytes) bytes of text") }
+        guard isValid(name: name) else {
+            throw .malformed(
+                "a group name is 1…\(maximumNameBytes) bytes of text, not only white space, without control characters")
+        }
         return [UInt8(bytes.count)] + bytes
     }
 

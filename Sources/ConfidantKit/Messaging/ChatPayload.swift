@@ -11,6 +11,7 @@ import Foundation
 /// kind 4 edit     body = JSON {messageId, text}
 /// kind 5 deletion body = JSON {messageId}
 /// kind 6 timer    body = JSON {expiresAfter}   (seconds; 0 turns disappearing messages off)
+/// kind 7 group changes  conversation = the group id; body = u16 n | n × (u16 length | change)
 /// ```
 /// The conversation id is the user the message was written to, so the sender's own other
 /// devices, which see only "from me to this device", know which conversation it belongs to. A
@@ -43,6 +44,9 @@ public struct ChatPayload: Sendable, Hashable {
         case deletion(messageID: UUID)
         /// The conversation's disappearing-message timer, in seconds; 0 is off (kind 6).
         case timer(expiresAfter: Int)
+        /// Signed membership changes of the group the conversation id names, each as
+        /// docs/PROTOCOL.md §10.2 writes it (kind 7): a new change, or a new member's history.
+        case groupChanges([Data])
     }
 
     /// The user the message was written to: the peer, as the sender's own devices see it too.
@@ -83,6 +87,7 @@ public struct ChatPayload: Sendable, Hashable {
             case .edit(let id, let text): bytes += try Self.encoder.encode(Edit(messageId: id, text: text))
             case .deletion(let id): bytes += try Self.encoder.encode(Deletion(messageId: id))
             case .timer(let seconds): bytes += try Self.encoder.encode(Timer(expiresAfter: seconds))
+            case .groupChanges(let changes): bytes += try Self.changeList(changes)
             }
             return bytes
         }
@@ -96,6 +101,7 @@ public struct ChatPayload: Sendable, Hashable {
         case .edit: 4
         case .deletion: 5
         case .timer: 6
+        case .groupChanges: 7
         }
     }
 
@@ -140,6 +146,8 @@ public struct ChatPayload: Sendable, Hashable {
                 throw .invalidContent("a disappearing timer of \(seconds) seconds")
             }
             content = .timer(expiresAfter: seconds)
+        case 7:
+            content = .groupChanges(try Self.changes(in: bytes[18...]))
         default:
             throw .unsupportedKind(bytes[1])
         }

@@ -5,10 +5,13 @@ import GRDB
 
 /// What a received control message changes here: a receipt moves sent messages on (from the
 /// peer only), an edit or deletion changes its author's own message (one that names someone
-/// else's message finds nothing), a timer sets the conversation's and leaves a notice.
+/// else's message finds nothing), a timer sets the conversation's and leaves a notice, a group
+/// change is kept once its author's signature checks.
 struct ControlApplication {
     let store: LocalStore
     let me: UUID
+    /// This device, whose key checks the group changes it made itself.
+    let ownDevice: SessionCipher.Recipient
 
     /// A control message from `sender`, opened.
     struct Control {
@@ -24,6 +27,8 @@ struct ControlApplication {
         var changed = false
         var removedFiles: [AttachmentFile] = []
         var notices: [LocalStore.NewMessage] = []
+        /// Users whose keys group changes wait for.
+        var groupAuthorsWanted: Set<UUID> = []
     }
 
     /// Applies a receipt (from the peer only), an edit or deletion (to its author's own messages
@@ -70,6 +75,19 @@ struct ControlApplication {
                     id: control.messageID, peer: conversation, direction: .notice, senderDevice: control.senderDevice,
                     sentAt: control.sentAt, text: text, unreadableReason: nil, state: .received, noticeKind: .timer))
             effect.changed = true
+        case .groupChanges(let changes):
+            for bytes in changes {
+                switch try store.receiveGroupChange(
+                    bytes, group: control.payload.conversation, own: ownDevice, now: now, db)
+                {
+                case .stored: effect.changed = true
+                case .awaitingKey:
+                    if let change = try? GroupChange(serialized: bytes) {
+                        effect.groupAuthorsWanted.insert(change.author.userID)
+                    }
+                case .duplicate, .dropped: break
+                }
+            }
         case .text, .message:
             break
         }

@@ -34,8 +34,13 @@ actor MessageReceiver {
     }
 
     private var me: UUID { cipher.userID }
+    private var ownDevice: SessionCipher.Recipient {
+        SessionCipher.Recipient(user: cipher.userID, identity: cipher.identity.publicIdentity)
+    }
     private var opening: EntryOpening { EntryOpening(cipher: cipher) }
-    private var controls: ControlApplication { ControlApplication(store: store, me: me) }
+    private var controls: ControlApplication {
+        ControlApplication(store: store, me: me, ownDevice: ownDevice)
+    }
 
     /// Fetches everything waiting on the server, a page at a time, stores it and acknowledges it.
     func fetchAll() async throws -> [ChatMessage] {
@@ -90,10 +95,12 @@ actor MessageReceiver {
         // one sync sooner; synced before they are acknowledged to the relay. A crash or power
         // cut before that loses the whole transaction (messages, session steps, cursor) and the
         // relay, never told, delivers the entries again.
-        let ((stored, removedFiles, changed), commit) = try store.countedTransaction(.deferred) { transaction in
+        let ((stored, removedFiles, changed, authorsWanted), commit) = try store.countedTransaction(.deferred) {
+            transaction in
             var messages: [LocalStore.NewMessage] = []
             var removedFiles: [AttachmentFile] = []
             var changed = false
+            var authorsWanted: Set<UUID> = []
             for entry in entries {
                 switch entry.kind {
                 case .envelope:
@@ -112,6 +119,7 @@ actor MessageReceiver {
                         removedFiles += effect.removedFiles
                         messages += effect.notices
                         changed = changed || effect.changed
+                        authorsWanted.formUnion(effect.groupAuthorsWanted)
                     case .nothing: break
                     }
                 case .prekeysLow:
@@ -137,11 +145,12 @@ actor MessageReceiver {
                     to: peer, toOwnDevices: false, now: now, transaction.db)
             }
             if let cursor = entries.map(\.cursor).max() { try LocalStore.setCursor(cursor, transaction.db) }
-            return (stored, removedFiles, changed || !delivered.isEmpty)
+            return (stored, removedFiles, changed || !delivered.isEmpty, authorsWanted)
         }
         store.removeAttachmentFiles(removedFiles)
         for message in stored { events.emit(.message(message)) }
-        if changed { events.emit(.changed) }
+        let groupsGained = await verifyGroupChanges(by: authorsWanted)
+        if changed || groupsGained { events.emit(.changed) }
         if replenish {
             // Best effort: if this fails, the next instance's `maintain` sees the low count.
             try? await prekeys.replenish()
@@ -160,6 +169,18 @@ actor MessageReceiver {
         let cursors = page.entries.map(\.cursor).filter { $0 <= stored }
         if !cursors.isEmpty { try store.syncAll() }
         return cursors
+    }
+
+    /// Fetches the key histories of group changes' authors whose keys this profile lacks and
+    /// checks the changes that waited for them. Best effort: unfetched, they wait for the next.
+    private func verifyGroupChanges(by authors: Set<UUID>) async -> Bool {
+        guard !authors.isEmpty else { return false }
+        var histories: [UUID: [PublicIdentity]] = [:]
+        for author in authors {
+            if let keys = try? await directory.keyHistory(of: author) { histories[author] = keys }
+        }
+        let gained = try? store.verifyWaitingGroupChanges(own: ownDevice, histories: histories)
+        return !(gained ?? []).isEmpty
     }
 
     /// Fetches the keys of users whose keys changed, of senders this profile does not know, and

@@ -10,6 +10,7 @@ enum SealContext {
     case attachment(id: UUID, message: UUID)
     case control(UUID)
     case session(DeviceAddress, fingerprint: String)
+    case groupChange(group: UUID, digest: String)
 
     var text: String {
         switch self {
@@ -20,6 +21,7 @@ enum SealContext {
             "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
         case .attachment(let id, let message): "attachment|\(id.canonicalString)|\(message.canonicalString)"
         case .control(let id): "control|\(id.canonicalString)"
+        case .groupChange(let group, let digest): "group_change|\(group.canonicalString)|\(digest)"
         case .session(let device, let fingerprint):
             "session|\(device.userID.canonicalString)|\(device.deviceID.canonicalString)|\(fingerprint)"
         }

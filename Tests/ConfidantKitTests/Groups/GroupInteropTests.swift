@@ -5,7 +5,8 @@ import Testing
 @testable import ConfidantKit
 
 /// Tests/Interop/group_interop.py, written from docs/PROTOCOL.md §10 alone, reads the changes and
-/// the group message written here, and writes a change and a message this side takes.
+/// the group message written here, and the changes as a kind 7 payload, and writes a change, its
+/// payload and a message this side takes.
 @Suite("Group formats against an independent implementation")
 struct GroupInteropTests {
     @Test("Python reads Swift's changes and group message; Swift takes Python's")
@@ -37,6 +38,9 @@ struct GroupInteropTests {
                 uniqueKeysWithValues: people.people.map {
                     (Self.hex($0.identity.deviceID), $0.identity.signingKey.publicKey.rawRepresentation.hexString)
                 }),
+            "payload": try ChatPayload(
+                conversation: people.groupID, content: .groupChanges(changes.map(\.serialized))
+            ).serialized.hexString,
             "distribution": distribution.hexString, "message": message.serialized.hexString,
             "plaintext": "hello from Swift, ü", "sending_chain": sender.serialized.hexString, "skip_to": 4,
             "writer": [
@@ -46,6 +50,9 @@ struct GroupInteropTests {
         ]
         let output = try Self.runPython(vectors)
 
+        let payload = try ChatPayload(serialized: try Self.bytes(output["payload"]))
+        #expect(payload.conversation == people.groupID)
+        #expect(payload.content == .groupChanges([try Self.bytes(output["change"])]))
         let change = try GroupChange(serialized: try Self.bytes(output["change"]))
         #expect(try ledger.insert(change, from: people) == .placed)
         #expect(ledger.outcome(of: change.digest) == .applied)
@@ -91,7 +98,7 @@ struct GroupInteropTests {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("group_interop: 30 passed, 0 failed"), "\(text)")
+        #expect(text.contains("group_interop: 32 passed, 0 failed"), "\(text)")
         return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: result)) as? [String: Any])
     }
 }

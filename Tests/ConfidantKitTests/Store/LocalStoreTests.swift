@@ -161,6 +161,37 @@ struct LocalStoreTests {
         #expect(throws: ChatPayloadError.invalidText) { try ChatPayload(serialized: good.prefix(18) + Data([0xC3])) }
     }
 
+    @Test("a kind 7 payload carries a list of group changes; an empty, cut or overlong list is refused")
+    func groupChangeLists() throws {
+        let group = UUID()
+        let changes = [Data([1, 2, 3]), Data(repeating: 7, count: ChatPayload.maximumGroupChangeBytes)]
+        let payload = ChatPayload(conversation: group, content: .groupChanges(changes))
+        let bytes = try payload.serialized
+        #expect(bytes.prefix(2) == Data([1, 7]) && bytes[18..<22] == Data([0, 2, 0, 3]))
+        #expect(try ChatPayload(serialized: bytes) == payload)
+        let header = bytes.prefix(18)
+        func refused(_ body: [UInt8]) -> Bool { (try? ChatPayload(serialized: header + Data(body))) == nil }
+        #expect(refused([]), "no count")
+        #expect(refused([0, 0]), "no changes")
+        #expect(refused([0, 1, 0, 0]), "an empty change")
+        #expect(refused([0, 1, 0, 4, 1, 2, 3]), "a change cut short")
+        #expect(refused([0, 1, 0, 1, 9, 9]), "a byte after the last change")
+        #expect(refused([0, 2, 0, 1, 9]), "fewer changes than counted")
+        #expect(refused([0, 1, 0x3F, 0xB4] + Array(repeating: 0, count: 16_308)), "a change over 16,307 bytes")
+        #expect(throws: ChatPayloadError.self) {
+            try ChatPayload(conversation: group, content: .groupChanges([])).serialized
+        }
+        // A history too long for one envelope goes in several payloads, in order.
+        let history = Array(repeating: Data(repeating: 1, count: 10_000), count: 13)
+        let batches = ChatPayload.groupChangeBatches(history)
+        #expect(batches.count == 3 && batches.flatMap { $0 } == history)
+        for batch in batches {
+            #expect(
+                try ChatPayload(conversation: group, content: .groupChanges(batch)).serialized.count
+                    <= ChatPayload.maximumBytes)
+        }
+    }
+
     @Test("the store seals texts and names: the file holds none of them, and another device key cannot open it")
     func sealedAtRest() throws {
         let profile = TestProfile()

@@ -151,6 +151,20 @@ enum LocalStoreSchema {
         migrator.registerMigration("v8-notice-kinds") { db in
             try db.execute(sql: "ALTER TABLE message ADD COLUMN notice_kind TEXT")
         }
+        // Groups (docs/PROTOCOL.md §10): each signed change this device holds, sealed; `verified`
+        // once its author's key checked it (until then it waits for the key).
+        migrator.registerMigration("v9-groups") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE group_change (
+                        group_id TEXT NOT NULL,
+                        digest BLOB NOT NULL,
+                        sealed BLOB NOT NULL,
+                        verified INTEGER NOT NULL,
+                        received_at REAL NOT NULL,
+                        PRIMARY KEY (group_id, digest)) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// `confidant group …` end to end against a served relay: two profiles, the changes each makes
+/// reaching the other, an admin's rights, and names the format refuses.
+@Suite("Group commands")
+struct GroupCommandTests {
+    @Test(
+        "alice makes a group with bob, who sees it; bob may not remove her; promoted, he renames it; he leaves and she is alone"
+    )
+    func groupLifecycle() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let served = try await ChatCommandTests.ServedChat(cli)
+        defer { served.stop() }
+        let escaping = try await cli.run([
+            "group", "create", "--profile", "alice", "Band\u{1B}[31m", "--member", served.bob,
+        ])
+        #expect(escaping.status != 0 && escaping.stderr.contains("without control characters"), "\(escaping.stderr)")
+        let made = try await cli.run(["group", "create", "--profile", "alice", "Band", "--member", served.bob])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.text.contains("you  admin") && made.text.contains(served.bob), "\(made.text)")
+
+        let listed = try await cli.run(["group", "list", "--profile", "bob", "--json"])
+        let rows = try JSONDecoder().decode([GroupRow].self, from: listed.stdout)
+        #expect(rows.count == 1 && rows.first?.members == 2 && rows.first?.admin == false, "\(listed.stderr)")
+        let refused = try await cli.run(["group", "remove", "--profile", "bob", "band", served.alice])
+        #expect(refused.status != 0 && refused.stderr.contains("only the group's admins"), "\(refused.stderr)")
+        let unknown = try await cli.run(["group", "info", "--profile", "bob", "choir"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("knows no group \"choir\""), "\(unknown.stderr)")
+
+        #expect(try await cli.run(["group", "admin", "--profile", "alice", "band", served.bob]).status == 0)
+        let renamed = try await cli.run(["group", "rename", "--profile", "bob", "band", "Choir"])
+        #expect(renamed.status == 0 && renamed.text.contains("Choir"), "\(renamed.stderr)")
+        #expect(try await cli.run(["group", "leave", "--profile", "bob", "choir"]).status == 0)
+        let info = try await cli.run(["group", "info", "--profile", "alice", "choir"])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.text.contains("Choir") && info.text.contains("version 4") && !info.text.contains(served.bob))
+        let bobs = try await cli.run(["group", "list", "--profile", "bob"])
+        #expect(bobs.text.contains("(not a member)"), "\(bobs.text)")
+    }
+}
+
+/// One line of `group list --json`.
+private struct GroupRow: Decodable {
+    let id: String
+    let name: String
+    let members: Int
+    let admin: Bool
+    let member: Bool
+}
