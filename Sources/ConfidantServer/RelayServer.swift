@@ -202,6 +202,7 @@ public final class RelayServer: Sendable {
         listener?.stop()
         hub.finishAll()
         await application.server.shutdown()
+        await services.database.settleCheckpoints()
         try? await application.asyncShutdown()
         await services.database.close()
         try? await passwordHashing.shutdownGracefully()

@@ -43,6 +43,11 @@ struct RelayDatabase: Sendable {
         await writer?.close()
     }
 
+    /// Waits for a background checkpoint still running, so that closing the pool does not fail it.
+    func settleCheckpoints() async {
+        await checkpoints.settle()
+    }
+
     var isPostgres: Bool { engine == .postgresql }
 
     /// How long a PostgreSQL write may go unanswered before it fails `database_unavailable`

@@ -16,6 +16,9 @@ final class WALCheckpoints: Sendable {
     static let spacing: Duration = .milliseconds(250)
 
     private let state = Mutex<(lastStart: ContinuousClock.Instant?, running: Bool)>((nil, false))
+    /// The checkpoint running now, so that shutting down waits for it rather than closing its
+    /// connection under it.
+    private let current = Mutex<Task<Void, Never>?>(nil)
     private let writer: SQLiteWriter?
 
     init(writer: SQLiteWriter?) {
@@ -31,7 +34,7 @@ final class WALCheckpoints: Sendable {
         }
         guard start, let sql = db as? any SQLDatabase else { return }
         writer?.checkpointStarted()
-        Task {
+        let task = Task {
             var copiedWhole = false
             do {
                 // One row: busy (another checkpoint ran), frames in the log, frames copied back.
@@ -46,5 +49,11 @@ final class WALCheckpoints: Sendable {
             self.writer?.checkpointEnded(copiedWhole: copiedWhole)
             self.state.withLock { $0.running = false }
         }
+        current.withLock { $0 = task }
+    }
+
+    /// Waits for the checkpoint running now, if any (before the database closes).
+    func settle() async {
+        await current.withLock { $0 }?.value
     }
 }
