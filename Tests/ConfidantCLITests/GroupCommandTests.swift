@@ -29,6 +29,10 @@ struct GroupCommandTests {
         let unknown = try await cli.run(["group", "info", "--profile", "bob", "choir"])
         #expect(unknown.status != 0 && unknown.stderr.contains("knows no group \"choir\""), "\(unknown.stderr)")
 
+        let sent = try await cli.run(["group", "send", "--profile", "alice", "band", "rehearsal at 8"])
+        #expect(sent.status == 0 && sent.text.contains("sent to Band"), "\(sent.stderr)")
+        let heard = try await cli.run(["group", "history", "--profile", "bob", "band"])
+        #expect(heard.text.contains("Alice") && heard.text.contains("rehearsal at 8"), "\(heard.text)")
         #expect(try await cli.run(["group", "admin", "--profile", "alice", "band", served.bob]).status == 0)
         let renamed = try await cli.run(["group", "rename", "--profile", "bob", "band", "Choir"])
         #expect(renamed.status == 0 && renamed.text.contains("Choir"), "\(renamed.stderr)")
@@ -38,6 +42,8 @@ struct GroupCommandTests {
         #expect(info.text.contains("Choir") && info.text.contains("version 4") && !info.text.contains(served.bob))
         let bobs = try await cli.run(["group", "list", "--profile", "bob"])
         #expect(bobs.text.contains("(not a member)"), "\(bobs.text)")
+        let late = try await cli.run(["group", "send", "--profile", "bob", "choir", "can I come back?"])
+        #expect(late.status != 0 && late.stderr.contains("you are not a member of Choir"), "\(late.stderr)")
     }
 }
 

@@ -191,6 +191,12 @@ def main():
     check("its changes are the history, in order, with nothing after",
           at == len(payload) and [c.hex() for c in listed] == vectors["changes"])
 
+    # Payload kind 8 (§8): a message to the group, JSON {"messageId", "text"}.
+    said = bytes.fromhex(vectors["group_message"])
+    body = json.loads(said[18:].decode("utf-8"))
+    check("Swift's group message payload", said[:2] == bytes([1, 8]) and said[2:18] == parsed[0]["group"]
+          and body["text"] == vectors["group_message_text"] and body["messageId"].lower() == vectors["group_message_id"])
+
     opened = open_message(bytes.fromhex(vectors["distribution"]), bytes.fromhex(vectors["message"]))
     check("Swift's group message opens", opened.decode("utf-8") == vectors["plaintext"])
 
@@ -203,8 +209,10 @@ def main():
     check("Python's change reads back", parse_change(change)["action"] == "rename")
     plaintext = "from Python, é"
     message = seal_message(bytes.fromhex(vectors["sending_chain"]), vectors["skip_to"], plaintext.encode("utf-8"))
+    reply = bytes([1, 8]) + last["group"] + json.dumps(
+        {"messageId": "0192d7e0-0000-7000-8000-00000000000a", "text": "Python says hi ✓"}).encode("utf-8")
     written = bytes([1, 7]) + last["group"] + struct.pack(">H", 1) + struct.pack(">H", len(change)) + change
-    json.dump({"change": change.hex(), "payload": written.hex(), "message": message.hex(), "plaintext": plaintext},
+    json.dump({"change": change.hex(), "payload": written.hex(), "group_message": reply.hex(), "message": message.hex(), "plaintext": plaintext},
               open(sys.argv[2], "w"))
     print(f"group_interop: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

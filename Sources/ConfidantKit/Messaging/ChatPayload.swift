@@ -12,6 +12,7 @@ import Foundation
 /// kind 5 deletion body = JSON {messageId}
 /// kind 6 timer    body = JSON {expiresAfter}   (seconds; 0 turns disappearing messages off)
 /// kind 7 group changes  conversation = the group id; body = u16 n | n × (u16 length | change)
+/// kind 8 group message  conversation = the group id; body = JSON {messageId, text}
 /// ```
 /// The conversation id is the user the message was written to, so the sender's own other
 /// devices, which see only "from me to this device", know which conversation it belongs to. A
@@ -47,6 +48,9 @@ public struct ChatPayload: Sendable, Hashable {
         /// Signed membership changes of the group the conversation id names, each as
         /// docs/PROTOCOL.md §10.2 writes it (kind 7): a new change, or a new member's history.
         case groupChanges([Data])
+        /// A message to the group the conversation id names, with the id every member's copy
+        /// shares (kind 8).
+        case groupMessage(messageID: UUID, text: String)
     }
 
     /// The user the message was written to: the peer, as the sender's own devices see it too.
@@ -71,6 +75,7 @@ public struct ChatPayload: Sendable, Hashable {
         switch content {
         case .text(let text): text
         case .message(let message): message.text
+        case .groupMessage(_, let text): text
         default: nil
         }
     }
@@ -88,6 +93,7 @@ public struct ChatPayload: Sendable, Hashable {
             case .deletion(let id): bytes += try Self.encoder.encode(Deletion(messageId: id))
             case .timer(let seconds): bytes += try Self.encoder.encode(Timer(expiresAfter: seconds))
             case .groupChanges(let changes): bytes += try Self.changeList(changes)
+            case .groupMessage(let id, let text): bytes += try Self.encoder.encode(Edit(messageId: id, text: text))
             }
             return bytes
         }
@@ -102,6 +108,7 @@ public struct ChatPayload: Sendable, Hashable {
         case .deletion: 5
         case .timer: 6
         case .groupChanges: 7
+        case .groupMessage: 8
         }
     }
 
@@ -148,6 +155,12 @@ public struct ChatPayload: Sendable, Hashable {
             content = .timer(expiresAfter: seconds)
         case 7:
             content = .groupChanges(try Self.changes(in: bytes[18...]))
+        case 8:
+            let message = try Self.decode(Edit.self, body)
+            guard !message.text.isEmpty, message.text.utf8.count <= Self.maximumTextBytes else {
+                throw .invalidContent("a group message of \(message.text.utf8.count) bytes of text")
+            }
+            content = .groupMessage(messageID: message.messageId, text: message.text)
         default:
             throw .unsupportedKind(bytes[1])
         }
@@ -204,51 +217,6 @@ public struct RichMessage: Sendable, Hashable, Codable {
         try container.encodeIfPresent(text, forKey: .text)
         if !attachments.isEmpty { try container.encode(attachments, forKey: .attachments) }
         try container.encodeIfPresent(expiresAfter, forKey: .expiresAfter)
-    }
-}
-
-/// A delivery or read receipt (payload kind 3): sealed like any message, so the relay can
-/// neither read nor forge it.
-public struct Receipt: Sendable, Hashable, Codable {
-    /// What happened to the messages.
-    public enum Kind: String, Sendable, Codable {
-        /// A device of the recipient stored them.
-        case delivered
-        /// The recipient saw them.
-        case read
-    }
-
-    /// Delivered or read.
-    public let type: Kind
-    /// The messages it is about (the sender's message ids).
-    public let messageIDs: [UUID]
-
-    /// A receipt for `messageIDs`.
-    public init(_ type: Kind, messageIDs: [UUID]) {
-        self.type = type
-        self.messageIDs = messageIDs
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case type
-        case messageIDs = "messageIds"
-    }
-
-    /// The JSON body, byte for byte as `JSONEncoder` with sorted keys writes it
-    /// (`{"messageIds":[…],"type":…}`), written without it: every batch of messages received
-    /// queues a receipt. Ids and the two kinds need no escaping.
-    var json: Data {
-        var text = #"{"messageIds":["#
-        text.reserveCapacity(40 * messageIDs.count + 32)
-        for (index, id) in messageIDs.enumerated() {
-            text += index == 0 ? "\"" : ",\""
-            text += id.uuidString
-            text += "\""
-        }
-        text += #"],"type":""#
-        text += type.rawValue
-        text += #""}"#
-        return Data(text.utf8)
     }
 }
 

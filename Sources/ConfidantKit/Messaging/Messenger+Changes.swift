@@ -63,7 +63,12 @@ extension Messenger {
     }
 
     private func ownMessage(_ id: UUID) throws -> ChatMessage {
-        if let message = try store.message(id: id, direction: .outgoing) { return message }
+        if let message = try store.message(id: id, direction: .outgoing) {
+            guard try store.groupLedger(message.peer) == nil else {
+                throw ConfidantKitError.notInGroupsYet("changing a sent message")
+            }
+            return message
+        }
         if try store.message(id: id, direction: .incoming) != nil { throw ConfidantKitError.notYourMessage(id) }
         throw ConfidantKitError.messageNotFound(id)
     }

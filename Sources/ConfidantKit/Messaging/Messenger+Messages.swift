@@ -73,7 +73,9 @@ extension Messenger {
     /// Marks every message from `peer` read, and tells the peer (a sealed read receipt) unless
     /// this profile keeps that to itself (``setReadReceipts(_:)``).
     public func markRead(_ peer: UUID) throws {
-        let receipts = account.sendsReadReceipts && peer != me
+        // A group's conversation sends no receipts (yet): its members would each need theirs.
+        let isGroup = try store.groupLedger(peer) != nil
+        let receipts = account.sendsReadReceipts && peer != me && !isGroup
         let read = try store.markRead(peer: peer, queueingReceipts: receipts, now: now())
         guard receipts, !read.isEmpty else { return }
         deliverInBackground()

@@ -60,6 +60,8 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     public var waitingReason: String? = nil
     /// What a notice is about; nil for messages, and for notices stored before kinds were kept.
     public var noticeKind: NoticeKind? = nil
+    /// In a group (``peer`` is then the group id): the member who wrote an incoming message.
+    public var author: UUID? = nil
 
     /// What a notice line says something about.
     public enum NoticeKind: String, Sendable, Hashable, Codable {

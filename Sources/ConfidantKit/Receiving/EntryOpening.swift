@@ -80,7 +80,7 @@ struct EntryOpening {
                 // The timer runs from when this device got the message.
                 message.expiresAt = rich.expiresAfter.map { now.addingTimeInterval(TimeInterval($0)) }
                 return .message(message)
-            case .receipt, .edit, .deletion, .timer, .groupChanges:
+            case .receipt, .edit, .deletion, .timer, .groupChanges, .groupMessage:
                 return .control(
                     ControlApplication.Control(
                         payload: payload, sender: sender, senderDevice: wire.sender.deviceID, messageID: wire.messageID,

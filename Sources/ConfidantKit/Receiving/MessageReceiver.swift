@@ -137,7 +137,8 @@ actor MessageReceiver {
             }
             let stored = try store.insert(messages, transaction.db)
             let delivered = Dictionary(
-                grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable }, by: \.peer)
+                grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable && $0.author == nil },
+                by: \.peer)
             for (peer, messages) in delivered {
                 let kind: Receipt.Kind = reading.sendsReadReceipts && reading.peers.contains(peer) ? .read : .delivered
                 try store.queueControl(

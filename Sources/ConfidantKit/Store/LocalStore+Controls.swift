@@ -15,17 +15,21 @@ extension LocalStore {
     }
 
     /// Queues a control message to `peer` (and the account's other devices when `toOwnDevices`).
-    func queueControl(_ payload: ChatPayload, to peer: UUID, toOwnDevices: Bool, now: Date, _ db: Database) throws {
+    /// `carrying`: the group message it is one member's copy of (see ``finishControls(_:)``).
+    func queueControl(
+        _ payload: ChatPayload, to peer: UUID, toOwnDevices: Bool, carrying message: UUID? = nil, now: Date,
+        _ db: Database
+    ) throws {
         let id = UUID.timeOrdered(at: now)
         // Prepared once, not the record's `insert`: every message received queues a receipt here.
         try db.cachedStatement(
             sql: """
-                INSERT INTO control_outbox (message_id, peer_id, sealed, to_own_devices, attempts, created_at)
-                VALUES (?, ?, ?, ?, 0, ?)
+                INSERT INTO control_outbox (message_id, peer_id, sealed, to_own_devices, attempts, created_at, carries_message)
+                VALUES (?, ?, ?, ?, 0, ?, ?)
                 """
         ).execute(arguments: [
             id.canonicalString, peer.canonicalString, try seal(try payload.serialized, .control(id)), toOwnDevices,
-            now.timeIntervalSince1970,
+            now.timeIntervalSince1970, message?.canonicalString,
         ])
         // Set inside the transaction: a delivery that takes the mark before this commits reads
         // the queue after it (one connection, in turn) or looks again next time. One rolled
@@ -67,11 +71,27 @@ extension LocalStore {
 
     /// Takes control messages out of the queue (sent, or not worth sending any more), in one
     /// transaction, not synced by itself: one that a power cut brings back goes again under its
-    /// id, and the relay answers it as a duplicate.
+    /// id, and the relay answers it as a duplicate. A group message whose last member's copy
+    /// goes here moves from pending to sent.
     func finishControls(_ ids: [UUID]) throws {
         try write(.deferred) { db in
+            let carried = try db.cachedStatement(sql: "SELECT carries_message FROM control_outbox WHERE message_id = ?")
             let statement = try db.cachedStatement(sql: "DELETE FROM control_outbox WHERE message_id = ?")
-            for id in ids { try statement.execute(arguments: [id.canonicalString]) }
+            var messages: Set<String> = []
+            for id in ids {
+                if let message = try String.fetchOne(carried, arguments: [id.canonicalString]) {
+                    messages.insert(message)
+                }
+                try statement.execute(arguments: [id.canonicalString])
+            }
+            for message in messages
+            where try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM control_outbox WHERE carries_message = ?", arguments: [message]) == 0
+            {
+                try db.execute(
+                    sql: "UPDATE message SET state = ? WHERE message_id = ? AND direction = ? AND state = ?",
+                    arguments: [MessageState.sent, message, ChatMessage.Direction.outgoing, MessageState.pending])
+            }
         }
     }
 

@@ -24,6 +24,8 @@ extension LocalStore {
         var expiresAt: Date? = nil
         /// What a notice is about.
         var noticeKind: ChatMessage.NoticeKind? = nil
+        /// The member who wrote a message to a group.
+        var author: UUID? = nil
     }
 
     /// Stores messages in `db`'s transaction; a message seen before (same id, peer and direction)
@@ -37,8 +39,8 @@ extension LocalStore {
             }
             try db.cachedStatement(
                 sql: """
-                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at, notice_kind)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at, notice_kind, author_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(
                 arguments: [
@@ -47,6 +49,7 @@ extension LocalStore {
                     message.unreadableReason, message.state,
                     !(message.startsUnread ?? (message.direction == .incoming)),
                     message.envelopeVersion, message.expiresAt?.timeIntervalSince1970, message.noticeKind,
+                    message.author?.canonicalString,
                 ])
             guard db.changesCount > 0 else { continue }
             let sequence = db.lastInsertedRowID
@@ -73,7 +76,7 @@ extension LocalStore {
                         pointer, index: index,
                         as: AttachmentFile(attachment: pointer.id, peer: message.peer, direction: message.direction))
                 },
-                expiresAt: times.expiresAt, noticeKind: message.noticeKind)
+                expiresAt: times.expiresAt, noticeKind: message.noticeKind, author: message.author)
             if followed { insertedLines.inserted(line, sealed: body) }
             stored.append(line)
         }
@@ -126,7 +129,7 @@ extension LocalStore {
                 chatAttachment(try openAttachment($0), index: $0.position, as: AttachmentFile($0))
             },
             editedAt: record.editedAt, isDeleted: record.deletedAt != nil, expiresAt: record.expiresAt,
-            noticeKind: record.noticeKind)
+            noticeKind: record.noticeKind, author: record.authorID)
     }
 
     /// Messages with their attachments: one query for all the attachments, not one per message.

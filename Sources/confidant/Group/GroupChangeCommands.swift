@@ -13,9 +13,7 @@ struct GroupAddCommand: AsyncParsableCommand {
     @Argument(help: "The e-mail of each person to add.") var emails: [String]
 
     func run() async throws {
-        let messenger = try options.open()
-        _ = await syncQuietly(messenger)
-        let group = try await target.resolve(in: messenger)
+        let (messenger, group) = try await target.open(options)
         var contacts: [Contact] = []
         for email in emails { contacts.append(try await messenger.contact(email: email)) }
         await printGroup(try await messenger.addToGroup(group.groupID, contacts), messenger)
@@ -31,9 +29,7 @@ struct GroupRemoveCommand: AsyncParsableCommand {
     @Argument(help: "The e-mail of each member to remove.") var emails: [String]
 
     func run() async throws {
-        let messenger = try options.open()
-        _ = await syncQuietly(messenger)
-        let group = try await target.resolve(in: messenger)
+        let (messenger, group) = try await target.open(options)
         var users: [UUID] = []
         for email in emails { users.append(try await messenger.contact(email: email).id) }
         await printGroup(try await messenger.removeFromGroup(group.groupID, users), messenger)
@@ -49,9 +45,7 @@ struct GroupLeaveCommand: AsyncParsableCommand {
     @OptionGroup var target: GroupTarget
 
     func run() async throws {
-        let messenger = try options.open()
-        _ = await syncQuietly(messenger)
-        let group = try await target.resolve(in: messenger)
+        let (messenger, group) = try await target.open(options)
         _ = try await messenger.leaveGroup(group.groupID)
         print("you left \(TerminalText.printable(group.name, keepingNewlines: false))")
     }
@@ -65,9 +59,7 @@ struct GroupRenameCommand: AsyncParsableCommand {
     @Argument(help: "The new name (1 to 128 bytes).") var name: String
 
     func run() async throws {
-        let messenger = try options.open()
-        _ = await syncQuietly(messenger)
-        let group = try await target.resolve(in: messenger)
+        let (messenger, group) = try await target.open(options)
         await printGroup(try await messenger.renameGroup(group.groupID, to: name), messenger)
     }
 }
@@ -82,9 +74,7 @@ struct GroupAdminCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Take admin rights away instead.") var revoke = false
 
     func run() async throws {
-        let messenger = try options.open()
-        _ = await syncQuietly(messenger)
-        let group = try await target.resolve(in: messenger)
+        let (messenger, group) = try await target.open(options)
         let user = try await messenger.contact(email: email).id
         await printGroup(try await messenger.setGroupAdmin(group.groupID, user, admin: !revoke), messenger)
     }

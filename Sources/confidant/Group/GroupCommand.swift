@@ -7,7 +7,7 @@ import Foundation
 /// group's name or members.
 struct GroupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "group", abstract: "Make groups and change who is in them.",
+        commandName: "group", abstract: "Make groups, change who is in them, and write to them.",
         discussion: """
             A group is named by its id or by a unique prefix of its name or id (`group list` shows \
             them). Only its admins add, remove, rename and make admins; anyone leaves. Every member's \
@@ -17,12 +17,21 @@ struct GroupCommand: AsyncParsableCommand {
         subcommands: [
             GroupCreateCommand.self, GroupListCommand.self, GroupInfoCommand.self, GroupAddCommand.self,
             GroupRemoveCommand.self, GroupLeaveCommand.self, GroupRenameCommand.self, GroupAdminCommand.self,
+            GroupSendCommand.self, GroupHistoryCommand.self,
         ])
 }
 
 /// The group a command names, and how it prints one.
 struct GroupTarget: ParsableArguments {
     @Argument(help: "The group: its id, or a unique prefix of its name or id.") var group: String
+
+    /// The profile's messenger, synced (quietly: offline, the groups this device holds), and
+    /// the group `group` names.
+    func open(_ options: MessengerOptions) async throws -> (Messenger, GroupState) {
+        let messenger = try options.open()
+        _ = await syncQuietly(messenger)
+        return (messenger, try await resolve(in: messenger))
+    }
 
     /// The group `group` names among those this device knows (after a sync).
     func resolve(in messenger: Messenger) async throws -> GroupState {

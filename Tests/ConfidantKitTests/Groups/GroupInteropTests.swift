@@ -41,6 +41,11 @@ struct GroupInteropTests {
             "payload": try ChatPayload(
                 conversation: people.groupID, content: .groupChanges(changes.map(\.serialized))
             ).serialized.hexString,
+            "group_message": try ChatPayload(
+                conversation: people.groupID,
+                content: .groupMessage(messageID: Self.saidID, text: "to everyone, é")
+            ).serialized.hexString,
+            "group_message_id": Self.saidID.canonicalString, "group_message_text": "to everyone, é",
             "distribution": distribution.hexString, "message": message.serialized.hexString,
             "plaintext": "hello from Swift, ü", "sending_chain": sender.serialized.hexString, "skip_to": 4,
             "writer": [
@@ -53,6 +58,14 @@ struct GroupInteropTests {
         let payload = try ChatPayload(serialized: try Self.bytes(output["payload"]))
         #expect(payload.conversation == people.groupID)
         #expect(payload.content == .groupChanges([try Self.bytes(output["change"])]))
+        let reply = try ChatPayload(serialized: try Self.bytes(output["group_message"]))
+        #expect(
+            reply.conversation == people.groupID
+                && reply.content
+                    == .groupMessage(
+                        messageID: try #require(UUID(uuidString: "0192d7e0-0000-7000-8000-00000000000a")),
+                        text: "Python says hi ✓")
+        )
         let change = try GroupChange(serialized: try Self.bytes(output["change"]))
         #expect(try ledger.insert(change, from: people) == .placed)
         #expect(ledger.outcome(of: change.digest) == .applied)
@@ -61,6 +74,8 @@ struct GroupInteropTests {
         #expect(pythonMessage.iteration == 4)
         #expect(try receiver.open(pythonMessage) == Data(((output["plaintext"] as? String) ?? "").utf8))
     }
+
+    static let saidID = UUID(uuid: (1, 2, 3, 4, 5, 6, 0x70, 8, 0x80, 10, 11, 12, 13, 14, 15, 16))
 
     static func hex(_ id: UUID) -> String { withUnsafeBytes(of: id.uuid) { Array($0) }.hexString }
 
@@ -98,7 +113,7 @@ struct GroupInteropTests {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("group_interop: 32 passed, 0 failed"), "\(text)")
+        #expect(text.contains("group_interop: 33 passed, 0 failed"), "\(text)")
         return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: result)) as? [String: Any])
     }
 }

@@ -181,6 +181,17 @@ struct LocalStoreTests {
         #expect(throws: ChatPayloadError.self) {
             try ChatPayload(conversation: group, content: .groupChanges([])).serialized
         }
+        // Kind 8, a message to the group: its id and a text of 1…61,440 bytes.
+        let said = ChatPayload(conversation: group, content: .groupMessage(messageID: UUID(), text: "hé"))
+        #expect(try ChatPayload(serialized: try said.serialized) == said)
+        let kind8 = Data([1, 8]) + bytes[2..<18]
+        for body in [
+            #"{"messageId":"0192d7e0-0000-7000-8000-00000000000a","text":""}"#, #"{"text":"no id"}"#, "not json",
+            #"{"messageId":"0192d7e0-0000-7000-8000-00000000000a","text":""#
+                + String(repeating: "x", count: ChatPayload.maximumTextBytes + 1) + #""}"#,
+        ] {
+            #expect((try? ChatPayload(serialized: kind8 + Data(body.utf8))) == nil, "\(body.prefix(60))")
+        }
         // A history too long for one envelope goes in several payloads, in order.
         let history = Array(repeating: Data(repeating: 1, count: 10_000), count: 13)
         let batches = ChatPayload.groupChangeBatches(history)

@@ -165,6 +165,15 @@ enum LocalStoreSchema {
                         PRIMARY KEY (group_id, digest)) WITHOUT ROWID;
                     """)
         }
+        // Messages to a group: the author of each (the conversation is the group), and which
+        // group message a queued control carries, so the message is sent once all of them went.
+        migrator.registerMigration("v10-group-messages") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE message ADD COLUMN author_id TEXT;
+                    ALTER TABLE control_outbox ADD COLUMN carries_message TEXT;
+                    """)
+        }
         return migrator
     }
 }

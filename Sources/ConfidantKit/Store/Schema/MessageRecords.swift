@@ -29,6 +29,8 @@ struct MessageRecord: StoreRecord {
     var expiresAt: Date?
     /// What a notice is about (nil for messages, and for notices stored before v8).
     var noticeKind: ChatMessage.NoticeKind?
+    /// The member who wrote a message to a group (the peer is the group then).
+    var authorID: UUID?
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case seq
@@ -47,6 +49,7 @@ struct MessageRecord: StoreRecord {
         case deletedAt = "deleted_at"
         case expiresAt = "expires_at"
         case noticeKind = "notice_kind"
+        case authorID = "author_id"
     }
 
     typealias Columns = CodingKeys
@@ -70,6 +73,7 @@ extension MessageRecord {
         deletedAt = try row.dateIfPresent(CodingKeys.deletedAt)
         expiresAt = try row.dateIfPresent(CodingKeys.expiresAt)
         noticeKind = try row.value(CodingKeys.noticeKind)
+        authorID = try row.uuidIfPresent(CodingKeys.authorID)
     }
 }
 

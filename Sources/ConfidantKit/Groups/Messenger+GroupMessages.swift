@@ -1,0 +1,46 @@
+import ConfidantCrypto
+import Foundation
+
+/// Messages to a group: for now each member's devices get their own copy over the pairwise
+/// sessions (payload kind 8), all with one message id; the sender-key transport
+/// (docs/PROTOCOL.md §10.4) will replace the copies with one upload.
+extension Messenger {
+    /// Sends `text` to every member of the group but this account (and to its other devices).
+    /// The message is pending until every member's copy went, then sent.
+    /// - Throws: `ConfidantKitError.unknownGroup`, `.notGroupMember`, `.emptyMessage`, `.messageTooLarge`.
+    @discardableResult
+    public func sendToGroup(_ groupID: UUID, text: String) async throws -> ChatMessage {
+        guard !text.isEmpty else { throw ConfidantKitError.emptyMessage }
+        guard text.utf8.count <= ChatPayload.maximumTextBytes else {
+            throw ConfidantKitError.messageTooLarge(bytes: text.utf8.count, limit: ChatPayload.maximumTextBytes)
+        }
+        guard let state = try store.groupLedger(groupID)?.state else { throw ConfidantKitError.unknownGroup(groupID) }
+        guard state.members.contains(me) else { throw ConfidantKitError.notGroupMember(state.name) }
+        let now = now()
+        let id = UUID.timeOrdered(at: now)
+        let payload = ChatPayload(conversation: groupID, content: .groupMessage(messageID: id, text: text))
+        let others = state.members.filter { $0 != me }
+        let stored = try store.write { db -> ChatMessage? in
+            let line = try store.insert(
+                [
+                    LocalStore.NewMessage(
+                        id: id, peer: groupID, direction: .outgoing, senderDevice: identity.deviceID, sentAt: now,
+                        text: text, unreadableReason: nil, state: others.isEmpty ? .sent : .pending)
+                ], db
+            ).first
+            for (index, peer) in others.enumerated() {
+                try store.queueControl(payload, to: peer, toOwnDevices: index == 0, carrying: id, now: now, db)
+            }
+            return line
+        }
+        guard let stored else { throw ConfidantKitError.storeDamaged("a new group message was not stored") }
+        eventHub.emit(.changed)
+        try await sender.deliverOutbox()
+        return try store.message(id: id, direction: .outgoing) ?? stored
+    }
+
+    /// The group's conversation, oldest first: the last `limit` messages.
+    public func groupHistory(_ groupID: UUID, limit: Int = 50) throws -> [ChatMessage] {
+        try store.history(with: groupID, limit: limit)
+    }
+}

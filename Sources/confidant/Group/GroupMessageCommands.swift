@@ -1,0 +1,63 @@
+import ArgumentParser
+import ConfidantKit
+import Foundation
+
+/// `confidant group send GROUP TEXT`.
+struct GroupSendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send", abstract: "Send a message to every member of a group.")
+
+    @OptionGroup var options: MessengerOptions
+    @OptionGroup var target: GroupTarget
+    @Argument(help: "The message.") var text: String
+
+    func run() async throws {
+        let (messenger, group) = try await target.open(options)
+        let message = try await messenger.sendToGroup(group.groupID, text: text)
+        let name = TerminalText.printable(group.name, keepingNewlines: false)
+        print(message.status == .pending ? "queued for \(name): the server cannot take it now" : "sent to \(name)")
+    }
+}
+
+/// `confidant group history GROUP`.
+struct GroupHistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history", abstract: "Show a group's conversation, each message with its author.")
+
+    @OptionGroup var options: MessengerOptions
+    @OptionGroup var target: GroupTarget
+    @Option(name: .long, help: "How many of the latest messages (1 or more).") var limit = 50
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard limit >= 1 else { throw ValidationError("--limit must be at least 1, got \(limit)") }
+    }
+
+    struct Line: Encodable {
+        let id: String, direction: String, author: String?, sentAt: Date, text: String?, unreadableReason: String?
+        let status: String
+    }
+
+    func run() async throws {
+        let messenger = try options.open()
+        let problem = await syncQuietly(messenger)
+        let group = try await target.resolve(in: messenger)
+        let messages = try await messenger.groupHistory(group.groupID, limit: limit)
+        try await messenger.markRead(group.groupID)
+        if let problem { Terminal.printError(problem) }
+        if output.json {
+            return try JSONOutput.print(
+                messages.map {
+                    Line(
+                        id: $0.id.canonicalString, direction: "\($0.direction)", author: $0.author?.canonicalString,
+                        sentAt: $0.sentAt, text: $0.text, unreadableReason: $0.unreadableReason,
+                        status: DeliveryStatusText.label($0.status))
+                })
+        }
+        let names = await memberNames(Array(Set(messages.compactMap(\.author))), in: messenger)
+        for message in messages {
+            let author = message.author.map { names[$0] ?? $0.canonicalString } ?? ""
+            print(TerminalStyle.line(message, peerName: author))
+        }
+    }
+}
