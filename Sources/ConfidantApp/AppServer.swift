@@ -66,6 +66,7 @@ public final class AppServer: Sendable {
         VaultPages(context: context).register(on: application)
         AvatarPages(context: context, cache: AvatarCache()).register(on: application)
         SettingsPages(context: context).register(on: application)
+        GroupPages(context: context).register(on: application)
     }
 
     private static func response(_ asset: (bytes: [UInt8], type: HTTPMediaType)) -> Response {

@@ -18,6 +18,7 @@ enum EmbeddedResources {
         "vault-transfer": PackageResources.vault_transfer_leaf, "chat-edit": PackageResources.chat_edit_leaf,
         "chat-delete": PackageResources.chat_delete_leaf,
         "conversation-pane": PackageResources.conversation_pane_leaf,
+        "groups": PackageResources.groups_leaf, "group": PackageResources.group_leaf,
     ]
 
     static let assets: [String: (bytes: [UInt8], type: HTTPMediaType)] = [

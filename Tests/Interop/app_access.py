@@ -33,7 +33,7 @@ def expect(condition, what):
 any_id = "00000000-0000-4000-8000-000000000000"
 for path in ["/", "/welcome", "/conversations", "/assets/app.js", "/live/conversations", "/live/vault-transfer",
              f"/chat/{any_id}/files/{any_id}/0", f"/vault/photos/{any_id}", f"/vault/memories/{any_id}/edit",
-             "/welcome/avatar"]:
+             "/welcome/avatar", "/groups", f"/groups/{any_id}"]:
     response, body = request("GET", path)
     expect(response.status == 401, f"GET {path} without the cookie is 401, was {response.status}")
     expect("Content-Security-Policy" in response.headers, f"401 of {path} carries the CSP")
@@ -162,7 +162,8 @@ expect(response.status == 403, f"a multipart form without the form token is refu
 # The new state changes refuse what every state change refuses (a locked vault, no messenger yet).
 for path in [f"/chat/{any_id}/attach", f"/chat/{any_id}/timer", f"/chat/{any_id}/messages/{any_id}/delete",
              f"/chat/{any_id}/messages/{any_id}/delete-for-me", f"/chat/{any_id}/unverify", "/settings/receipts",
-             f"/settings/devices/{any_id}/name",
+             f"/settings/devices/{any_id}/name", "/groups/new", f"/groups/{any_id}/send", f"/groups/{any_id}/add",
+             f"/groups/{any_id}/leave",
              "/vault/backup", "/vault/restore", "/profile/name", "/welcome/resend", "/chat/with"]:
     response, _ = request("POST", path, plain, form)
     expect(response.status == 403, f"POST {path} without Origin is refused, was {response.status}")

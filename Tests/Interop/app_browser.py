@@ -753,6 +753,50 @@ try:
          "and its photo")
     shutil.rmtree(work, ignore_errors=True)
 
+    # Groups: alice makes one with bob from the page, writes to it; bob finds it, with her name on
+    # the message, and answers.
+    alice.get(alice_base_url() + "/groups")
+    wait(alice, EC.presence_of_element_located((By.ID, "create-group")), "the groups page")
+    alice.find_element(By.ID, "group-name").send_keys("Band <b>")
+    alice.find_element(By.ID, "group-members").send_keys("nobody@example.com")
+    alice.find_element(By.CSS_SELECTOR, "#create-group button").click()
+    wait(alice, lambda d: "No user nobody@example.com" in d.find_element(By.CSS_SELECTOR, "p.error").text,
+         "an unknown member is refused with a reason")
+    alice.find_element(By.ID, "group-name").send_keys("Band <b>")
+    alice.find_element(By.ID, "group-members").send_keys(bob_email)
+    alice.find_element(By.CSS_SELECTOR, "#create-group button").click()
+    wait(alice, EC.presence_of_element_located((By.ID, "group-composer")), "the new group's page")
+    expect(alice.find_element(By.TAG_NAME, "h1").text == "Band <b>", "its name, escaped")
+    expect("admin" in alice.find_element(By.ID, "group-members").text, "alice is its admin")
+    alice.find_element(By.ID, "group-draft").send_keys("rehearsal at 8")
+    alice.find_element(By.ID, "group-draft").send_keys(Keys.ENTER)
+    wait(alice, EC.text_to_be_present_in_element((By.ID, "group-messages"), "rehearsal at 8"), "her message shows")
+    expect(alice.find_element(By.ID, "group-messages").text.count("rehearsal at 8") == 1, "once")
+    screenshot(alice, "group")
+
+    def bob_sees_group():
+        bob.get(bob_base + "/groups")
+        links = bob.find_elements(By.PARTIAL_LINK_TEXT, "Band <b>")
+        return links[0] if links else None
+    deadline = time.time() + WAIT
+    while bob_sees_group() is None and time.time() < deadline:
+        time.sleep(0.2)
+    bob.find_element(By.PARTIAL_LINK_TEXT, "Band <b>").click()
+    wait(bob, EC.text_to_be_present_in_element((By.ID, "group-messages"), "rehearsal at 8"), "bob reads it")
+    expect("Alice" in bob.find_element(By.CSS_SELECTOR, "#group-messages .author").text, "with her name")
+    expect(not bob.find_elements(By.ID, "group-add"), "bob is no admin: no form to add people")
+    bob.find_element(By.ID, "group-draft").send_keys("see you there")
+    bob.find_element(By.CSS_SELECTOR, "#group-composer button").click()
+    wait(bob, EC.text_to_be_present_in_element((By.ID, "group-messages"), "see you there"), "his answer")
+    expect(bob.find_element(By.ID, "group-messages").text.count("see you there") == 1, "sent once")
+    expect(bob.find_element(By.ID, "group-messages").text.count("rehearsal at 8") == 1, "and hers arrived once")
+    screenshot(bob, "group-member")
+    deadline = time.time() + WAIT
+    while "see you there" not in alice.find_element(By.ID, "group-messages").text and time.time() < deadline:
+        time.sleep(0.2)
+        alice.refresh()
+    expect("see you there" in alice.find_element(By.ID, "group-messages").text, "alice reads bob's answer")
+
     # Settings: alice's account asks an arithmetic step (every sign mapping to itself) and an
     # authenticator code after the password, set up in the page; she signs out and in again,
     # answering the arithmetic wrong once.

@@ -31,6 +31,7 @@ struct PageInfo: Encodable, Sendable {
         let welcomeResend = AppRoute.welcomeResend.path
         let welcomeCancel = AppRoute.welcomeCancel.path
         let conversations = AppRoute.conversations.path
+        let groups = AppRoute.groups.path
         let newMessage = AppRoute.newMessage.path
         /// A form's action: the chat with whoever has the e-mail it posts (adds them as a contact).
         let chatWith = AppRoute.chatWith.path

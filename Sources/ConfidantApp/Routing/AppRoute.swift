@@ -11,7 +11,7 @@ enum RouteValue<Value: Sendable>: Sendable {
 
 /// The names of the values routes take in their paths.
 enum RouteKey: String, Sendable {
-    case peer, message, index, device, item, file, user, name
+    case peer, message, index, device, item, file, user, name, group
 }
 
 /// Every page, action and asset of the app in one place: routes are registered from it
@@ -50,6 +50,12 @@ enum AppRoute: Sendable {
     case settings, settingsSignIn, settingsTOTP, settingsTOTPCode, settingsReceipts, deleteAccount
     case removeDevice(RouteValue<UUID>)
     case renameDevice(RouteValue<UUID>)
+    /// GET: the groups and a form for a new one; `createGroup` posts it.
+    case groups, createGroup
+    case group(RouteValue<UUID>)
+    case groupSend(RouteValue<UUID>)
+    case groupAdd(RouteValue<UUID>)
+    case groupLeave(RouteValue<UUID>)
     case asset(RouteValue<String>)
     /// What a browser asks for on its own: the app's icon (`icon.svg`).
     case favicon
@@ -138,6 +144,12 @@ enum AppRoute: Sendable {
         case .deleteAccount: [.fixed("settings"), .fixed("delete")]
         case .removeDevice(let device): [.fixed("settings"), .fixed("devices"), .id(.device, device), .fixed("remove")]
         case .renameDevice(let device): [.fixed("settings"), .fixed("devices"), .id(.device, device), .fixed("name")]
+        case .groups: [.fixed("groups")]
+        case .createGroup: [.fixed("groups"), .fixed("new")]
+        case .group(let group): [.fixed("groups"), .id(.group, group)]
+        case .groupSend(let group): [.fixed("groups"), .id(.group, group), .fixed("send")]
+        case .groupAdd(let group): [.fixed("groups"), .id(.group, group), .fixed("add")]
+        case .groupLeave(let group): [.fixed("groups"), .id(.group, group), .fixed("leave")]
         case .asset(let name): [.fixed("assets"), .text(.name, name)]
         case .favicon: [.fixed("favicon.ico")]
         }

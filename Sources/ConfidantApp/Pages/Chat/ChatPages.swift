@@ -87,7 +87,8 @@ struct ChatPages {
         var confirmKeyChange: Bool?
     }
 
-    private struct SendResult: Content {
+    /// What the composer's script reads back: whether it went, and a page to load instead.
+    struct SendResult: Content {
         var ok: Bool
         var reload: String?
     }

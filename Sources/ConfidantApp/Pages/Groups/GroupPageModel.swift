@@ -1,0 +1,80 @@
+import ConfidantKit
+import Foundation
+
+/// What the groups page shows: each group this device knows, with its member count and role.
+struct GroupListModel: Encodable, Sendable {
+    struct Row: Encodable, Sendable {
+        let name: String
+        let members: Int
+        let role: String
+        let link: String
+    }
+
+    let page: PageInfo
+    let groups: [Row]
+    let create = AppRoute.createGroup.path
+
+    init(page: PageInfo, groups: [GroupState], me: UUID) {
+        self.page = page
+        self.groups = groups.map { group in
+            Row(
+                name: group.name, members: group.members.count,
+                role: group.admins.contains(me) ? "admin" : group.members.contains(me) ? "member" : "not a member",
+                link: AppRoute.group(.value(group.groupID)).path)
+        }
+    }
+}
+
+/// One group's page: its members with roles, its conversation with each message's author, and
+/// the forms its state allows (send and leave for members, add for admins).
+struct GroupPageModel: Encodable, Sendable {
+    struct Member: Encodable, Sendable {
+        let name: String
+        let isAdmin: Bool
+    }
+
+    struct Line: Encodable, Sendable {
+        let author: String
+        let mine: Bool
+        let text: String
+        let unreadable: Bool
+        let time: String
+        let fullTime: String
+        let status: String
+    }
+
+    let page: PageInfo
+    let name: String
+    let members: [Member]
+    let lines: [Line]
+    let isMember: Bool
+    let isAdmin: Bool
+    let refused: [String]
+    let send: String
+    let add: String
+    let leave: String
+
+    init(
+        page: PageInfo, details: GroupDetails, messages: [ChatMessage], names: [UUID: String], me: UUID,
+        timeline: ChatTimeline
+    ) {
+        let state = details.state
+        self.page = page
+        name = state.name
+        members = state.members.map { Member(name: names[$0] ?? "Someone", isAdmin: state.admins.contains($0)) }
+        lines = messages.map { message in
+            Line(
+                author: message.direction == .outgoing ? "You" : message.author.flatMap { names[$0] } ?? "Someone",
+                mine: message.direction == .outgoing, text: message.displayText, unreadable: message.isUnreadable,
+                time: timeline.shortTime(message.sentAt), fullTime: timeline.fullTime(message.sentAt),
+                status: message.status == .pending ? "sending…" : "")
+        }
+        isMember = state.members.contains(me)
+        isAdmin = state.admins.contains(me)
+        refused = details.refused.map { "\(names[$0.author] ?? "Someone"): \($0.reason)" }
+        let id = state.groupID
+        send = AppRoute.groupSend(.value(id)).path
+        add = AppRoute.groupAdd(.value(id)).path
+        leave = AppRoute.groupLeave(.value(id)).path
+    }
+}
