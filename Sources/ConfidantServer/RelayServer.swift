@@ -28,6 +28,10 @@ public final class RelayServer: Sendable {
     private let certificates: ServerCertificates?
     /// Password hashes (bcrypt, slow on purpose) run here, apart from the database's statements.
     private let passwordHashing: NIOThreadPool
+    /// With `configuration.metrics`: what is counted, and where it is served.
+    private let metrics: RelayMetrics?
+    private let metricsListener: MetricsListener?
+    private let boundMetricsPort = Mutex<Int?>(nil)
 
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "confidant.relay")) async throws {
         try configuration.validate()
@@ -97,7 +101,22 @@ public final class RelayServer: Sendable {
                 passwordHashing: passwordHashing,
                 logger: logger)
             self.services = services
-            try routes(app, services: services)
+            let metrics = configuration.metrics.map { _ in RelayMetrics() }
+            self.metrics = metrics
+            if let address = configuration.metrics, let metrics {
+                metricsListener = try await MetricsListener(address: address, logger: logger) {
+                    [hub, configuration] in
+                    try await metrics.scrape(database: services.database, hub: hub, configuration: configuration)
+                }
+            } else {
+                metricsListener = nil
+            }
+            do {
+                try routes(app, services: services)
+            } catch {
+                await metricsListener?.shutdown()
+                throw error
+            }
         } catch {
             try? await app.asyncShutdown()
             await ownWriteConnection?.close()
@@ -116,6 +135,7 @@ public final class RelayServer: Sendable {
     private func routes(_ app: Application, services: RelayServices) throws {
         app.middleware = Middlewares()
         let knownRoutes = KnownRoutes()
+        if let metrics { app.middleware.use(RequestMetricsMiddleware(metrics: metrics, routes: knownRoutes)) }
         app.middleware.use(ProblemMiddleware(outages: services.outages, routes: knownRoutes))
         app.middleware.use(MethodMiddleware(routes: knownRoutes))
         app.middleware.use(RequestContextMiddleware())
@@ -148,6 +168,10 @@ public final class RelayServer: Sendable {
     public func start() async throws -> Int {
         try await application.asyncBoot()
         try await application.server.start(address: .hostname(configuration.host, port: configuration.port))
+        if let metricsListener, let address = configuration.metrics {
+            let port = try await metricsListener.start(address)
+            boundMetricsPort.withLock { $0 = port }
+        }
         listener?.start()
         let interval = configuration.maintenanceInterval
         let logger = application.logger
@@ -196,8 +220,12 @@ public final class RelayServer: Sendable {
         try certificates?.reload()
     }
 
+    /// The port `GET /metrics` is served on once started; nil without `configuration.metrics`.
+    public var metricsPort: Int? { boundMetricsPort.withLock { $0 } }
+
     /// Stops accepting, lets requests in flight finish, closes streams and the database.
     public func shutdown() async {
+        await metricsListener?.shutdown()
         maintenance.withLock { $0?.cancel() }
         listener?.stop()
         hub.finishAll()

@@ -103,6 +103,8 @@ public struct ServerConfiguration: Sendable {
     public var tls: TLSFiles?
     /// 0 asks the system for a free port (tests).
     public var port = 8080
+    /// Serve Prometheus metrics (`GET /metrics`) on a listener of their own here; nil: none.
+    public var metrics: MetricsAddress?
     public var database: DatabaseLocation
     /// Holds blobs (and the SQLite file by default).
     public var dataDirectory: URL

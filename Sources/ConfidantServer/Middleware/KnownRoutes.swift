@@ -36,6 +36,15 @@ final class KnownRoutes: Sendable {
         return methods.sorted()
     }
 
+    /// The route pattern `path` matches (`/v1/devices/:/name`), for a metric's label; "unmatched"
+    /// for a path no route has, so that labels stay few and carry no value from a path.
+    func pattern(for path: String) -> String {
+        let components = path.split(separator: "/").map(String.init)
+        let entries = entries.withLock { $0 }
+        guard let entry = entries.first(where: { Self.matches($0.pattern, components) }) else { return "unmatched" }
+        return "/" + entry.pattern.joined(separator: "/")
+    }
+
     private static func matches(_ pattern: [String], _ components: [String]) -> Bool {
         for (index, part) in pattern.enumerated() {
             if part == "**" { return components.count >= index }

@@ -53,6 +53,9 @@ struct ServeCommand: AsyncParsableCommand {
     var minFreeMib = 256
     @Option(help: "Days an attachment stays when not every device it was meant for fetched it (1…365).")
     var attachmentRetentionDays = 30
+    @Option(help: "Serve Prometheus metrics at GET /metrics on this port, a listener of its own (0 picks one).")
+    var metricsPort: Int?
+    @Option(help: "Address the metrics listener binds (with --metrics-port).") var metricsHost = "127.0.0.1"
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -100,6 +103,12 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--attachment-retention-days must be between 1 and 365.")
         }
         configuration.attachmentRetention = TimeInterval(attachmentRetentionDays) * 86_400
+        if let metricsPort {
+            guard (0...65_535).contains(metricsPort) else {
+                throw ValidationError("--metrics-port must be between 0 and 65535.")
+            }
+            configuration.metrics = MetricsAddress(host: metricsHost, port: metricsPort)
+        }
         if let smtpHost {
             guard let smtpFrom, (try? EmailAddress(smtpFrom)) != nil else {
                 throw ValidationError(
@@ -128,6 +137,10 @@ struct ServeCommand: AsyncParsableCommand {
                     Data(
                         "confidant relay listening on \(scheme)://\(host):\(bound) (database \(configuration.database))\n"
                             .utf8))
+                if let metrics = server.metricsPort {
+                    FileHandle.standardOutput.write(
+                        Data("confidant metrics on http://\(metricsHost):\(metrics)/metrics\n".utf8))
+                }
                 let loopback = ["127.0.0.1", "::1", "localhost"].contains(host)
                 if registration == .open, !loopback {
                     FileHandle.standardError.write(

@@ -23,6 +23,9 @@ final class MailboxHub: Sendable {
     /// Names this instance in the wake-ups it sends the others (`MailboxWakeNotice`), so that it
     /// knows its own when they come back.
     let instance = UUID()
+    /// Entries this instance stored (every commit hands its rows here), for the metrics.
+    private let stored = Atomic<UInt64>(0)
+    var storedEntries: UInt64 { stored.load(ordering: .relaxed) }
 
     /// An inbox for `caller`'s device that asks its stream to read what is stored after `after`
     /// at once, then fills as entries arrive.
@@ -76,6 +79,7 @@ final class MailboxHub: Sendable {
     /// instead (`MailboxHandOver`). Devices not in it (SQLite) take their rows as they come.
     func deliver(_ rows: [AddressedEntry], following: [DeviceAddress: Int64] = [:]) {
         guard !rows.isEmpty else { return }
+        stored.add(UInt64(rows.count), ordering: .relaxed)
         let byAddress = Dictionary(grouping: rows, by: \.recipient)
         let targets = inboxes.withLock { inboxes in byAddress.keys.flatMap { inboxes[$0]?.values.map { $0 } ?? [] } }
         for inbox in targets {
