@@ -153,6 +153,7 @@ public final class RelayServer: Sendable {
         app.get("openapi.yaml") { _ in
             Response(status: .ok, headers: ["Content-Type": "application/yaml"], body: .init(data: document))
         }
+        app.get("join") { request in JoinPage.response(for: request) }
         let transport = VaporTransport(routesBuilder: app)
         try RelayAPI(services: services).registerHandlers(
             on: transport, serverURL: try Servers.Server1.url(), configuration: APIConfiguration.default)

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import ConfidantTestSupport
 import Foundation
 import Testing
@@ -44,6 +45,20 @@ struct AdminCommandTests {
         #expect(unknown.status != 0 && unknown.stderr.contains("there is no invite"), "\(unknown.stderr)")
         let badExpiry = try await cli.run(["admin", "invite", "create", "--expires", "soon"] + storage)
         #expect(badExpiry.status != 0 && badExpiry.stderr.contains("--expires"), "\(badExpiry.stderr)")
+
+        // An invite link: printed with --link-base, and taken whole as the server to sign up on.
+        let badBase = try await cli.run(["admin", "invite", "create", "--link-base", "relay.example"] + storage)
+        #expect(badBase.status != 0 && badBase.stderr.contains("--link-base"), "\(badBase.stderr)")
+        let linked = try await cli.run(["admin", "invite", "create", "--link-base", server + "/"] + storage)
+        let link = try #require(
+            linked.text.split(separator: "\n").first { $0.hasPrefix("invite link: ") }.map { String($0.dropFirst(13)) })
+        #expect(link.hasPrefix(server + "/join?code="), "\(link)")
+        let page = try await HTTPClient.shared.execute(HTTPClientRequest(url: link), timeout: .minutes(1))
+        #expect(page.status == .ok)
+        let byLink = try await cli.register(
+            profile: "cy", server: link, email: "cy@example.com", name: "Cy", password: "a long enough password",
+            dataDirectory: relayDirectory)
+        #expect(byLink.status == 0 && byLink.text.contains("on \(server)"), "\(byLink.stderr)")
     }
 
     /// `account register` that the relay refuses before any code is mailed: only the password is typed.

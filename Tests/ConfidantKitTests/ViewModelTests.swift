@@ -42,9 +42,12 @@ struct ViewModelTests {
             await model.submit()
             #expect(model.fieldErrors[.invite]?.contains("not valid") == true, "\(model.fieldErrors)")
             let (code, _) = try await relay.server.administration.createInvite(uses: 1, lifetime: 86_400)
-            model.invite = " \(code) "
+            // The operator's link pasted as the server: the server and the code come from it.
+            model.invite = ""
+            model.serverAddress = relay.baseURL.absoluteString + "/join?code=\(code)"
             try await Self.submitAnsweringCode(model, relay)
             #expect(model.fieldErrors.isEmpty)
+            #expect(model.serverAddress == relay.baseURL.absoluteString && model.invite == code)
             #expect(await model.messenger?.account.displayName == "In Vited")
         }
     }

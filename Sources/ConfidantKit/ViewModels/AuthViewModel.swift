@@ -86,6 +86,11 @@ public final class AuthViewModel {
     /// Checks the fields, then signs up or in; steps beyond the password come as `pendingStep`.
     public func submit() async {
         generalError = nil
+        // An invite link pasted as the server: its server, and its code unless one is typed.
+        if let link = InviteLink(serverAddress) {
+            serverAddress = link.server
+            if invite.trimmingCharacters(in: .whitespaces).isEmpty { invite = link.code }
+        }
         guard validate(), let server = try? ServerAddress.parse(serverAddress, allowInsecureHTTP: allowInsecureHTTP)
         else { return }
         isWorking = true

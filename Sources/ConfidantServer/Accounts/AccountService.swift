@@ -229,7 +229,7 @@ struct AccountService: Sendable {
 }
 
 extension String {
-    var containsControlCharacters: Bool {
+    fileprivate var containsControlCharacters: Bool {
         unicodeScalars.contains {
             $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
         }

@@ -90,10 +90,13 @@ struct DeviceService: Sendable {
         guard renamed else { throw APIFailure.notFound("That device") }
     }
 
-    /// A device name trimmed of white space: 1 to 40 characters, without control characters.
+    /// A device name as the document bounds it (at most 40 code points, no control character,
+    /// not only white space), trimmed of white space.
     static func deviceName(_ raw: String) throws(APIFailure) -> String {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...40).contains(name.count), !name.containsControlCharacters else {
+        guard raw.unicodeScalars.count <= 40, !name.isEmpty,
+            !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw APIFailure(.invalidDeviceName, "A device name needs 1 to 40 characters, without control characters.")
         }
         return name

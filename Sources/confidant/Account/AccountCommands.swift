@@ -15,7 +15,8 @@ struct RegisterCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: MessengerOptions
-    @Option(name: .long, help: "The server, e.g. http://127.0.0.1:8080.") var server: String
+    @Option(name: .long, help: "The server, e.g. http://127.0.0.1:8080, or an invite link (…/join?code=…).")
+    var server: String
     @Option(name: .long, help: "Your e-mail address.") var email: String
     @Option(name: .long, help: "Your first name.") var firstName: String?
     @Option(name: .long, help: "Your last name.") var lastName: String?
@@ -23,7 +24,8 @@ struct RegisterCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A profile picture (PNG or JPEG, up to 1 MB); everyone on the server can see it.")
     var avatar: String?
     @Option(
-        name: .long, help: "The invite code the server's operator gave you (a server that takes sign-ups by invite).")
+        name: .long,
+        help: "The invite code the server's operator gave you (a server that takes sign-ups by invite), or the link.")
     var invite: String?
     @OptionGroup var password: PasswordOptions
     @Flag(
@@ -39,6 +41,9 @@ struct RegisterCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let link = InviteLink(server) ?? invite.flatMap(InviteLink.init)
+        let server = InviteLink(server)?.server ?? server
+        let invite = invite.map { InviteLink($0)?.code ?? $0 } ?? link?.code
         let serverURL = try ServerAddress.parse(server, allowInsecureHTTP: insecureHttp)
         // The picture is checked before the account exists: a wrong file stops nothing half-done.
         let picture = try avatar.map { try Avatar(try FileIO.read($0)) }

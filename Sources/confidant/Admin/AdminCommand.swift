@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConfidantKit
 import ConfidantServer
 import Foundation
 import Logging
@@ -45,10 +46,16 @@ struct InviteCreateCommand: AsyncParsableCommand {
     @Option(help: "How many sign-ups the code allows (1…10000).") var uses = 1
     @Option(help: "How long the code stays valid: hours (12h), days (7d) or weeks (2w); one hour to a year.")
     var expires = "7d"
+    @Option(help: "The server's address as people reach it (https://relay.example): also print an invite link.")
+    var linkBase: String?
 
     func run() async throws {
         guard let lifetime = Self.lifetime(expires) else {
             throw ValidationError("--expires takes a number and h, d or w, e.g. 12h, 7d or 2w")
+        }
+        let base = linkBase.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        if let base, InviteLink("\(base)/join?code=CHECK")?.server != base {
+            throw ValidationError("--link-base takes the server's address alone, e.g. https://relay.example")
         }
         let (code, invite) = try await withRelayAdministration(storage) {
             try await $0.createInvite(uses: uses, lifetime: lifetime)
@@ -59,6 +66,7 @@ struct InviteCreateCommand: AsyncParsableCommand {
             "for \(uses == 1 ? "one sign-up" : "\(uses) sign-ups"), valid until \(until) (id \(invite.id.uuidString.lowercased())); it is not shown again"
         )
         print("sign up with it: confidant account register --invite \(code) …")
+        if let base { print("invite link: \(base)/join?code=\(code)") }
     }
 
     /// `12h`, `7d`, `2w` in seconds; nil for anything else.

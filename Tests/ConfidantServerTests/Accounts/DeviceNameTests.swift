@@ -23,7 +23,7 @@ struct DeviceNameTests {
             #expect(listed.first?.lastSeenAt.map { abs($0.timeIntervalSince(signedIn)) < 1 } == true)
 
             let device = Operations.RenameDevice.Input.Path(deviceId: alice.identity.deviceID.canonicalString)
-            _ = try await alice.client.renameDevice(path: device, body: .json(.init(name: "  Work laptop \n")))
+            _ = try await alice.client.renameDevice(path: device, body: .json(.init(name: "  Work laptop  ")))
                 .noContent
             listed = try await alice.client.listOwnDevices().ok.body.json
             #expect(listed.first?.name == "Work laptop")
@@ -38,11 +38,14 @@ struct DeviceNameTests {
             #expect(try anonymous.problem == "unauthenticated 401")
             #expect(try await alice.client.listOwnDevices().ok.body.json.first?.name == "Work laptop")
 
-            for bad in ["", "   ", String(repeating: "x", count: 41), "tab\u{7}bell", "a\u{202E}b"] {
+            for bad in [
+                "", "   ", String(repeating: "x", count: 41), "tab\u{7}bell", "a\u{85}b", "line\nbreak", "\u{2028}",
+                " " + String(repeating: "x", count: 39) + " ",
+            ] {
                 let refused = try await alice.client.renameDevice(path: device, body: .json(.init(name: bad)))
                 #expect(try refused.problem == "invalid_device_name 400", "name \(bad.debugDescription)")
             }
-            let fortyEmoji = String(repeating: "🔐", count: 40)
+            let fortyEmoji = String(repeating: "🔐", count: 40)  // 40 code points
             _ = try await alice.client.renameDevice(path: device, body: .json(.init(name: fortyEmoji))).noContent
             let malformed = try await alice.client.renameDevice(
                 path: .init(deviceId: "not-a-uuid"), body: .json(.init(name: "x")))
