@@ -64,7 +64,7 @@ extension Messenger {
 
     private func ownMessage(_ id: UUID) throws -> ChatMessage {
         if let message = try store.message(id: id, direction: .outgoing) {
-            guard try store.groupLedger(message.peer) == nil else {
+            guard try !store.holdsGroup(message.peer) else {
                 throw ConfidantKitError.notInGroupsYet("changing a sent message")
             }
             return message

@@ -74,7 +74,7 @@ extension Messenger {
     /// this profile keeps that to itself (``setReadReceipts(_:)``).
     public func markRead(_ peer: UUID) throws {
         // A group's conversation sends no receipts (yet): its members would each need theirs.
-        let isGroup = try store.groupLedger(peer) != nil
+        let isGroup = try store.holdsGroup(peer)
         let receipts = account.sendsReadReceipts && peer != me && !isGroup
         let read = try store.markRead(peer: peer, queueingReceipts: receipts, now: now())
         guard receipts, !read.isEmpty else { return }

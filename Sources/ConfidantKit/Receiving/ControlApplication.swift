@@ -81,10 +81,7 @@ struct ControlApplication {
                     bytes, group: control.payload.conversation, own: ownDevice, now: now, db)
                 {
                 case .stored: effect.changed = true
-                case .awaitingKey:
-                    if let change = try? GroupChange(serialized: bytes) {
-                        effect.groupAuthorsWanted.insert(change.author.userID)
-                    }
+                case .awaitingKey(let author): effect.groupAuthorsWanted.insert(author)
                 case .duplicate, .dropped: break
                 }
             }

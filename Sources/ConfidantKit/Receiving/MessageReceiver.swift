@@ -17,6 +17,9 @@ actor MessageReceiver {
     private let events: MessengerEvents
     private let openChats: OpenChats
     private let now: @Sendable () -> Date
+    /// This device, whose key checks the group changes it made itself: made once, not per
+    /// control message (its fingerprint is a SHA-256 of the whole key).
+    private let ownDevice: SessionCipher.Recipient
 
     init(
         relay: RelayClient, store: LocalStore, directory: KeyDirectory, cipher: SessionCipher,
@@ -28,15 +31,13 @@ actor MessageReceiver {
         self.store = store
         self.directory = directory
         self.cipher = cipher
+        ownDevice = SessionCipher.Recipient(user: cipher.userID, identity: cipher.identity.publicIdentity)
         self.prekeys = prekeys
         self.events = events
         self.now = now
     }
 
     private var me: UUID { cipher.userID }
-    private var ownDevice: SessionCipher.Recipient {
-        SessionCipher.Recipient(user: cipher.userID, identity: cipher.identity.publicIdentity)
-    }
     private var opening: EntryOpening { EntryOpening(cipher: cipher) }
     private var controls: ControlApplication {
         ControlApplication(store: store, me: me, ownDevice: ownDevice)

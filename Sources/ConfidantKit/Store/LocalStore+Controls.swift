@@ -75,14 +75,14 @@ extension LocalStore {
     /// goes here moves from pending to sent.
     func finishControls(_ ids: [UUID]) throws {
         try write(.deferred) { db in
-            let carried = try db.cachedStatement(sql: "SELECT carries_message FROM control_outbox WHERE message_id = ?")
-            let statement = try db.cachedStatement(sql: "DELETE FROM control_outbox WHERE message_id = ?")
+            // One statement per control: the delete hands back the group message it carried.
+            let statement = try db.cachedStatement(
+                sql: "DELETE FROM control_outbox WHERE message_id = ? RETURNING carries_message")
             var messages: Set<String> = []
             for id in ids {
-                if let message = try String.fetchOne(carried, arguments: [id.canonicalString]) {
+                if let message: String = try Row.fetchOne(statement, arguments: [id.canonicalString])?[0] {
                     messages.insert(message)
                 }
-                try statement.execute(arguments: [id.canonicalString])
             }
             for message in messages
             where try Int.fetchOne(

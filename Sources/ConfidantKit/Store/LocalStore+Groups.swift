@@ -12,8 +12,8 @@ extension LocalStore {
         case stored
         /// Stored before.
         case duplicate
-        /// Stored, waiting for its author's key.
-        case awaitingKey
+        /// Stored, waiting for the key of its author (this user).
+        case awaitingKey(author: UUID)
         /// Malformed, or for another group: dropped.
         case dropped
     }
@@ -41,7 +41,7 @@ extension LocalStore {
                 group.canonicalString, Data(change.digest.bytes),
                 try seal(bytes, .groupChange(group: group, digest: digest)), verified, now.timeIntervalSince1970,
             ])
-        return verified ? .stored : .awaitingKey
+        return verified ? .stored : .awaitingKey(author: change.author.userID)
     }
 
     /// Stores a change this device made (its signature is its own).
@@ -80,6 +80,16 @@ extension LocalStore {
             }
         }
         return ledger
+    }
+
+    /// Whether `id` is a group this device holds a verified change of (a conversation id that is
+    /// not a user's), without building its ledger.
+    func holdsGroup(_ id: UUID) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM group_change WHERE group_id = ? AND verified = 1 LIMIT 1",
+                arguments: [id.canonicalString]) == true
+        }
     }
 
     /// The groups this device holds changes of.

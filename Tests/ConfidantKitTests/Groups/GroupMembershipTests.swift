@@ -97,7 +97,7 @@ struct GroupMembershipTests {
                     let outcome = try store.write { db in
                         try store.receiveGroupChange(forged, group: group.groupID, own: own, now: Date(), db)
                     }
-                    #expect(outcome == .awaitingKey, "no key this device knows checks it")
+                    #expect(outcome == .awaitingKey(author: aliceID), "no key this device knows checks it")
                 }
                 let gained = try store.verifyWaitingGroupChanges(
                     own: own, histories: [aliceID: [alice.messenger.identity.publicIdentity]])
