@@ -10,9 +10,8 @@ extension Messenger {
     /// - Throws: `ConfidantKitError.unknownGroup`, `.notGroupMember`, `.emptyMessage`, `.messageTooLarge`.
     @discardableResult
     public func sendToGroup(_ groupID: UUID, text: String) async throws -> ChatMessage {
-        guard !text.isEmpty else { throw ConfidantKitError.emptyMessage }
-        guard text.utf8.count <= ChatPayload.maximumTextBytes else {
-            throw ConfidantKitError.messageTooLarge(bytes: text.utf8.count, limit: ChatPayload.maximumTextBytes)
+        guard let text = try SendPreparation.checkedText(text, attachments: 0) else {
+            throw ConfidantKitError.emptyMessage
         }
         guard let state = try store.groupLedger(groupID)?.state else { throw ConfidantKitError.unknownGroup(groupID) }
         guard state.members.contains(me) else { throw ConfidantKitError.notGroupMember(state.name) }

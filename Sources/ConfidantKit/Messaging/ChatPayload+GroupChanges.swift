@@ -1,3 +1,4 @@
+import ConfidantCrypto
 import Foundation
 
 /// Payload kind 7's body: a list of signed group changes (docs/PROTOCOL.md §8, §10.2).
@@ -28,34 +29,29 @@ extension ChatPayload {
         guard (1...Int(UInt16.max)).contains(changes.count),
             changes.allSatisfy({ (1...maximumGroupChangeBytes).contains($0.count) })
         else { throw ChatPayloadError.invalidContent("a list of \(changes.count) group changes out of bounds") }
-        var bytes = Data([UInt8(changes.count >> 8), UInt8(changes.count & 0xFF)])
+        var bytes: [UInt8] = []
+        bytes.appendBigEndian(UInt16(changes.count))
         for change in changes {
-            bytes += [UInt8(change.count >> 8), UInt8(change.count & 0xFF)]
+            bytes.appendBigEndian(UInt16(change.count))
             bytes += change
         }
-        return bytes
+        return Data(bytes)
     }
 
     static func changes(in body: ArraySlice<UInt8>) throws(ChatPayloadError) -> [Data] {
-        var index = body.startIndex
-        func length() throws(ChatPayloadError) -> Int {
-            guard body.endIndex - index >= 2 else { throw .invalidContent("a group change list is cut short") }
-            defer { index += 2 }
-            return Int(body[index]) << 8 | Int(body[index + 1])
-        }
-        let count = try length()
+        var reader = ByteReader(body, truncated: ChatPayloadError.invalidContent("a group change list is cut short"))
+        let count = Int(try reader.readUInt16())
         guard count >= 1 else { throw .invalidContent("an empty list of group changes") }
         var changes: [Data] = []
         changes.reserveCapacity(min(count, 4_096))
         for _ in 0..<count {
-            let size = try length()
-            guard (1...maximumGroupChangeBytes).contains(size), body.endIndex - index >= size else {
+            let size = Int(try reader.readUInt16())
+            guard (1...maximumGroupChangeBytes).contains(size), reader.remaining >= size else {
                 throw .invalidContent("a group change of \(size) bytes, or cut short")
             }
-            changes.append(Data(body[index..<index + size]))
-            index += size
+            changes.append(try reader.readData(size))
         }
-        guard index == body.endIndex else { throw .invalidContent("bytes after the group changes") }
+        guard reader.isAtEnd else { throw .invalidContent("bytes after the group changes") }
         return changes
     }
 }

@@ -3,8 +3,9 @@ import Vapor
 
 /// `GET /join?code=…`: what an invite link opens in a browser — the code, and how to use the
 /// link (the app's sign-up and `account register --server` take the whole link). It names no
-/// server: behind a proxy this process does not know the address people reach it by. A plain
-/// page: no script, no style, nothing fetched, nothing stored.
+/// server: behind a proxy this process does not know the address people reach it by. It shows
+/// nothing from the request but a code read back from Crockford's alphabet, so it needs no
+/// escaping. A plain page: no script, no style, nothing fetched, nothing stored.
 enum JoinPage {
     static func response(for request: Request) -> Response {
         let code = request.query[String.self, at: "code"]
@@ -12,14 +13,10 @@ enum JoinPage {
         let body: String
         let status: HTTPResponseStatus
         if let valid {
-            let shown = stride(from: 0, to: InviteCode.length, by: 4).map { start in
-                let characters = Array(valid.canonical)
-                return String(characters[start..<min(start + 4, characters.count)])
-            }.joined(separator: "-")
             status = .ok
             body = """
                 <h1>You are invited to this Confidant server</h1>
-                <p>Invite code: <code>\(escape(shown))</code></p>
+                <p>Invite code: <code>\(valid.display)</code></p>
                 <p>In the Confidant app, choose <em>Create an account</em> and paste this page's whole address \
                 (the link you opened) as the server: the app reads the server and the code from it. With the \
                 command line: <code>confidant account register --server 'THE LINK' --email … --first-name … \
@@ -43,11 +40,5 @@ enum JoinPage {
                 "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": "default-src 'none'",
                 "Referrer-Policy": "no-referrer", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
             ], body: .init(string: page))
-    }
-
-    private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-            .replacingOccurrences(of: "'", with: "&#39;")
     }
 }

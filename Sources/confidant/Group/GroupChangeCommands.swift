@@ -14,9 +14,8 @@ struct GroupAddCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (messenger, group) = try await target.open(options)
-        var contacts: [Contact] = []
-        for email in emails { contacts.append(try await messenger.contact(email: email)) }
-        await printGroup(try await messenger.addToGroup(group.groupID, contacts), messenger)
+        let added = try await contacts(emails, in: messenger)
+        await printGroup(try await messenger.addToGroup(group.groupID, added), messenger)
     }
 }
 
@@ -30,9 +29,8 @@ struct GroupRemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (messenger, group) = try await target.open(options)
-        var users: [UUID] = []
-        for email in emails { users.append(try await messenger.contact(email: email).id) }
-        await printGroup(try await messenger.removeFromGroup(group.groupID, users), messenger)
+        let removed = try await contacts(emails, in: messenger).map(\.id)
+        await printGroup(try await messenger.removeFromGroup(group.groupID, removed), messenger)
     }
 }
 

@@ -54,6 +54,13 @@ struct GroupTarget: ParsableArguments {
     }
 }
 
+/// The people the e-mail addresses name, in order (the directory, or contacts this device knows).
+func contacts(_ emails: [String], in messenger: Messenger) async throws -> [Contact] {
+    var contacts: [Contact] = []
+    for email in emails { contacts.append(try await messenger.contact(email: email)) }
+    return contacts
+}
+
 /// Members' names for printing: contacts this device knows, else the user id.
 func memberNames(_ users: [UUID], in messenger: Messenger) async -> [UUID: String] {
     let me = await messenger.me
@@ -94,9 +101,7 @@ struct GroupCreateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let messenger = try options.open()
-        var contacts: [Contact] = []
-        for email in members { contacts.append(try await messenger.contact(email: email)) }
-        let state = try await messenger.createGroup(name: name, members: contacts)
+        let state = try await messenger.createGroup(name: name, members: try await contacts(members, in: messenger))
         await printGroup(state, messenger)
     }
 }
