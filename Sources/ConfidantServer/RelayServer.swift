@@ -129,6 +129,7 @@ public final class RelayServer: Sendable {
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
         AddAttachments(), ReindexMessages(), KeyPostedMessages(), CountMailboxEntries(), AddInvites(), AddDeviceNames(),
+        AddSharedBodies(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
@@ -211,6 +212,9 @@ public final class RelayServer: Sendable {
                 .filter(\.$createdAt < unverifiedBefore).delete()
             try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
             if postgres { try await MailboxCountTable.deleteStale(on: RelayDatabase.sql(db)) }
+            // Bodies whose entries went without an acknowledgement (their account deleted), or
+            // whose last two were acknowledged at once on two PostgreSQL connections.
+            try await SharedBodyTable.deleteOrphans(on: db)
         }
         try await services.blobs.purge(createdBefore: now.addingTimeInterval(-configuration.attachmentRetention))
     }

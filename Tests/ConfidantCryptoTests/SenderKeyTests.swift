@@ -4,7 +4,7 @@ import Testing
 
 @testable import ConfidantCrypto
 
-/// Sender keys (docs/PROTOCOL.md §10.5): one chain per member device, each message sealed once.
+/// Sender keys (docs/PROTOCOL.md §10.4): one chain per member device, each message sealed once.
 @Suite("Sender keys")
 struct SenderKeyTests {
     static let groupID = UUID(uuidString: "00112233-4455-6677-8899-aabbccddeeff")!

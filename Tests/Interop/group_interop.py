@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """docs/PROTOCOL.md §10 (groups) implemented independently in Python (cryptography): reads the
-membership changes and the sender-key message Swift wrote, and writes a change and a message
-for Swift to read.
+membership changes, the sender-key message, the group envelope (v3), the shared send frame and
+the sender key payload Swift wrote, and writes a change, a message, a group envelope and a shared
+frame for Swift to read.
 
 usage: group_interop.py VECTORS.json OUTPUT.json
 VECTORS holds {"changes": [hex…], "digests": [hex…], "actions": [name…], "author_public": {device
 hex: Ed25519 public hex}, "distribution": hex, "message": hex, "plaintext": text, "sending_chain": hex
 (stored, §10.4), "writer": {"user": hex, "device": hex, "private": Ed25519 private hex},
-"skip_to": int}. OUTPUT gets {"change": hex, "message": hex, "plaintext": text}. Exits 1 on any
+"skip_to": int, "group_envelope", "shared_frame", "recipients", "sender_key_payload"}. OUTPUT gets
+{"change", "payload", "group_message", "message", "plaintext", "group_envelope", "shared_frame"}. Exits 1 on any
 mismatch.
 """
 import hashlib, hmac, json, os, struct, sys
@@ -200,6 +202,29 @@ def main():
     opened = open_message(bytes.fromhex(vectors["distribution"]), bytes.fromhex(vectors["message"]))
     check("Swift's group message opens", opened.decode("utf-8") == vectors["plaintext"])
 
+    # Envelope v3 (§10.4): a 58-byte header, then a sender-key message whose plaintext starts
+    # with the same header; the rest is the kind 8 payload. Then the shared frame (§7.2 version 3).
+    distribution = bytes.fromhex(vectors["distribution"])
+    envelope = bytes.fromhex(vectors["group_envelope"])
+    header = envelope[:58]
+    check("Swift's group envelope header", header[:2] == bytes([3, 0]) and len(envelope) > 58)
+    inner = open_message(distribution, envelope[58:])
+    check("its plaintext repeats the header", inner[:58] == header)
+    said = inner[58:]
+    body = json.loads(said[18:].decode("utf-8"))
+    check("and carries the group message under the envelope's id",
+          said[:2] == bytes([1, 8]) and said[2:18] == parsed[0]["group"]
+          and body["messageId"].replace("-", "").lower() == header[34:50].hex())
+    frame = bytes.fromhex(vectors["shared_frame"])
+    (count,) = struct.unpack_from(">H", frame, 17)
+    listed = [frame[19 + 32 * i: 51 + 32 * i].hex() for i in range(count)]
+    (length,) = struct.unpack_from(">I", frame, 19 + 32 * count)
+    check("Swift's shared frame", frame[0] == 3 and frame[1:17] == header[34:50] and listed == vectors["recipients"]
+          and frame[23 + 32 * count:] == envelope and length == len(envelope))
+    key_payload = bytes.fromhex(vectors["sender_key_payload"])
+    check("Swift's sender key payload (kind 9)", key_payload[:2] == bytes([1, 9])
+          and key_payload[2:18] == parsed[0]["group"] and key_payload[18:] == distribution)
+
     writer = vectors["writer"]
     last = parsed[-1]
     name = "Named in Python".encode("utf-8")
@@ -209,10 +234,19 @@ def main():
     check("Python's change reads back", parse_change(change)["action"] == "rename")
     plaintext = "from Python, é"
     message = seal_message(bytes.fromhex(vectors["sending_chain"]), vectors["skip_to"], plaintext.encode("utf-8"))
+    said = bytes([1, 8]) + last["group"] + json.dumps(
+        {"messageId": "0192d7e0-0000-7000-8000-00000000000b", "text": "Python, once for all"}).encode("utf-8")
+    group_header = (bytes([3, 0]) + header[2:34] + bytes.fromhex("0192d7e000007000800000000000000b")
+                    + struct.pack(">Q", 1_764_633_600_456))
+    group_envelope = group_header + seal_message(bytes.fromhex(vectors["sending_chain"]), vectors["skip_to"] + 1,
+                                                 group_header + said)
+    shared = (bytes([3]) + bytes(16) + struct.pack(">H", count) + b"".join(bytes.fromhex(r) for r in listed)
+              + struct.pack(">I", len(group_envelope)) + group_envelope)
     reply = bytes([1, 8]) + last["group"] + json.dumps(
         {"messageId": "0192d7e0-0000-7000-8000-00000000000a", "text": "Python says hi ✓"}).encode("utf-8")
     written = bytes([1, 7]) + last["group"] + struct.pack(">H", 1) + struct.pack(">H", len(change)) + change
-    json.dump({"change": change.hex(), "payload": written.hex(), "group_message": reply.hex(), "message": message.hex(), "plaintext": plaintext},
+    json.dump({"change": change.hex(), "payload": written.hex(), "group_message": reply.hex(), "message": message.hex(), "plaintext": plaintext,
+               "group_envelope": group_envelope.hex(), "shared_frame": shared.hex()},
               open(sys.argv[2], "w"))
     print(f"group_interop: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

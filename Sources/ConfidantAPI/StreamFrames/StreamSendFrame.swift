@@ -89,6 +89,8 @@ public enum StreamSendFrameError: Error, Hashable, CustomStringConvertible {
     case truncated
     case unsupportedVersion(UInt8)
     case envelopeCount(Int)
+    /// A shared frame (`SharedSendFrame`) naming no device or too many.
+    case recipientCount(Int)
     case emptyEnvelope
     case trailingBytes(Int)
 
@@ -96,9 +98,11 @@ public enum StreamSendFrameError: Error, Hashable, CustomStringConvertible {
         switch self {
         case .truncated: "The binary send frame ends early."
         case .unsupportedVersion(let version):
-            "Binary send frames of version \(version) are not known here (this relay takes versions \(StreamSendFrame.version) and \(StreamSendFrame.orderedVersion))."
+            "Binary send frames of version \(version) are not known here (this relay takes versions \(StreamSendFrame.version) to \(SharedSendFrame.version))."
         case .envelopeCount(let count):
             "A binary send frame carries 1 to \(StreamSendFrame.maximumEnvelopes) envelopes, not \(count)."
+        case .recipientCount(let count):
+            "A shared send frame goes to 1 to \(SharedSendFrame.maximumRecipients) devices, not \(count)."
         case .emptyEnvelope: "An envelope in the binary send frame is empty."
         case .trailingBytes(let count): "\(count) bytes follow the last envelope of the binary send frame."
         }

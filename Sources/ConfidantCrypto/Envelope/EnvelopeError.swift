@@ -18,10 +18,15 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .truncated: return "the envelope is truncated"
         case .unknownVersion(let v):
-            return "envelope version \(v) is newer than this Confidant, which reads versions 1 and 2"
+            return "envelope version \(v) is newer than this Confidant, which reads versions 1 to 3"
         case .otherVersion(let found, let reader):
-            return
-                "this is a version \(found) envelope (\(found == 2 ? "a session message, docs/PROTOCOL.md §9" : "a one-shot envelope, §3")); this reader takes version \(reader) only"
+            let kind =
+                switch found {
+                case 1: "a one-shot envelope, docs/PROTOCOL.md §3"
+                case 2: "a session message, docs/PROTOCOL.md §9"
+                default: "a group message, docs/PROTOCOL.md §10.4, sent in a shared send frame"
+                }
+            return "this is a version \(found) envelope (\(kind)); this reader takes version \(reader) only"
         case .unknownSuite(let s): return "envelope suite 0x\(String(s, radix: 16)) is unknown to this Confidant"
         case .malformed(let why): return "the envelope is malformed: \(why)"
         case .notForThisRecipient(let expected, let actual):

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// What a member device sends each other member device over their pairwise session so that they
-/// can open its group messages from this point on (docs/PROTOCOL.md §10.5).
+/// can open its group messages from this point on (docs/PROTOCOL.md §10.4).
 ///
 /// ```
 /// u8 version = 1 | 16 group id | 16 chain id | u32 iteration | 32 chain key | 32 Ed25519 public key
@@ -56,5 +56,16 @@ public struct SenderKeyDistribution: Sendable {
         self.init(
             groupID: fields.groupID, chainID: fields.chainID, iteration: fields.iteration, chainKey: fields.chainKey,
             signingKey: key)
+    }
+}
+
+extension SenderKeyDistribution: Hashable {
+    /// Equal when their bytes are (the key types have no equality of their own).
+    public static func == (lhs: SenderKeyDistribution, rhs: SenderKeyDistribution) -> Bool {
+        lhs.serialized == rhs.serialized
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(serialized)
     }
 }

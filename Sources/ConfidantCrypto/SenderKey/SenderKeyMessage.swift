@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// One group message, sealed once with the sender's chain and signed with its key
-/// (docs/PROTOCOL.md §10.5).
+/// (docs/PROTOCOL.md §10.4).
 ///
 /// ```
 /// u8 version = 1 | 16 chain id | u32 iteration | u32 ciphertext length

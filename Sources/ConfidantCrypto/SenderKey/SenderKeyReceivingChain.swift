@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Another member device's chain as this device holds it (docs/PROTOCOL.md §10.5): the chain key
+/// Another member device's chain as this device holds it (docs/PROTOCOL.md §10.4): the chain key
 /// for the next expected message, and the keys of skipped ones, so messages may arrive out of
 /// order but each opens once.
 ///

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// This device's sending chain for one group (docs/PROTOCOL.md §10.5): a symmetric ratchet (the
+/// This device's sending chain for one group (docs/PROTOCOL.md §10.4): a symmetric ratchet (the
 /// Double Ratchet's KDF_CK) and an Ed25519 key that signs each message. A new chain is made when
 /// a member leaves or is removed, so what follows opens only for the members that remain.
 ///

@@ -1,12 +1,11 @@
 import ConfidantCrypto
 import Foundation
 
-/// Messages to a group: for now each member's devices get their own copy over the pairwise
-/// sessions (payload kind 8), all with one message id; the sender-key transport
-/// (docs/PROTOCOL.md §10.4) will replace the copies with one upload.
+/// Messages to a group: sealed once with this device's sender key and uploaded once for every
+/// member device (docs/PROTOCOL.md §10.4, `GroupDelivery`).
 extension Messenger {
     /// Sends `text` to every member of the group but this account (and to its other devices).
-    /// The message is pending until every member's copy went, then sent.
+    /// The message is pending until the relay has it for every member device, then sent.
     /// - Throws: `ConfidantKitError.unknownGroup`, `.notGroupMember`, `.emptyMessage`, `.messageTooLarge`.
     @discardableResult
     public func sendToGroup(_ groupID: UUID, text: String) async throws -> ChatMessage {
@@ -18,18 +17,16 @@ extension Messenger {
         let now = now()
         let id = UUID.timeOrdered(at: now)
         let payload = ChatPayload(conversation: groupID, content: .groupMessage(messageID: id, text: text))
-        let others = state.members.filter { $0 != me }
         let stored = try store.write { db -> ChatMessage? in
             let line = try store.insert(
                 [
                     LocalStore.NewMessage(
                         id: id, peer: groupID, direction: .outgoing, senderDevice: identity.deviceID, sentAt: now,
-                        text: text, unreadableReason: nil, state: others.isEmpty ? .sent : .pending)
+                        text: text, unreadableReason: nil, state: .pending)
                 ], db
             ).first
-            for (index, peer) in others.enumerated() {
-                try store.queueControl(payload, to: peer, toOwnDevices: index == 0, carrying: id, now: now, db)
-            }
+            // One control under the group: sealed once with the sender key (`GroupDelivery`).
+            try store.queueControl(payload, to: groupID, toOwnDevices: true, carrying: id, now: now, db)
             return line
         }
         guard let stored else { throw ConfidantKitError.storeDamaged("a new group message was not stored") }

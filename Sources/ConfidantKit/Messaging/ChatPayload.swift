@@ -13,6 +13,7 @@ import Foundation
 /// kind 6 timer    body = JSON {expiresAfter}   (seconds; 0 turns disappearing messages off)
 /// kind 7 group changes  conversation = the group id; body = u16 n | n × (u16 length | change)
 /// kind 8 group message  conversation = the group id; body = JSON {messageId, text}
+/// kind 9 sender key     conversation = the group id; body = a distribution (§10.4, 101 bytes)
 /// ```
 /// The conversation id is the user the message was written to, so the sender's own other
 /// devices, which see only "from me to this device", know which conversation it belongs to. A
@@ -51,6 +52,9 @@ public struct ChatPayload: Sendable, Hashable {
         /// A message to the group the conversation id names, with the id every member's copy
         /// shares (kind 8).
         case groupMessage(messageID: UUID, text: String)
+        /// The sender device's sending chain for the group the conversation id names, sent over
+        /// the pairwise session (kind 9): the group's messages from it open from then on.
+        case senderKey(SenderKeyDistribution)
     }
 
     /// The user the message was written to: the peer, as the sender's own devices see it too.
@@ -94,6 +98,7 @@ public struct ChatPayload: Sendable, Hashable {
             case .timer(let seconds): bytes += try Self.encoder.encode(Timer(expiresAfter: seconds))
             case .groupChanges(let changes): bytes += try Self.changeList(changes)
             case .groupMessage(let id, let text): bytes += try Self.encoder.encode(Edit(messageId: id, text: text))
+            case .senderKey(let distribution): bytes += distribution.serialized
             }
             return bytes
         }
@@ -109,6 +114,7 @@ public struct ChatPayload: Sendable, Hashable {
         case .timer: 6
         case .groupChanges: 7
         case .groupMessage: 8
+        case .senderKey: 9
         }
     }
 
@@ -161,6 +167,17 @@ public struct ChatPayload: Sendable, Hashable {
                 throw .invalidContent("a group message of \(message.text.utf8.count) bytes of text")
             }
             content = .groupMessage(messageID: message.messageId, text: message.text)
+        case 9:
+            let distribution: SenderKeyDistribution
+            do {
+                distribution = try SenderKeyDistribution(serialized: body)
+            } catch {
+                throw .invalidContent("\(error)")
+            }
+            guard distribution.groupID == conversation else {
+                throw .invalidContent("a sender key for another group than the payload names")
+            }
+            content = .senderKey(distribution)
         default:
             throw .unsupportedKind(bytes[1])
         }

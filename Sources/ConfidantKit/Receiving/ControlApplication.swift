@@ -87,6 +87,10 @@ struct ControlApplication {
             }
         case .groupMessage(let id, let text):
             effect.notices += try groupMessage(id, text: text, of: control, db)
+        case .senderKey(let distribution):
+            guard let device = control.senderDevice else { break }
+            try store.receiveSenderKey(
+                distribution, from: DeviceAddress(userID: sender, deviceID: device), now: now, db)
         case .text, .message:
             break
         }

@@ -8,6 +8,7 @@ import GRDB
 /// why it cannot be read.
 struct EntryOpening {
     let cipher: SessionCipher
+    let store: LocalStore
 
     var me: UUID { cipher.userID }
 
@@ -39,6 +40,10 @@ struct EntryOpening {
             return unreadable("the server sent an envelope without a message id")
         }
         guard let data = entry.envelope?.data else { return unreadable("the server sent an empty envelope") }
+        if data.first == GroupEnvelope.version {
+            return try openGroupEnvelope(
+                Data(data), from: sender, receivedAt: entry.receivedAt, unreadable: unreadable, transaction.db)
+        }
         let wire: WireEnvelope
         do {
             wire = try WireEnvelope(serialized: Data(data))
@@ -80,13 +85,64 @@ struct EntryOpening {
                 // The timer runs from when this device got the message.
                 message.expiresAt = rich.expiresAfter.map { now.addingTimeInterval(TimeInterval($0)) }
                 return .message(message)
-            case .receipt, .edit, .deletion, .timer, .groupChanges, .groupMessage:
+            case .receipt, .edit, .deletion, .timer, .groupChanges, .groupMessage, .senderKey:
                 return .control(
                     ControlApplication.Control(
                         payload: payload, sender: sender, senderDevice: wire.sender.deviceID, messageID: wire.messageID,
                         sentAt: wire.timestamp))
             }
         }
+    }
+
+    /// A group message (envelope v3): opened with the chain its sender device gave this one,
+    /// which is stored stepped in the same transaction. One received before (its key used) is
+    /// nothing: it was stored when it first came.
+    private func openGroupEnvelope(
+        _ data: Data, from sender: UUID, receivedAt: Date, unreadable: (String, Date) -> Opened,
+        _ db: GRDB.Database
+    ) throws -> Opened {
+        let envelope: GroupEnvelope
+        do {
+            envelope = try GroupEnvelope(serialized: data)
+        } catch {
+            return unreadable("the group envelope is malformed (\(error))", receivedAt)
+        }
+        let sentAt = envelope.timestamp
+        guard envelope.sender.userID == sender else {
+            return unreadable("the group envelope names another sender than the server does", sentAt)
+        }
+        guard let held = try store.receivingChain(envelope.message.chainID, db) else {
+            return unreadable("its sender's group key has not reached this device", sentAt)
+        }
+        var chain = held.chain
+        let owner = held.owner
+        guard owner == envelope.sender else {
+            return unreadable("it is sealed with another device's group key than its sender's", sentAt)
+        }
+        let plaintext: Data
+        do {
+            plaintext = try envelope.open(with: &chain)
+        } catch .duplicate {
+            return .nothing
+        } catch {
+            return unreadable("\(error)", sentAt)
+        }
+        let payload: ChatPayload
+        do {
+            payload = try ChatPayload(serialized: plaintext)
+        } catch {
+            return unreadable("\(error)", sentAt)
+        }
+        guard case .groupMessage(let id, _) = payload.content, id == envelope.messageID,
+            payload.conversation == chain.groupID
+        else {
+            return unreadable("the group envelope carries something other than a message to its group", sentAt)
+        }
+        try store.saveReceivingChain(chain, owner: owner, db)
+        return .control(
+            ControlApplication.Control(
+                payload: payload, sender: sender, senderDevice: envelope.sender.deviceID,
+                messageID: envelope.messageID, sentAt: sentAt))
     }
 
     /// A stable id for a placeholder of an entry that came without one, so it is stored once.

@@ -38,7 +38,7 @@ actor MessageReceiver {
     }
 
     private var me: UUID { cipher.userID }
-    private var opening: EntryOpening { EntryOpening(cipher: cipher) }
+    private var opening: EntryOpening { EntryOpening(cipher: cipher, store: store) }
     private var controls: ControlApplication {
         ControlApplication(store: store, me: me, ownDevice: ownDevice)
     }

@@ -16,6 +16,8 @@ actor StreamSender {
     private var sendsBinary = false
     /// It announced version 2, sends that name the message they follow.
     private var takesOrdered = false
+    /// It announced version 3, shared sends (`SharedSendFrame`).
+    private var takesShared = false
     /// Sends written and not answered yet, and who waits for each.
     private var inFlight: [String: Waiter?] = [:]
     /// The send whose waiter also wakes, with no answer, when ``nudge()`` says there is more to
@@ -37,6 +39,7 @@ actor StreamSender {
         self.socket = socket
         sendsBinary = versions.contains(Int(StreamSendFrame.version))
         takesOrdered = versions.contains(Int(StreamSendFrame.orderedVersion))
+        takesShared = versions.contains(Int(SharedSendFrame.version))
     }
 
     /// The connection is gone: whatever waits for an answer is sent again by its caller.
@@ -58,6 +61,17 @@ actor StreamSender {
     /// `ConfidantKitError.server`. Throws `Unavailable` when there is no connection.
     func send(_ batch: Components.Schemas.MessageBatch) async throws -> Components.Schemas.MessageReceipt {
         try await answer(try start(batch, after: nil))
+    }
+
+    /// Sends one group envelope for many devices (`SharedSendFrame`) and waits for the relay's
+    /// answer. Throws `Unavailable` without a connection to a relay that takes shared frames.
+    func sendShared(_ frame: SharedSendFrame, messageID: UUID) async throws -> Components.Schemas.MessageReceipt {
+        guard let socket, takesShared else { throw Unavailable() }
+        let key = messageID.canonicalString.lowercased()
+        guard inFlight.index(forKey: key) == nil, answered[key] == nil else { throw Unavailable() }
+        socket.send(raw: frame.serialized(), opcode: .binary, promise: nil)
+        inFlight[key] = .some(nil)
+        return try await answer(key)
     }
 
     /// Writes the batch and returns at once, with the key to ask `answer` for. `after`: the

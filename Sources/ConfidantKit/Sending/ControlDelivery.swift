@@ -25,6 +25,17 @@ struct ControlDelivery: Sendable {
         for run in ControlRun.runs(of: try store.controls()) {
             let control = run.first
             do {
+                // A group message queued under its group goes with the group's sender key.
+                if case .groupMessage(let id, _) = control.payload.content, control.peer == control.payload.conversation
+                {
+                    let group = GroupDelivery(
+                        store: store, directory: directory, sealer: sealer, transport: transport, now: now)
+                    switch try await group.deliver(control.payload, messageID: id) {
+                    case .sent, .dropped: try store.finishControls(run.messageIDs)
+                    case .held: held = true
+                    }
+                    continue
+                }
                 // A peer whose verified key changed gets nothing until the user confirms (a
                 // message sent anyway accepts the new key); the control waits.
                 if try directory.keysChangedSinceVerification(control.peer) {

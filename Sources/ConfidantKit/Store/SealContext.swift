@@ -11,6 +11,8 @@ enum SealContext {
     case control(UUID)
     case session(DeviceAddress, fingerprint: String)
     case groupChange(group: UUID, digest: String)
+    case sendingChain(group: UUID, chain: UUID)
+    case receivingChain(chain: UUID, group: UUID, owner: DeviceAddress)
 
     var text: String {
         switch self {
@@ -22,6 +24,9 @@ enum SealContext {
         case .attachment(let id, let message): "attachment|\(id.canonicalString)|\(message.canonicalString)"
         case .control(let id): "control|\(id.canonicalString)"
         case .groupChange(let group, let digest): "group_change|\(group.canonicalString)|\(digest)"
+        case .sendingChain(let group, let chain): "sender_chain|\(group.canonicalString)|\(chain.canonicalString)"
+        case .receivingChain(let chain, let group, let owner):
+            "receiving_chain|\(chain.canonicalString)|\(group.canonicalString)|\(owner.userID.canonicalString)|\(owner.deviceID.canonicalString)"
         case .session(let device, let fingerprint):
             "session|\(device.userID.canonicalString)|\(device.deviceID.canonicalString)|\(fingerprint)"
         }

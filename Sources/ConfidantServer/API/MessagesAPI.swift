@@ -13,6 +13,25 @@ extension RelayAPI {
         return .ok(.init(body: .json(receipt.wire(messageID: batch.messageId))))
     }
 
+    func sendSharedMessage(_ input: Operations.SendSharedMessage.Input) async throws
+        -> Operations.SendSharedMessage.Output
+    {
+        let caller = try caller()
+        guard case .binary(let body) = input.body else { throw APIFailure.malformed("Send application/octet-stream.") }
+        // `BodyLimitMiddleware` has collected the body within its limit.
+        let bytes = try await [UInt8](collecting: body, upTo: services.configuration.maximumJSONBodyBytes)
+        let frame: SharedSendFrame
+        do {
+            frame = try SharedSendFrame(serialized: bytes)
+        } catch {
+            throw APIFailure.malformed(error.description)
+        }
+        let submission = try MailboxSubmission(
+            frame, from: caller.address, maximumEnvelopeBytes: services.configuration.maximumEnvelopeBytes)
+        let receipt = try await services.mailbox.send(submission)
+        return .ok(.init(body: .json(receipt.wire(messageID: submission.messageID.canonicalString))))
+    }
+
     func fetchMailbox(_ input: Operations.FetchMailbox.Input) async throws -> Operations.FetchMailbox.Output {
         let caller = try caller()
         let after = input.query.after ?? 0

@@ -154,7 +154,7 @@ extension MailboxEntry {
             let user = sender.userID.canonicalString
             let device = sender.deviceID.canonicalString
             switch kind {
-            case .envelope:
+            case .envelope, .sharedEnvelope:
                 return .init(
                     cursor: cursor, kind: .envelope, senderUserId: user, senderDeviceId: device,
                     messageId: messageID?.canonicalString, receivedAt: receivedAt, envelope: .init(payload))

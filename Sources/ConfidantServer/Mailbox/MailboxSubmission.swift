@@ -15,7 +15,10 @@ struct MailboxSubmission: Sendable {
 
     let sender: DeviceAddress
     let messageID: UUID
+    /// One per device; a shared message's all carry the same bytes, stored once.
     let envelopes: [Envelope]
+    /// A group envelope for every recipient (`SharedSendFrame`), stored once.
+    let isShared: Bool
     /// The message this one must follow (a version 2 binary send frame): stored only if the
     /// relay holds that one from the same sender (`SendPlan`).
     let after: UUID?
@@ -41,7 +44,7 @@ struct MailboxSubmission: Sendable {
             }
             envelopes.append(Envelope(recipient: recipient, bytes: bytes))
         }
-        try self.init(sender: sender, messageID: messageID, envelopes: envelopes, after: nil)
+        try self.init(sender: sender, messageID: messageID, envelopes: envelopes, after: nil, shared: false)
     }
 
     /// A binary send frame: each envelope goes to the device its header names, and the first
@@ -59,10 +62,33 @@ struct MailboxSubmission: Sendable {
         guard let messageID else {
             throw APIFailure.malformed("A message has 1 to \(Self.maximumEnvelopes) envelopes.")
         }
-        try self.init(sender: sender, messageID: messageID, envelopes: envelopes, after: frame.after)
+        try self.init(sender: sender, messageID: messageID, envelopes: envelopes, after: frame.after, shared: false)
     }
 
-    private init(sender: DeviceAddress, messageID: UUID, envelopes: [Envelope], after: UUID?) throws(APIFailure) {
+    /// A shared send (a version 3 frame, over the stream or HTTP): one group envelope, whose
+    /// header names the sender and the message, for every device the frame lists.
+    init(_ frame: SharedSendFrame, from sender: DeviceAddress, maximumEnvelopeBytes: Int) throws(APIFailure) {
+        guard frame.envelope.count <= maximumEnvelopeBytes else {
+            throw APIFailure.tooLarge("The group envelope", limit: maximumEnvelopeBytes)
+        }
+        let envelope: GroupEnvelope
+        do {
+            envelope = try GroupEnvelope(serialized: frame.envelope)
+        } catch {
+            throw APIFailure(.invalidEnvelope, "The shared send does not carry a group envelope: \(error)")
+        }
+        guard envelope.sender == sender else {
+            throw APIFailure(.senderMismatch, "The group envelope names another sender than the signed-in device.")
+        }
+        try self.init(
+            sender: sender, messageID: envelope.messageID,
+            envelopes: frame.recipients.map { Envelope(recipient: $0, bytes: frame.envelope) }, after: frame.after,
+            shared: true)
+    }
+
+    private init(sender: DeviceAddress, messageID: UUID, envelopes: [Envelope], after: UUID?, shared: Bool)
+        throws(APIFailure)
+    {
         let recipients = envelopes.map(\.recipient)
         guard Set(recipients).count == recipients.count else {
             throw APIFailure.malformed("Two envelopes go to the same device.")
@@ -74,6 +100,7 @@ struct MailboxSubmission: Sendable {
         self.messageID = messageID
         self.envelopes = envelopes
         self.after = after
+        isShared = shared
     }
 
     /// The server cannot read an envelope (v1 or v2), but it reads its header.

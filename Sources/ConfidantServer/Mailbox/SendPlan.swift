@@ -12,6 +12,8 @@ struct SendPlan {
     private(set) var results: [Result<MailboxReceipt, any Error>] = []
     /// The accepted messages' envelopes, one entry per recipient device, in submission order.
     private(set) var entries: [NewMailboxEntry] = []
+    /// The accepted shared messages' envelopes, each stored once (`SharedBodyTable`).
+    private(set) var bodies: [SharedBodyTable.Body] = []
     /// The receipts to record for the accepted messages.
     private(set) var accepted: [(key: PostedMessageTable.Key, row: PostedMessageTable.Row)] = []
     /// For each sender, the users the accepted messages went to.
@@ -54,9 +56,14 @@ struct SendPlan {
                 continue
             }
             for recipient in recipients { pending[recipient, default: 0] += 1 }
+            if submission.isShared, let first = submission.envelopes.first {
+                bodies.append(
+                    .init(sender: submission.sender.userID, messageID: submission.messageID, payload: first.bytes))
+            }
+            let kind: MailboxRecord.Kind = submission.isShared ? .sharedEnvelope : .envelope
             entries += submission.envelopes.map {
                 NewMailboxEntry(
-                    recipient: $0.recipient, kind: .envelope, sender: submission.sender,
+                    recipient: $0.recipient, kind: kind, sender: submission.sender,
                     messageID: submission.messageID,
                     payload: $0.bytes, receivedAt: now)
             }

@@ -3,7 +3,8 @@ import Vapor
 
 /// Caps requests before anything decodes them: the URI at `maximumURIBytes`; blob and backup
 /// uploads are streamed and capped by their handler while they are written (and must say they
-/// are `application/octet-stream`); avatars have their own, smaller cap; everything else is JSON
+/// are `application/octet-stream`); a shared send frame is collected as JSON is, but must say it
+/// is `application/octet-stream`; avatars have their own, smaller cap; everything else is JSON
 /// and is collected up to `maximumJSONBodyBytes`, and a body there must say it is
 /// `application/json` (in UTF-8, the only charset RFC 8259 allows) and be UTF-8: a decoder that
 /// guesses UTF-16 would read what another part of the system reads otherwise.
@@ -18,7 +19,16 @@ struct BodyLimitMiddleware: AsyncMiddleware {
         }
         let path = request.url.path
         let limit: Int?
-        if (request.method == .POST && path == "/v1/blobs")
+        var json = true
+        if request.method == .POST && path == "/v1/messages/shared" {
+            // A shared send frame (docs/PROTOCOL.md §7.2), collected like JSON but not JSON.
+            guard request.headers.contentType == .binary else {
+                throw APIFailure(
+                    .unsupportedMediaType, "Send the frame as Content-Type: application/octet-stream.")
+            }
+            limit = configuration.maximumJSONBodyBytes
+            json = false
+        } else if (request.method == .POST && path == "/v1/blobs")
             || (request.method == .PUT && path.hasPrefix("/v1/backup/objects/"))
         {
             guard request.headers.contentType == .binary else {
@@ -44,7 +54,7 @@ struct BodyLimitMiddleware: AsyncMiddleware {
             } catch let error as any AbortError where error.status == .payloadTooLarge {
                 throw APIFailure.tooLarge("The request body", limit: limit)
             }
-            if limit == configuration.maximumJSONBodyBytes, let body = collected, body.readableBytes > 0 {
+            if json, limit == configuration.maximumJSONBodyBytes, let body = collected, body.readableBytes > 0 {
                 try Self.checkJSON(body, type: request.headers.first(name: .contentType))
             }
         }

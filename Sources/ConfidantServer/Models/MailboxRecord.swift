@@ -9,8 +9,14 @@ final class MailboxRecord: Model, @unchecked Sendable {
 
     enum Kind: String, Codable, Sendable {
         case envelope
+        /// A group envelope stored once for all of its recipients (`SharedBodyTable`): the row's
+        /// payload is empty, and reads take the body by the sender and message id.
+        case sharedEnvelope = "shared_envelope"
         case keyChange = "key_change"
         case prekeysLow = "prekeys_low"
+
+        /// An envelope, stored in the row or shared.
+        var isEnvelope: Bool { self == .envelope || self == .sharedEnvelope }
     }
 
     /// Column names, for the fields below, the migrations and SQL alike.

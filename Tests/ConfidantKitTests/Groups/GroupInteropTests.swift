@@ -1,3 +1,4 @@
+import ConfidantAPI
 import ConfidantCrypto
 import Foundation
 import Testing
@@ -24,10 +25,22 @@ struct GroupInteropTests {
         changes.append(try ledger.make(.add([people[2].user]), by: 1, people))
 
         var sender = SenderKeySendingChain(groupID: people.groupID)
-        var receiver = SenderKeyReceivingChain(sender.distribution)
+        let receiverStart = sender.distribution
+        var receiver = SenderKeyReceivingChain(receiverStart)
         let distribution = sender.distribution.serialized
         let message = try sender.seal(Data("hello from Swift, ü".utf8))
         _ = try receiver.open(message)
+        // A group envelope (v3) with the next key, and the shared frame that uploads it.
+        let author = DeviceAddress(userID: people[0].user, deviceID: people[0].identity.deviceID)
+        let envelope = try GroupEnvelope.seal(
+            try ChatPayload(
+                conversation: people.groupID, content: .groupMessage(messageID: Self.saidID, text: "sealed once, é")
+            ).serialized, chain: &sender, sender: author, messageID: Self.saidID,
+            timestamp: Date(timeIntervalSince1970: 1_764_633_600.123))
+        let recipients = people.people.dropFirst().map {
+            DeviceAddress(userID: $0.user, deviceID: $0.identity.deviceID)
+        }
+        let frame = try SharedSendFrame(recipients: recipients, envelope: envelope.serialized, after: Self.saidID)
 
         let writer = people[1]
         let vectors: [String: Any] = [
@@ -48,6 +61,11 @@ struct GroupInteropTests {
             "group_message_id": Self.saidID.canonicalString, "group_message_text": "to everyone, é",
             "distribution": distribution.hexString, "message": message.serialized.hexString,
             "plaintext": "hello from Swift, ü", "sending_chain": sender.serialized.hexString, "skip_to": 4,
+            "group_envelope": envelope.serialized.hexString, "shared_frame": frame.serialized().hexString,
+            "recipients": recipients.map { Self.hex($0.userID) + Self.hex($0.deviceID) },
+            "sender_key_payload": try ChatPayload(
+                conversation: people.groupID, content: .senderKey(receiverStart)
+            ).serialized.hexString,
             "writer": [
                 "user": Self.hex(writer.user), "device": Self.hex(writer.identity.deviceID),
                 "private": writer.identity.signingKey.rawRepresentation.hexString,
@@ -73,6 +91,13 @@ struct GroupInteropTests {
         let pythonMessage = try SenderKeyMessage(serialized: try Self.bytes(output["message"]))
         #expect(pythonMessage.iteration == 4)
         #expect(try receiver.open(pythonMessage) == Data(((output["plaintext"] as? String) ?? "").utf8))
+        let pythonEnvelope = try GroupEnvelope(serialized: try Self.bytes(output["group_envelope"]))
+        #expect(pythonEnvelope.sender == author && pythonEnvelope.message.iteration == 5)
+        let inner = try ChatPayload(serialized: try pythonEnvelope.open(with: &receiver))
+        #expect(inner.content == .groupMessage(messageID: pythonEnvelope.messageID, text: "Python, once for all"))
+        let pythonFrame = try SharedSendFrame(serialized: Array(try Self.bytes(output["shared_frame"])))
+        #expect(pythonFrame.recipients == recipients && pythonFrame.after == nil)
+        #expect(pythonFrame.envelope == pythonEnvelope.serialized)
     }
 
     static let saidID = UUID(uuid: (1, 2, 3, 4, 5, 6, 0x70, 8, 0x80, 10, 11, 12, 13, 14, 15, 16))
@@ -113,7 +138,7 @@ struct GroupInteropTests {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("group_interop: 33 passed, 0 failed"), "\(text)")
+        #expect(text.contains("group_interop: 38 passed, 0 failed"), "\(text)")
         return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: result)) as? [String: Any])
     }
 }

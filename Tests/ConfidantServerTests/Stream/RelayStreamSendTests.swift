@@ -163,7 +163,7 @@ struct RelayStreamSendTests {
             #expect(
                 challenge.challenge != nil
                     && challenge.binarySendVersions == [
-                        Int(StreamSendFrame.version), Int(StreamSendFrame.orderedVersion),
+                        Int(StreamSendFrame.version), Int(StreamSendFrame.orderedVersion), Int(SharedSendFrame.version),
                     ])
             try await unproven.sendBinary(try alice.batch("before the proof", to: toBob))
             #expect(

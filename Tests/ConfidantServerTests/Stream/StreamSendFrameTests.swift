@@ -38,7 +38,7 @@ struct StreamSendFrameTests {
         ("", .truncated),
         ("01", .truncated),
         ("0100", .truncated),
-        ("03000100000001aa", .unsupportedVersion(3)),
+        ("04000100000001aa", .unsupportedVersion(4)),
         ("02000100000001aa", .truncated),
         ("0200112233445566778899aabbccddeeff0000", .envelopeCount(0)),
         ("0200112233445566778899aabbccddeeff000100000001aabb", .trailingBytes(1)),

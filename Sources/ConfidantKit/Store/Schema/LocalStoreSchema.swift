@@ -174,6 +174,21 @@ enum LocalStoreSchema {
                     ALTER TABLE control_outbox ADD COLUMN carries_message TEXT;
                     """)
         }
+        // Sender keys (docs/PROTOCOL.md §10.4): this device's sending chain per group and the
+        // devices it was given to, and the other member devices' chains it was given.
+        migrator.registerMigration("v11-sender-keys") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE sender_chain (group_id TEXT PRIMARY KEY, chain_id TEXT NOT NULL, sealed BLOB NOT NULL);
+                    CREATE TABLE sender_chain_share (
+                      group_id TEXT NOT NULL, chain_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL,
+                      PRIMARY KEY (group_id, user_id, device_id));
+                    CREATE TABLE receiving_chain (
+                      chain_id TEXT PRIMARY KEY, group_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL,
+                      sealed BLOB NOT NULL, received_at REAL NOT NULL);
+                    CREATE INDEX receiving_chain_owner ON receiving_chain (group_id, user_id, device_id, received_at);
+                    """)
+        }
         return migrator
     }
 }

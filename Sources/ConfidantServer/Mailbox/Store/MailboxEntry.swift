@@ -43,6 +43,10 @@ struct NewMailboxEntry: Sendable {
         self.receivedAt = receivedAt.wholeMilliseconds
     }
 
+    /// What the row's payload column holds: nothing for a shared envelope, whose body is stored
+    /// once (`SharedBodyTable`).
+    var storedPayload: Data { kind == .sharedEnvelope ? Data() : payload }
+
     /// The entry as stored under `cursor`.
     func stored(at cursor: Int64) -> AddressedEntry {
         AddressedEntry(

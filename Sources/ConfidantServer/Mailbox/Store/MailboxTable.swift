@@ -18,7 +18,7 @@ enum MailboxTable {
     static func page(of address: DeviceAddress, after: Int64, limit: Int, on db: any Database) async throws
         -> [MailboxEntry]
     {
-        try await RelayDatabase.sql(db).select()
+        let entries = try await RelayDatabase.sql(db).select()
             .columns(entryColumns.map(SQLName.init))
             .from(SQLName(MailboxRecord.schema))
             .where(SQLName(Column.recipientUserID), .equal, SQLBind(address.userID))
@@ -28,6 +28,28 @@ enum MailboxTable {
             .limit(limit)
             .all()
             .map(entry)
+        return try await withSharedBodies(entries, on: db)
+    }
+
+    /// The entries with the body of each shared one in place of its empty payload.
+    private static func withSharedBodies(_ entries: [MailboxEntry], on db: any Database) async throws
+        -> [MailboxEntry]
+    {
+        let keys = Set(
+            entries.compactMap { entry in
+                entry.kind == .sharedEnvelope
+                    ? entry.messageID.map { SharedBodyTable.Key(sender: entry.sender.userID, message: $0) } : nil
+            })
+        guard !keys.isEmpty else { return entries }
+        let bodies = try await SharedBodyTable.bodies(for: keys, on: db)
+        return entries.map { entry in
+            guard entry.kind == .sharedEnvelope, let id = entry.messageID,
+                let body = bodies[SharedBodyTable.Key(sender: entry.sender.userID, message: id)]
+            else { return entry }
+            return MailboxEntry(
+                cursor: entry.cursor, kind: entry.kind, sender: entry.sender, messageID: id, payload: body,
+                receivedAt: entry.receivedAt)
+        }
     }
 
     private static func entry(_ row: any SQLRow) throws -> MailboxEntry {
@@ -176,7 +198,7 @@ enum MailboxTable {
                     SQLBind(entry.kind.rawValue),
                     UUIDValue(entry.sender.userID), UUIDValue(entry.sender.deviceID),
                     entry.messageID.map(UUIDValue.init) ?? SQLLiteral.null,
-                    SQLBind(entry.payload), SQLBind(entry.receivedAt),
+                    SQLBind(entry.storedPayload), SQLBind(entry.receivedAt),
                 ]
                 if let firstCursor { values.append(SQLBind(firstCursor + Int64(index))) }
                 insert = insert.values(values)
@@ -215,6 +237,7 @@ enum MailboxTable {
         typealias Key = DeletedCursor
         let keys = requests.flatMap { request in request.cursors.map { Key(address: request.address, cursor: $0) } }
         var deleted = Set<Key>()
+        var shared = Set<SharedBodyTable.Key>()
         for start in stride(from: 0, to: keys.count, by: cursorsPerDelete) {
             let rows = try await RelayDatabase.sql(db).delete(from: SQLName(MailboxRecord.schema))
                 .where(
@@ -227,9 +250,18 @@ enum MailboxTable {
                             [UUIDValue($0.address.userID), UUIDValue($0.address.deviceID), SQLBind($0.cursor)]
                         })
                 )
-                .returning(SQLName(Column.recipientUserID), SQLName(Column.recipientDeviceID), SQLName(Column.cursor))
+                .returning(
+                    SQLName(Column.recipientUserID), SQLName(Column.recipientDeviceID), SQLName(Column.cursor),
+                    SQLName(Column.kind), SQLName(Column.senderUserID), SQLName(Column.messageID)
+                )
                 .all()
             for row in rows {
+                if try row.decode(column: Column.kind, as: String.self) == MailboxRecord.Kind.sharedEnvelope.rawValue,
+                    let message = try row.decode(column: Column.messageID, as: UUID?.self)
+                {
+                    shared.insert(
+                        .init(sender: try row.decode(column: Column.senderUserID, as: UUID.self), message: message))
+                }
                 deleted.insert(
                     Key(
                         address: DeviceAddress(
@@ -238,6 +270,7 @@ enum MailboxTable {
                         cursor: try row.decode(column: Column.cursor, as: Int64.self)))
             }
         }
+        try await SharedBodyTable.deleteUnreferenced(shared, on: db)
         return counts(of: requests, deleted: deleted)
     }
 
@@ -262,12 +295,16 @@ enum MailboxTable {
             Column.recipientUserID, .equal, UUIDValue(userID))
         if let deviceID { delete = delete.where(Column.recipientDeviceID, .equal, UUIDValue(deviceID)) }
         try await delete.run()
+        try await SharedBodyTable.deleteOrphans(on: db)
     }
 
     /// Deletes entries received before `cutoff`; returns how many.
     static func deleteReceived(before cutoff: Date, on db: any Database) async throws -> Int {
-        try await RelayDatabase.sql(db).delete(from: MailboxRecord.schema).where(Column.receivedAt, .lessThan, cutoff)
+        let count = try await RelayDatabase.sql(db).delete(from: MailboxRecord.schema)
+            .where(Column.receivedAt, .lessThan, cutoff)
             .returning(Column.cursor).all().count
+        try await SharedBodyTable.deleteOrphans(on: db)
+        return count
     }
 
     /// For each sender, how many distinct messages from them wait in the device's mailbox.
@@ -278,7 +315,9 @@ enum MailboxTable {
             .from(MailboxRecord.schema)
             .where(Column.recipientUserID, .equal, address.userID)
             .where(Column.recipientDeviceID, .equal, address.deviceID)
-            .where(Column.kind, .equal, MailboxRecord.Kind.envelope.rawValue)
+            .where(
+                Column.kind, .in, [MailboxRecord.Kind.envelope.rawValue, MailboxRecord.Kind.sharedEnvelope.rawValue]
+            )
             .groupBy(Column.senderUserID)
             .all()
         var unread: [UUID: Int] = [:]

@@ -60,9 +60,12 @@ enum MailboxWriteStatements {
         WHERE "\(Conversation.ownerID)" = ?1 AND "\(Conversation.peerID)" = ?2
         """
 
+    /// Answers, for a shared envelope, the body it refers to (NULLs for anything else).
     private static let deleteEntry = """
         DELETE FROM "\(MailboxRecord.schema)" WHERE "\(Entry.recipientUserID)" = ?1 \
-        AND "\(Entry.recipientDeviceID)" = ?2 AND "\(Entry.cursor)" = ?3
+        AND "\(Entry.recipientDeviceID)" = ?2 AND "\(Entry.cursor)" = ?3 \
+        RETURNING CASE WHEN "\(Entry.kind)" = '\(MailboxRecord.Kind.sharedEnvelope.rawValue)' \
+        THEN "\(Entry.senderUserID)" END, "\(Entry.messageID)"
         """
 
     /// `RecipientDirectory.load(users, readingLastCursor: true, postedPairs:)`, inside the group's
@@ -135,7 +138,7 @@ enum MailboxWriteStatements {
             try insert.bind(4, new.sender.userID)
             try insert.bind(5, new.sender.deviceID)
             try insert.bind(6, new.messageID)
-            try insert.bind(7, new.payload)
+            try insert.bind(7, new.storedPayload)
             try insert.bind(8, new.receivedAt)
             try insert.bind(9, cursor)
             try insert.run()
@@ -196,6 +199,7 @@ enum MailboxWriteStatements {
         typealias Key = MailboxTable.DeletedCursor
         let delete = try connection.statement(deleteEntry)
         var deleted = Set<Key>()
+        var shared = Set<SharedBodyTable.Key>()
         for request in requests {
             for cursor in Set(request.cursors) {
                 let key = Key(address: request.address, cursor: cursor)
@@ -204,13 +208,17 @@ enum MailboxWriteStatements {
                 try delete.bind(1, request.address.userID)
                 try delete.bind(2, request.address.deviceID)
                 try delete.bind(3, cursor)
-                try delete.run()
-                if connection.changes > 0 {
-                    deleted.insert(key)
-                    connection.pendingEntries.add(-1, for: request.address)
+                // One row back for an entry deleted, none for a cursor not the device's.
+                guard try delete.step() else { continue }
+                if let sender = try delete.uuid(0), let message = try delete.uuid(1) {
+                    shared.insert(SharedBodyTable.Key(sender: sender, message: message))
                 }
+                while try delete.step() {}
+                deleted.insert(key)
+                connection.pendingEntries.add(-1, for: request.address)
             }
         }
+        try SharedBodyTable.deleteUnreferenced(shared, on: connection)
         return MailboxTable.counts(of: requests, deleted: deleted)
     }
 }

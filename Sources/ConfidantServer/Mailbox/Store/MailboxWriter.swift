@@ -183,6 +183,7 @@ final class MailboxWriter: Sendable {
                 // trips to PostgreSQL fewer per group, each costing more than its statement.
                 let posted = try PostedMessageTable.insertions(plan.accepted, on: db)
                 let touched = try ConversationTable.touches(plan.conversations, at: now, on: db)
+                try await SharedBodyTable.insert(plan.bodies, on: db)
                 try await publisher.store(
                     plan.entries, in: db, publishing: publication, lastCursor: directory.lastCursor,
                     alongside: [posted.first, touched.first].compactMap { $0 },
@@ -215,6 +216,7 @@ final class MailboxWriter: Sendable {
                 users(of: submissions), postedPairs: postedPairs(of: submissions), on: connection)
             let plan = SendPlan(submissions, directory: directory, at: now, mailboxLimit: mailboxLimit)
             if !plan.entries.isEmpty {
+                try SharedBodyTable.insert(plan.bodies, on: connection)
                 publication.add(
                     try MailboxWriteStatements.insert(plan.entries, after: directory.lastCursor ?? 0, on: connection))
                 try MailboxWriteStatements.insertPosted(plan.accepted, on: connection)

@@ -52,7 +52,7 @@ enum StreamDeliveryForm: Sendable, Hashable {
             others = []
         }
         for row in entries {
-            guard row.kind == .envelope, let messageID = row.messageID else {
+            guard row.kind.isEnvelope, let messageID = row.messageID else {
                 try closeEnvelopes()
                 others.append(row)
                 continue

@@ -24,7 +24,7 @@ enum StreamFrameText {
     /// The `MailboxEntry` object of an envelope; nil for other kinds (`frames` has `JSONEncoder`
     /// write those).
     static func envelopeObject(_ row: MailboxEntry) throws -> String? {
-        guard row.kind == .envelope, let messageID = row.messageID else { return nil }
+        guard row.kind.isEnvelope, let messageID = row.messageID else { return nil }
         return
             #"{"cursor":\#(row.cursor),"kind":"envelope","senderUserId":"\#(row.sender.userID.canonicalString)","#
             + #""senderDeviceId":"\#(row.sender.deviceID.canonicalString)","messageId":"\#(messageID.canonicalString)","#

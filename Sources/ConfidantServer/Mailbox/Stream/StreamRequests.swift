@@ -146,9 +146,12 @@ struct StreamRequests: Sendable {
     /// A binary send frame of a proven stream: handed to the writer, or answered with why not.
     /// Nothing here waits, so the connection's event loop may call it (`StreamFrameOrder`).
     func takeSend(_ buffer: ByteBuffer) {
-        let sendFrame = Result { () throws(StreamSendFrameError) in
-            try StreamSendFrame(serialized: buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? [])
+        let bytes = buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? []
+        if bytes.first == SharedSendFrame.version {
+            takeSharedSend(bytes)
+            return
         }
+        let sendFrame = Result { () throws(StreamSendFrameError) in try StreamSendFrame(serialized: bytes) }
         switch sendFrame {
         case .success(let sendFrame):
             do {
@@ -167,6 +170,28 @@ struct StreamRequests: Sendable {
             }
         case .failure(let error):
             reply(MailboxStream.problem(.malformedRequest, error.description))
+        }
+    }
+
+    /// A version 3 frame: one group envelope for every device it lists.
+    private func takeSharedSend(_ bytes: [UInt8]) {
+        let frame: SharedSendFrame
+        do {
+            frame = try SharedSendFrame(serialized: bytes)
+        } catch {
+            reply(MailboxStream.problem(.malformedRequest, error.description))
+            return
+        }
+        do {
+            send(
+                try MailboxSubmission(frame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes),
+                messageID: nil)
+        } catch {
+            if let messageID = try? GroupEnvelope(serialized: frame.envelope).messageID.canonicalString {
+                refuse(messageID, error)
+            } else {
+                reply(MailboxStream.problem(error.code, error.message))
+            }
         }
     }
 

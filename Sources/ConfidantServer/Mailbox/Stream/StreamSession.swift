@@ -86,7 +86,9 @@ final class StreamSession: Sendable {
         if let challenge = try? StreamCoding.encoder().encode(
             Components.Schemas.StreamFrame(
                 challenge: .init(proof.challenge),
-                binarySendVersions: [Int(StreamSendFrame.version), Int(StreamSendFrame.orderedVersion)]))
+                binarySendVersions: [
+                    Int(StreamSendFrame.version), Int(StreamSendFrame.orderedVersion), Int(SharedSendFrame.version),
+                ]))
         {
             socket.send(String(decoding: challenge, as: UTF8.self), promise: nil)
         }
