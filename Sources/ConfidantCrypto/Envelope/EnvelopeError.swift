@@ -14,6 +14,12 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
     case signatureRequired(EnvelopeSuite)
     case messageTooLarge(Int)
 
+    /// The error for an envelope of `found` handed to the reader of version `reader`: another
+    /// version this library reads (each has its own reader), or one it does not know.
+    static func version(_ found: UInt8, reader: UInt8) -> EnvelopeError {
+        (1...3).contains(found) ? .otherVersion(found: found, reader: reader) : .unknownVersion(found)
+    }
+
     public var description: String {
         switch self {
         case .truncated: return "the envelope is truncated"

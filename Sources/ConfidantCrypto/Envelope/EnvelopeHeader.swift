@@ -52,9 +52,7 @@ public struct EnvelopeHeader: Sendable, Hashable {
         // Check the version before reading on: a later version may have another layout.
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
         guard version == Self.version else {
-            throw (1...3).contains(version)
-                ? EnvelopeError.otherVersion(found: version, reader: Self.version)
-                : EnvelopeError.unknownVersion(version)
+            throw EnvelopeError.version(version, reader: Self.version)
         }
         let fields: (suite: UInt8, flags: UInt8, addressing: DeviceAddressing)
         do throws(TruncatedBytes) {

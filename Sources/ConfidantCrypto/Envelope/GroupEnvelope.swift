@@ -88,9 +88,7 @@ public struct GroupEnvelope: Sendable, Hashable {
         var reader = ByteReader(data)
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
         guard version == Self.version else {
-            throw (1...2).contains(version)
-                ? EnvelopeError.otherVersion(found: version, reader: Self.version)
-                : EnvelopeError.unknownVersion(version)
+            throw EnvelopeError.version(version, reader: Self.version)
         }
         let fields: (flags: UInt8, user: UUID, device: UUID, message: UUID, time: UInt64)
         do throws(TruncatedBytes) {

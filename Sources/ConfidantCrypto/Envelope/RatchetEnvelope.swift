@@ -83,9 +83,7 @@ public struct RatchetEnvelope: Sendable, Hashable {
         var reader = ByteReader(bytes)
         guard let version = try? reader.readUInt8() else { throw EnvelopeError.truncated }
         guard version == Self.version else {
-            throw (1...3).contains(version)
-                ? EnvelopeError.otherVersion(found: version, reader: Self.version)
-                : EnvelopeError.unknownVersion(version)
+            throw EnvelopeError.version(version, reader: Self.version)
         }
         let flags: UInt8
         do throws(TruncatedBytes) {

@@ -67,8 +67,7 @@ actor StreamSender {
     /// answer. Throws `Unavailable` without a connection to a relay that takes shared frames.
     func sendShared(_ frame: SharedSendFrame, messageID: UUID) async throws -> Components.Schemas.MessageReceipt {
         guard let socket, takesShared else { throw Unavailable() }
-        let key = messageID.canonicalString.lowercased()
-        guard inFlight.index(forKey: key) == nil, answered[key] == nil else { throw Unavailable() }
+        let key = try freeKey(for: messageID.canonicalString)
         socket.send(raw: frame.serialized(), opcode: .binary, promise: nil)
         inFlight[key] = .some(nil)
         return try await answer(key)
@@ -79,8 +78,7 @@ actor StreamSender {
     /// can be on their way and none overtakes one the relay refuses (docs/PROTOCOL.md §7.2).
     func start(_ batch: Components.Schemas.MessageBatch, after: UUID?) throws -> String {
         guard let socket, after == nil || sendsOrdered else { throw Unavailable() }
-        let key = batch.messageId.lowercased()
-        guard inFlight.index(forKey: key) == nil, answered[key] == nil else { throw Unavailable() }
+        let key = try freeKey(for: batch.messageId)
         // Binary when the relay takes it: the envelope headers already name each recipient and
         // the message, and the relay reads them without JSON or base64 (docs/PROTOCOL.md §7.2).
         if sendsBinary {
@@ -93,6 +91,14 @@ actor StreamSender {
             socket.send(frame, promise: nil)
         }
         inFlight[key] = .some(nil)
+        return key
+    }
+
+    /// The key a send of `messageID` waits under; `Unavailable` while one under it is unanswered
+    /// or its answer not taken (a second send would take the first one's answer).
+    private func freeKey(for messageID: String) throws -> String {
+        let key = messageID.lowercased()
+        guard inFlight.index(forKey: key) == nil, answered[key] == nil else { throw Unavailable() }
         return key
     }
 

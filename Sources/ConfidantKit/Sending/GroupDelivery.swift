@@ -49,7 +49,7 @@ struct GroupDelivery: Sendable {
                 try SharedSendFrame(recipients: recipients, envelope: envelope.serialized), messageID: messageID)
             return .sent
         } catch ConfidantKitError.server(_, .deviceMismatch, _) {
-            for user in devices.map(\.user) + [me] { directory.devicesChanged(of: user) }
+            for user in members + [me] { directory.devicesChanged(of: user) }
             return .held
         }
     }
@@ -72,20 +72,21 @@ struct GroupDelivery: Sendable {
         // Whole users (the relay takes a message to every current device of each user it names),
         // as many to one message as its 256 envelopes hold.
         var batch: [PayloadGroup] = []
+        var batchDevices = 0
         func flush() async throws {
             guard !batch.isEmpty else { return }
             let sealed = try await sealer.seal(batch, messageID: UUID.timeOrdered(at: now()), sentAt: now())
             try await transport.transmit(sealed)
             try store.recordShares(of: chain, with: batch.flatMap { $0.recipients.map(\.address) })
             batch = []
+            batchDevices = 0
         }
         for (user, keys) in devices
         where keys.contains(where: { !shares.contains(DeviceAddress(userID: user, deviceID: $0.deviceID)) }) {
-            if batch.reduce(0, { $0 + $1.recipients.count }) + keys.count > StreamSendFrame.maximumEnvelopes {
-                try await flush()
-            }
+            if batchDevices + keys.count > StreamSendFrame.maximumEnvelopes { try await flush() }
             batch.append(
                 PayloadGroup(payload: distribution, recipients: keys.map { .init(user: user, identity: $0) }))
+            batchDevices += keys.count
         }
         try await flush()
         return chain

@@ -28,28 +28,7 @@ enum MailboxTable {
             .limit(limit)
             .all()
             .map(entry)
-        return try await withSharedBodies(entries, on: db)
-    }
-
-    /// The entries with the body of each shared one in place of its empty payload.
-    private static func withSharedBodies(_ entries: [MailboxEntry], on db: any Database) async throws
-        -> [MailboxEntry]
-    {
-        let keys = Set(
-            entries.compactMap { entry in
-                entry.kind == .sharedEnvelope
-                    ? entry.messageID.map { SharedBodyTable.Key(sender: entry.sender.userID, message: $0) } : nil
-            })
-        guard !keys.isEmpty else { return entries }
-        let bodies = try await SharedBodyTable.bodies(for: keys, on: db)
-        return entries.map { entry in
-            guard entry.kind == .sharedEnvelope, let id = entry.messageID,
-                let body = bodies[SharedBodyTable.Key(sender: entry.sender.userID, message: id)]
-            else { return entry }
-            return MailboxEntry(
-                cursor: entry.cursor, kind: entry.kind, sender: entry.sender, messageID: id, payload: body,
-                receivedAt: entry.receivedAt)
-        }
+        return try await SharedBodyTable.filling(entries, on: db)
     }
 
     private static func entry(_ row: any SQLRow) throws -> MailboxEntry {
@@ -298,13 +277,11 @@ enum MailboxTable {
         try await SharedBodyTable.deleteOrphans(on: db)
     }
 
-    /// Deletes entries received before `cutoff`; returns how many.
+    /// Deletes entries received before `cutoff`; returns how many. The shared bodies they leave
+    /// go with the maintenance's sweep that follows (`SharedBodyTable.deleteOrphans`).
     static func deleteReceived(before cutoff: Date, on db: any Database) async throws -> Int {
-        let count = try await RelayDatabase.sql(db).delete(from: MailboxRecord.schema)
-            .where(Column.receivedAt, .lessThan, cutoff)
+        try await RelayDatabase.sql(db).delete(from: MailboxRecord.schema).where(Column.receivedAt, .lessThan, cutoff)
             .returning(Column.cursor).all().count
-        try await SharedBodyTable.deleteOrphans(on: db)
-        return count
     }
 
     /// For each sender, how many distinct messages from them wait in the device's mailbox.

@@ -104,8 +104,8 @@ enum SharedBodyTable {
         ).all().count
     }
 
-    /// The body of each shared entry among `entries`, read in one statement.
-    static func bodies(for keys: Set<Key>, on db: any Database) async throws -> [Key: Data] {
+    /// The bodies under `keys` that are stored, read in one statement.
+    private static func bodies(for keys: Set<Key>, on db: any Database) async throws -> [Key: Data] {
         guard !keys.isEmpty else { return [:] }
         let rows = try await RelayDatabase.sql(db).select()
             .columns(SQLName(Column.senderUserID), SQLName(Column.messageID), SQLName(Column.payload))
@@ -123,5 +123,26 @@ enum SharedBodyTable {
             bodies[key] = try row.decode(column: Column.payload, as: Data.self)
         }
         return bodies
+    }
+
+    /// The entries with the body of each shared one in place of its empty payload.
+    static func filling(_ entries: [MailboxEntry], on db: any Database) async throws
+        -> [MailboxEntry]
+    {
+        let keys = Set(
+            entries.compactMap { entry in
+                entry.kind == .sharedEnvelope
+                    ? entry.messageID.map { Key(sender: entry.sender.userID, message: $0) } : nil
+            })
+        guard !keys.isEmpty else { return entries }
+        let stored = try await bodies(for: keys, on: db)
+        return entries.map { entry in
+            guard entry.kind == .sharedEnvelope, let id = entry.messageID,
+                let body = stored[Key(sender: entry.sender.userID, message: id)]
+            else { return entry }
+            return MailboxEntry(
+                cursor: entry.cursor, kind: entry.kind, sender: entry.sender, messageID: id, payload: body,
+                receivedAt: entry.receivedAt)
+        }
     }
 }

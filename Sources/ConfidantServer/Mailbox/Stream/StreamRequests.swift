@@ -143,52 +143,37 @@ struct StreamRequests: Sendable {
         return true
     }
 
-    /// A binary send frame of a proven stream: handed to the writer, or answered with why not.
-    /// Nothing here waits, so the connection's event loop may call it (`StreamFrameOrder`).
+    /// A binary send frame of a proven stream (versions 1 and 2, or a shared one, version 3):
+    /// handed to the writer, or answered with why not. Nothing here waits, so the connection's
+    /// event loop may call it (`StreamFrameOrder`).
     func takeSend(_ buffer: ByteBuffer) {
         let bytes = buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? []
-        if bytes.first == SharedSendFrame.version {
-            takeSharedSend(bytes)
-            return
-        }
-        let sendFrame = Result { () throws(StreamSendFrameError) in try StreamSendFrame(serialized: bytes) }
-        switch sendFrame {
-        case .success(let sendFrame):
-            do {
-                let submission = try MailboxSubmission(
-                    sendFrame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
-                send(submission, messageID: nil)
-            } catch {
-                // The message id is the first envelope's, if its header can be read.
-                let messageID = sendFrame.envelopes.first.flatMap { try? EnvelopeRoute(serialized: $0) }?
-                    .messageID.canonicalString
-                if let messageID {
-                    refuse(messageID, error)
-                } else {
-                    reply(MailboxStream.problem(error.code, error.message))
+        let submission: Result<MailboxSubmission, APIFailure>
+        // The id a refusal names: the (first) envelope's, if its header can be read.
+        let messageID: () -> UUID?
+        do throws(StreamSendFrameError) {
+            if bytes.first == SharedSendFrame.version {
+                let frame = try SharedSendFrame(serialized: bytes)
+                messageID = { try? GroupEnvelope(serialized: frame.envelope).messageID }
+                submission = Result { () throws(APIFailure) in
+                    try MailboxSubmission(frame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
+                }
+            } else {
+                let frame = try StreamSendFrame(serialized: bytes)
+                messageID = { frame.envelopes.first.flatMap { try? EnvelopeRoute(serialized: $0) }?.messageID }
+                submission = Result { () throws(APIFailure) in
+                    try MailboxSubmission(frame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes)
                 }
             }
-        case .failure(let error):
-            reply(MailboxStream.problem(.malformedRequest, error.description))
-        }
-    }
-
-    /// A version 3 frame: one group envelope for every device it lists.
-    private func takeSharedSend(_ bytes: [UInt8]) {
-        let frame: SharedSendFrame
-        do {
-            frame = try SharedSendFrame(serialized: bytes)
         } catch {
             reply(MailboxStream.problem(.malformedRequest, error.description))
             return
         }
-        do {
-            send(
-                try MailboxSubmission(frame, from: caller.address, maximumEnvelopeBytes: maximumEnvelopeBytes),
-                messageID: nil)
-        } catch {
-            if let messageID = try? GroupEnvelope(serialized: frame.envelope).messageID.canonicalString {
-                refuse(messageID, error)
+        switch submission {
+        case .success(let submission): send(submission, messageID: nil)
+        case .failure(let error):
+            if let id = messageID() {
+                refuse(id.canonicalString, error)
             } else {
                 reply(MailboxStream.problem(error.code, error.message))
             }
