@@ -63,8 +63,6 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case unknownGroup(UUID)
     /// A message to a group this account is not (or no longer) a member of.
     case notGroupMember(String)
-    /// Something one-to-one chats do that groups do not do yet.
-    case notInGroupsYet(String)
 
     public var description: String {
         switch self {
@@ -107,7 +105,6 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
         case .notRetryable(let id): "message \(id.canonicalString) has not failed, so there is nothing to retry"
         case .unknownGroup(let id): "this device knows no group \(id.canonicalString)"
         case .notGroupMember(let name): "you are not a member of \(name)"
-        case .notInGroupsYet(let what): "\(what) is not possible in a group yet"
         }
     }
 

@@ -6,7 +6,7 @@ import Testing
 @Suite("Group commands")
 struct GroupCommandTests {
     @Test(
-        "alice makes a group with bob, who sees it; bob may not remove her; promoted, he renames it; he leaves and she is alone"
+        "alice makes a group with bob, who sees it; bob may not remove her or set the timer; promoted, he renames it; he leaves and she is alone"
     )
     func groupLifecycle() async throws {
         let cli = try CLIProcess()
@@ -29,17 +29,27 @@ struct GroupCommandTests {
         let unknown = try await cli.run(["group", "info", "--profile", "bob", "choir"])
         #expect(unknown.status != 0 && unknown.stderr.contains("knows no group \"choir\""), "\(unknown.stderr)")
 
+        let timer = try await cli.run(["group", "timer", "--profile", "alice", "band", "1h"])
+        #expect(timer.status == 0 && timer.text.contains("disappearing messages in Band: 1 h"), "\(timer.stderr)")
+        let notAdmin = try await cli.run(["group", "timer", "--profile", "bob", "band", "off"])
+        #expect(notAdmin.status != 0 && notAdmin.stderr.contains("only the group's admins"), "\(notAdmin.stderr)")
         let sent = try await cli.run(["group", "send", "--profile", "alice", "band", "rehearsal at 8"])
         #expect(sent.status == 0 && sent.text.contains("sent to Band"), "\(sent.stderr)")
         let heard = try await cli.run(["group", "history", "--profile", "bob", "band"])
         #expect(heard.text.contains("Alice") && heard.text.contains("rehearsal at 8"), "\(heard.text)")
+        #expect(heard.text.contains("⏱"), "the group's timer runs on Bob's copy: \(heard.text)")
+        // Bob's device sent its delivery receipt when it synced: Alice's line counts him.
+        let own = try await cli.run(["group", "history", "--profile", "alice", "band"])
+        #expect(
+            own.text.contains("rehearsal at 8") && own.text.contains(" of 1") && !own.text.contains("sent to 1"),
+            "\(own.text)")
         #expect(try await cli.run(["group", "admin", "--profile", "alice", "band", served.bob]).status == 0)
         let renamed = try await cli.run(["group", "rename", "--profile", "bob", "band", "Choir"])
         #expect(renamed.status == 0 && renamed.text.contains("Choir"), "\(renamed.stderr)")
         #expect(try await cli.run(["group", "leave", "--profile", "bob", "choir"]).status == 0)
         let info = try await cli.run(["group", "info", "--profile", "alice", "choir"])
         #expect(info.status == 0, "\(info.stderr)")
-        #expect(info.text.contains("Choir") && info.text.contains("version 4") && !info.text.contains(served.bob))
+        #expect(info.text.contains("Choir") && info.text.contains("version 5") && !info.text.contains(served.bob))
         let bobs = try await cli.run(["group", "list", "--profile", "bob"])
         #expect(bobs.text.contains("(not a member)"), "\(bobs.text)")
         let late = try await cli.run(["group", "send", "--profile", "bob", "choir", "can I come back?"])

@@ -163,7 +163,7 @@ expect(response.status == 403, f"a multipart form without the form token is refu
 for path in [f"/chat/{any_id}/attach", f"/chat/{any_id}/timer", f"/chat/{any_id}/messages/{any_id}/delete",
              f"/chat/{any_id}/messages/{any_id}/delete-for-me", f"/chat/{any_id}/unverify", "/settings/receipts",
              f"/settings/devices/{any_id}/name", "/groups/new", f"/groups/{any_id}/send", f"/groups/{any_id}/add",
-             f"/groups/{any_id}/leave",
+             f"/groups/{any_id}/leave", f"/groups/{any_id}/remove", f"/groups/{any_id}/timer",
              "/vault/backup", "/vault/restore", "/profile/name", "/welcome/resend", "/chat/with"]:
     response, _ = request("POST", path, plain, form)
     expect(response.status == 403, f"POST {path} without Origin is refused, was {response.status}")

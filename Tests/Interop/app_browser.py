@@ -796,6 +796,26 @@ try:
         time.sleep(0.2)
         alice.refresh()
     expect("see you there" in alice.find_element(By.ID, "group-messages").text, "alice reads bob's answer")
+    # Her line says how far it got among the members. As admin she sets the group's timer and
+    # takes bob out: his page then says he is no longer a member, and has no composer.
+    lines = alice.find_element(By.ID, "group-messages").text
+    expect(re.search(r"(sent to|delivered to \d of|read by \d of) 1", lines), f"her line counts members: {lines!r}")
+    alice.find_element(By.CSS_SELECTOR, "#group-timer-select option[value='3600']").click()
+    alice.find_element(By.CSS_SELECTOR, "#group-timer-form button").click()
+    wait(alice, EC.text_to_be_present_in_element((By.ID, "group-timer"), "1 h"), "the group's timer shows")
+    expect(len(alice.find_elements(By.CSS_SELECTOR, "#group-members .member")) == 2, "two members")
+    alice.find_element(By.CSS_SELECTOR, "#group-remove button").click()
+    wait(alice, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#group-members .member")) == 1,
+         "bob is out of the member list")
+    expect(not alice.find_elements(By.CSS_SELECTOR, "#group-remove button"), "nobody left to remove")
+    deadline = time.time() + WAIT
+    bob.refresh()
+    while bob.find_elements(By.ID, "group-composer") and time.time() < deadline:
+        time.sleep(0.2)
+        bob.refresh()
+    expect("not a member" in bob.find_element(By.CSS_SELECTOR, ".group-page .banner").text,
+           "bob's page says he was taken out")
+    expect(not bob.find_elements(By.ID, "group-composer"), "and he can no longer write to it")
 
     # Settings: alice's account asks an arithmetic step (every sign mapping to itself) and an
     # authenticator code after the password, set up in the page; she signs out and in again,

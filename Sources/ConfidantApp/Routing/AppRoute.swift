@@ -56,6 +56,9 @@ enum AppRoute: Sendable {
     case groupSend(RouteValue<UUID>)
     case groupAdd(RouteValue<UUID>)
     case groupLeave(RouteValue<UUID>)
+    /// POST (admins): take a member out of the group; set its disappearing timer.
+    case groupRemove(RouteValue<UUID>)
+    case groupTimer(RouteValue<UUID>)
     case asset(RouteValue<String>)
     /// What a browser asks for on its own: the app's icon (`icon.svg`).
     case favicon
@@ -150,6 +153,8 @@ enum AppRoute: Sendable {
         case .groupSend(let group): [.fixed("groups"), .id(.group, group), .fixed("send")]
         case .groupAdd(let group): [.fixed("groups"), .id(.group, group), .fixed("add")]
         case .groupLeave(let group): [.fixed("groups"), .id(.group, group), .fixed("leave")]
+        case .groupRemove(let group): [.fixed("groups"), .id(.group, group), .fixed("remove")]
+        case .groupTimer(let group): [.fixed("groups"), .id(.group, group), .fixed("timer")]
         case .asset(let name): [.fixed("assets"), .text(.name, name)]
         case .favicon: [.fixed("favicon.ico")]
         }

@@ -22,7 +22,7 @@ extension Messenger {
                 [
                     LocalStore.NewMessage(
                         id: id, peer: groupID, direction: .outgoing, senderDevice: identity.deviceID, sentAt: now,
-                        text: text, unreadableReason: nil, state: .pending)
+                        text: text, unreadableReason: nil, state: .pending, expiresAt: state.expiry(from: now))
                 ], db
             ).first
             // One control under the group: sealed once with the sender key (`GroupDelivery`).
@@ -35,8 +35,25 @@ extension Messenger {
         return try store.message(id: id, direction: .outgoing) ?? stored
     }
 
-    /// The group's conversation, oldest first: the last `limit` messages.
+    /// The group's conversation, oldest first: the last `limit` messages, this account's own with
+    /// how many members have them and have read them (``ChatMessage/groupReceipts``).
     public func groupHistory(_ groupID: UUID, limit: Int = 50) throws -> [ChatMessage] {
-        try store.history(with: groupID, limit: limit)
+        var lines = try store.history(with: groupID, limit: limit)
+        let others = Set(try store.groupLedger(groupID)?.state?.members ?? []).subtracting([me])
+        let own = lines.filter { $0.direction == .outgoing }.map(\.id)
+        let counts = try store.groupReceiptCounts(own, group: groupID, members: others)
+        for index in lines.indices where lines[index].direction == .outgoing {
+            let count = counts[lines[index].id]
+            lines[index].groupReceipts = GroupReceipts(
+                delivered: count?.delivered ?? 0, read: count?.read ?? 0, members: others.count)
+        }
+        return lines
+    }
+}
+
+extension GroupState {
+    /// When a group message that arrives at `date` disappears under the group's timer.
+    func expiry(from date: Date) -> Date? {
+        timerSeconds > 0 ? date.addingTimeInterval(TimeInterval(timerSeconds)) : nil
     }
 }

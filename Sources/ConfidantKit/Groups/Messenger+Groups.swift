@@ -52,6 +52,16 @@ extension Messenger {
         try await change(groupID, admin ? .promote(user) : .demote(user))
     }
 
+    /// Sets the group's disappearing timer (nil turns it off; an admin's change): every member's
+    /// device deletes a group message that long after it got it, as the group's state there says
+    /// when the message arrives.
+    /// - Throws: `ConfidantKitError.invalidTimer` outside 5 seconds to 4 weeks.
+    @discardableResult
+    public func setGroupTimer(_ groupID: UUID, seconds: Int?) async throws -> GroupState {
+        if let seconds, !DisappearingTimer.accepts(seconds) { throw ConfidantKitError.invalidTimer(seconds) }
+        return try await change(groupID, .timer(seconds: seconds ?? 0))
+    }
+
     /// The groups this device knows, by name.
     public func groups() throws -> [GroupState] {
         try store.groupIDs().compactMap { try store.groupLedger($0)?.state }.sorted {

@@ -6,7 +6,8 @@ extension Messenger {
     // MARK: Edit, delete, disappear
 
     /// Replaces the text of a message you wrote, here and — by a sealed control message — on
-    /// the peer's devices and your others, which keep an "edited" mark. Only its author can.
+    /// the peer's devices (in a group, every member's, with the group's sender key) and your
+    /// others, which keep an "edited" mark. Only its author can.
     /// - Throws: `ConfidantKitError.notYourMessage` for a message someone else wrote,
     ///   `.messageNotFound`, `.messageTooLarge`, `.emptyMessage`.
     public func edit(_ messageID: UUID, text: String) async throws {
@@ -15,11 +16,13 @@ extension Messenger {
             throw ConfidantKitError.messageTooLarge(bytes: text.utf8.count, limit: ChatPayload.maximumTextBytes)
         }
         let message = try ownMessage(messageID)
+        let inGroup = try store.holdsGroup(message.peer)
         let now = now()
         try store.write { db in
             guard
                 try store.applyEdit(
-                    messageID, text: text, author: me, me: me, conversation: message.peer, at: now, db)
+                    messageID, text: text, author: me, me: me, conversation: message.peer, inGroup: inGroup, at: now,
+                    db)
             else { throw ConfidantKitError.messageNotFound(messageID) }
             try store.queueControl(
                 ChatPayload(conversation: message.peer, content: .edit(messageID: messageID, text: text)),
@@ -30,14 +33,16 @@ extension Messenger {
     }
 
     /// Deletes a message you wrote for everyone: its text and files go here and on every device
-    /// of the peer and your own; a "This message was deleted" line stays.
+    /// of the peer (or of the group's members) and your own; a "This message was deleted" line
+    /// stays.
     public func deleteForEveryone(_ messageID: UUID) async throws {
         let message = try ownMessage(messageID)
+        let inGroup = try store.holdsGroup(message.peer)
         let now = now()
         let files = try store.write { db -> [AttachmentFile] in
             guard
                 let files = try store.applyDeletion(
-                    messageID, author: me, me: me, conversation: message.peer, at: now, db)
+                    messageID, author: me, me: me, conversation: message.peer, inGroup: inGroup, at: now, db)
             else { throw ConfidantKitError.messageNotFound(messageID) }
             try store.queueControl(
                 ChatPayload(conversation: message.peer, content: .deletion(messageID: messageID)), to: message.peer,
@@ -63,12 +68,7 @@ extension Messenger {
     }
 
     private func ownMessage(_ id: UUID) throws -> ChatMessage {
-        if let message = try store.message(id: id, direction: .outgoing) {
-            guard try !store.holdsGroup(message.peer) else {
-                throw ConfidantKitError.notInGroupsYet("changing a sent message")
-            }
-            return message
-        }
+        if let message = try store.message(id: id, direction: .outgoing) { return message }
         if try store.message(id: id, direction: .incoming) != nil { throw ConfidantKitError.notYourMessage(id) }
         throw ConfidantKitError.messageNotFound(id)
     }

@@ -70,12 +70,11 @@ extension Messenger {
         try store.history(with: peer, limit: limit)
     }
 
-    /// Marks every message from `peer` read, and tells the peer (a sealed read receipt) unless
-    /// this profile keeps that to itself (``setReadReceipts(_:)``).
+    /// Marks every message from `peer` (or in the group `peer`) read, and tells the peer — in a
+    /// group, each message's author — by a sealed read receipt unless this profile keeps that to
+    /// itself (``setReadReceipts(_:)``).
     public func markRead(_ peer: UUID) throws {
-        // A group's conversation sends no receipts (yet): its members would each need theirs.
-        let isGroup = try store.holdsGroup(peer)
-        let receipts = account.sendsReadReceipts && peer != me && !isGroup
+        let receipts = account.sendsReadReceipts && peer != me
         let read = try store.markRead(peer: peer, queueingReceipts: receipts, now: now())
         guard receipts, !read.isEmpty else { return }
         deliverInBackground()

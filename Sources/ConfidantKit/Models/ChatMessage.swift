@@ -62,6 +62,9 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     public var noticeKind: NoticeKind? = nil
     /// In a group (``peer`` is then the group id): the member who wrote an incoming message.
     public var author: UUID? = nil
+    /// In a group, for a message this account wrote: how many of the other members have it and
+    /// have read it.
+    public var groupReceipts: GroupReceipts? = nil
 
     /// What a notice line says something about.
     public enum NoticeKind: String, Sendable, Hashable, Codable {

@@ -49,14 +49,25 @@ struct ControlApplication {
         switch control.payload.content {
         case .receipt(let receipt):
             guard sender != me else { break }
-            effect.changed = try store.applyReceipt(receipt, from: sender, db) > 0
+            let group = control.payload.conversation
+            if try store.holdsGroup(group, db) {
+                // A member's receipt for this account's messages in the group.
+                guard try store.groupLedger(group, db)?.state?.members.contains(sender) == true else { break }
+                effect.changed = try store.applyGroupReceipt(receipt, from: sender, group: group, db) > 0
+            } else {
+                effect.changed = try store.applyReceipt(receipt, from: sender, db) > 0
+            }
         case .edit(let target, let text):
             guard text.utf8.count <= ChatPayload.maximumTextBytes else { break }
+            let scope = try changeScope(of: control, conversation: conversation, db)
             effect.changed = try store.applyEdit(
-                target, text: text, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
+                target, text: text, author: sender, me: me, conversation: scope.conversation, inGroup: scope.inGroup,
+                at: control.sentAt, db)
         case .deletion(let target):
+            let scope = try changeScope(of: control, conversation: conversation, db)
             if let files = try store.applyDeletion(
-                target, author: sender, me: me, conversation: conversation, at: control.sentAt, db)
+                target, author: sender, me: me, conversation: scope.conversation, inGroup: scope.inGroup,
+                at: control.sentAt, db)
             {
                 effect.changed = true
                 effect.removedFiles = files
@@ -86,7 +97,7 @@ struct ControlApplication {
                 }
             }
         case .groupMessage(let id, let text):
-            effect.notices += try groupMessage(id, text: text, of: control, db)
+            effect.notices += try groupMessage(id, text: text, of: control, now: now, db)
         case .senderKey(let distribution):
             guard let device = control.senderDevice else { break }
             try store.receiveSenderKey(
@@ -97,9 +108,18 @@ struct ControlApplication {
         return effect
     }
 
+    /// Where an edit or deletion applies: in the group its payload names when this device holds
+    /// that group (to the sender's own messages there), else in the one-to-one conversation.
+    private func changeScope(of control: Control, conversation: UUID, _ db: GRDB.Database) throws -> (
+        conversation: UUID, inGroup: Bool
+    ) {
+        let group = control.payload.conversation
+        return try store.holdsGroup(group, db) ? (group, true) : (conversation, false)
+    }
+
     /// A message to a group: stored in the group's conversation when its sender is a member as
     /// this device holds the group, as a placeholder saying why when not.
-    private func groupMessage(_ id: UUID, text: String, of control: Control, _ db: GRDB.Database) throws
+    private func groupMessage(_ id: UUID, text: String, of control: Control, now: Date, _ db: GRDB.Database) throws
         -> [LocalStore.NewMessage]
     {
         let group = control.payload.conversation
@@ -116,6 +136,7 @@ struct ControlApplication {
             message.text = nil
             message.unreadableReason = "its sender is not a member of \(state.name)"
         }
+        message.expiresAt = state.expiry(from: now)
         return [message]
     }
 }

@@ -133,10 +133,15 @@ struct EntryOpening {
         } catch {
             return unreadable("\(error)", sentAt)
         }
-        guard case .groupMessage(let id, _) = payload.content, id == envelope.messageID,
-            payload.conversation == chain.groupID
-        else {
-            return unreadable("the group envelope carries something other than a message to its group", sentAt)
+        let fitsEnvelope =
+            switch payload.content {
+            case .groupMessage(let id, _): id == envelope.messageID
+            case .edit, .deletion: true
+            default: false
+            }
+        guard fitsEnvelope, payload.conversation == chain.groupID else {
+            return unreadable(
+                "the group envelope carries something other than a message, edit or deletion for its group", sentAt)
         }
         try store.saveReceivingChain(chain, owner: owner, db)
         return .control(

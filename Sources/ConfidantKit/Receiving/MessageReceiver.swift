@@ -146,8 +146,20 @@ actor MessageReceiver {
                     ChatPayload(conversation: peer, content: .receipt(Receipt(kind, messageIDs: messages.map(\.id)))),
                     to: peer, toOwnDevices: false, now: now, transaction.db)
             }
+            // A group message's receipt goes to its author alone, naming the group.
+            let inGroups = Dictionary(
+                grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable && $0.author != nil },
+                by: { GroupAuthor(group: $0.peer, author: $0.author ?? $0.peer) })
+            for (key, messages) in inGroups {
+                let kind: Receipt.Kind =
+                    reading.sendsReadReceipts && reading.peers.contains(key.group) ? .read : .delivered
+                try store.queueControl(
+                    ChatPayload(
+                        conversation: key.group, content: .receipt(Receipt(kind, messageIDs: messages.map(\.id)))),
+                    to: key.author, toOwnDevices: false, now: now, transaction.db)
+            }
             if let cursor = entries.map(\.cursor).max() { try LocalStore.setCursor(cursor, transaction.db) }
-            return (stored, removedFiles, changed || !delivered.isEmpty, authorsWanted)
+            return (stored, removedFiles, changed || !delivered.isEmpty || !inGroups.isEmpty, authorsWanted)
         }
         store.removeAttachmentFiles(removedFiles)
         for message in stored { events.emit(.message(message)) }
@@ -229,4 +241,10 @@ actor MessageReceiver {
             _ = try? await directory.refreshKeys(of: sender)
         }
     }
+}
+
+/// A group and one of its members: where a group message's receipt goes.
+private struct GroupAuthor: Hashable {
+    let group: UUID
+    let author: UUID
 }

@@ -25,12 +25,11 @@ struct ControlDelivery: Sendable {
         for run in ControlRun.runs(of: try store.controls()) {
             let control = run.first
             do {
-                // A group message queued under its group goes with the group's sender key.
-                if case .groupMessage(let id, _) = control.payload.content, control.peer == control.payload.conversation
-                {
+                // A message, edit or deletion queued under its group goes with the group's sender key.
+                if let messageID = try groupMessageID(of: control) {
                     let group = GroupDelivery(
                         store: store, directory: directory, sealer: sealer, transport: transport, now: now)
-                    switch try await group.deliver(control.payload, messageID: id) {
+                    switch try await group.deliver(control.payload, messageID: messageID) {
                     case .sent, .dropped: try store.finishControls(run.messageIDs)
                     case .held: held = true
                     }
@@ -72,5 +71,16 @@ struct ControlDelivery: Sendable {
         }
         leftQueued = held
         return nil
+    }
+
+    /// The envelope's message id when `control` goes to its group with the sender key: a group
+    /// message's own id, an edit's or deletion's control id; nil for anything else.
+    private func groupMessageID(of control: LocalStore.QueuedControl) throws -> UUID? {
+        guard control.peer == control.payload.conversation else { return nil }
+        switch control.payload.content {
+        case .groupMessage(let id, _): return id
+        case .edit, .deletion: return try store.holdsGroup(control.peer) ? control.messageID : nil
+        default: return nil
+        }
     }
 }

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// Queued control messages that go as one envelope: a single control, or receipts of one kind
-/// queued one after another for the same peer (at most `ChatPayload.maximumReceiptIDs` messages
+/// queued one after another for the same peer and conversation (at most `ChatPayload.maximumReceiptIDs` messages
 /// named), merged into one receipt.
 struct ControlRun {
     let controls: [LocalStore.QueuedControl]
@@ -42,7 +42,8 @@ struct ControlRun {
                 continue
             }
             var ids = receipt.messageIDs
-            while index < queue.endIndex, queue[index].peer == control.peer, !queue[index].toOwnDevices,
+            while index < queue.endIndex, queue[index].peer == control.peer,
+                queue[index].payload.conversation == control.payload.conversation, !queue[index].toOwnDevices,
                 case .receipt(let next) = queue[index].payload.content, next.type == receipt.type,
                 ids.count + next.messageIDs.count <= ChatPayload.maximumReceiptIDs
             {

@@ -36,50 +36,52 @@ extension LocalStore {
     }
 
     /// Where an edit or deletion by `author` applies: their own messages only — incoming ones
-    /// from that peer, or this account's own (from any of its devices) in `conversation`.
-    private func authored(_ target: UUID, author: UUID, me: UUID, conversation: UUID) -> QueryInterfaceRequest<
-        MessageRecord
-    > {
-        let (peer, direction): (UUID, ChatMessage.Direction) =
-            author == me ? (conversation, .outgoing) : (author, .incoming)
-        return MessageRecord.filter(
+    /// from that peer (in a group, the group's from that author), or this account's own (from any
+    /// of its devices) in `conversation`.
+    private func authored(_ target: UUID, author: UUID, me: UUID, conversation: UUID, inGroup: Bool)
+        -> QueryInterfaceRequest<MessageRecord>
+    {
+        let direction: ChatMessage.Direction = author == me ? .outgoing : .incoming
+        let peer = author == me || inGroup ? conversation : author
+        var filter =
             MessageRecord.Columns.messageID == target.canonicalString
-                && MessageRecord.Columns.peerID == peer.canonicalString
-                && MessageRecord.Columns.direction == direction && MessageRecord.Columns.deletedAt == nil)
+            && MessageRecord.Columns.peerID == peer.canonicalString && MessageRecord.Columns.direction == direction
+            && MessageRecord.Columns.deletedAt == nil
+        if inGroup, author != me { filter = filter && MessageRecord.Columns.authorID == author.canonicalString }
+        return MessageRecord.filter(filter)
     }
 
     /// Replaces the text of `author`'s message `target`; false when there is no such message of
     /// theirs (a forged edit of someone else's message finds nothing).
     func applyEdit(
-        _ target: UUID, text: String, author: UUID, me: UUID, conversation: UUID, at date: Date, _ db: Database
+        _ target: UUID, text: String, author: UUID, me: UUID, conversation: UUID, inGroup: Bool, at date: Date,
+        _ db: Database
     ) throws -> Bool {
-        guard let record = try authored(target, author: author, me: me, conversation: conversation).fetchOne(db) else {
-            return false
-        }
+        let request = authored(target, author: author, me: me, conversation: conversation, inGroup: inGroup)
+        guard let record = try request.fetchOne(db) else { return false }
         // An older edit (one replayed, or overtaken on the way) does not undo a newer one.
         if let edited = record.editedAt, edited >= date { return false }
         let body = try seal(
             Data(text.utf8), .message(id: record.messageID, peer: record.peerID, direction: record.direction))
-        try authored(target, author: author, me: me, conversation: conversation).updateAll(
+        try request.updateAll(
             db, MessageRecord.Columns.body.set(to: body), MessageRecord.Columns.editedAt.set(to: date))
         return true
     }
 
     /// Deletes the text and files of `author`'s message `target`, keeping a "deleted" line.
     /// Returns the files to remove, or nil when there is no such message.
-    func applyDeletion(_ target: UUID, author: UUID, me: UUID, conversation: UUID, at date: Date, _ db: Database)
-        throws -> [AttachmentFile]?
-    {
-        guard let record = try authored(target, author: author, me: me, conversation: conversation).fetchOne(db) else {
-            return nil
-        }
+    func applyDeletion(
+        _ target: UUID, author: UUID, me: UUID, conversation: UUID, inGroup: Bool, at date: Date, _ db: Database
+    ) throws -> [AttachmentFile]? {
+        let request = authored(target, author: author, me: me, conversation: conversation, inGroup: inGroup)
+        guard let record = try request.fetchOne(db) else { return nil }
         let attachments = AttachmentRecord.filter(
             AttachmentRecord.Columns.messageID == record.messageID.canonicalString
                 && AttachmentRecord.Columns.peerID == record.peerID.canonicalString
                 && AttachmentRecord.Columns.direction == record.direction)
         let files = try attachments.fetchAll(db).map(AttachmentFile.init)
         try attachments.deleteAll(db)
-        try authored(target, author: author, me: me, conversation: conversation).updateAll(
+        try request.updateAll(
             db, MessageRecord.Columns.body.set(to: nil), MessageRecord.Columns.deletedAt.set(to: date))
         return files
     }
@@ -172,6 +174,7 @@ extension LocalStore {
             let files = try attachments.fetchAll(db).map(AttachmentFile.init)
             try attachments.deleteAll(db)
             try rows.deleteAll(db)
+            try forgetGroupReceipts(of: id, group: peer, db)
             return files
         }
     }

@@ -85,11 +85,13 @@ extension LocalStore {
     /// Whether `id` is a group this device holds a verified change of (a conversation id that is
     /// not a user's), without building its ledger.
     func holdsGroup(_ id: UUID) throws -> Bool {
-        try read { db in
-            try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM group_change WHERE group_id = ? AND verified = 1 LIMIT 1",
-                arguments: [id.canonicalString]) == true
-        }
+        try read { db in try holdsGroup(id, db) }
+    }
+
+    func holdsGroup(_ id: UUID, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM group_change WHERE group_id = ? AND verified = 1 LIMIT 1",
+            arguments: [id.canonicalString]) == true
     }
 
     /// The groups this device holds changes of.

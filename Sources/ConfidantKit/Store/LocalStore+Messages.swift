@@ -238,18 +238,27 @@ extension LocalStore {
     @discardableResult
     func markRead(peer: UUID, queueingReceipts receipts: Bool = false, now: Date = Date()) throws -> [UUID] {
         try write(.deferred) { db in
-            let incoming = try UUID.fetchAll(
+            let rows = try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT message_id FROM message WHERE peer_id = ? AND is_read = 0 AND direction = ?"),
+                    sql:
+                        "SELECT message_id, author_id FROM message WHERE peer_id = ? AND is_read = 0 AND direction = ?"),
                 arguments: [peer.canonicalString, ChatMessage.Direction.incoming])
+            let incoming = rows.compactMap { UUID(uuidString: $0["message_id"]) }
             try db.cachedStatement(sql: "UPDATE message SET is_read = 1 WHERE peer_id = ? AND is_read = 0").execute(
                 arguments: [peer.canonicalString])
             guard receipts else { return incoming }
-            for chunk in stride(from: 0, to: incoming.count, by: ChatPayload.maximumReceiptIDs) {
-                let ids = Array(incoming[chunk..<min(chunk + ChatPayload.maximumReceiptIDs, incoming.count)])
-                try queueControl(
-                    ChatPayload(conversation: peer, content: .receipt(Receipt(.read, messageIDs: ids))), to: peer,
-                    toOwnDevices: false, now: now, db)
+            // One-to-one, the receipt goes to the peer; in a group, to each message's author.
+            let byAuthor = Dictionary(grouping: rows) { row in
+                (row["author_id"] as String?).flatMap(UUID.init(uuidString:)) ?? peer
+            }
+            for (author, rows) in byAuthor.sorted(by: { $0.key.canonicalString < $1.key.canonicalString }) {
+                let ids = rows.compactMap { UUID(uuidString: $0["message_id"]) }
+                for chunk in stride(from: 0, to: ids.count, by: ChatPayload.maximumReceiptIDs) {
+                    let part = Array(ids[chunk..<min(chunk + ChatPayload.maximumReceiptIDs, ids.count)])
+                    try queueControl(
+                        ChatPayload(conversation: peer, content: .receipt(Receipt(.read, messageIDs: part))),
+                        to: author, toOwnDevices: false, now: now, db)
+                }
             }
             return incoming
         }

@@ -77,3 +77,39 @@ struct GroupAdminCommand: AsyncParsableCommand {
         await printGroup(try await messenger.setGroupAdmin(group.groupID, user, admin: !revoke), messenger)
     }
 }
+
+struct GroupTimerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "timer", abstract: "Disappearing messages in a group: 30s, 5m, 1h, 1d, 1w, or off (admins only).",
+        discussion: """
+            Every member's device deletes a group message that long after it got it. Without a duration, shows \
+            the timer.
+            """)
+
+    @OptionGroup var options: MessengerOptions
+    @OptionGroup var target: GroupTarget
+    @Argument(help: "30s, 5m, 1h, 1d, 1w, or off.") var duration: String?
+
+    func validate() throws {
+        if let duration, duration != "off" {
+            guard let seconds = TimerCommand.seconds(duration) else {
+                throw ValidationError("give the duration as 30s, 5m, 1h, 1d or 1w, or off")
+            }
+            guard DisappearingTimer.accepts(seconds) else { throw ValidationError("the timer goes from 5s to 4w") }
+        }
+    }
+
+    func run() async throws {
+        let (messenger, group) = try await target.open(options)
+        var state = group
+        if let duration {
+            state = try await messenger.setGroupTimer(
+                group.groupID, seconds: duration == "off" ? nil : TimerCommand.seconds(duration))
+        }
+        let name = TerminalText.printable(state.name, keepingNewlines: false)
+        print(
+            state.timerSeconds > 0
+                ? "disappearing messages in \(name): \(DisappearingTimer.describe(state.timerSeconds))"
+                : "disappearing messages in \(name): off")
+    }
+}

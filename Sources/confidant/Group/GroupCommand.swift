@@ -10,14 +10,14 @@ struct GroupCommand: AsyncParsableCommand {
         commandName: "group", abstract: "Make groups, change who is in them, and write to them.",
         discussion: """
             A group is named by its id or by a unique prefix of its name or id (`group list` shows \
-            them). Only its admins add, remove, rename and make admins; anyone leaves. Every member's \
+            them). Only its admins add, remove, rename, make admins and set the timer; anyone leaves. Every member's \
             devices apply the same signed changes and agree on the result, also when two admins \
             change it at once.
             """,
         subcommands: [
             GroupCreateCommand.self, GroupListCommand.self, GroupInfoCommand.self, GroupAddCommand.self,
             GroupRemoveCommand.self, GroupLeaveCommand.self, GroupRenameCommand.self, GroupAdminCommand.self,
-            GroupSendCommand.self, GroupHistoryCommand.self,
+            GroupTimerCommand.self, GroupSendCommand.self, GroupHistoryCommand.self,
         ])
 }
 

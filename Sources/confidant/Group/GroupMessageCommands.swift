@@ -36,6 +36,8 @@ struct GroupHistoryCommand: AsyncParsableCommand {
     struct Line: Encodable {
         let id: String, direction: String, author: String?, sentAt: Date, text: String?, unreadableReason: String?
         let status: String
+        /// Own messages: how many members have it and have read it.
+        let receipts: GroupReceipts?
     }
 
     func run() async throws {
@@ -51,13 +53,14 @@ struct GroupHistoryCommand: AsyncParsableCommand {
                     Line(
                         id: $0.id.canonicalString, direction: "\($0.direction)", author: $0.author?.canonicalString,
                         sentAt: $0.sentAt, text: $0.text, unreadableReason: $0.unreadableReason,
-                        status: DeliveryStatusText.label($0.status))
+                        status: DeliveryStatusText.label($0.status), receipts: $0.groupReceipts)
                 })
         }
         let names = await memberNames(Array(Set(messages.compactMap(\.author))), in: messenger)
         for message in messages {
             let author = message.author.map { names[$0] ?? $0.canonicalString } ?? ""
-            print(TerminalStyle.line(message, peerName: author))
+            let receipts = message.groupReceipts.map { TerminalStyle.dim(" · \($0.summary)") } ?? ""
+            print(TerminalStyle.line(message, peerName: author) + receipts)
         }
     }
 }

@@ -6,8 +6,8 @@ import Testing
 @testable import ConfidantKit
 
 /// Messages to a group through a real relay: every member's copy under one id, the author's
-/// name on each, nothing for a removed member, and a copy from someone outside the group
-/// shown as unreadable.
+/// name on each, edits and deletions by their author only, nothing for a removed member, and a
+/// copy from someone outside the group shown as unreadable.
 @Suite("Group messages between messengers")
 struct GroupMessageTests {
     @Test(
@@ -31,15 +31,13 @@ struct GroupMessageTests {
                             #expect(lines.map(\.id) == [sent.id] && lines.map(\.text) == ["hello, both"])
                             #expect(lines.first?.author == aliceID && lines.first?.direction == .incoming)
                         }
+                        try await Self.receipts(group, sent: sent.id, a, b)
                         let reply = try await b.sendToGroup(group, text: "hi Alice, hi Carol")
                         _ = try await a.sync()
                         _ = try await c.sync()
                         #expect(try await a.groupHistory(group).map(\.text) == ["hello, both", "hi Alice, hi Carol"])
                         #expect(try await c.groupHistory(group).last?.id == reply.id)
-                        // Edits and receipts are one-to-one only for now: refused, not lost.
-                        await #expect(throws: ConfidantKitError.notInGroupsYet("changing a sent message")) {
-                            try await a.edit(sent.id, text: "hello, all")
-                        }
+                        try await Self.changeMessages(group, sent: sent.id, reply: reply.id, a, b, c)
 
                         try await a.removeFromGroup(group, [carolID])
                         _ = try await c.sync()
@@ -69,5 +67,43 @@ struct GroupMessageTests {
                 }
             }
         }
+    }
+
+    /// Each member's delivery receipt, then Bob's read receipt, reach the author alone: "read by
+    /// 1 of 2" on Alice's line.
+    private static func receipts(_ group: UUID, sent: UUID, _ a: Messenger, _ b: Messenger) async throws {
+        _ = try await a.sync()
+        let delivered = try #require(try await a.groupHistory(group).first { $0.id == sent }?.groupReceipts)
+        #expect(delivered == GroupReceipts(delivered: 2, read: 0, members: 2))
+        try await b.markRead(group)
+        _ = try await b.flushOutbox()
+        _ = try await a.sync()
+        let read = try #require(try await a.groupHistory(group).first { $0.id == sent }?.groupReceipts)
+        #expect(read == GroupReceipts(delivered: 2, read: 1, members: 2) && read.summary == "read by 1 of 2")
+    }
+
+    /// Edits and deletions go to the group with their author's sender key and apply on every
+    /// member's device; one that names another member's message changes nothing (it did arrive:
+    /// the forger's next message, after it in the same chain, did).
+    private static func changeMessages(
+        _ group: UUID, sent: UUID, reply: UUID, _ a: Messenger, _ b: Messenger, _ c: Messenger
+    ) async throws {
+        try await a.edit(sent, text: "hello, all")
+        let forged = ChatPayload(conversation: group, content: .edit(messageID: sent, text: "Bob was here"))
+        try b.store.write { db in try b.store.queueControl(forged, to: group, toOwnDevices: true, now: Date(), db) }
+        let after = try await b.sendToGroup(group, text: "after my edit")
+        await #expect(throws: ConfidantKitError.notYourMessage(sent)) { try await b.edit(sent, text: "mine now") }
+        try await b.deleteForEveryone(reply)
+        for messenger in [a, c] {
+            _ = try await messenger.sync()
+            let lines = try await messenger.groupHistory(group)
+            let first = try #require(lines.first { $0.id == sent })
+            #expect(first.text == "hello, all" && first.editedAt != nil, "the author's edit, not the forged one")
+            #expect(lines.contains { $0.id == after.id }, "the forger's next message arrived")
+            let deleted = try #require(lines.first { $0.id == reply })
+            #expect(deleted.isDeleted && deleted.text == nil)
+        }
+        _ = try await b.sync()
+        #expect(try await b.groupHistory(group).first { $0.id == sent }?.text == "hello, all")
     }
 }

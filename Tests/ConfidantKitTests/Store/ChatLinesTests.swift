@@ -92,13 +92,15 @@ struct ChatLinesTests {
                 if let target = try lines(direction: .incoming).randomElement(using: &choices) {
                     _ = try store.write { db in
                         try store.applyEdit(
-                            target.id, text: "edited \(step)", author: peer, me: me, conversation: peer, at: now(), db)
+                            target.id, text: "edited \(step)", author: peer, me: me, conversation: peer, inGroup: false,
+                            at: now(), db)
                     }
                 }
             case 8:
                 if let target = try lines(direction: .incoming).randomElement(using: &choices) {
                     _ = try store.write { db in
-                        try store.applyDeletion(target.id, author: peer, me: me, conversation: peer, at: now(), db)
+                        try store.applyDeletion(
+                            target.id, author: peer, me: me, conversation: peer, inGroup: false, at: now(), db)
                     }
                 }
             case 9:

@@ -833,7 +833,8 @@ struct LocalStoreTests {
             // An edit seals the text anew: that line is opened again and shows the new text.
             let edited = try store.database.write { db in
                 try store.applyEdit(
-                    lines[1].id, text: "second, edited", author: peer, me: me, conversation: peer, at: Date(), db)
+                    lines[1].id, text: "second, edited", author: peer, me: me, conversation: peer, inGroup: false,
+                    at: Date(), db)
             }
             #expect(edited)
             #expect(try fetch().map(\.text) == ["first", "second, edited", "third", "fourth"])
@@ -841,7 +842,8 @@ struct LocalStoreTests {
 
             // Deleted for everyone: the line stays without text, and its text is no longer kept.
             let deleted = try store.database.write { db in
-                try store.applyDeletion(first.id, author: peer, me: me, conversation: peer, at: Date(), db)
+                try store.applyDeletion(
+                    first.id, author: peer, me: me, conversation: peer, inGroup: false, at: Date(), db)
             }
             #expect(deleted != nil)
             #expect(try fetch().map(\.text) == [nil, "second, edited", "third", "fourth"])

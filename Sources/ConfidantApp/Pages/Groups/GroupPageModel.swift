@@ -26,11 +26,14 @@ struct GroupListModel: Encodable, Sendable {
 }
 
 /// One group's page: its members with roles, its conversation with each message's author, and
-/// the forms its state allows (send and leave for members, add for admins).
+/// the forms its state allows (send and leave for members; add, remove and the timer for admins).
 struct GroupPageModel: Encodable, Sendable {
     struct Member: Encodable, Sendable {
+        let id: String
         let name: String
         let isAdmin: Bool
+        /// An admin sees a Remove button beside every other member.
+        let removable: Bool
     }
 
     struct Line: Encodable, Sendable {
@@ -53,6 +56,11 @@ struct GroupPageModel: Encodable, Sendable {
     let send: String
     let add: String
     let leave: String
+    let remove: String
+    let timer: String
+    let timers: [ChatPageModel.TimerChoice]
+    /// The group's timer in words, nil when off.
+    let timerText: String?
 
     init(
         page: PageInfo, details: GroupDetails, messages: [ChatMessage], names: [UUID: String], me: UUID,
@@ -61,20 +69,33 @@ struct GroupPageModel: Encodable, Sendable {
         let state = details.state
         self.page = page
         name = state.name
-        members = state.members.map { Member(name: names[$0] ?? "Someone", isAdmin: state.admins.contains($0)) }
+        let isAdmin = state.admins.contains(me)
+        members = state.members.map {
+            Member(
+                id: $0.canonicalString, name: names[$0] ?? "Someone", isAdmin: state.admins.contains($0),
+                removable: isAdmin && $0 != me)
+        }
         lines = messages.map { message in
             Line(
                 author: message.direction == .outgoing ? "You" : message.author.flatMap { names[$0] } ?? "Someone",
                 mine: message.direction == .outgoing, text: message.displayText, unreadable: message.isUnreadable,
                 time: timeline.shortTime(message.sentAt), fullTime: timeline.fullTime(message.sentAt),
-                status: message.status == .pending ? "sending…" : "")
+                status: message.status == .pending ? "sending…" : message.groupReceipts?.summary ?? "")
         }
         isMember = state.members.contains(me)
-        isAdmin = state.admins.contains(me)
+        self.isAdmin = isAdmin
         refused = details.refused.map { "\(names[$0.author] ?? "Someone"): \($0.reason)" }
         let id = state.groupID
         send = AppRoute.groupSend(.value(id)).path
         add = AppRoute.groupAdd(.value(id)).path
         leave = AppRoute.groupLeave(.value(id)).path
+        remove = AppRoute.groupRemove(.value(id)).path
+        timer = AppRoute.groupTimer(.value(id)).path
+        timers = ChatPageModel.timerChoices.map {
+            ChatPageModel.TimerChoice(
+                seconds: $0, label: $0 == 0 ? "Off" : DisappearingTimer.describe($0),
+                selected: $0 == state.timerSeconds)
+        }
+        timerText = state.timerSeconds > 0 ? DisappearingTimer.describe(state.timerSeconds) : nil
     }
 }

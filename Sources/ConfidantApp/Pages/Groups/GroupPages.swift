@@ -3,7 +3,7 @@ import Foundation
 import Vapor
 
 /// Groups: the list with a form for a new one, and a group's page (members, conversation, send,
-/// add for admins, leave) — renderings of `Messenger`'s group calls. Every change goes back to
+/// add, remove and the timer for admins, leave) — renderings of `Messenger`'s group calls. Every change goes back to
 /// a page (post/redirect/get), with what went wrong in words.
 struct GroupPages {
     let context: AppContext
@@ -15,6 +15,8 @@ struct GroupPages {
         routes.post(.groupSend(.key)) { request in try await send(request) }
         routes.post(.groupAdd(.key)) { request in try await add(request) }
         routes.post(.groupLeave(.key)) { request in try await leave(request) }
+        routes.post(.groupRemove(.key)) { request in try await remove(request) }
+        routes.post(.groupTimer(.key)) { request in try await setTimer(request) }
     }
 
     /// The most members one form names.
@@ -105,6 +107,33 @@ struct GroupPages {
 
     private func leave(_ request: Request) async throws -> Response {
         try await change(request) { messenger, id in _ = try await messenger.leaveGroup(id) }
+    }
+
+    private struct RemoveForm: Content {
+        var member: String
+    }
+
+    private func remove(_ request: Request) async throws -> Response {
+        try await change(request) { messenger, id in
+            guard let member = UUID(uuidString: try request.content.decode(RemoveForm.self).member) else {
+                throw Abort(.badRequest, reason: "Choose a member the page lists.")
+            }
+            _ = try await messenger.removeFromGroup(id, [member])
+        }
+    }
+
+    private struct TimerForm: Content {
+        var seconds: Int
+    }
+
+    private func setTimer(_ request: Request) async throws -> Response {
+        try await change(request) { messenger, id in
+            let seconds = try request.content.decode(TimerForm.self).seconds
+            guard ChatPageModel.timerChoices.contains(seconds) else {
+                throw Abort(.badRequest, reason: "Choose one of the timers the page offers.")
+            }
+            _ = try await messenger.setGroupTimer(id, seconds: seconds == 0 ? nil : seconds)
+        }
     }
 
     /// Runs one change of the group the path names and goes back to its page, with the reason

@@ -189,6 +189,15 @@ enum LocalStoreSchema {
                     CREATE INDEX receiving_chain_owner ON receiving_chain (group_id, user_id, device_id, received_at);
                     """)
         }
+        // Which members have this account's group messages, and which have read them.
+        migrator.registerMigration("v12-group-receipts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE group_receipt (
+                      message_id TEXT NOT NULL, group_id TEXT NOT NULL, member_id TEXT NOT NULL, is_read INTEGER NOT NULL,
+                      PRIMARY KEY (group_id, message_id, member_id));
+                    """)
+        }
         return migrator
     }
 }
