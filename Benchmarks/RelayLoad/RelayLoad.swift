@@ -24,7 +24,7 @@ struct RelayLoad: AsyncParsableCommand {
         commandName: "relay-load",
         abstract: "Load-test the relay: N sender/receiver pairs over HTTP and WebSockets on loopback.",
         discussion: "Benchmarks/relay.sh runs the set reported in docs/BENCHMARKS.md.",
-        subcommands: [LoadCommand.self, KitCommand.self, ChildRelayCommand.self, TokenCommand.self],
+        subcommands: [LoadCommand.self, KitCommand.self, GroupCommand.self, ChildRelayCommand.self, TokenCommand.self],
         defaultSubcommand: LoadCommand.self
     )
 
