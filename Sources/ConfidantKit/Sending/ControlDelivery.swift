@@ -47,9 +47,12 @@ struct ControlDelivery: Sendable {
                     continue
                 }
                 let payload = try run.payload.serialized
+                // The relay takes a message only if it also reaches the sender's other devices:
+                // a receipt goes there too (a device ignores its own account's receipts).
+                let toOwn: Bool
+                if case .receipt = run.payload.content { toOwn = true } else { toOwn = control.toOwnDevices }
                 let groups = try await sealer.groups(
-                    peer: control.peer, peerKeys: peerKeys, forPeer: payload,
-                    forOwn: control.toOwnDevices ? payload : nil)
+                    peer: control.peer, peerKeys: peerKeys, forPeer: payload, forOwn: toOwn ? payload : nil)
                 try await transport.transmit(try await sealer.seal(groups, messageID: run.messageID, sentAt: now()))
                 try store.finishControls(run.messageIDs)
             } catch let error as ConfidantKitError where error.isTransient {

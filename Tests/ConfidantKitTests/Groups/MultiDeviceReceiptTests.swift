@@ -1,0 +1,36 @@
+import ConfidantCrypto
+import ConfidantTestSupport
+import Foundation
+import Testing
+
+@testable import ConfidantKit
+
+/// Receipts from an account with two devices: the relay takes a message only when it also
+/// reaches the sender's other devices, so a receipt goes there too and is not held for ever.
+@Suite("Receipts from an account with several devices")
+struct MultiDeviceReceiptTests {
+    @Test(
+        "bob's second device does not hold his receipts back: alice sees her messages delivered, in a chat and a group")
+    func receiptsLeave() async throws {
+        try await TestRelay.run { relay in
+            try await KitUser.removing(try await KitUser.register(relay, name: "Alice")) { alice in
+                try await KitUser.removing(try await KitUser.register(relay, name: "Bob")) { bob in
+                    let (a, b) = (alice.messenger, bob.messenger)
+                    let laptop = try await bob.secondDevice(relay)
+                    let bobContact = await bob.contact
+                    let direct = try await a.send("hi", to: bobContact)
+                    let group = try await a.createGroup(name: "Duo", members: [bobContact]).groupID
+                    let sent = try await a.sendToGroup(group, text: "hello")
+                    _ = try await b.sync()
+                    #expect(try b.store.controls().isEmpty, "no receipt waits on bob's web device")
+                    _ = try await a.sync()
+                    let line = try await a.history(with: bobContact.id).first { $0.id == direct.id }
+                    #expect(line?.status == .delivered)
+                    let receipts = try await a.groupHistory(group).first { $0.id == sent.id }?.groupReceipts
+                    #expect(receipts == GroupReceipts(delivered: 1, read: 0, members: 1))
+                    await laptop.remove()
+                }
+            }
+        }
+    }
+}
