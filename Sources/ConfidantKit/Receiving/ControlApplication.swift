@@ -50,9 +50,9 @@ struct ControlApplication {
         case .receipt(let receipt):
             guard sender != me else { break }
             let group = control.payload.conversation
-            if try store.holdsGroup(group, db) {
+            if let ledger = try store.groupLedger(group, db) {
                 // A member's receipt for this account's messages in the group.
-                guard try store.groupLedger(group, db)?.state?.members.contains(sender) == true else { break }
+                guard ledger.state?.members.contains(sender) == true else { break }
                 effect.changed = try store.applyGroupReceipt(receipt, from: sender, group: group, db) > 0
             } else {
                 effect.changed = try store.applyReceipt(receipt, from: sender, db) > 0

@@ -137,29 +137,21 @@ actor MessageReceiver {
                 messages[index].startsUnread = false
             }
             let stored = try store.insert(messages, transaction.db)
+            // A receipt goes to the peer, or in a group to the message's author, naming the conversation.
             let delivered = Dictionary(
-                grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable && $0.author == nil },
-                by: \.peer)
-            for (peer, messages) in delivered {
-                let kind: Receipt.Kind = reading.sendsReadReceipts && reading.peers.contains(peer) ? .read : .delivered
-                try store.queueControl(
-                    ChatPayload(conversation: peer, content: .receipt(Receipt(kind, messageIDs: messages.map(\.id)))),
-                    to: peer, toOwnDevices: false, now: now, transaction.db)
-            }
-            // A group message's receipt goes to its author alone, naming the group.
-            let inGroups = Dictionary(
-                grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable && $0.author != nil },
-                by: { GroupAuthor(group: $0.peer, author: $0.author ?? $0.peer) })
-            for (key, messages) in inGroups {
+                grouping: stored.filter { $0.direction == .incoming && !$0.isUnreadable },
+                by: { ReceiptTarget(conversation: $0.peer, recipient: $0.author ?? $0.peer) })
+            for (target, messages) in delivered {
                 let kind: Receipt.Kind =
-                    reading.sendsReadReceipts && reading.peers.contains(key.group) ? .read : .delivered
+                    reading.sendsReadReceipts && reading.peers.contains(target.conversation) ? .read : .delivered
                 try store.queueControl(
                     ChatPayload(
-                        conversation: key.group, content: .receipt(Receipt(kind, messageIDs: messages.map(\.id)))),
-                    to: key.author, toOwnDevices: false, now: now, transaction.db)
+                        conversation: target.conversation,
+                        content: .receipt(Receipt(kind, messageIDs: messages.map(\.id)))),
+                    to: target.recipient, toOwnDevices: false, now: now, transaction.db)
             }
             if let cursor = entries.map(\.cursor).max() { try LocalStore.setCursor(cursor, transaction.db) }
-            return (stored, removedFiles, changed || !delivered.isEmpty || !inGroups.isEmpty, authorsWanted)
+            return (stored, removedFiles, changed || !delivered.isEmpty, authorsWanted)
         }
         store.removeAttachmentFiles(removedFiles)
         for message in stored { events.emit(.message(message)) }
@@ -243,8 +235,9 @@ actor MessageReceiver {
     }
 }
 
-/// A group and one of its members: where a group message's receipt goes.
-private struct GroupAuthor: Hashable {
-    let group: UUID
-    let author: UUID
+/// Where a receipt goes: the conversation it names and the user whose devices get it (the peer,
+/// or in a group the message's author).
+private struct ReceiptTarget: Hashable {
+    let conversation: UUID
+    let recipient: UUID
 }
