@@ -26,7 +26,7 @@ extension Messenger {
                 ], db
             ).first
             // One control under the group: sealed once with the sender key (`GroupDelivery`).
-            try store.queueControl(payload, to: groupID, toOwnDevices: true, carrying: id, now: now, db)
+            try store.queueControl(payload, to: groupID, carrying: id, now: now, db)
             return line
         }
         guard let stored else { throw ConfidantKitError.storeDamaged("a new group message was not stored") }

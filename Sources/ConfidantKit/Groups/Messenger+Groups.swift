@@ -98,12 +98,12 @@ extension Messenger {
         let now = now()
         try store.write { db in
             try store.storeOwnGroupChange(change, now: now, db)
-            for (index, peer) in recipients.enumerated() {
+            for peer in recipients {
                 let batches = joined.contains(peer) ? history : [[change.serialized]]
                 for batch in batches {
                     try store.queueControl(
-                        ChatPayload(conversation: change.groupID, content: .groupChanges(batch)), to: peer,
-                        toOwnDevices: index == 0 && batch == batches.last, now: now, db)
+                        ChatPayload(conversation: change.groupID, content: .groupChanges(batch)), to: peer, now: now,
+                        db)
                 }
             }
         }

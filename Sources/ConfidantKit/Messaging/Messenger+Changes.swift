@@ -26,7 +26,7 @@ extension Messenger {
             else { throw ConfidantKitError.messageNotFound(messageID) }
             try store.queueControl(
                 ChatPayload(conversation: message.peer, content: .edit(messageID: messageID, text: text)),
-                to: message.peer, toOwnDevices: true, now: now, db)
+                to: message.peer, now: now, db)
         }
         eventHub.emit(.changed)
         try await sender.deliverOutbox()
@@ -46,7 +46,7 @@ extension Messenger {
             else { throw ConfidantKitError.messageNotFound(messageID) }
             try store.queueControl(
                 ChatPayload(conversation: message.peer, content: .deletion(messageID: messageID)), to: message.peer,
-                toOwnDevices: true, now: now, db)
+                now: now, db)
             return files
         }
         store.removeAttachmentFiles(files)
@@ -85,7 +85,7 @@ extension Messenger {
             let id = UUID()
             try store.queueControl(
                 ChatPayload(conversation: contact.id, content: .timer(expiresAfter: seconds ?? 0)), to: contact.id,
-                toOwnDevices: true, now: now, db)
+                now: now, db)
             return try store.insert(
                 [
                     LocalStore.NewMessage(

@@ -148,7 +148,7 @@ actor MessageReceiver {
                     ChatPayload(
                         conversation: target.conversation,
                         content: .receipt(Receipt(kind, messageIDs: messages.map(\.id)))),
-                    to: target.recipient, toOwnDevices: false, now: now, transaction.db)
+                    to: target.recipient, now: now, transaction.db)
             }
             if let cursor = entries.map(\.cursor).max() { try LocalStore.setCursor(cursor, transaction.db) }
             return (stored, removedFiles, changed || !delivered.isEmpty, authorsWanted)

@@ -47,12 +47,9 @@ struct ControlDelivery: Sendable {
                     continue
                 }
                 let payload = try run.payload.serialized
-                // The relay takes a message only if it also reaches the sender's other devices:
-                // a receipt goes there too (a device ignores its own account's receipts).
-                let toOwn: Bool
-                if case .receipt = run.payload.content { toOwn = true } else { toOwn = control.toOwnDevices }
+                // The relay takes a message only if it also reaches the sender's other devices.
                 let groups = try await sealer.groups(
-                    peer: control.peer, peerKeys: peerKeys, forPeer: payload, forOwn: toOwn ? payload : nil)
+                    peer: control.peer, peerKeys: peerKeys, forPeer: payload, forOwn: payload)
                 try await transport.transmit(try await sealer.seal(groups, messageID: run.messageID, sentAt: now()))
                 try store.finishControls(run.messageIDs)
             } catch let error as ConfidantKitError where error.isTransient {

@@ -37,13 +37,13 @@ struct ControlRun {
             let control = queue[index]
             var members = [control]
             index += 1
-            guard case .receipt(let receipt) = control.payload.content, !control.toOwnDevices else {
+            guard case .receipt(let receipt) = control.payload.content else {
                 runs.append(ControlRun(controls: members, payload: control.payload))
                 continue
             }
             var ids = receipt.messageIDs
             while index < queue.endIndex, queue[index].peer == control.peer,
-                queue[index].payload.conversation == control.payload.conversation, !queue[index].toOwnDevices,
+                queue[index].payload.conversation == control.payload.conversation,
                 case .receipt(let next) = queue[index].payload.content, next.type == receipt.type,
                 ids.count + next.messageIDs.count <= ChatPayload.maximumReceiptIDs
             {

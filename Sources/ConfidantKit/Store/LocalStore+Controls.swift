@@ -10,25 +10,26 @@ extension LocalStore {
         let messageID: UUID
         let peer: UUID
         let payload: ChatPayload
-        let toOwnDevices: Bool
         let attempts: Int
     }
 
-    /// Queues a control message to `peer` (and the account's other devices when `toOwnDevices`).
+    /// Queues a control message to `peer`; the account's other devices get a copy too, as the
+    /// relay takes a message only if it reaches them (they keep edits, deletions and timers, and
+    /// ignore their own account's receipts and the group changes they hold).
     /// `carrying`: the group message it is one member's copy of (see ``finishControls(_:)``).
     func queueControl(
-        _ payload: ChatPayload, to peer: UUID, toOwnDevices: Bool, carrying message: UUID? = nil, now: Date,
+        _ payload: ChatPayload, to peer: UUID, carrying message: UUID? = nil, now: Date,
         _ db: Database
     ) throws {
         let id = UUID.timeOrdered(at: now)
         // Prepared once, not the record's `insert`: every message received queues a receipt here.
         try db.cachedStatement(
             sql: """
-                INSERT INTO control_outbox (message_id, peer_id, sealed, to_own_devices, attempts, created_at, carries_message)
-                VALUES (?, ?, ?, ?, 0, ?, ?)
+                INSERT INTO control_outbox (message_id, peer_id, sealed, attempts, created_at, carries_message)
+                VALUES (?, ?, ?, 0, ?, ?)
                 """
         ).execute(arguments: [
-            id.canonicalString, peer.canonicalString, try seal(try payload.serialized, .control(id)), toOwnDevices,
+            id.canonicalString, peer.canonicalString, try seal(try payload.serialized, .control(id)),
             now.timeIntervalSince1970, message?.canonicalString,
         ])
         // Set inside the transaction: a delivery that takes the mark before this commits reads
@@ -60,8 +61,7 @@ extension LocalStore {
                 do {
                     return QueuedControl(
                         messageID: record.messageID, peer: record.peerID,
-                        payload: try ChatPayload(serialized: bytes), toOwnDevices: record.toOwnDevices,
-                        attempts: record.attempts)
+                        payload: try ChatPayload(serialized: bytes), attempts: record.attempts)
                 } catch {
                     throw ConfidantKitError.storeDamaged("a queued control message does not decode (\(error))")
                 }

@@ -257,7 +257,7 @@ extension LocalStore {
                     let part = Array(ids[chunk..<min(chunk + ChatPayload.maximumReceiptIDs, ids.count)])
                     try queueControl(
                         ChatPayload(conversation: peer, content: .receipt(Receipt(.read, messageIDs: part))),
-                        to: author, toOwnDevices: false, now: now, db)
+                        to: author, now: now, db)
                 }
             }
             return incoming

@@ -57,7 +57,7 @@ struct GroupMessageTests {
                             conversation: group, content: .groupMessage(messageID: UUID(), text: "let me in"))
                         let bobID = await b.me
                         try c.store.write { db in
-                            try c.store.queueControl(forged, to: bobID, toOwnDevices: false, now: Date(), db)
+                            try c.store.queueControl(forged, to: bobID, now: Date(), db)
                         }
                         _ = try await c.flushOutbox()
                         _ = try await b.sync()
@@ -90,7 +90,7 @@ struct GroupMessageTests {
     ) async throws {
         try await a.edit(sent, text: "hello, all")
         let forged = ChatPayload(conversation: group, content: .edit(messageID: sent, text: "Bob was here"))
-        try b.store.write { db in try b.store.queueControl(forged, to: group, toOwnDevices: true, now: Date(), db) }
+        try b.store.write { db in try b.store.queueControl(forged, to: group, now: Date(), db) }
         let after = try await b.sendToGroup(group, text: "after my edit")
         await #expect(throws: ConfidantKitError.notYourMessage(sent)) { try await b.edit(sent, text: "mine now") }
         try await b.deleteForEveryone(reply)

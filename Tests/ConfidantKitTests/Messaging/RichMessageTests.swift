@@ -256,7 +256,7 @@ struct RichMessageTests {
                     ChatPayload.Content.edit(messageID: original.id, text: "forged"), .deletion(messageID: original.id),
                 ] {
                     try bob.messenger.store.queueControl(
-                        ChatPayload(conversation: aliceID, content: forged), to: aliceID, toOwnDevices: false,
+                        ChatPayload(conversation: aliceID, content: forged), to: aliceID,
                         now: Date(), db)
                 }
             }

@@ -6,12 +6,12 @@ import Testing
 
 @Suite("Queued control messages merged into runs")
 struct ControlRunTests {
-    private func queued(_ content: ChatPayload.Content, to peer: UUID, toOwnDevices: Bool = false)
+    private func queued(_ content: ChatPayload.Content, to peer: UUID)
         -> LocalStore.QueuedControl
     {
         LocalStore.QueuedControl(
             messageID: .timeOrdered(), peer: peer, payload: ChatPayload(conversation: peer, content: content),
-            toOwnDevices: toOwnDevices, attempts: 0)
+            attempts: 0)
     }
 
     private func delivered(_ count: Int = 1, to peer: UUID) -> LocalStore.QueuedControl {
@@ -38,16 +38,12 @@ struct ControlRunTests {
         #expect(ids(runs[0]) == expected)
         #expect(runs[0].payload.conversation == alice)
 
-        // Another peer, another kind, an edit, or a copy to the own devices ends a run.
+        // Another peer, another kind or an edit ends a run.
         let read = queued(.receipt(Receipt(.read, messageIDs: [UUID()])), to: alice)
         let edit = queued(.edit(messageID: UUID(), text: "fixed"), to: alice)
-        let own = queued(.receipt(Receipt(.delivered, messageIDs: [UUID()])), to: alice, toOwnDevices: true)
-        let mixed = [
-            delivered(to: alice), delivered(to: bob), delivered(to: alice), read, edit, delivered(to: alice), own,
-            delivered(to: alice),
-        ]
+        let mixed = [delivered(to: alice), delivered(to: bob), delivered(to: alice), read, edit, delivered(to: alice)]
         let cut = ControlRun.runs(of: mixed)
-        #expect(cut.map(\.controls.count) == [1, 1, 1, 1, 1, 1, 1, 1])
+        #expect(cut.map(\.controls.count) == [1, 1, 1, 1, 1, 1])
         #expect(cut.map(\.first.messageID) == mixed.map(\.messageID))
         #expect(cut.map(\.payload) == mixed.map(\.payload))
     }

@@ -735,7 +735,7 @@ struct LocalStoreTests {
                 messageID: full.messageID, peerID: full.peerID, attempts: 3, confirmed: true, createdAt: time,
                 nextAttemptAt: time + 4, lastError: "away")
             let control = ControlRecord(
-                seq: 1, messageID: UUID(), peerID: UUID(), sealed: Data([3]), toOwnDevices: true, attempts: 2,
+                seq: 1, messageID: UUID(), peerID: UUID(), sealed: Data([3]), attempts: 2,
                 nextAttemptAt: time + 5, lastError: "away", createdAt: time)
             let key = ContactKeyRecord(
                 userID: UUID(), deviceID: UUID(), fingerprint: "f", identity: Data([4]), firstSeen: time,
@@ -873,7 +873,7 @@ struct LocalStoreTests {
             func queue(_ db: Database) throws {
                 try store.queueControl(
                     ChatPayload(conversation: peer, content: .receipt(Receipt(.delivered, messageIDs: [UUID()]))),
-                    to: peer, toOwnDevices: false, now: Date(), db)
+                    to: peer, now: Date(), db)
             }
             try store.write { db in try queue(db) }
             #expect(store.takeControlsMark())

@@ -198,6 +198,10 @@ enum LocalStoreSchema {
                       PRIMARY KEY (group_id, message_id, member_id));
                     """)
         }
+        // Every control goes to the account's other devices too (the relay asks for them).
+        migrator.registerMigration("v13-controls-to-own-devices") { db in
+            try db.alter(table: "control_outbox") { $0.drop(column: "to_own_devices") }
+        }
         return migrator
     }
 }

@@ -52,8 +52,6 @@ struct ControlRecord: StoreRecord {
     var peerID: UUID
     /// The serialized `ChatPayload`, sealed.
     var sealed: Data
-    /// Whether the account's other devices get it too (edits, deletions, timers; not receipts).
-    var toOwnDevices: Bool
     var attempts: Int
     var nextAttemptAt: Date?
     var lastError: String?
@@ -64,7 +62,6 @@ struct ControlRecord: StoreRecord {
         case messageID = "message_id"
         case peerID = "peer_id"
         case sealed
-        case toOwnDevices = "to_own_devices"
         case attempts
         case nextAttemptAt = "next_attempt_at"
         case lastError = "last_error"
@@ -80,7 +77,6 @@ extension ControlRecord {
         messageID = try row.uuid(CodingKeys.messageID)
         peerID = try row.uuid(CodingKeys.peerID)
         sealed = try row.value(CodingKeys.sealed)
-        toOwnDevices = try row.value(CodingKeys.toOwnDevices)
         attempts = try row.value(CodingKeys.attempts)
         nextAttemptAt = try row.dateIfPresent(CodingKeys.nextAttemptAt)
         lastError = try row.value(CodingKeys.lastError)
