@@ -31,6 +31,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
     case registrationClosed = "registration_closed"
     case inviteRequired = "invite_required"
     case inviteInvalid = "invite_invalid"
+    /// The server's operator disabled the account: it may not sign in until they enable it.
+    case accountDisabled = "account_disabled"
     case weakPassword = "weak_password"
     case invalidEmail = "invalid_email"
     case invalidName = "invalid_name"
@@ -91,7 +93,9 @@ public enum APIErrorCode: String, Sendable, CaseIterable, Codable {
             .invalidOperands, .invalidCodeLength, .invalidTOTPSecret, .invalidTOTPCode, .biometricUnavailable:
             400
         case .unauthenticated, .invalidCredentials, .invalidProof: 401
-        case .forbidden, .senderMismatch, .stepUpRequired, .registrationClosed, .inviteRequired, .inviteInvalid: 403
+        case .forbidden, .senderMismatch, .stepUpRequired, .registrationClosed, .inviteRequired, .inviteInvalid,
+            .accountDisabled:
+            403
         case .notFound, .unknownUser, .transactionNotFound: 404
         case .methodNotAllowed: 405
         case .requestTimeout: 408

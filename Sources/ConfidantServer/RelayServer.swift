@@ -25,6 +25,8 @@ public final class RelayServer: Sendable {
     private let listener: PostgresMailboxListener?
     let services: RelayServices
     private let maintenance = Mutex<Task<Void, Never>?>(nil)
+    /// On SQLite: reads the revocations other processes recorded (`RevocationFeed`).
+    private let revocationFeed = Mutex<Task<Void, Never>?>(nil)
     private let certificates: ServerCertificates?
     /// Password hashes (bcrypt, slow on purpose) run here, apart from the database's statements.
     private let passwordHashing: NIOThreadPool
@@ -129,7 +131,7 @@ public final class RelayServer: Sendable {
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
         AddAttachments(), ReindexMessages(), KeyPostedMessages(), CountMailboxEntries(), AddInvites(), AddDeviceNames(),
-        AddSharedBodies(),
+        AddSharedBodies(), AddAdministration(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.
@@ -189,6 +191,11 @@ public final class RelayServer: Sendable {
                 }
             }
         }
+        if !services.database.isPostgres {
+            let feed = RevocationFeed(database: services.database, cache: sessionCache, hub: hub, logger: logger)
+            let every = configuration.revocationPollInterval
+            revocationFeed.withLock { $0 = Task { await feed.run(every: every) } }
+        }
         return application.http.server.shared.localAddress?.port ?? configuration.port
     }
 
@@ -232,6 +239,12 @@ public final class RelayServer: Sendable {
     public func shutdown() async {
         await metricsListener?.shutdown()
         maintenance.withLock { $0?.cancel() }
+        let feed = revocationFeed.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        feed?.cancel()
+        await feed?.value
         listener?.stop()
         hub.finishAll()
         await application.server.shutdown()

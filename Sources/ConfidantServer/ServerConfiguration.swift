@@ -182,6 +182,9 @@ public struct ServerConfiguration: Sendable {
     public var mailboxRetention: TimeInterval = 30 * 86_400
     /// How often the server purges expired mailbox entries, sign-in transactions and limits.
     public var maintenanceInterval: Duration = .seconds(3600)
+    /// On SQLite, how often the server reads the sessions another process (`confidant admin`)
+    /// ended; PostgreSQL tells it at once.
+    public var revocationPollInterval: Duration = .seconds(1)
     /// Messages one account may send: a burst, then a steady rate (per server instance).
     public var sendRate = TokenBucketSetting(burst: 3_000, perSecond: 60)
     /// Prekey bundles one user may claim (each may use up a one-time prekey of someone else's

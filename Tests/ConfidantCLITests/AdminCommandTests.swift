@@ -61,6 +61,64 @@ struct AdminCommandTests {
         #expect(byLink.status == 0 && byLink.text.contains("on \(server)"), "\(byLink.stderr)")
     }
 
+    @Test("An operator lists, shows, disables, enables and deletes an account while the relay runs; the audit has each")
+    func accountActions() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let relayDirectory = cli.directory.appendingPathComponent("relay")
+        let storage = ["--data-dir", relayDirectory.path]
+        let serve = try ServeProcess(dataDirectory: relayDirectory)
+        defer { serve.kill(SIGTERM) }
+        let server = try await serve.relay().baseURL.absoluteString
+        let joined = try await cli.register(
+            profile: "ann", server: server, email: "ann@example.com", name: "Ann", password: "a long enough password",
+            dataDirectory: relayDirectory)
+        #expect(joined.status == 0, "\(joined.stderr)")
+
+        let listed = try await cli.run(["admin", "account", "list", "--search", "ANN"] + storage)
+        #expect(listed.status == 0 && listed.text.contains("ann@example.com") && listed.text.contains("active"))
+        let shown = try await cli.run(["admin", "account", "show", "ann@example.com", "--json"] + storage)
+        let details = try JSONSerialization.jsonObject(with: Data(shown.text.utf8)) as? [String: Any]
+        #expect((details?["devices"] as? [Any])?.count == 1, "\(shown.text)")
+        #expect(details?["activeSessions"] as? Int == 1, "\(shown.text)")
+
+        let disabled = try await cli.run(
+            ["admin", "account", "disable", "ann@example.com", "--reason", "asked to pause"] + storage)
+        #expect(disabled.status == 0 && disabled.text.contains("disabled ann@example.com"), "\(disabled.stderr)")
+        // The running relay reads other processes' revocations every second (SQLite has no NOTIFY):
+        // the session stops working once it has, after a few tries at most.
+        var devices = try await cli.run(["account", "devices", "--profile", "ann"])
+        for _ in 0..<50 where devices.status == 0 {
+            devices = try await cli.run(["account", "devices", "--profile", "ann"])
+        }
+        #expect(devices.status != 0 && devices.stderr.contains("no longer accepts"), "\(devices.stderr)")
+        let login = try await cli.run(
+            ["account", "login", "--profile", "ann", "--email", "ann@example.com", "--password-stdin"],
+            answering: [{ "a long enough password" }])
+        #expect(login.status != 0 && login.stderr.contains("disabled this account"), "\(login.stderr)")
+        let again = try await cli.run(["admin", "account", "disable", "ann@example.com"] + storage)
+        #expect(again.status != 0 && again.stderr.contains("disabled already"), "\(again.stderr)")
+        let enabled = try await cli.run(["admin", "account", "enable", "ann@example.com"] + storage)
+        #expect(enabled.status == 0, "\(enabled.stderr)")
+
+        let stats = try await cli.run(["admin", "stats", "--json"] + storage)
+        let counts = try JSONSerialization.jsonObject(with: Data(stats.text.utf8)) as? [String: Any]
+        #expect(counts?["accounts"] as? Int == 1 && counts?["disabledAccounts"] as? Int == 0, "\(stats.text)")
+        let unconfirmed = try await cli.run(["admin", "account", "delete", "ann@example.com"] + storage)
+        #expect(unconfirmed.status != 0 && unconfirmed.stderr.contains("--yes"), "\(unconfirmed.stderr)")
+        let deleted = try await cli.run(["admin", "account", "delete", "ann@example.com", "--yes"] + storage)
+        #expect(deleted.status == 0 && deleted.text.contains("deleted ann@example.com"), "\(deleted.stderr)")
+        let gone = try await cli.run(["admin", "account", "show", "ann@example.com"] + storage)
+        #expect(gone.status != 0 && gone.stderr.contains("There is no account ann@example.com"), "\(gone.stderr)")
+
+        let audit = try await cli.run(["admin", "audit"] + storage)
+        let actions = audit.text.split(separator: "\n").dropFirst().map {
+            $0.contains("account delete") ? "delete" : $0.contains("account enable") ? "enable" : "disable"
+        }
+        #expect(actions == ["delete", "enable", "disable"], "\(audit.text)")
+        #expect(audit.text.contains("asked to pause") && audit.text.contains("cli "), "\(audit.text)")
+    }
+
     /// `account register` that the relay refuses before any code is mailed: only the password is typed.
     static func refusedSignUp(_ cli: CLIProcess, server: String, name: String, extra: [String]) async throws
         -> CLIProcess.Result

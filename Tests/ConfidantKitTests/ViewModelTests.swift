@@ -41,7 +41,7 @@ struct ViewModelTests {
             model.invite = "AAAA-BBBB-CCCC-DDDD-EEEE"
             await model.submit()
             #expect(model.fieldErrors[.invite]?.contains("not valid") == true, "\(model.fieldErrors)")
-            let (code, _) = try await relay.server.administration.createInvite(uses: 1, lifetime: 86_400)
+            let (code, _) = try await relay.server.administration(as: "test").createInvite(uses: 1, lifetime: 86_400)
             // The operator's link pasted as the server: the server and the code come from it.
             model.invite = ""
             model.serverAddress = relay.baseURL.absoluteString + "/join?code=\(code)"

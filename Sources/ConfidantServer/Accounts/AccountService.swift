@@ -157,10 +157,18 @@ struct AccountService: Sendable {
     /// mailboxes, conversations, sessions.
     func delete(_ caller: Caller, password: String) async throws {
         _ = try await confirmPassword(password, of: caller, otherwise: "the account was not deleted")
-        let userID = caller.userID
+        try await erase(caller.userID)
+    }
+
+    /// Deletes the account `userID` with everything it owns (the operator's `admin account
+    /// delete` too); `alsoIn` runs in the same transaction. Its streams close at once.
+    func erase(_ userID: UUID, alsoIn extra: @escaping @Sendable (any Database) async throws -> Void = { _ in })
+        async throws
+    {
         let now = now
         let devices = devices
         let blobs = try await mailbox.write { db, publication -> [UUID] in
+            try await extra(db)
             for device in try await DeviceRecord.query(on: db).filter(\.$userID == userID).filter(\.$retiredAt == nil)
                 .all()
             {

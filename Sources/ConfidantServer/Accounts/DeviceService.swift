@@ -47,7 +47,15 @@ struct DeviceService: Sendable {
 
     /// Retires one of the caller's devices: its sessions end, its mailbox is emptied, peers are told.
     func remove(_ deviceID: UUID, of caller: Caller) async throws {
-        let userID = caller.userID
+        try await remove(deviceID, ofUser: caller.userID)
+    }
+
+    /// Retires the device `deviceID` of `userID` (the operator's `admin account revoke-device`
+    /// too); `alsoIn` runs in the same transaction.
+    func remove(
+        _ deviceID: UUID, ofUser userID: UUID,
+        alsoIn extra: @escaping @Sendable (any Database) async throws -> Void = { _ in }
+    ) async throws {
         let now = now()
         try await mailbox.write { [self] db, publication in
             guard
@@ -57,6 +65,7 @@ struct DeviceService: Sendable {
                 .filter(\.$retiredAt == nil).first()
             else { throw APIFailure.notFound("That device") }
             device.retiredAt = now
+            try await extra(db)
             try await device.update(on: db)
             try await SessionRecord.query(on: db).filter(\.$userID == userID).filter(\.$deviceID == deviceID)
                 .filter(\.$revokedAt == nil).set(\.$revokedAt, to: now).update()

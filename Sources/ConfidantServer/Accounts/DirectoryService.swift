@@ -8,7 +8,7 @@ struct DirectoryService: Sendable {
 
     let database: RelayDatabase
 
-    /// Users other than `caller` whose e-mail address is verified, ordered by e-mail, after the
+    /// Users other than `caller` whose e-mail address is verified and who are not disabled, ordered by e-mail, after the
     /// `after` cursor; and the cursor of the next page, if there is one.
     func users(except caller: UUID, prefix: String?, after: String?, limit: Int) async throws -> (
         users: [UserRecord], next: String?
@@ -16,6 +16,7 @@ struct DirectoryService: Sendable {
         let limit = min(max(limit, 1), Self.maximumPage)
         let prefix = (prefix ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         var query = UserRecord.query(on: database.db).filter(\.$id != caller).filter(\.$emailVerifiedAt != nil)
+            .filter(\.$disabledAt == nil)
             .sort(\.$email).limit(limit + 1)
         if let after {
             guard let email = Self.email(inCursor: after) else {

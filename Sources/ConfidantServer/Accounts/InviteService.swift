@@ -15,7 +15,7 @@ struct InviteService: Sendable {
     let now: @Sendable () -> Date
 
     /// Makes a code for `uses` sign-ups that expires after `lifetime`; the code is shown once.
-    func create(uses: Int, lifetime: TimeInterval) async throws -> (code: String, invite: Invite) {
+    func create(uses: Int, lifetime: TimeInterval, actor: String) async throws -> (code: String, invite: Invite) {
         guard (1...Self.maximumUses).contains(uses) else {
             throw AdministrationError.invalidValue("an invite allows 1…\(Self.maximumUses) sign-ups, not \(uses)")
         }
@@ -26,7 +26,12 @@ struct InviteService: Sendable {
         let now = now()
         let record = InviteRecord(
             id: UUID(), codeHash: code.hash, uses: uses, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
-        try await database.write { db in try await record.create(on: db) }
+        let id = record.id?.canonicalString ?? "?"
+        try await database.write { db in
+            try await record.create(on: db)
+            try await AdminAudit.record(
+                .createInvite, target: "invite \(id)", detail: "\(uses) uses", actor: actor, at: now, on: db)
+        }
         return (code.display, Invite(record, now: now))
     }
 
@@ -38,13 +43,15 @@ struct InviteService: Sendable {
     }
 
     /// Revokes an invite; false if there is none with that id.
-    func revoke(_ id: UUID) async throws -> Bool {
+    func revoke(_ id: UUID, actor: String) async throws -> Bool {
         let now = now()
         return try await database.write { db in
             guard let record = try await InviteRecord.find(id, on: db) else { return false }
             if record.revokedAt == nil {
                 record.revokedAt = now
                 try await record.update(on: db)
+                try await AdminAudit.record(
+                    .revokeInvite, target: "invite \(id.canonicalString)", actor: actor, at: now, on: db)
             }
             return true
         }

@@ -62,7 +62,11 @@ struct SessionService: Sendable {
         let expires = now.addingTimeInterval(lifetime)
         let deviceID = identity.deviceID
         let verify = emailProven && user.emailVerifiedAt == nil
+        guard user.disabledAt == nil else { throw Self.disabled }
         let replaced = try await devices.mailbox.write { [devices] db, publication -> Bool in
+            // Checked again in the transaction: an operator may disable the account meanwhile.
+            guard try await UserRecord.query(on: db).filter(\.$id == userID).filter(\.$disabledAt == nil).count() == 1
+            else { throw Self.disabled }
             try await throttle.reset(keys, on: db)
             if verify {
                 try await UserRecord.query(on: db).filter(\.$id == userID).set(\.$emailVerifiedAt, to: now).update()
@@ -85,6 +89,9 @@ struct SessionService: Sendable {
             token: token.text, expiresAt: expires, user: try user.wire, deviceId: deviceID.canonicalString,
             keyChanged: replaced)
     }
+
+    static let disabled = APIFailure(
+        .accountDisabled, "The server's operator disabled this account; ask them to enable it again.")
 
     /// Revokes the caller's session.
     func signOut(_ caller: Caller) async throws {

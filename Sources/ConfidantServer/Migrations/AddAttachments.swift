@@ -17,10 +17,13 @@ struct AddAttachments: AsyncMigration {
             .unique(on: .string(Fetch.blobID), .string(Fetch.userID), .string(Fetch.deviceID))
             .create()
         try await database.schema(UserRecord.schema).field(.string(UserRecord.Column.avatarDigest), .string).update()
-        for user in try await UserRecord.query(on: database).filter(\.$avatar != nil).all() {
-            guard let avatar = user.avatar else { continue }
-            user.avatarDigest = AvatarImage.digest(of: avatar)
-            try await user.update(on: database)
+        // Only the columns this version has: later versions add more to the model.
+        for user in try await UserRecord.query(on: database).field(\.$id).field(\.$avatar).filter(\.$avatar != nil)
+            .all()
+        {
+            guard let id = user.id, let avatar = user.avatar else { continue }
+            try await UserRecord.query(on: database).filter(\.$id == id)
+                .set(\.$avatarDigest, to: AvatarImage.digest(of: avatar)).update()
         }
     }
 

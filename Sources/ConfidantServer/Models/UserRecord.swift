@@ -18,6 +18,7 @@ final class UserRecord: Model, @unchecked Sendable {
         static let lastName = "last_name"
         static let emailVerifiedAt = "email_verified_at"
         static let avatarDigest = "avatar_digest"
+        static let disabledAt = "disabled_at"
     }
 
     @ID(key: .id) var id: UUID?
@@ -37,6 +38,9 @@ final class UserRecord: Model, @unchecked Sendable {
     /// When a sign-in proved the address (its e-mail code answered); nil until then: the account
     /// is then out of the directory and has no device to receive on.
     @OptionalField(key: .string(Column.emailVerifiedAt)) var emailVerifiedAt: Date?
+    /// When the operator disabled the account (`confidant admin account disable`); nil while it
+    /// may sign in.
+    @OptionalField(key: .string(Column.disabledAt)) var disabledAt: Date?
 
     init() {}
 

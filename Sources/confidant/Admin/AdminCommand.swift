@@ -7,10 +7,10 @@ import Logging
 /// `confidant admin …`: the operator's actions on a relay's database (the server may be running).
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "admin", abstract: "Administer a relay: invite codes for sign-up by invite.",
+        commandName: "admin", abstract: "Administer a relay: accounts, invite codes, statistics and the audit.",
         discussion:
             "Works on the server's database directly: give the same --database, --data-dir and --auth-key-file as `serve`.",
-        subcommands: [InviteCommand.self])
+        subcommands: [AccountAdminCommand.self, InviteCommand.self, StatsCommand.self, AuditCommand.self])
 }
 
 /// `confidant admin invite create|list|revoke`.
@@ -29,7 +29,7 @@ func withRelayAdministration<T>(
     logger.logLevel = .warning
     let relay = try await RelayServer(configuration: try storage.configuration(), logger: logger)
     do {
-        let result = try await body(relay.administration)
+        let result = try await body(relay.administration(as: "cli \(ProcessInfo.processInfo.userName)"))
         await relay.shutdown()
         return result
     } catch {

@@ -45,6 +45,6 @@ extension Item {
     }
 }
 
-func byteCount(_ bytes: Int) -> String {
-    ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file)
+func byteCount(_ bytes: some BinaryInteger) -> String {
+    ByteCountFormatter.string(fromByteCount: Int64(clamping: bytes), countStyle: .file)
 }

@@ -28,13 +28,14 @@ struct InviteRegistrationTests {
             #expect(try await Self.signUp(relay, "blank", invite: "  ") == "invite_required 403")
             #expect(try await Self.signUp(relay, "guess", invite: "AAAA-BBBB-CCCC-DDDD-EEEE") == "invite_invalid 403")
             #expect(try await Self.signUp(relay, "junk", invite: "not a code") == "invite_invalid 403")
-            let (code, invite) = try await relay.server.administration.createInvite(uses: 2, lifetime: 86_400)
+            let (code, invite) = try await relay.server.administration(as: "test").createInvite(
+                uses: 2, lifetime: 86_400)
             #expect(invite.state == .active)
             #expect(try await Self.signUp(relay, "first", invite: code) == nil)
             let typed = code.lowercased().replacingOccurrences(of: "-", with: " ")
             #expect(try await Self.signUp(relay, "second", invite: typed) == nil)
             #expect(try await Self.signUp(relay, "third", invite: code) == "invite_invalid 403")
-            let listed = try await relay.server.administration.listInvites()
+            let listed = try await relay.server.administration(as: "test").listInvites()
             #expect(listed.map(\.state) == [.usedUp])
             #expect(listed.first?.used == 2)
         }
@@ -50,7 +51,7 @@ struct InviteRegistrationTests {
                 $0.now = clock.now
             }
         ) { relay in
-            let admin = relay.server.administration
+            let admin = relay.server.administration(as: "test")
             let (expiring, _) = try await admin.createInvite(uses: 5, lifetime: 3_600)
             let (revoked, revokedInvite) = try await admin.createInvite(uses: 5, lifetime: 86_400)
             #expect(try await admin.revokeInvite(revokedInvite.id))
@@ -67,7 +68,7 @@ struct InviteRegistrationTests {
     @Test("Sign-ups racing for a single-use code: exactly one gets the account", arguments: TestDatabaseKind.allCases)
     func racingSignUps(kind: TestDatabaseKind) async throws {
         try await TestRelay.run(kind, adjust: { $0.registration = .invite }) { relay in
-            let (code, _) = try await relay.server.administration.createInvite(uses: 1, lifetime: 86_400)
+            let (code, _) = try await relay.server.administration(as: "test").createInvite(uses: 1, lifetime: 86_400)
             let outcomes = try await withThrowingTaskGroup(of: String?.self) { group in
                 for index in 0..<8 { group.addTask { try await Self.signUp(relay, "racer\(index)", invite: code) } }
                 return try await group.reduce(into: [String?]()) { $0.append($1) }
@@ -80,7 +81,7 @@ struct InviteRegistrationTests {
     @Test("A closed server takes no sign-up; an open one needs no code")
     func closedAndOpen() async throws {
         try await TestRelay.run(adjust: { $0.registration = .closed }) { relay in
-            let (code, _) = try await relay.server.administration.createInvite(uses: 1, lifetime: 86_400)
+            let (code, _) = try await relay.server.administration(as: "test").createInvite(uses: 1, lifetime: 86_400)
             #expect(try await Self.signUp(relay, "closed", invite: code) == "registration_closed 403")
         }
         try await TestRelay.run { relay in
