@@ -106,7 +106,11 @@ public final class RelayServer: Sendable {
             let metrics = configuration.metrics.map { _ in RelayMetrics() }
             self.metrics = metrics
             if let address = configuration.metrics, let metrics {
-                metricsListener = try await MetricsListener(address: address, logger: logger) {
+                var admin: AdminHTTPAPI?
+                if let file = configuration.adminTokenFile {
+                    admin = AdminHTTPAPI(services: services, token: try AdminToken(file: file))
+                }
+                metricsListener = try await MetricsListener(address: address, logger: logger, admin: admin) {
                     [hub, configuration] in
                     try await metrics.scrape(database: services.database, hub: hub, configuration: configuration)
                 }

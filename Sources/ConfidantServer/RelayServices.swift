@@ -4,8 +4,9 @@ import Logging
 import NIOPosix
 
 /// Every service of one relay, wired once (as a Vapor app's `configure.swift` does): the HTTP
-/// handlers and the stream reach the database only through these.
-struct RelayServices: Sendable {
+/// handlers and the stream reach the database only through these. A class: the API, the stream
+/// and the admin API share one instance rather than copies of its many fields.
+final class RelayServices: Sendable {
     let configuration: ServerConfiguration
     let database: RelayDatabase
     let mailbox: MailboxService

@@ -39,11 +39,15 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
 public enum ServerConfigurationError: Error, CustomStringConvertible, Equatable {
     case badDatabase(String, String)
     case weakPasswordHashing(Int)
+    /// An admin token file without the metrics listener the admin API is served on.
+    case adminAPIWithoutMetrics
 
     public var description: String {
         switch self {
         case .badDatabase(_, let hint): "Unrecognised --database: \(hint)."
         case .weakPasswordHashing(let cost): "bcrypt cost \(cost) is below 12; only tests may lower it."
+        case .adminAPIWithoutMetrics:
+            "--admin-token-file serves the admin API on the metrics listener: give --metrics-port too."
         }
     }
 }
@@ -105,6 +109,9 @@ public struct ServerConfiguration: Sendable {
     public var port = 8080
     /// Serve Prometheus metrics (`GET /metrics`) on a listener of their own here; nil: none.
     public var metrics: MetricsAddress?
+    /// With `metrics`: serve the admin API (`/admin/v1/…`) on the metrics listener to callers that
+    /// send the token this file holds (only its owner may read it); nil: no admin API.
+    public var adminTokenFile: URL?
     public var database: DatabaseLocation
     /// Holds blobs (and the SQLite file by default).
     public var dataDirectory: URL
@@ -232,6 +239,7 @@ public struct ServerConfiguration: Sendable {
 
     func validate() throws(ServerConfigurationError) {
         if passwordCost < 12 && !allowWeakPasswordHashing { throw .weakPasswordHashing(passwordCost) }
+        if adminTokenFile != nil && metrics == nil { throw .adminAPIWithoutMetrics }
     }
 }
 

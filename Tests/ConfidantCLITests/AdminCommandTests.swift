@@ -119,6 +119,23 @@ struct AdminCommandTests {
         #expect(audit.text.contains("asked to pause") && audit.text.contains("cli "), "\(audit.text)")
     }
 
+    @Test("admin token writes a 0600 token file once; serve takes it only with the metrics listener")
+    func adminToken() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let file = cli.directory.appendingPathComponent("admin-token").path
+        let made = try await cli.run(["admin", "token", "--out", file])
+        #expect(made.status == 0 && made.text.contains("--admin-token-file \(file)"), "\(made.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.count == 43 && !made.text.contains(token), "the token is not printed")
+        let again = try await cli.run(["admin", "token", "--out", file])
+        #expect(again.status != 0 && again.stderr.contains("exists already"), "\(again.stderr)")
+        let serve = try await cli.run(["serve", "--port", "0", "--admin-token-file", file])
+        #expect(serve.status != 0 && serve.stderr.contains("--metrics-port"), "\(serve.stderr)")
+    }
+
     /// `account register` that the relay refuses before any code is mailed: only the password is typed.
     static func refusedSignUp(_ cli: CLIProcess, server: String, name: String, extra: [String]) async throws
         -> CLIProcess.Result

@@ -81,9 +81,9 @@ struct InviteService: Sendable {
 }
 
 /// One invite, as the operator sees it (never its code).
-public struct Invite: Sendable, Equatable {
+public struct Invite: Sendable, Equatable, Encodable {
     /// Whether an invite still lets someone sign up.
-    public enum State: String, Sendable {
+    public enum State: String, Sendable, Encodable {
         case active
         case usedUp = "used up"
         case expired

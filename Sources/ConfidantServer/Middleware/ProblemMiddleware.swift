@@ -59,6 +59,12 @@ struct ProblemMiddleware: AsyncMiddleware {
             let message =
                 abort.status == .notFound ? "No such endpoint: \(request.method) \(request.url.path)." : abort.reason
             return APIFailure(code, message, status: abort.status)
+        case let refusal as AdministrationError:
+            switch refusal {
+            case .invalidValue: return .malformed(refusal.description)
+            case .noSuchAccount: return APIFailure(.unknownUser, refusal.description)
+            case .noSuchDevice: return APIFailure(.notFound, refusal.description)
+            }
         case is DecodingError:
             return .malformed("The request body is not valid JSON for this endpoint.")
         case let parserError as HTTPParserError:

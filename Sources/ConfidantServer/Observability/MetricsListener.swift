@@ -15,13 +15,15 @@ public struct MetricsAddress: Sendable, Equatable {
     }
 }
 
-/// The metrics listener: a second, minimal Vapor application with the one route, answering
-/// Prometheus's text format; anything else is 404.
+/// The metrics listener: a second, minimal Vapor application with `GET /metrics` in Prometheus's
+/// text format and, when configured, the admin API; anything else is 404.
 final class MetricsListener: Sendable {
     private let application: Application
 
+    /// With `admin`, the listener also serves the admin API (`AdminHTTPAPI`), its errors as Problems.
     init(
-        address: MetricsAddress, logger: Logger, scrape: @escaping @Sendable () async throws -> [UInt8]
+        address: MetricsAddress, logger: Logger, admin: AdminHTTPAPI? = nil,
+        scrape: @escaping @Sendable () async throws -> [UInt8]
     ) async throws {
         var environment = Environment(name: "production", arguments: ["confidant"])
         environment.commandInput.arguments = []
@@ -31,11 +33,20 @@ final class MetricsListener: Sendable {
         app.http.server.configuration.port = address.port
         app.http.server.configuration.serverName = "confidant"
         app.middleware = Middlewares()
-        app.middleware.use(ErrorMiddleware.default(environment: app.environment))
+        let routes = KnownRoutes()
+        if let admin {
+            app.middleware.use(ProblemMiddleware(outages: admin.services.outages, routes: routes))
+        } else {
+            app.middleware.use(ErrorMiddleware.default(environment: app.environment))
+        }
         app.get("metrics") { _ in
             Response(
                 status: .ok, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(buffer: ByteBuffer(bytes: try await scrape())))
+        }
+        if let admin {
+            admin.register(on: app)
+            routes.record(app.routes.all)
         }
         application = app
     }

@@ -10,7 +10,9 @@ struct AdminCommand: AsyncParsableCommand {
         commandName: "admin", abstract: "Administer a relay: accounts, invite codes, statistics and the audit.",
         discussion:
             "Works on the server's database directly: give the same --database, --data-dir and --auth-key-file as `serve`.",
-        subcommands: [AccountAdminCommand.self, InviteCommand.self, StatsCommand.self, AuditCommand.self])
+        subcommands: [
+            AccountAdminCommand.self, InviteCommand.self, StatsCommand.self, AuditCommand.self, AdminTokenCommand.self,
+        ])
 }
 
 /// `confidant admin invite create|list|revoke`.
@@ -114,5 +116,24 @@ struct InviteRevokeCommand: AsyncParsableCommand {
             throw ValidationError("there is no invite \(id); see `confidant admin invite list`")
         }
         print("revoked invite \(id)")
+    }
+}
+
+/// `confidant admin token --out FILE`.
+struct AdminTokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token", abstract: "Make the token file of the HTTP admin API (`serve --admin-token-file`).")
+
+    @Option(help: "The new file (made 0600; an existing one is not replaced).") var out: String
+
+    func run() async throws {
+        do {
+            _ = try AdminTokenFile.create(at: URL(fileURLWithPath: out))
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        print(
+            "wrote a new admin token to \(out); start `confidant serve --metrics-port PORT --admin-token-file \(out)`")
+        print("and call http://127.0.0.1:PORT/admin/v1/… with `Authorization: Bearer` and the file's line")
     }
 }

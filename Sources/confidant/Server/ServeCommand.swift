@@ -56,6 +56,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Serve Prometheus metrics at GET /metrics on this port, a listener of its own (0 picks one).")
     var metricsPort: Int?
     @Option(help: "Address the metrics listener binds (with --metrics-port).") var metricsHost = "127.0.0.1"
+    @Option(
+        help:
+            "Serve the admin API (/admin/v1/) on the metrics listener to callers with the token in this file (from `confidant admin token`)."
+    )
+    var adminTokenFile: String?
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -109,6 +114,13 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.metrics = MetricsAddress(host: metricsHost, port: metricsPort)
         }
+        if let adminTokenFile {
+            guard metricsPort != nil else {
+                throw ValidationError(
+                    "--admin-token-file serves the admin API on the metrics listener: give --metrics-port too.")
+            }
+            configuration.adminTokenFile = URL(fileURLWithPath: adminTokenFile)
+        }
         if let smtpHost {
             guard let smtpFrom, (try? EmailAddress(smtpFrom)) != nil else {
                 throw ValidationError(
@@ -127,6 +139,8 @@ struct ServeCommand: AsyncParsableCommand {
         do { server = try await RelayServer(configuration: configuration) } catch let error as TLSFilesError {
             throw ValidationError(error.description)
         } catch let error as DataDirectory.Unsafe {
+            throw ValidationError(error.description)
+        } catch let error as AdminTokenFileError {
             throw ValidationError(error.description)
         }
         let scheme = configuration.tls == nil ? "http" : "https"
