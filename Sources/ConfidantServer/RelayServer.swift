@@ -31,7 +31,7 @@ public final class RelayServer: Sendable {
     /// Password hashes (bcrypt, slow on purpose) run here, apart from the database's statements.
     private let passwordHashing: NIOThreadPool
     /// With `configuration.metrics`: what is counted, and where it is served.
-    private let metrics: RelayMetrics?
+    let metrics: RelayMetrics?
     private let metricsListener: MetricsListener?
     private let boundMetricsPort = Mutex<Int?>(nil)
 
@@ -188,7 +188,7 @@ public final class RelayServer: Sendable {
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: interval) } catch { return }
                     do {
-                        try await self?.runMaintenance()
+                        _ = try await self?.runMaintenance()
                     } catch {
                         logger.warning("maintenance failed; the next run catches up", metadata: ["error": "\(error)"])
                     }
@@ -201,33 +201,6 @@ public final class RelayServer: Sendable {
             revocationFeed.withLock { $0 = Task { await feed.run(every: every) } }
         }
         return application.http.server.shared.localAddress?.port ?? configuration.port
-    }
-
-    /// What runs every `maintenanceInterval`: deletes mailbox entries past their retention and
-    /// the records of sent message ids as old (a retry after that is a new message), expired
-    /// sign-in transactions and device challenges, accounts never verified, old rate-limit
-    /// windows, PostgreSQL's mailbox counts of devices no longer current, and attachments past
-    /// theirs.
-    public func runMaintenance() async throws {
-        let now = configuration.now()
-        let unverifiedBefore = now.addingTimeInterval(-configuration.unverifiedAccountLifetime)
-        try await services.mailbox.purgeExpired()
-        let postgres = services.database.isPostgres
-        let postedBefore = now.addingTimeInterval(-configuration.mailboxRetention)
-        try await services.database.write { db in
-            try await PostedMessageTable.deleteReceived(before: postedBefore, on: db)
-            try await SignInTransactionRecord.query(on: db).filter(\.$expiresAt < now).delete()
-            try await UsedChallengeRecord.query(on: db).filter(\.$expiresAt < now).delete()
-            // Accounts whose address was never proved, after a week: the address is free again.
-            try await UserRecord.query(on: db).filter(\.$emailVerifiedAt == nil)
-                .filter(\.$createdAt < unverifiedBefore).delete()
-            try await RateLimit.purge(before: now.addingTimeInterval(-86_400), on: db)
-            if postgres { try await MailboxCountTable.deleteStale(on: RelayDatabase.sql(db)) }
-            // Bodies whose entries went without an acknowledgement (their account deleted), or
-            // whose last two were acknowledged at once on two PostgreSQL connections.
-            try await SharedBodyTable.deleteOrphans(on: db)
-        }
-        try await services.blobs.purge(createdBefore: now.addingTimeInterval(-configuration.attachmentRetention))
     }
 
     /// Reads the TLS certificate and key again (a renewed certificate); connections made from

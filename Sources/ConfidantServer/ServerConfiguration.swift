@@ -187,6 +187,8 @@ public struct ServerConfiguration: Sendable {
     /// Unacknowledged mailbox entries older than this are deleted (a device away for longer
     /// misses them, as with Signal's 30 days).
     public var mailboxRetention: TimeInterval = 30 * 86_400
+    /// Entries of the administrative audit older than this are deleted; nil keeps them.
+    public var auditRetention: TimeInterval?
     /// How often the server purges expired mailbox entries, sign-in transactions and limits.
     public var maintenanceInterval: Duration = .seconds(3600)
     /// On SQLite, how often the server reads the sessions another process (`confidant admin`)

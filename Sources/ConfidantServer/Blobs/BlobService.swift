@@ -80,8 +80,9 @@ struct BlobService: Sendable {
         if gone { files.remove(blobID) }
     }
 
-    /// Deletes attachments older than `date` (backup objects are not attachments and stay).
-    func purge(createdBefore date: Date) async throws {
+    /// Deletes attachments uploaded before `date` (a device never fetched them; backup objects
+    /// are not attachments and stay); how many.
+    func purge(createdBefore date: Date) async throws -> Int {
         let ids = try await database.write { db -> [UUID] in
             let old = try await BlobRecord.query(on: db).filter(\.$backupName == nil).filter(\.$createdAt < date)
                 .all()
@@ -92,6 +93,7 @@ struct BlobService: Sendable {
             return ids
         }
         for id in ids { files.remove(id) }
+        return ids.count
     }
 
     func delete(_ blobID: UUID, by owner: UUID) async throws {

@@ -39,6 +39,17 @@ final class RelayMetrics: Sendable {
         ).record(duration)
     }
 
+    /// Counts what a maintenance run removed, by kind.
+    func maintained(_ report: MaintenanceReport) {
+        for (kind, count) in report.byKind {
+            registry.makeCounter(
+                descriptor: Self.name(
+                    "maintenance_removed", "total", "Records the hourly maintenance removed, by kind, since start."),
+                labels: [("kind", kind)]
+            ).increment(by: Int64(count))
+        }
+    }
+
     /// The exposition text, with the gauges read now from the database, the hub and the disk.
     func scrape(database: RelayDatabase, hub: MailboxHub, configuration: ServerConfiguration) async throws -> [UInt8] {
         let sql = try database.sql

@@ -53,6 +53,12 @@ struct ServeCommand: AsyncParsableCommand {
     var minFreeMib = 256
     @Option(help: "Days an attachment stays when not every device it was meant for fetched it (1…365).")
     var attachmentRetentionDays = 30
+    @Option(help: "Days an unacknowledged mailbox entry, and the record of a sent message id, are kept (1…365).")
+    var mailboxRetentionDays = 30
+    @Option(help: "Days an account whose e-mail address no sign-in proved is kept (1…365).")
+    var unverifiedAccountDays = 7
+    @Option(help: "Days the administrative audit is kept (1…36500); without it, for good.")
+    var auditRetentionDays: Int?
     @Option(help: "Serve Prometheus metrics at GET /metrics on this port, a listener of its own (0 picks one).")
     var metricsPort: Int?
     @Option(help: "Address the metrics listener binds (with --metrics-port).") var metricsHost = "127.0.0.1"
@@ -108,6 +114,20 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--attachment-retention-days must be between 1 and 365.")
         }
         configuration.attachmentRetention = TimeInterval(attachmentRetentionDays) * 86_400
+        guard (1...365).contains(mailboxRetentionDays) else {
+            throw ValidationError("--mailbox-retention-days must be between 1 and 365.")
+        }
+        configuration.mailboxRetention = TimeInterval(mailboxRetentionDays) * 86_400
+        guard (1...365).contains(unverifiedAccountDays) else {
+            throw ValidationError("--unverified-account-days must be between 1 and 365.")
+        }
+        configuration.unverifiedAccountLifetime = TimeInterval(unverifiedAccountDays) * 86_400
+        if let auditRetentionDays {
+            guard (1...36_500).contains(auditRetentionDays) else {
+                throw ValidationError("--audit-retention-days must be between 1 and 36500.")
+            }
+            configuration.auditRetention = TimeInterval(auditRetentionDays) * 86_400
+        }
         if let metricsPort {
             guard (0...65_535).contains(metricsPort) else {
                 throw ValidationError("--metrics-port must be between 0 and 65535.")

@@ -51,9 +51,10 @@ struct PostedMessageKeyTests {
             #expect(entries.count == 1)
 
             // Maintenance and account deletion still find them.
-            try await relay.server.services.database.write { db in
+            let removed = try await relay.server.services.database.write { db in
                 try await PostedMessageTable.deleteReceived(before: Date().addingTimeInterval(60), on: db)
             }
+            #expect(removed > 0, "the sent-message records were found")
             #expect(!(try await alice.send("one", to: recipients, messageID: first).duplicate))
         }
     }

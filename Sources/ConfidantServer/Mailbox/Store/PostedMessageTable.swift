@@ -78,8 +78,8 @@ enum PostedMessageTable {
     }
 
     /// Forgets messages stored before `cutoff`: a retry after that is a new message.
-    static func deleteReceived(before cutoff: Date, on db: any Database) async throws {
+    static func deleteReceived(before cutoff: Date, on db: any Database) async throws -> Int {
         try await RelayDatabase.sql(db).delete(from: PostedMessageRecord.schema)
-            .where(Column.receivedAt, .lessThan, SQLBind(cutoff)).run()
+            .where(Column.receivedAt, .lessThan, SQLBind(cutoff)).returning(Column.receivedAt).all().count
     }
 }
