@@ -32,6 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var registration = "open"
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
+    @Option(help: "Log lines as text, or as one JSON object each (json), for a log shipper.") var logFormat = "text"
     @Option(help: "SQLite durability: normal (survives a server crash) or full (also a power cut; slower).")
     var sqliteSync = "normal"
     @Option(help: "PostgreSQL connections per core (each instance opens up to this times its cores, plus one).")
@@ -70,8 +71,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        guard let format = LogFormat(rawValue: logFormat) else {
+            throw ValidationError("--log-format must be text or json.")
+        }
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                switch format {
+                case .text: StreamLogHandler.standardError(label: label)
+                case .json: JSONLogHandler(label: label)
+                }
             handler.logLevel = level
             return handler
         }
@@ -203,4 +211,9 @@ struct ServeCommand: AsyncParsableCommand {
             })
         FileHandle.standardError.write(Data("received \(signal), shut down\n".utf8))
     }
+}
+
+/// How `serve` writes its log lines.
+enum LogFormat: String {
+    case text, json
 }
