@@ -42,11 +42,10 @@ extension RelayServer {
         let now = configuration.now()
         let unverifiedBefore = now.addingTimeInterval(-configuration.unverifiedAccountLifetime)
         let auditBefore = configuration.auditRetention.map { now.addingTimeInterval(-$0) }
-        var report = MaintenanceReport()
-        report.mailboxEntries = try await services.mailbox.purgeExpired()
+        let mailboxEntries = try await services.mailbox.purgeExpired()
         let postgres = services.database.isPostgres
         let postedBefore = now.addingTimeInterval(-configuration.mailboxRetention)
-        let removed = try await services.database.write { db -> MaintenanceReport in
+        var report = try await services.database.write { db -> MaintenanceReport in
             var report = MaintenanceReport()
             report.sentMessageRecords = try await PostedMessageTable.deleteReceived(before: postedBefore, on: db)
             let transactions = SignInTransactionRecord.query(on: db).filter(\.$expiresAt < now)
@@ -71,10 +70,7 @@ extension RelayServer {
             _ = try await SharedBodyTable.deleteOrphans(on: db)
             return report
         }
-        report.sentMessageRecords = removed.sentMessageRecords
-        report.signInRecords = removed.signInRecords
-        report.unverifiedAccounts = removed.unverifiedAccounts
-        report.auditEntries = removed.auditEntries
+        report.mailboxEntries = mailboxEntries
         report.attachments = try await services.blobs.purge(
             createdBefore: now.addingTimeInterval(-configuration.attachmentRetention))
         metrics?.maintained(report)

@@ -27,19 +27,18 @@ struct EnvelopeSealer: Sendable {
 
     var me: UUID { cipher.userID }
 
-    /// What goes to whom: `forPeer` to each of the peer's devices, and `forOwn` (when there is
-    /// one) to each of this account's other devices, as fetched for sending (or fetched afresh
-    /// with `refreshingOwn`, after the relay said the devices changed).
+    /// What goes to whom: `forPeer` to each of the peer's devices, and `forOwn` to each of this
+    /// account's other devices (the relay takes a message only if it reaches them), as fetched for
+    /// sending (or fetched afresh with `refreshingOwn`, after the relay said the devices changed).
     func groups(
-        peer: UUID, peerKeys: [PublicIdentity], forPeer: Data, forOwn: Data?, refreshingOwn: Bool = false
+        peer: UUID, peerKeys: [PublicIdentity], forPeer: Data, forOwn: Data, refreshingOwn: Bool = false
     ) async throws -> [PayloadGroup] {
-        var groups = [PayloadGroup(payload: forPeer, recipients: peerKeys.map { .init(user: peer, identity: $0) })]
-        if let forOwn {
-            let ownKeys = try await (refreshingOwn ? directory.refreshKeys(of: me) : directory.keysForSending(of: me))
-                .filter { $0.deviceID != cipher.identity.deviceID }
-            groups.append(PayloadGroup(payload: forOwn, recipients: ownKeys.map { .init(user: me, identity: $0) }))
-        }
-        return groups
+        let ownKeys = try await (refreshingOwn ? directory.refreshKeys(of: me) : directory.keysForSending(of: me))
+            .filter { $0.deviceID != cipher.identity.deviceID }
+        return [
+            PayloadGroup(payload: forPeer, recipients: peerKeys.map { .init(user: peer, identity: $0) }),
+            PayloadGroup(payload: forOwn, recipients: ownKeys.map { .init(user: me, identity: $0) }),
+        ]
     }
 
     /// Seals a message for its devices. A device without a session gets a prekey bundle claimed

@@ -8,8 +8,8 @@ struct DirectoryService: Sendable {
 
     let database: RelayDatabase
 
-    /// Users other than `caller` whose e-mail address is verified and who are not disabled, ordered by e-mail, after the
-    /// `after` cursor; and the cursor of the next page, if there is one.
+    /// Users other than `caller` whose e-mail address is verified and who are not disabled,
+    /// ordered by e-mail, after the `after` cursor; and the cursor of the next page, if any.
     func users(except caller: UUID, prefix: String?, after: String?, limit: Int) async throws -> (
         users: [UserRecord], next: String?
     ) {

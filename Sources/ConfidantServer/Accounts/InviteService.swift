@@ -24,13 +24,14 @@ struct InviteService: Sendable {
         }
         let code = InviteCode.generate()
         let now = now()
+        let id = UUID()
         let record = InviteRecord(
-            id: UUID(), codeHash: code.hash, uses: uses, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
-        let id = record.id?.canonicalString ?? "?"
+            id: id, codeHash: code.hash, uses: uses, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
         try await database.write { db in
             try await record.create(on: db)
             try await AdminAudit.record(
-                .createInvite, target: "invite \(id)", detail: "\(uses) uses", actor: actor, at: now, on: db)
+                .createInvite, target: "invite \(id.canonicalString)", detail: "\(uses) uses", actor: actor, at: now,
+                on: db)
         }
         return (code.display, Invite(record, now: now))
     }

@@ -17,12 +17,10 @@ struct SessionService: Sendable {
 
     /// The caller behind `Authorization: Bearer …`, or `unauthenticated`.
     func authenticate(authorization header: String?) async throws -> Caller {
-        guard let header else { throw APIFailure.unauthenticated }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", (20...100).contains(parts[1].count) else {
+        guard let token = SessionToken.bearer(header), (20...100).contains(token.count) else {
             throw APIFailure.unauthenticated
         }
-        let hash = SessionToken.hash(String(parts[1]))
+        let hash = SessionToken.hash(String(token))
         let now = now()
         if let caller = cache.caller(for: hash, now: now) {
             await activity.seen(caller, now: now)
@@ -62,9 +60,8 @@ struct SessionService: Sendable {
         let expires = now.addingTimeInterval(lifetime)
         let deviceID = identity.deviceID
         let verify = emailProven && user.emailVerifiedAt == nil
-        guard user.disabledAt == nil else { throw Self.disabled }
         let replaced = try await devices.mailbox.write { [devices] db, publication -> Bool in
-            // Checked again in the transaction: an operator may disable the account meanwhile.
+            // Checked in the transaction: an operator may disable the account meanwhile.
             guard try await UserRecord.query(on: db).filter(\.$id == userID).filter(\.$disabledAt == nil).count() == 1
             else { throw Self.disabled }
             try await throttle.reset(keys, on: db)

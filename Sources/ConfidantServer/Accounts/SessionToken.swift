@@ -14,6 +14,15 @@ struct SessionToken: Sendable {
     /// What is stored and looked up.
     static func hash(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }
     var hash: Data { Self.hash(text) }
+
+    /// The credential of an `Authorization: Bearer …` header (the scheme in any case); nil for
+    /// any other header or none.
+    static func bearer(_ header: String?) -> Substring? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1]
+    }
 }
 
 extension Data {

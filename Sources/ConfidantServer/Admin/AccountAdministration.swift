@@ -2,7 +2,6 @@ import ConfidantAPI
 import ConfidantCrypto
 import Fluent
 import Foundation
-import SQLKit
 
 /// The operator's actions on accounts: find them, look at one, disable and enable, delete, revoke
 /// a device, count everything. Each change is audited in its own transaction, and the sessions it
@@ -45,8 +44,8 @@ struct AccountAdministration: Sendable {
         let devices = try await services.devices.current(of: userID)
         let sessions = try await SessionRecord.query(on: db).filter(\.$userID == userID).filter(\.$revokedAt == nil)
             .filter(\.$expiresAt > now).count()
-        let attachments = try await storedBytes(backups: false, of: userID)
-        let backups = try await storedBytes(backups: true, of: userID)
+        let attachments = try await BlobService.storedBytes(backups: false, of: userID, on: database.sql)
+        let backups = try await BlobService.storedBytes(backups: true, of: userID, on: database.sql)
         let waiting = try await MailboxRecord.query(on: db).filter(\.$recipientUserID == userID).count()
         return AccountDetails(
             summary: AccountSummary(user, devices: devices),
@@ -139,23 +138,8 @@ struct AccountAdministration: Sendable {
             activeSessions: try await SessionRecord.query(on: db).filter(\.$revokedAt == nil)
                 .filter(\.$expiresAt > now).count(),
             waitingEntries: try await MailboxRecord.query(on: db).count(),
-            attachmentBytes: try await storedBytes(backups: false),
-            backupBytes: try await storedBytes(backups: true))
-    }
-
-    /// Bytes of attachments (or of backup objects) of `owner`, or of everyone. In SQL: PostgreSQL's
-    /// SUM of a BIGINT is a NUMERIC, which Fluent's `sum` cannot read as an integer.
-    private func storedBytes(backups: Bool, of owner: UUID? = nil) async throws -> Int64 {
-        typealias Column = BlobRecord.Column
-        var select = try database.sql.select()
-            .column(
-                SQLFunction(
-                    "CAST", args: SQLRaw("COALESCE(SUM(\(Column.size)), 0) AS BIGINT")), as: "total"
-            )
-            .from(BlobRecord.schema)
-            .where(SQLColumn(Column.backupName), backups ? .isNot : .is, SQLLiteral.null)
-        if let owner { select = select.where(Column.ownerID, .equal, UUIDValue(owner)) }
-        return try await select.first()?.decode(column: "total", as: Int64.self) ?? 0
+            attachmentBytes: try await BlobService.storedBytes(backups: false, on: database.sql),
+            backupBytes: try await BlobService.storedBytes(backups: true, on: database.sql))
     }
 
     /// The account an e-mail address or an id names.

@@ -11,7 +11,7 @@ struct AdminHTTPAPI: Sendable {
     let token: AdminToken
 
     /// The most bytes of a request body (a reason, an invite's settings).
-    static let maximumBody = 4_096
+    static let maximumBody: ByteCount = "4kb"
 
     func register(on app: Application) {
         let admin = app.grouped("admin", "v1").grouped(TokenCheck(token: token))
@@ -25,7 +25,7 @@ struct AdminHTTPAPI: Sendable {
         admin.get("accounts", ":account") { request in
             try Self.encode(try await Self.administration(services, request).account(try Self.account(request)))
         }
-        admin.on(.POST, "accounts", ":account", "disable", body: .collect(maxSize: "4kb")) { request in
+        admin.on(.POST, "accounts", ":account", "disable", body: .collect(maxSize: Self.maximumBody)) { request in
             let body = try request.content.decode(DisableBody.self, as: .json)
             return try Self.encode(
                 try await Self.administration(services, request).disableAccount(
@@ -52,7 +52,7 @@ struct AdminHTTPAPI: Sendable {
         admin.get("invites") { request in
             try Self.encode(try await Self.administration(services, request).listInvites())
         }
-        admin.on(.POST, "invites", body: .collect(maxSize: "4kb")) { request in
+        admin.on(.POST, "invites", body: .collect(maxSize: Self.maximumBody)) { request in
             let body = try request.content.decode(InviteBody.self, as: .json)
             let (code, invite) = try await Self.administration(services, request).createInvite(
                 uses: body.uses ?? 1, lifetime: TimeInterval(body.expiresInSeconds ?? 7 * 86_400))
@@ -95,8 +95,8 @@ struct AdminHTTPAPI: Sendable {
 
     private static func query(_ request: Request) throws -> Query {
         let query = try request.query.decode(Query.self)
-        if let limit = query.limit, !(1...1_000).contains(limit) {
-            throw APIFailure.malformed("`limit` takes 1…1000.")
+        if let limit = query.limit, !(1...AccountAdministration.maximumPage).contains(limit) {
+            throw APIFailure.malformed("`limit` takes 1…\(AccountAdministration.maximumPage).")
         }
         if let search = query.search, search.utf8.count > 320 {
             throw APIFailure.malformed("`search` takes at most 320 bytes.")

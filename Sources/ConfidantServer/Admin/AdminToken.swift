@@ -25,10 +25,8 @@ struct AdminToken: Sendable {
 
     /// Whether `Authorization: Bearer …` carries the token.
     func admits(authorization header: String?) -> Bool {
-        guard let header, header.utf8.count <= 4_200 else { return false }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
-        return SHA256.hash(data: Data(parts[1].utf8)) == digest
+        guard let header, header.utf8.count <= 4_200, let token = SessionToken.bearer(header) else { return false }
+        return SHA256.hash(data: Data(token.utf8)) == digest
     }
 
     /// A new token: 256 random bits in base64url.

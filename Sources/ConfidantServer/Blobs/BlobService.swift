@@ -96,6 +96,20 @@ struct BlobService: Sendable {
         return ids.count
     }
 
+    /// Bytes stored: of attachments (`backups` false), of backup objects (true) or of both (nil),
+    /// of `owner` or of everyone. In SQL: PostgreSQL's SUM of a BIGINT is a NUMERIC, which
+    /// Fluent's `sum` cannot read as an integer.
+    static func storedBytes(backups: Bool? = nil, of owner: UUID? = nil, on sql: any SQLDatabase) async throws -> Int64
+    {
+        typealias Column = BlobRecord.Column
+        var select = sql.select()
+            .column(SQLFunction("CAST", args: SQLRaw("COALESCE(SUM(\(Column.size)), 0) AS BIGINT")), as: "total")
+            .from(BlobRecord.schema)
+        if let backups { select = select.where(SQLColumn(Column.backupName), backups ? .isNot : .is, SQLLiteral.null) }
+        if let owner { select = select.where(Column.ownerID, .equal, UUIDValue(owner)) }
+        return try await select.first()?.decode(column: "total", as: Int64.self) ?? 0
+    }
+
     func delete(_ blobID: UUID, by owner: UUID) async throws {
         try await database.write { db in
             guard let blob = try await BlobRecord.find(blobID, on: db), blob.ownerID == owner else {

@@ -68,7 +68,7 @@ final class RelayMetrics: Sendable {
             ),
             (
                 "blob_bytes", "", "Bytes of attachments and backup objects stored.",
-                try await count("SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) AS n FROM blobs")
+                Double(try await BlobService.storedBytes(on: sql))
             ),
             (
                 "streams_open", "", "Mailbox streams open on this instance.",
