@@ -33,7 +33,7 @@ final class RelayServices: Sendable {
             configuration.smtp.map { SMTPMailer(configuration: $0) }
             ?? DevelopmentOutbox(directory: configuration.dataDirectory.appendingPathComponent("outbox"))
         let files = BlobFiles(
-            directory: configuration.dataDirectory.appendingPathComponent("blobs"),
+            directory: BlobFiles.directory(in: configuration.dataDirectory),
             minimumFreeBytes: configuration.minimumFreeBytes, pace: UploadPace(configuration: configuration),
             freeSpace: configuration.freeSpace)
         let revoker = SessionRevoker(cache: cache, hub: hub, database: database)

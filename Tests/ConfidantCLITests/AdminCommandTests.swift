@@ -136,6 +136,45 @@ struct AdminCommandTests {
         #expect(serve.status != 0 && serve.stderr.contains("--metrics-port"), "\(serve.stderr)")
     }
 
+    @Test("admin backup copies a running relay; admin restore puts it in a new data directory a relay serves")
+    func backupAndRestore() async throws {
+        let cli = try CLIProcess()
+        defer { cli.remove() }
+        let relayDirectory = cli.directory.appendingPathComponent("relay")
+        let serve = try ServeProcess(dataDirectory: relayDirectory)
+        defer { serve.kill(SIGTERM) }
+        let server = try await serve.relay().baseURL.absoluteString
+        let joined = try await cli.register(
+            profile: "ann", server: server, email: "ann@example.com", name: "Ann", password: "a long enough password",
+            dataDirectory: relayDirectory)
+        #expect(joined.status == 0, "\(joined.stderr)")
+
+        let out = cli.directory.appendingPathComponent("backup").path
+        let made = try await cli.run(["admin", "backup", "--out", out, "--data-dir", relayDirectory.path])
+        #expect(made.status == 0 && made.text.contains("backed up the relay to \(out)"), "\(made.stderr)")
+        let again = try await cli.run(["admin", "backup", "--out", out, "--data-dir", relayDirectory.path])
+        #expect(again.status != 0 && again.stderr.contains("is not empty"), "\(again.stderr)")
+
+        let restoredDirectory = cli.directory.appendingPathComponent("restored").path
+        let restored = try await cli.run(["admin", "restore", "--from", out, "--data-dir", restoredDirectory])
+        #expect(restored.status == 0 && restored.text.contains("confidant serve --data-dir"), "\(restored.stderr)")
+        let twice = try await cli.run(["admin", "restore", "--from", out, "--data-dir", restoredDirectory])
+        #expect(twice.status != 0 && twice.stderr.contains("exists already"), "\(twice.stderr)")
+        let notBackup = try await cli.run(["admin", "restore", "--from", relayDirectory.path, "--data-dir", out + "x"])
+        #expect(
+            notBackup.status != 0 && notBackup.stderr.contains("not a finished relay backup"), "\(notBackup.stderr)")
+
+        let second = try ServeProcess(dataDirectory: URL(fileURLWithPath: restoredDirectory))
+        defer { second.kill(SIGTERM) }
+        _ = try await second.relay()
+        let listed = try await cli.run(["admin", "account", "list", "--data-dir", restoredDirectory])
+        #expect(listed.status == 0 && listed.text.contains("ann@example.com"), "\(listed.text)")
+        let audit = try await cli.run(["admin", "audit", "--data-dir", relayDirectory.path])
+        #expect(audit.text.contains("backup"), "\(audit.text)")
+        let help = try await cli.run(["help", "admin"])
+        #expect(help.text.contains("backup") && help.text.contains("restore"), "\(help.text)")
+    }
+
     /// `account register` that the relay refuses before any code is mailed: only the password is typed.
     static func refusedSignUp(_ cli: CLIProcess, server: String, name: String, extra: [String]) async throws
         -> CLIProcess.Result

@@ -70,9 +70,11 @@ package struct TestRelay: RelayEndpoint {
 
     package static func start(
         _ kind: TestDatabaseKind = .sqlite, isolation: isolated (any Actor)? = #isolation, shipped: Bool = false,
-        adjust: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger = Logger(label: "confidant.relay")
+        directory: URL? = nil, adjust: (inout ServerConfiguration) -> Void = { _ in },
+        logger: Logger = Logger(label: "confidant.relay")
     ) async throws -> TestRelay {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
+        let directory =
+            directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("confidant-relay-\(UUID())")
         var configuration = ServerConfiguration.embedded(dataDirectory: directory)
         var postgresName: String?
         if kind == .postgres {

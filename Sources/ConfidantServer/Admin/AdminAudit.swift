@@ -9,6 +9,7 @@ public enum AdminAction: String, Sendable, CaseIterable {
     case revokeDevice = "device revoke"
     case createInvite = "invite create"
     case revokeInvite = "invite revoke"
+    case backup = "backup"
 }
 
 /// One line of `confidant admin audit`.

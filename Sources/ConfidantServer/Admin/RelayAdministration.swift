@@ -66,6 +66,22 @@ public struct RelayAdministration: Sendable {
 
     // MARK: The relay
 
+    /// Writes a consistent copy of the relay (on SQLite) into the new or empty `directory` while
+    /// it runs: see `RelayBackup`; `progress` hears of each blob copied. Audited.
+    public func backup(to directory: URL, progress: @Sendable (_ copied: Int, _ of: Int) -> Void = { _, _ in })
+        async throws -> RelayBackupManifest
+    {
+        let manifest = try await RelayBackup(services: services).write(to: directory, progress: progress)
+        let (actor, now) = (actor, services.configuration.now())
+        try await services.database.write { db in
+            try await AdminAudit.record(
+                .backup, target: directory.path,
+                detail: "\(manifest.blobs.count) blobs, \(manifest.blobsGoneDuringBackup) gone meanwhile", actor: actor,
+                at: now, on: db)
+        }
+        return manifest
+    }
+
     /// Counts of accounts, devices, sessions, waiting messages and stored bytes.
     public func statistics() async throws -> RelayStatistics { try await accounts.statistics() }
 

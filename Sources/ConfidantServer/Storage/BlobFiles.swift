@@ -31,6 +31,9 @@ struct BlobFiles: Sendable {
         space = DiskSpace(directory: directory, floor: minimumFreeBytes, probe: freeSpace)
     }
 
+    /// Where a relay with data directory `dataDirectory` keeps blob files.
+    static func directory(in dataDirectory: URL) -> URL { dataDirectory.appendingPathComponent("blobs") }
+
     /// How often an upload checks the disk again as it writes.
     static let recheckBytes: Int64 = 8 << 20
 

@@ -47,7 +47,7 @@ public enum DataDirectory {
     /// - Throws: `Unsafe` when the directory is writable by its group or others.
     static func prepare(_ directory: URL) throws {
         try prepareDirectory(directory)
-        try prepareDirectory(directory.appendingPathComponent("blobs"))
+        try prepareDirectory(BlobFiles.directory(in: directory))
     }
 
     static func prepareDirectory(_ directory: URL) throws {

@@ -7,11 +7,12 @@ import Logging
 /// `confidant admin …`: the operator's actions on a relay's database (the server may be running).
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "admin", abstract: "Administer a relay: accounts, invite codes, statistics and the audit.",
+        commandName: "admin", abstract: "Administer a relay: accounts, invites, statistics, the audit, backups.",
         discussion:
             "Works on the server's database directly: give the same --database, --data-dir and --auth-key-file as `serve`.",
         subcommands: [
             AccountAdminCommand.self, InviteCommand.self, StatsCommand.self, AuditCommand.self, AdminTokenCommand.self,
+            RelayBackupCommand.self, RelayRestoreCommand.self,
         ])
 }
 
