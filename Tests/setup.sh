@@ -6,6 +6,7 @@
 #     (the interop tests' independent implementation, the SMTP sink), first on PATH;
 #   - PostgreSQL (Debian's package) when it is missing and this user can install it;
 #   - Chromium, its WebDriver and ffmpeg (Debian) for the app's browser tests.
+#   - nginx and systemd-analyze (Debian) for the deployment tests (docs/deploy/).
 # Sets CONFIDANT_SETUP_NOTES to what could not be set up, for the summary at the end.
 
 CONFIDANT_SETUP_NOTES=()
@@ -78,7 +79,20 @@ setup_chromium() {
         || CONFIDANT_SETUP_NOTES+=("Chromium is not installed and could not be (apt-get install chromium chromium-driver): the app's browser test fails")
 }
 
+setup_deployment() {
+    [[ -x /usr/sbin/nginx && -x /usr/bin/systemd-analyze ]] && return
+    if can_install; then
+        echo "Installing nginx and systemd (Debian) for the deployment tests…" >&2
+        apt_install nginx systemd || true
+        # The package starts a default server on port 80; the tests run their own.
+        pkill -x nginx 2>/dev/null || true
+    fi
+    [[ -x /usr/sbin/nginx ]] \
+        || CONFIDANT_SETUP_NOTES+=("nginx is not installed and could not be (apt-get install nginx): the deployment test is skipped")
+}
+
 setup_system_packages
 setup_python
 setup_postgres
 setup_chromium
+setup_deployment

@@ -22,6 +22,8 @@ struct TestRelayServer: AsyncParsableCommand {
     @Option(help: "The key file that encrypts sign-in secrets (instances sharing a database share it).")
     var authKeyFile: String?
     @Option(help: "Who may sign up: open, invite or closed.") var registration = "open"
+    @Option(name: .customLong("trusted-proxy"), help: "A reverse proxy (CIDR) whose X-Forwarded-For is believed.")
+    var trustedProxies: [String] = []
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .error
@@ -48,6 +50,10 @@ struct TestRelayServer: AsyncParsableCommand {
             throw ValidationError("--registration must be open, invite or closed.")
         }
         configuration.registration = registration
+        configuration.trustedProxies = try trustedProxies.map {
+            guard let network = IPNetwork($0) else { throw ValidationError("--trusted-proxy \($0) is not a network") }
+            return network
+        }
         let server = try await RelayServer(configuration: configuration)
         try await server.runUntilSignalled { bound in
             FileHandle.standardOutput.write(

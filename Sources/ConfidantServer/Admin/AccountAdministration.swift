@@ -9,6 +9,8 @@ import Foundation
 struct AccountAdministration: Sendable {
     /// The most accounts one listing returns.
     static let maximumPage = 1_000
+    /// The most sign-in addresses an account's details list.
+    static let maximumAddresses = 20
     /// The longest reason a disable takes.
     static let maximumReason = 200
 
@@ -47,13 +49,16 @@ struct AccountAdministration: Sendable {
         let attachments = try await BlobService.storedBytes(backups: false, of: userID, on: database.sql)
         let backups = try await BlobService.storedBytes(backups: true, of: userID, on: database.sql)
         let waiting = try await MailboxRecord.query(on: db).filter(\.$recipientUserID == userID).count()
+        let addresses = try await SignInAddressRecord.query(on: db).filter(\.$userID == userID)
+            .sort(\.$lastSeen, .descending).limit(Self.maximumAddresses).all()
         return AccountDetails(
             summary: AccountSummary(user, devices: devices),
             devices: devices.map {
                 .init(id: $0.deviceID, name: $0.name, registeredAt: $0.registeredAt, lastSeenAt: $0.lastSeenAt)
             },
             activeSessions: sessions, attachmentBytes: attachments, backupBytes: backups,
-            waitingEntries: waiting)
+            waitingEntries: waiting,
+            signInAddresses: addresses.map { .init(address: $0.address, lastSeenAt: $0.lastSeen) })
     }
 
     /// Disables the account: its sessions end and its streams close at once, sign-in is refused

@@ -46,6 +46,15 @@ public struct AccountDetails: Sendable, Equatable, Encodable {
     public let backupBytes: Int64
     /// Mailbox entries waiting for its devices.
     public let waitingEntries: Int
+    /// The network addresses it signed in from (as the relay saw them, through trusted proxies),
+    /// the latest first, at most `AccountAdministration.maximumAddresses`.
+    public let signInAddresses: [SignInAddress]
+
+    /// One address an account signed in from, and when last.
+    public struct SignInAddress: Sendable, Equatable, Encodable {
+        public let address: String
+        public let lastSeenAt: Date
+    }
 }
 
 /// The whole relay at a glance (`confidant admin stats`).

@@ -73,6 +73,11 @@ struct AccountShowCommand: AsyncParsableCommand {
                     "\(byteCount(details.attachmentBytes)) of attachments, \(byteCount(details.backupBytes)) of backups"
                 ),
                 ("waiting", "\(details.waitingEntries) mailbox entries"),
+                (
+                    "signed in from",
+                    details.signInAddresses.isEmpty
+                        ? "nowhere yet" : details.signInAddresses.map(\.address).joined(separator: ", ")
+                ),
             ]))
         guard !details.devices.isEmpty else { return print("no current devices") }
         print(

@@ -20,7 +20,7 @@ final class SMTPSink: @unchecked Sendable {
     init(tls: Bool) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-smtp-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         var arguments = ["-m", "aiosmtpd", "-n", "-l", "127.0.0.1:\(port)", "-c", "aiosmtpd.handlers.Mailbox"]
         if tls {
             let cert = directory.appendingPathComponent("cert.pem")
@@ -43,14 +43,9 @@ final class SMTPSink: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Ready when it accepts connections.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !Self.accepts(port) {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                stop()
-                throw CLIFailure("aiosmtpd did not start (python3 -m pip install aiosmtpd)")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        guard try await LoopbackPort.waitUntilAccepting(port, while: { process.isRunning }) else {
+            stop()
+            throw CLIFailure("aiosmtpd did not start (python3 -m pip install aiosmtpd)")
         }
     }
 
@@ -74,38 +69,6 @@ final class SMTPSink: @unchecked Sendable {
         let new = directory.appendingPathComponent("maildir/new")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: new.path)) ?? []
         return try names.sorted().map { try String(contentsOf: new.appendingPathComponent($0), encoding: .utf8) }
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw CLIFailure("bind failed") }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        } == 0
     }
 }
 
