@@ -1,5 +1,6 @@
 import ArgumentParser
 import ConfidantKit
+import Foundation
 
 /// The `confidant` command: accounts and chat, the vault, sign-in, keys by hand, the server and
 /// the cipher lab — grouped, with short aliases for what people run every day.
@@ -24,8 +25,16 @@ struct Confidant: AsyncParsableCommand {
     static func main() async {
         MemoryTuning.keepFreedBlocks()
         var profile: ProfileOptions?
+        var origins: [String: ServeSettings.Origin] = [:]
         do {
-            var command = try parseAsRoot()
+            var arguments = Array(CommandLine.arguments.dropFirst())
+            if let serve = ServeSettings.serveIndex(in: arguments) {
+                let expanded = try ServeSettings.expand(
+                    Array(arguments[(serve + 1)...]), environment: ProcessInfo.processInfo.environment)
+                arguments = Array(arguments[...serve]) + expanded.arguments
+                origins = expanded.origins
+            }
+            var command = try parseAsRoot(arguments)
             profile = ProfileOptions.find(in: command)
             if command is any EventLoopCommand { EventLoopConcurrency.install() }
             if var command = command as? any AsyncParsableCommand {
@@ -33,8 +42,10 @@ struct Confidant: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+        } catch let error as SettingsError {
+            exit(withError: error)
         } catch {
-            exit(withError: CLIAdvice.explain(error, profile: profile))
+            exit(withError: ServeSettings.naming(origins, in: CLIAdvice.explain(error, profile: profile)))
         }
     }
 }

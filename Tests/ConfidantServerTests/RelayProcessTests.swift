@@ -121,9 +121,8 @@ struct ProductionServeTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confidant-serve-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         // The switch earlier versions honoured, set as a test harness would.
-        setenv("CONFIDANT_TESTING_FAST_HASHES", "1", 1)
-        let served = try ServeProcess(dataDirectory: directory, confidantServe: true)
-        unsetenv("CONFIDANT_TESTING_FAST_HASHES")
+        let served = try ServeProcess(
+            dataDirectory: directory, confidantServe: true, environment: ["CONFIDANT_TESTING_FAST_HASHES": "1"])
         defer {
             served.kill(SIGTERM)
             _ = served.waitForExit()

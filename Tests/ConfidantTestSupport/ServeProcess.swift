@@ -11,9 +11,11 @@ package struct ServeProcess {
     ///   - port: 0 for a free port; a fixed one to restart a relay where its clients expect it.
     ///   - confidantServe: run the production `confidant serve` (bcrypt cost 12: slow to sign up in).
     ///   - extra: more options (`--tls-cert …`).
+    ///   - environment: variables to add to the test process's own for the relay (never set in
+    ///     this process: `setenv` races every other test's process launch, which reads `environ`).
     package init(
         dataDirectory: URL, database: String? = nil, port: Int = 0, confidantServe: Bool = false,
-        extra: [String] = []
+        extra: [String] = [], environment: [String: String] = [:]
     ) throws {
         self.dataDirectory = dataDirectory
         let options =
@@ -25,6 +27,9 @@ package struct ServeProcess {
         } else {
             process.executableURL = try CLIExecutable.url(named: "confidant-test-relay")
             process.arguments = options
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         }
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -41,12 +41,13 @@ struct RelayRestoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         let progress = BlobProgress(verb: "restored")
+        let dataDir = try storage.locations().dataDir
         let manifest = try RelayRestore.restore(
             from: URL(fileURLWithPath: from), into: try storage.configuration(), progress: progress.report)
         print(
-            "restored the backup of \(manifest.createdAt.formatted(.iso8601)) into \(storage.dataDir): \(manifest.blobs.count) blobs"
+            "restored the backup of \(manifest.createdAt.formatted(.iso8601)) into \(dataDir): \(manifest.blobs.count) blobs"
         )
-        print("start it with: confidant serve --data-dir \(storage.dataDir)")
+        print("start it with: confidant serve --data-dir \(dataDir)")
     }
 }
 

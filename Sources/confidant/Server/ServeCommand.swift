@@ -68,6 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
             "Serve the admin API (/admin/v1/) on the metrics listener to callers with the token in this file (from `confidant admin token`)."
     )
     var adminTokenFile: String?
+    @Flag(help: "Check the settings (file, environment, flags), print the configuration they make and exit.")
+    var checkConfig = false
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -83,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        let dataDirectory = storage.dataDirectory
+        let dataDirectory = try storage.dataDirectory
         var configuration = try storage.configuration()
         guard let registration = Registration(rawValue: registration) else {
             throw ValidationError("--registration must be open, invite or closed.")
@@ -163,6 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
             smtp.trustRootsFile = smtpCaFile
             configuration.smtp = smtp
         }
+        if checkConfig { return printSettings() }
         let server: RelayServer
         do { server = try await RelayServer(configuration: configuration) } catch let error as TLSFilesError {
             throw ValidationError(error.description)
