@@ -16,6 +16,8 @@ public struct MaintenanceReport: Sendable, Equatable {
     public var attachments = 0
     /// Audit entries past `auditRetention`.
     public var auditEntries = 0
+    /// Blobs whose bytes no record refers to: uploads cut off with their process.
+    public var strayBlobs = 0
 
     /// Nothing removed.
     public init() {}
@@ -25,7 +27,7 @@ public struct MaintenanceReport: Sendable, Equatable {
         [
             ("mailbox_entries", mailboxEntries), ("sent_message_records", sentMessageRecords),
             ("sign_in_records", signInRecords), ("unverified_accounts", unverifiedAccounts),
-            ("attachments", attachments), ("audit_entries", auditEntries),
+            ("attachments", attachments), ("audit_entries", auditEntries), ("stray_blobs", strayBlobs),
         ]
     }
 }
@@ -73,6 +75,8 @@ extension RelayServer {
         report.mailboxEntries = mailboxEntries
         report.attachments = try await services.blobs.purge(
             createdBefore: now.addingTimeInterval(-configuration.attachmentRetention))
+        // A stopped upload writes nothing for an hour only when its process is gone.
+        report.strayBlobs = try await services.store.sweep(before: now.addingTimeInterval(-3600))
         metrics?.maintained(report)
         return report
     }

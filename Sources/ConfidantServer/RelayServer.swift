@@ -135,7 +135,7 @@ public final class RelayServer: Sendable {
     static let migrations: [any Migration] = [
         CreateSchema(), AddBackupNames(), AddSignIn(), AddPrekeys(), AddHardening(), AddDeviceProofs(),
         AddAttachments(), ReindexMessages(), KeyPostedMessages(), CountMailboxEntries(), AddInvites(), AddDeviceNames(),
-        AddSharedBodies(), AddAdministration(),
+        AddSharedBodies(), AddAdministration(), AddBlobChunks(),
     ]
 
     /// The map: middleware, the OpenAPI handlers, the stream.

@@ -20,6 +20,8 @@ final class RelayServices: Sendable {
     let prekeys: PrekeyService
     let blobs: BlobService
     let backups: BackupObjectService
+    /// Where the bytes of blobs and backup objects live.
+    let store: any BlobStore
     /// Outages of the database or disk, logged without flooding.
     let outages = OutageLog()
 
@@ -36,6 +38,12 @@ final class RelayServices: Sendable {
             directory: BlobFiles.directory(in: configuration.dataDirectory),
             minimumFreeBytes: configuration.minimumFreeBytes, pace: UploadPace(configuration: configuration),
             freeSpace: configuration.freeSpace)
+        let store: any BlobStore =
+            database.isPostgres
+            ? BlobChunks(
+                database: database, pace: UploadPace(configuration: configuration), earlierFiles: files, now: now)
+            : files
+        self.store = store
         let revoker = SessionRevoker(cache: cache, hub: hub, database: database)
         self.configuration = configuration
         self.database = database
@@ -51,7 +59,7 @@ final class RelayServices: Sendable {
             revoker: revoker, lifetime: configuration.sessionLifetime, now: now)
         accounts = AccountService(
             devices: devices, revoker: revoker, passwords: PasswordPolicy(cost: configuration.passwordCost),
-            blobFiles: files, configuration: configuration, passwordHashing: passwordHashing)
+            blobs: store, configuration: configuration, passwordHashing: passwordHashing)
         directory = DirectoryService(database: database)
         challenges = DeviceChallenges(secrets: secrets, database: database, now: now)
         signIn = SignInService(
@@ -61,9 +69,9 @@ final class RelayServices: Sendable {
         prekeys = PrekeyService(mailbox: mailbox, claims: configuration.prekeyClaims, now: now)
         let quota = StorageQuota(bytes: configuration.storageQuotaBytes)
         blobs = BlobService(
-            database: database, files: files, maximumBytes: configuration.maximumBlobBytes, quota: quota, now: now)
+            database: database, store: store, maximumBytes: configuration.maximumBlobBytes, quota: quota, now: now)
         backups = BackupObjectService(
-            database: database, files: files, maximumBytes: configuration.maximumBackupObjectBytes, quota: quota,
+            database: database, store: store, maximumBytes: configuration.maximumBackupObjectBytes, quota: quota,
             now: now)
     }
 }

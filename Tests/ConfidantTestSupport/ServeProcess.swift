@@ -45,7 +45,7 @@ package struct ServeProcess {
         else {
             throw CocoaError(.fileReadCorruptFile)
         }
-        return ServedRelay(port: port, dataDirectory: dataDirectory)
+        return ServedRelay(port: port, dataDirectory: dataDirectory, processID: process.processIdentifier)
     }
 
     package func kill(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
@@ -60,6 +60,7 @@ package struct ServeProcess {
 package struct ServedRelay: RelayEndpoint {
     package let port: Int
     package let dataDirectory: URL
+    package let processID: Int32
 }
 
 /// The built `confidant` executable, which sits beside the test bundle in the build directory.

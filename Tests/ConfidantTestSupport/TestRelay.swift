@@ -151,8 +151,28 @@ package enum PostgresAdmin {
         return configuration
     }
 
-    package static func run(url: String, _ statement: String) async throws {
-        guard let configuration = configuration(url: url) else { return }
+    /// The integer the first column of `query`'s first row holds, in `database`.
+    package static func integer(url: String, database: String, _ query: String) async throws -> Int {
+        guard var configuration = configuration(url: url) else { return 0 }
+        configuration.database = database
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration, id: 1, logger: .init(label: "test.pg"))
+        do {
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: query), logger: .init(label: "test.pg"))
+            var value = 0
+            for try await row in rows.decode(Int.self) { value = row }
+            try await connection.close()
+            return value
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// Runs `statement` in `database` (the cluster's `postgres` database by default).
+    package static func run(url: String, database: String? = nil, _ statement: String) async throws {
+        guard var configuration = configuration(url: url) else { return }
+        if let database { configuration.database = database }
         let connection = try await PostgresConnection.connect(
             configuration: configuration, id: 1, logger: .init(label: "test.pg"))
         do {

@@ -24,7 +24,7 @@ struct AccountService: Sendable {
     let devices: DeviceService
     let revoker: SessionRevoker
     let passwords: PasswordPolicy
-    let blobFiles: BlobFiles
+    let blobs: any BlobStore
     let configuration: ServerConfiguration
     /// Where password hashes run (slow on purpose), apart from the database's statements.
     let passwordHashing: NIOThreadPool
@@ -192,7 +192,7 @@ struct AccountService: Sendable {
             return blobs
         }
         await revoker.revoked(.account(userID))
-        for blob in blobs { blobFiles.remove(blob) }
+        await self.blobs.remove(blobs)
     }
 
     func setAvatar(_ image: AvatarImage, of caller: Caller) async throws {

@@ -9,7 +9,7 @@ import SQLKit
 /// backup can find its manifest, catalogue and objects again by name.
 struct BackupObjectService: Sendable {
     let database: RelayDatabase
-    let files: BlobFiles
+    let store: any BlobStore
     let maximumBytes: Int64
     let quota: StorageQuota
     let now: @Sendable () -> Date
@@ -28,13 +28,13 @@ struct BackupObjectService: Sendable {
     }
 
     /// Stores (or atomically replaces) the owner's object called `name`.
-    func put(_ body: HTTPBody, name: String, owner: UUID) async throws -> BlobFiles.Stored {
+    func put(_ body: HTTPBody, name: String, owner: UUID) async throws -> StoredBlob {
         // The object it replaces counts as free: a new manifest over an old one needs no room.
         let replacing = try await Self.object(named: name, owner: owner, on: database.db)?.size ?? 0
         let remaining = try await quota.remaining(for: owner, cap: maximumBytes, on: database.db) + replacing
-        let stored: BlobFiles.Stored
+        let stored: StoredBlob
         do {
-            stored = try await files.store(
+            stored = try await store.store(
                 body, limit: min(maximumBytes, remaining), what: "The backup object", owner: owner)
         } catch let failure as APIFailure where failure.code == .tooLarge && remaining < maximumBytes {
             throw StorageQuota.exceeded(quota.bytes)
@@ -53,13 +53,13 @@ struct BackupObjectService: Sendable {
                 return old?.id
             }
         } catch {
-            files.remove(stored.id)
+            await store.remove([stored.id])
             if let error = error as? any DatabaseError, error.isConstraintFailure {
                 throw APIFailure(.conflict, "Another upload of \(name) finished at the same time; try again.")
             }
             throw error
         }
-        if let replaced { files.remove(replaced) }
+        if let replaced { await store.remove([replaced]) }
         return stored
     }
 
@@ -67,7 +67,7 @@ struct BackupObjectService: Sendable {
         guard let blob = try await Self.object(named: name, owner: owner, on: database.db) else {
             throw APIFailure.notFound("That backup object")
         }
-        return try files.body(of: blob)
+        return try await store.body(of: blob)
     }
 
     /// The owner's objects whose names start with `prefix`, by name, after `after`; at most
@@ -106,6 +106,6 @@ struct BackupObjectService: Sendable {
             return blob.id
         }
         guard let removed else { throw APIFailure.notFound("That backup object") }
-        files.remove(removed)
+        await store.remove([removed])
     }
 }

@@ -9,16 +9,16 @@ import SQLKit
 /// every device it was granted for confirmed it has it, or after the retention period.
 struct BlobService: Sendable {
     let database: RelayDatabase
-    let files: BlobFiles
+    let store: any BlobStore
     let maximumBytes: Int
     let quota: StorageQuota
     let now: @Sendable () -> Date
 
-    func upload(_ body: HTTPBody, by owner: UUID) async throws -> BlobFiles.Stored {
+    func upload(_ body: HTTPBody, by owner: UUID) async throws -> StoredBlob {
         let remaining = try await quota.remaining(for: owner, cap: Int64(maximumBytes), on: database.db)
-        let stored: BlobFiles.Stored
+        let stored: StoredBlob
         do {
-            stored = try await files.store(body, limit: remaining, what: "The blob", owner: owner)
+            stored = try await store.store(body, limit: remaining, what: "The blob", owner: owner)
         } catch let failure as APIFailure where failure.code == .tooLarge && remaining < Int64(maximumBytes) {
             throw StorageQuota.exceeded(quota.bytes)
         }
@@ -31,7 +31,7 @@ struct BlobService: Sendable {
                 try await record.create(on: db)
             }
         } catch {
-            files.remove(stored.id)
+            await store.remove([stored.id])
             throw error
         }
         return stored
@@ -39,7 +39,7 @@ struct BlobService: Sendable {
 
     /// The blob's bytes, for its owner or a recipient holding a capability granted to them.
     func download(_ blobID: UUID, by caller: UUID, capability: String?) async throws -> HTTPBody {
-        try files.body(of: try await readable(blobID, by: caller, capability: capability))
+        try await store.body(of: try await readable(blobID, by: caller, capability: capability))
     }
 
     /// The blob, when `caller` owns it or holds a capability granted to them; else "not found".
@@ -77,7 +77,7 @@ struct BlobService: Sendable {
             try await BlobRecord.query(on: db).filter(\.$id == blobID).delete()
             return true
         }
-        if gone { files.remove(blobID) }
+        if gone { await store.remove([blobID]) }
     }
 
     /// Deletes attachments uploaded before `date` (a device never fetched them; backup objects
@@ -92,7 +92,7 @@ struct BlobService: Sendable {
             try await BlobRecord.query(on: db).filter(\.$id ~~ ids).delete()
             return ids
         }
-        for id in ids { files.remove(id) }
+        await store.remove(ids)
         return ids.count
     }
 
@@ -118,7 +118,7 @@ struct BlobService: Sendable {
             try await BlobGrantRecord.query(on: db).filter(\.$blobID == blobID).delete()
             try await blob.delete(on: db)
         }
-        files.remove(blobID)
+        await store.remove([blobID])
     }
 
     /// A new capability for `recipient` to read the owner's blob; only its hash is stored. The
