@@ -92,8 +92,13 @@ public final class RelayServer: Sendable {
             try await app.autoMigrate()
             var sqlitePath: String?
             if case .sqlite(let path) = configuration.database { sqlitePath = path }
+            // Fluent logs every model query at debug with its values (addresses, hashes), and its
+            // pool its waits, neither with the request's id: those lines only at trace.
+            var databaseLogger = app.logger
+            if databaseLogger.logLevel == .debug { databaseLogger.logLevel = .info }
             let database = RelayDatabase(
-                db: app.db, engine: listener == nil ? .sqlite : .postgresql, sqlitePath: sqlitePath,
+                db: app.databases.database(logger: databaseLogger, on: app.eventLoopGroup.any()) ?? app.db,
+                engine: listener == nil ? .sqlite : .postgresql, sqlitePath: sqlitePath,
                 synchronous: configuration.sqliteSynchronous,
                 busyTimeoutMilliseconds: configuration.sqliteBusyTimeoutMilliseconds,
                 postgresWriteSeconds: configuration.postgresWriteSeconds)

@@ -21,7 +21,7 @@ struct SessionRevoker: Sendable {
         } catch {
             // The other instances' caches still expire within SessionCache.lifetime; their
             // streams of the session stay open until they close (docs/SECURITY.md).
-            database.db.logger.warning(
+            RequestContextMiddleware.logger(or: database.db.logger).warning(
                 "could not tell other instances about a revoked session", metadata: ["error": "\(error)"])
         }
     }

@@ -9,6 +9,10 @@ struct RequestContextMiddleware: AsyncMiddleware {
         try await Self.$current.withValue(request) { try await next.respond(to: request) }
     }
 
+    /// The logger of the request being handled, whose lines carry its `request-id`; `fallback`
+    /// outside a request (maintenance, the PostgreSQL listener).
+    static func logger(or fallback: Logger) -> Logger { current?.logger ?? fallback }
+
     static func request() throws -> Request {
         guard let request = current else { throw APIFailure(.`internal`, "The request context is missing.") }
         return request

@@ -32,7 +32,8 @@ struct DevelopmentOutbox: CodeMailer {
             throw APIFailure(.mailUnavailable, "The server cannot store the sign-in code message.")
         }
         logger.warning(
-            "DEVELOPMENT MODE (no SMTP configured): sign-in code for \(email) is \(code); written to \(directory.path)/\(name)"
+            // The code itself stays out of the log, as every secret does: the file is the operator's alone.
+            "DEVELOPMENT MODE (no SMTP configured): a sign-in code for \(email) is in \(directory.path)/\(name)"
         )
     }
 }

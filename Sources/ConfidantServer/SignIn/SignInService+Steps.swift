@@ -67,7 +67,10 @@ extension SignInService {
             let code = try OneTimeCode.generate(length: settings?.codeLength ?? 6)
             transaction.challenge = secrets.codeDigest(code, transaction: transaction.tokenHash)
             transaction.codeSentAt = now
-            if transaction.userID != nil { try await mailer.send(code: code, to: transaction.email, logger: logger) }
+            if transaction.userID != nil {
+                try await mailer.send(
+                    code: code, to: transaction.email, logger: RequestContextMiddleware.logger(or: logger))
+            }
         default:
             break
         }
