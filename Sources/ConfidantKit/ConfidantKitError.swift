@@ -57,6 +57,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
     case messageInSeveralConversations(UUID)
     /// An edit or deletion of a message this account did not write.
     case notYourMessage(UUID)
+    /// A reaction that is not one emoji.
+    case notAReaction(String)
     /// A disappearing timer outside the allowed range.
     case invalidTimer(Int)
     /// A group this device holds no changes of.
@@ -96,6 +98,8 @@ public enum ConfidantKitError: Error, Equatable, CustomStringConvertible {
             "there is no message \(id.canonicalString) (or no such attachment) on this device"
         case .notYourMessage(let id):
             "message \(id.canonicalString) was not written by you; only its author may change it"
+        case .notAReaction(let text):
+            "\"\(text.prefix(40))\" is not one emoji; a reaction is a single emoji such as \(ReactionEmoji.offered.joined(separator: " "))"
         case .invalidTimer(let seconds):
             "a disappearing timer of \(seconds) s is outside \(DisappearingTimer.shortest) s to \(DisappearingTimer.longest / 604_800) weeks"
         case .stepUpRequired:

@@ -31,6 +31,7 @@ struct AppRouteTests {
         (.favicon, .favicon), (.unverify(.value(peer)), .unverify(.key)), (.settingsReceipts, .settingsReceipts),
         (.welcomeAvatar, .welcomeAvatar),
         (.deleteForMe(.value(peer), message: .value(message)), .deleteForMe(.key, message: .key)),
+        (.react(.value(peer), message: .value(message)), .react(.key, message: .key)),
     ]
 
     @Test("a link has the shape its route is registered under: the same fixed parts, a value for each parameter")

@@ -509,6 +509,16 @@ try:
         return [...document.querySelectorAll('ol.messages .theirs')].some(
             (m) => m.textContent.includes('(edited)') && m.querySelector('.meta').textContent.includes('edited'));"""),
            "marked edited")
+    # Reactions: bob reacts from the message's menu, alice sees it live; the same emoji again takes it back.
+    message_action(bob, "it's Alice (edited)", "👍", side="theirs")
+    wait(alice, lambda d: any("👍 1" in r.text for r in d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .reactions")),
+         "alice sees bob's reaction under her message")
+    expect(alice.execute_script("""
+        return [...document.querySelectorAll('ol.messages .mine .reaction')].some((r) => r.title.startsWith('Bob'));"""),
+           "the reaction says who")
+    wait(bob, lambda d: d.find_elements(By.CSS_SELECTOR, "ol.messages .theirs .reaction.mine"), "bob's own is marked his")
+    message_action(bob, "it's Alice (edited)", "👍", side="theirs")
+    wait(alice, lambda d: not d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .reactions"), "taken back")
     # Deleting asks how: for everyone (one's own), or for me.
     message_action(alice, "<script>", "Delete…")
     wait(alice, EC.presence_of_element_located((By.ID, "delete-for-everyone-form")), "the page asks how to delete")

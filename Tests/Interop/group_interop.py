@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """docs/PROTOCOL.md §10 (groups) implemented independently in Python (cryptography): reads the
 membership changes, the sender-key message, the group envelope (v3), the shared send frame and
-the sender key payload Swift wrote, and writes a change, a message, a group envelope and a shared
-frame for Swift to read.
+the sender key and reaction payloads Swift wrote, and writes a change, a message, a reaction, a
+group envelope and a shared frame for Swift to read.
 
 usage: group_interop.py VECTORS.json OUTPUT.json
 VECTORS holds {"changes": [hex…], "digests": [hex…], "actions": [name…], "author_public": {device
 hex: Ed25519 public hex}, "distribution": hex, "message": hex, "plaintext": text, "sending_chain": hex
 (stored, §10.4), "writer": {"user": hex, "device": hex, "private": Ed25519 private hex},
-"skip_to": int, "group_envelope", "shared_frame", "recipients", "sender_key_payload"}. OUTPUT gets
-{"change", "payload", "group_message", "message", "plaintext", "group_envelope", "shared_frame"}. Exits 1 on any
+"skip_to": int, "group_envelope", "shared_frame", "recipients", "sender_key_payload", "reaction",
+"reaction_emoji", "reaction_removal"}. OUTPUT gets
+{"change", "payload", "group_message", "reaction", "message", "plaintext", "group_envelope", "shared_frame"}. Exits 1 on any
 mismatch.
 """
 import hashlib, hmac, json, os, struct, sys
@@ -199,6 +200,14 @@ def main():
     check("Swift's group message payload", said[:2] == bytes([1, 8]) and said[2:18] == parsed[0]["group"]
           and body["text"] == vectors["group_message_text"] and body["messageId"].lower() == vectors["group_message_id"])
 
+    # Payload kind 10 (§8): a reaction, JSON {"messageId", "emoji"?}; no emoji takes it back.
+    for key, emoji in (("reaction", vectors["reaction_emoji"]), ("reaction_removal", None)):
+        said = bytes.fromhex(vectors[key])
+        body = json.loads(said[18:].decode("utf-8"))
+        check(f"Swift's {key.replace('_', ' ')} payload (kind 10)",
+              said[:2] == bytes([1, 10]) and said[2:18] == parsed[0]["group"]
+              and body["messageId"].lower() == vectors["group_message_id"] and body.get("emoji") == emoji)
+
     opened = open_message(bytes.fromhex(vectors["distribution"]), bytes.fromhex(vectors["message"]))
     check("Swift's group message opens", opened.decode("utf-8") == vectors["plaintext"])
 
@@ -244,8 +253,10 @@ def main():
               + struct.pack(">I", len(group_envelope)) + group_envelope)
     reply = bytes([1, 8]) + last["group"] + json.dumps(
         {"messageId": "0192d7e0-0000-7000-8000-00000000000a", "text": "Python says hi ✓"}).encode("utf-8")
+    reaction = bytes([1, 10]) + last["group"] + json.dumps(
+        {"messageId": "0192d7e0-0000-7000-8000-00000000000a", "emoji": "🎉"}, ensure_ascii=False).encode("utf-8")
     written = bytes([1, 7]) + last["group"] + struct.pack(">H", 1) + struct.pack(">H", len(change)) + change
-    json.dump({"change": change.hex(), "payload": written.hex(), "group_message": reply.hex(), "message": message.hex(), "plaintext": plaintext,
+    json.dump({"change": change.hex(), "payload": written.hex(), "group_message": reply.hex(), "reaction": reaction.hex(), "message": message.hex(), "plaintext": plaintext,
                "group_envelope": group_envelope.hex(), "shared_frame": shared.hex()},
               open(sys.argv[2], "w"))
     print(f"group_interop: {passed} passed, {failed} failed")

@@ -35,6 +35,8 @@ enum AppRoute: Sendable {
     /// GET: the page that asks how; POST: deletes one's own message for everyone.
     case deleteMessage(RouteValue<UUID>, message: RouteValue<UUID>)
     case deleteForMe(RouteValue<UUID>, message: RouteValue<UUID>)
+    /// POST `emoji`: sets one's reaction to it, or takes it back when it is the one already set.
+    case react(RouteValue<UUID>, message: RouteValue<UUID>)
     case timer(RouteValue<UUID>)
     case verify(RouteValue<UUID>)
     case unverify(RouteValue<UUID>)
@@ -118,6 +120,8 @@ enum AppRoute: Sendable {
             [.fixed("chat"), .id(.peer, peer), .fixed("messages"), .id(.message, message), .fixed("delete")]
         case .deleteForMe(let peer, let message):
             [.fixed("chat"), .id(.peer, peer), .fixed("messages"), .id(.message, message), .fixed("delete-for-me")]
+        case .react(let peer, let message):
+            [.fixed("chat"), .id(.peer, peer), .fixed("messages"), .id(.message, message), .fixed("react")]
         case .timer(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("timer")]
         case .verify(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("verify")]
         case .unverify(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("unverify")]

@@ -14,6 +14,7 @@ import Foundation
 /// kind 7 group changes  conversation = the group id; body = u16 n | n × (u16 length | change)
 /// kind 8 group message  conversation = the group id; body = JSON {messageId, text}
 /// kind 9 sender key     conversation = the group id; body = a distribution (§10.4, 101 bytes)
+/// kind 10 reaction      body = JSON {messageId, emoji?}   (no emoji: the reaction is removed)
 /// ```
 /// The conversation id is the user the message was written to, so the sender's own other
 /// devices, which see only "from me to this device", know which conversation it belongs to. A
@@ -55,6 +56,9 @@ public struct ChatPayload: Sendable, Hashable {
         /// The sender device's sending chain for the group the conversation id names, sent over
         /// the pairwise session (kind 9): the group's messages from it open from then on.
         case senderKey(SenderKeyDistribution)
+        /// The sender's reaction to a message of the conversation: one emoji, or nil to take
+        /// theirs back (kind 10).
+        case reaction(messageID: UUID, emoji: String?)
     }
 
     /// The user the message was written to: the peer, as the sender's own devices see it too.
@@ -99,6 +103,8 @@ public struct ChatPayload: Sendable, Hashable {
             case .groupChanges(let changes): bytes += try Self.changeList(changes)
             case .groupMessage(let id, let text): bytes += try Self.encoder.encode(Edit(messageId: id, text: text))
             case .senderKey(let distribution): bytes += distribution.serialized
+            case .reaction(let id, let emoji):
+                bytes += try Self.encoder.encode(ReactionBody(messageId: id, emoji: emoji))
             }
             return bytes
         }
@@ -115,6 +121,7 @@ public struct ChatPayload: Sendable, Hashable {
         case .groupChanges: 7
         case .groupMessage: 8
         case .senderKey: 9
+        case .reaction: 10
         }
     }
 
@@ -178,6 +185,12 @@ public struct ChatPayload: Sendable, Hashable {
                 throw .invalidContent("a sender key for another group than the payload names")
             }
             content = .senderKey(distribution)
+        case 10:
+            let reaction = try Self.decode(ReactionBody.self, body)
+            if let emoji = reaction.emoji, !ReactionEmoji.accepts(emoji) {
+                throw .invalidContent("a reaction that is not one emoji")
+            }
+            content = .reaction(messageID: reaction.messageId, emoji: reaction.emoji)
         default:
             throw .unsupportedKind(bytes[1])
         }

@@ -65,6 +65,8 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     /// In a group, for a message this account wrote: how many of the other members have it and
     /// have read it.
     public var groupReceipts: GroupReceipts? = nil
+    /// Everyone's reaction to it, oldest first (one per person).
+    public var reactions: [ChatReaction] = []
 
     /// What a notice line says something about.
     public enum NoticeKind: String, Sendable, Hashable, Codable {

@@ -5,7 +5,7 @@ import GRDB
 
 /// What a received control message changes here: a receipt moves sent messages on (from the
 /// peer only), an edit or deletion changes its author's own message (one that names someone
-/// else's message finds nothing), a timer sets the conversation's and leaves a notice, a group
+/// else's message finds nothing), a reaction sets its sender's on a message of the conversation, a timer sets the conversation's and leaves a notice, a group
 /// change is kept once its author's signature checks.
 struct ControlApplication {
     let store: LocalStore
@@ -72,6 +72,16 @@ struct ControlApplication {
                 effect.changed = true
                 effect.removedFiles = files
             }
+        case .reaction(let target, let emoji):
+            let scope = try changeScope(of: control, conversation: conversation, db)
+            if scope.inGroup {
+                // In a group, only its members react (as this device holds the group).
+                guard try store.groupLedger(scope.conversation, db)?.state?.members.contains(sender) == true else {
+                    break
+                }
+            }
+            effect.changed = try store.applyReaction(
+                target, emoji: emoji, by: sender, conversation: scope.conversation, at: control.sentAt, db)
         case .timer(let seconds):
             // A timer set later on either side stays: every device keeps the latest setting.
             guard try store.applyTimer(seconds == 0 ? nil : seconds, for: conversation, at: control.sentAt, db)

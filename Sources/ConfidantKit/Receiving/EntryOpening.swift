@@ -85,7 +85,7 @@ struct EntryOpening {
                 // The timer runs from when this device got the message.
                 message.expiresAt = rich.expiresAfter.map { now.addingTimeInterval(TimeInterval($0)) }
                 return .message(message)
-            case .receipt, .edit, .deletion, .timer, .groupChanges, .groupMessage, .senderKey:
+            case .receipt, .edit, .deletion, .timer, .groupChanges, .groupMessage, .senderKey, .reaction:
                 return .control(
                     ControlApplication.Control(
                         payload: payload, sender: sender, senderDevice: wire.sender.deviceID, messageID: wire.messageID,
@@ -136,12 +136,13 @@ struct EntryOpening {
         let fitsEnvelope =
             switch payload.content {
             case .groupMessage(let id, _): id == envelope.messageID
-            case .edit, .deletion: true
+            case .edit, .deletion, .reaction: true
             default: false
             }
         guard fitsEnvelope, payload.conversation == chain.groupID else {
             return unreadable(
-                "the group envelope carries something other than a message, edit or deletion for its group", sentAt)
+                "the group envelope carries something other than a message, edit, deletion or reaction for its group",
+                sentAt)
         }
         try store.saveReceivingChain(chain, owner: owner, db)
         return .control(

@@ -79,7 +79,7 @@ struct ControlDelivery: Sendable {
         guard control.peer == control.payload.conversation else { return nil }
         switch control.payload.content {
         case .groupMessage(let id, _): return id
-        case .edit, .deletion: return try store.holdsGroup(control.peer) ? control.messageID : nil
+        case .edit, .deletion, .reaction: return try store.holdsGroup(control.peer) ? control.messageID : nil
         default: return nil
         }
     }

@@ -129,7 +129,8 @@ extension LocalStore {
                 chatAttachment(try openAttachment($0), index: $0.position, as: AttachmentFile($0))
             },
             editedAt: record.editedAt, isDeleted: record.deletedAt != nil, expiresAt: record.expiresAt,
-            noticeKind: record.noticeKind, author: record.authorID)
+            noticeKind: record.noticeKind, author: record.authorID,
+            reactions: record.reactions == nil ? [] : try storedReactions(of: record).shown)
     }
 
     /// Messages with their attachments: one query for all the attachments, not one per message.

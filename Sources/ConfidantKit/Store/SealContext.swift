@@ -7,6 +7,7 @@ enum SealContext {
     case account, prekeys
     case contact(UUID)
     case message(id: UUID, peer: UUID, direction: ChatMessage.Direction)
+    case reactions(id: UUID, peer: UUID, direction: ChatMessage.Direction)
     case attachment(id: UUID, message: UUID)
     case control(UUID)
     case session(DeviceAddress, fingerprint: String)
@@ -21,6 +22,8 @@ enum SealContext {
         case .contact(let id): "contact|\(id.canonicalString)"
         case .message(let id, let peer, let direction):
             "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
+        case .reactions(let id, let peer, let direction):
+            "message_reactions|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
         case .attachment(let id, let message): "attachment|\(id.canonicalString)|\(message.canonicalString)"
         case .control(let id): "control|\(id.canonicalString)"
         case .groupChange(let group, let digest): "group_change|\(group.canonicalString)|\(digest)"

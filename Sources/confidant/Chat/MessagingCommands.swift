@@ -214,6 +214,11 @@ struct HistoryCommand: AsyncParsableCommand {
         let attachments: [File]
         let edited: Bool, deleted: Bool
         let expiresAt: Date?
+        let reactions: [Reaction]
+    }
+
+    struct Reaction: Encodable {
+        let emoji: String, userId: String, at: Date
     }
 
     struct File: Encodable {
@@ -241,7 +246,10 @@ struct HistoryCommand: AsyncParsableCommand {
                             File(
                                 id: $0.id.canonicalString, index: $0.index, name: $0.name, size: $0.size,
                                 contentType: $0.contentType)
-                        }, edited: message.editedAt != nil, deleted: message.isDeleted, expiresAt: message.expiresAt)
+                        }, edited: message.editedAt != nil, deleted: message.isDeleted, expiresAt: message.expiresAt,
+                        reactions: message.reactions.map {
+                            Reaction(emoji: $0.emoji, userId: $0.reactor.canonicalString, at: $0.at)
+                        })
                 })
         }
         for message in messages { print(TerminalStyle.line(message, peerName: contact.displayName)) }

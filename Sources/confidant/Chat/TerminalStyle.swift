@@ -54,6 +54,10 @@ enum TerminalStyle {
         var marks = ""
         if message.editedAt != nil, !message.isDeleted { marks += dim(" (edited)") }
         if message.expiresAt != nil { marks += dim(" ⏱") }
+        if !message.reactions.isEmpty {
+            let counts = ChatReaction.counts(message.reactions).map { "\($0.emoji) \($0.count)" }
+            marks += " " + TerminalText.printable(counts.joined(separator: " "), keepingNewlines: false)
+        }
         switch message.direction {
         case .notice:
             return "\(time) \(warning("⚠ \(displayText)"))"

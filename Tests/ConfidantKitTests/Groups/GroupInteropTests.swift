@@ -59,6 +59,13 @@ struct GroupInteropTests {
                 content: .groupMessage(messageID: Self.saidID, text: "to everyone, é")
             ).serialized.hexString,
             "group_message_id": Self.saidID.canonicalString, "group_message_text": "to everyone, é",
+            "reaction": try ChatPayload(
+                conversation: people.groupID, content: .reaction(messageID: Self.saidID, emoji: "👍🏽")
+            ).serialized.hexString,
+            "reaction_emoji": "👍🏽",
+            "reaction_removal": try ChatPayload(
+                conversation: people.groupID, content: .reaction(messageID: Self.saidID, emoji: nil)
+            ).serialized.hexString,
             "distribution": distribution.hexString, "message": message.serialized.hexString,
             "plaintext": "hello from Swift, ü", "sending_chain": sender.serialized.hexString, "skip_to": 4,
             "group_envelope": envelope.serialized.hexString, "shared_frame": frame.serialized().hexString,
@@ -83,6 +90,13 @@ struct GroupInteropTests {
                     == .groupMessage(
                         messageID: try #require(UUID(uuidString: "0192d7e0-0000-7000-8000-00000000000a")),
                         text: "Python says hi ✓")
+        )
+        let reaction = try ChatPayload(serialized: try Self.bytes(output["reaction"]))
+        #expect(
+            reaction.conversation == people.groupID
+                && reaction.content
+                    == .reaction(
+                        messageID: try #require(UUID(uuidString: "0192d7e0-0000-7000-8000-00000000000a")), emoji: "🎉")
         )
         let change = try GroupChange(serialized: try Self.bytes(output["change"]))
         #expect(try ledger.insert(change, from: people) == .placed)
@@ -138,7 +152,7 @@ struct GroupInteropTests {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("group_interop: 38 passed, 0 failed"), "\(text)")
+        #expect(text.contains("group_interop: 40 passed, 0 failed"), "\(text)")
         return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: result)) as? [String: Any])
     }
 }

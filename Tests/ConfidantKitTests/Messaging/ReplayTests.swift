@@ -88,6 +88,34 @@ struct ReplayTests {
         }
     }
 
+    @Test("a replayed or older reaction does not undo a newer one, nor bring back one taken back")
+    func reactions() async throws {
+        try await KitUser.pairOnRelay { _, alice, bob in
+            let original = try await bob.messenger.send("lunch?", to: alice.contact)
+            _ = try await alice.messenger.sync()
+            let (aliceID, receiver) = (await alice.messenger.me, await bob.messenger.receiver)
+            let now = Date()
+            let reaction = { (emoji: String?, seconds: TimeInterval, cursor: Int64) in
+                try await Self.entry(
+                    ChatPayload(conversation: aliceID, content: .reaction(messageID: original.id, emoji: emoji)),
+                    from: alice, to: bob, sentAt: now.addingTimeInterval(seconds), cursor: cursor)
+            }
+            let shown = { try await bob.messenger.history(with: aliceID).first?.reactions.map(\.emoji) }
+            let thumbs = try await reaction("👍", -3, 1_000_001)
+            let heart = try await reaction("❤️", -2, 1_000_002)
+            _ = try await receiver.receive([thumbs, heart])
+            #expect(try await shown() == ["❤️"], "one per person: the later one")
+            var replayed = thumbs
+            replayed.cursor = 1_000_003
+            _ = try await receiver.receive([replayed, try await reaction("😂", -2.5, 1_000_004)])
+            #expect(try await shown() == ["❤️"], "neither the replay nor an older one undoes it")
+            _ = try await receiver.receive([try await reaction(nil, -1, 1_000_005)])
+            #expect(try await shown() == [], "taken back")
+            _ = try await receiver.receive([try await reaction("😮", -1.5, 1_000_006)])
+            #expect(try await shown() == [], "an older one does not come back after it was taken back")
+        }
+    }
+
     @Test("a disappearing message that is gone does not come back with a copy of its envelope; nor does one too old")
     func vanishedMessages() async throws {
         try await KitUser.pairOnRelay { _, alice, bob in

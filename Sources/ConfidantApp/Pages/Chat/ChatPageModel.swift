@@ -12,6 +12,16 @@ struct ChatPageModel: Encodable, Sendable {
         let isImage: Bool
     }
 
+    /// One emoji under a message: how many chose it and who.
+    struct Reaction: Encodable, Sendable {
+        let emoji: String
+        let count: Int
+        /// "You, Alice".
+        let who: String
+        /// This account's own reaction is among them (choosing it again takes it back).
+        let mine: Bool
+    }
+
     struct Message: Encodable, Sendable {
         let id: String
         /// "mine", "theirs" or "notice".
@@ -44,6 +54,13 @@ struct ChatPageModel: Encodable, Sendable {
         let edit: String
         /// The page that asks: for me, or for everyone.
         let delete: String
+        let reactions: [Reaction]
+        let hasReactions: Bool
+        /// A live message (not a notice, not deleted) takes reactions, posted to `react`.
+        let canReact: Bool
+        let react: String
+        /// The emoji the menu offers, this account's own marked.
+        let reactChoices: [Reaction]
     }
 
     struct TimerChoice: Encodable, Sendable {
@@ -95,7 +112,9 @@ struct ChatPageModel: Encodable, Sendable {
         lines.reserveCapacity(messages.count)
         for index in messages.indices {
             let previous = index > messages.startIndex ? messages[index - 1] : nil
-            lines.append(Self.message(messages[index], after: previous, peer: peer.id, timeline: timeline))
+            lines.append(
+                Self.message(
+                    messages[index], after: previous, peer: peer.id, peerName: peer.displayName, timeline: timeline))
         }
         self.messages = lines
         self.verified = verified
@@ -132,9 +151,9 @@ struct ChatPageModel: Encodable, Sendable {
             maxUploadBytes: maxUploadBytes, window: window)
     }
 
-    static func message(_ message: ChatMessage, after previous: ChatMessage?, peer: UUID, timeline: ChatTimeline)
-        -> Message
-    {
+    static func message(
+        _ message: ChatMessage, after previous: ChatMessage?, peer: UUID, peerName: String, timeline: ChatTimeline
+    ) -> Message {
         let failed = if case .failed = message.status { true } else { false }
         let id = message.id
         let newDay = timeline.startsDay(message.sentAt, after: previous?.sentAt)
@@ -144,6 +163,15 @@ struct ChatPageModel: Encodable, Sendable {
                     && timeline.continuesGroup(message.sentAt, after: $0.sentAt)
             } ?? false
         let canChange = message.direction == .outgoing && !message.isDeleted && !failed
+        // One-to-one, a reaction is the peer's or this account's.
+        let mine = message.reactions.first { $0.reactor != peer }?.emoji
+        let reactions = ChatReaction.counts(message.reactions).map { emoji, count in
+            let by = message.reactions.filter { $0.emoji == emoji }
+            return Reaction(
+                emoji: emoji, count: count,
+                who: by.map { $0.reactor == peer ? peerName : "You" }.joined(separator: ", "),
+                mine: by.contains { $0.reactor != peer })
+        }
         return Message(
             id: id.canonicalString,
             side: message.direction == .outgoing ? "mine" : message.direction == .notice ? "notice" : "theirs",
@@ -167,6 +195,12 @@ struct ChatPageModel: Encodable, Sendable {
             canCopy: message.text != nil && !message.isDeleted,
             retry: AppRoute.retry(.value(peer), message: .value(id)).path,
             edit: AppRoute.editMessage(.value(peer), message: .value(id)).path,
-            delete: AppRoute.deleteMessage(.value(peer), message: .value(id)).path)
+            delete: AppRoute.deleteMessage(.value(peer), message: .value(id)).path,
+            reactions: reactions, hasReactions: !reactions.isEmpty,
+            canReact: message.direction != .notice && !message.isDeleted,
+            react: AppRoute.react(.value(peer), message: .value(id)).path,
+            reactChoices: ReactionEmoji.offered.map { emoji in
+                Reaction(emoji: emoji, count: 0, who: "", mine: mine == emoji)
+            })
     }
 }

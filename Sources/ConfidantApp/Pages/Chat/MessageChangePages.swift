@@ -4,7 +4,7 @@ import Foundation
 import Vapor
 
 /// Changing messages after they were sent: editing one's own, deleting (for me, or one's own for
-/// everyone, after asking which), and the conversation's disappearing timer.
+/// everyone, after asking which), reacting, and the conversation's disappearing timer.
 struct MessageChangePages {
     let context: AppContext
 
@@ -14,6 +14,7 @@ struct MessageChangePages {
         routes.get(.deleteMessage(.key, message: .key)) { request in try await deletePage(request) }
         routes.post(.deleteMessage(.key, message: .key)) { request in try await delete(request) }
         routes.post(.deleteForMe(.key, message: .key)) { request in try await deleteForMe(request) }
+        routes.post(.react(.key, message: .key)) { request in try await react(request) }
         routes.post(.timer(.key)) { request in try await setTimer(request) }
     }
 
@@ -94,6 +95,27 @@ struct MessageChangePages {
     private func delete(_ request: Request) async throws -> Response {
         let (messenger, contact) = try await context.chatPeer(request)
         try await messenger.deleteForEveryone(try context.messageID(request))
+        return request.redirect(to: .chat(.value(contact.id)))
+    }
+
+    private struct ReactForm: Content {
+        var emoji: String
+    }
+
+    /// Sets this account's reaction to the message, or takes it back when it chose the same one.
+    private func react(_ request: Request) async throws -> Response {
+        let (messenger, contact) = try await context.chatPeer(request)
+        let form = try request.content.decode(ReactForm.self)
+        guard ReactionEmoji.accepts(form.emoji) else {
+            throw Abort(.badRequest, reason: "A reaction is one emoji.")
+        }
+        let id = try context.messageID(request)
+        guard let message = try await messenger.message(id, with: contact.id) else {
+            throw Abort(.notFound, reason: "There is no such message in this conversation.")
+        }
+        let me = await messenger.me
+        let current = message.reactions.first { $0.reactor == me }?.emoji
+        try await messenger.react(to: id, with: current == form.emoji ? nil : form.emoji, in: contact.id)
         return request.redirect(to: .chat(.value(contact.id)))
     }
 

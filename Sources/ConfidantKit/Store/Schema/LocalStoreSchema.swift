@@ -202,6 +202,11 @@ enum LocalStoreSchema {
         migrator.registerMigration("v13-controls-to-own-devices") { db in
             try db.alter(table: "control_outbox") { $0.drop(column: "to_own_devices") }
         }
+        // Reactions: everyone's latest on each message, sealed in the message's row (so a change
+        // reaches an open chat as any change of the row does).
+        migrator.registerMigration("v14-reactions") { db in
+            try db.execute(sql: "ALTER TABLE message ADD COLUMN reactions BLOB")
+        }
         return migrator
     }
 }

@@ -31,6 +31,8 @@ struct MessageRecord: StoreRecord {
     var noticeKind: ChatMessage.NoticeKind?
     /// The member who wrote a message to a group (the peer is the group then).
     var authorID: UUID?
+    /// Everyone's latest reaction (`StoredReactions`), sealed; nil when nobody reacted.
+    var reactions: Data? = nil
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case seq
@@ -50,6 +52,7 @@ struct MessageRecord: StoreRecord {
         case expiresAt = "expires_at"
         case noticeKind = "notice_kind"
         case authorID = "author_id"
+        case reactions
     }
 
     typealias Columns = CodingKeys
@@ -74,6 +77,7 @@ extension MessageRecord {
         expiresAt = try row.dateIfPresent(CodingKeys.expiresAt)
         noticeKind = try row.value(CodingKeys.noticeKind)
         authorID = try row.uuidIfPresent(CodingKeys.authorID)
+        reactions = try row.value(CodingKeys.reactions)
     }
 }
 
