@@ -1,6 +1,7 @@
 import ConfidantCrypto
 import ConfidantTestSupport
 import Foundation
+import GRDB
 import Testing
 
 @testable import ConfidantKit
@@ -38,6 +39,7 @@ struct GroupMessageTests {
                         #expect(try await a.groupHistory(group).map(\.text) == ["hello, both", "hi Alice, hi Carol"])
                         #expect(try await c.groupHistory(group).last?.id == reply.id)
                         try await Self.changeMessages(group, sent: sent.id, reply: reply.id, a, b, c)
+                        try await Self.reactions(group, sent: sent.id, a, b, c)
 
                         try await a.removeFromGroup(group, [carolID])
                         _ = try await c.sync()
@@ -63,6 +65,18 @@ struct GroupMessageTests {
                         _ = try await b.sync()
                         let last = try #require(try await b.groupHistory(group).last)
                         #expect(last.text == nil && last.unreadableReason == "its sender is not a member of Trio")
+                        // Nor does a reaction of hers count any more, sent by hand the same way.
+                        let reaction = ChatPayload(
+                            conversation: group, content: .reaction(messageID: sent.id, emoji: "👎"))
+                        try c.store.write { db in try c.store.queueControl(reaction, to: bobID, now: Date(), db) }
+                        _ = try await c.flushOutbox()
+                        let waiting = try c.store.read { db in
+                            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM control_outbox")
+                        }
+                        #expect(waiting == 0, "her reaction went")
+                        _ = try await b.sync()
+                        let reactions = try await b.groupHistory(group).first { $0.id == sent.id }?.reactions
+                        #expect(reactions?.contains { $0.emoji == "👎" } == false)
                     }
                 }
             }
@@ -80,6 +94,21 @@ struct GroupMessageTests {
         _ = try await a.sync()
         let read = try #require(try await a.groupHistory(group).first { $0.id == sent }?.groupReceipts)
         #expect(read == GroupReceipts(delivered: 2, read: 1, members: 2) && read.summary == "read by 1 of 2")
+    }
+
+    /// Members' reactions go to the group with their sender keys: every member's copy shows
+    /// each member's latest, Alice's own included.
+    private static func reactions(_ group: UUID, sent: UUID, _ a: Messenger, _ b: Messenger, _ c: Messenger)
+        async throws
+    {
+        try await b.react(to: sent, with: "👍")
+        try await c.react(to: sent, with: "🎉")
+        try await c.react(to: sent, with: "👍")
+        for messenger in [a, b, c] {
+            _ = try await messenger.sync()
+            let line = try #require(try await messenger.groupHistory(group).first { $0.id == sent })
+            #expect(line.reactions.map(\.emoji) == ["👍", "👍"], "Bob's and Carol's latest, on every member's copy")
+        }
     }
 
     /// Edits and deletions go to the group with their author's sender key and apply on every

@@ -44,6 +44,8 @@ struct GroupPageModel: Encodable, Sendable {
         let time: String
         let fullTime: String
         let status: String
+        /// "👍 2 🎉 1"; empty when nobody reacted.
+        let reactions: String
     }
 
     let page: PageInfo
@@ -80,7 +82,9 @@ struct GroupPageModel: Encodable, Sendable {
                 author: message.direction == .outgoing ? "You" : message.author.flatMap { names[$0] } ?? "Someone",
                 mine: message.direction == .outgoing, text: message.displayText, unreadable: message.isUnreadable,
                 time: timeline.shortTime(message.sentAt), fullTime: timeline.fullTime(message.sentAt),
-                status: message.status == .pending ? "sending…" : message.groupReceipts?.summary ?? "")
+                status: message.status == .pending ? "sending…" : message.groupReceipts?.summary ?? "",
+                reactions: ChatReaction.counts(message.reactions).map { "\($0.emoji) \($0.count)" }.joined(
+                    separator: " "))
         }
         isMember = state.members.contains(me)
         self.isAdmin = isAdmin
