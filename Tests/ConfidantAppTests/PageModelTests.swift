@@ -162,6 +162,33 @@ struct PageModelTests {
         #expect(ChatTimeline(calendar: calendar, now: now).dayLabel(now - 10 * 86_400) == "22 November")
     }
 
+    @Test("a New messages divider before the first line unread when the chat opened, kept by the live region")
+    func newMessagesDivider() throws {
+        func line(_ text: String, _ direction: ChatMessage.Direction, read: Bool) -> ChatMessage {
+            ChatMessage(
+                id: UUID(), sequence: 1, peer: Self.bob.id, direction: direction, sentAt: Date(), text: text,
+                unreadableReason: nil, status: .received, isRead: read)
+        }
+        let lines = [
+            line("seen", .incoming, read: true), line("mine", .outgoing, read: true),
+            line("new one", .incoming, read: false), line("new two", .incoming, read: false),
+        ]
+        func model(_ lines: [ChatMessage], unreadFrom: UUID? = nil) -> ChatPageModel {
+            ChatPageModel(
+                page: Self.page, peer: Self.bob, messages: lines, keyChangeBanner: nil, connection: .live,
+                disappearingTimer: nil, maxUploadBytes: 1 << 20, unreadFrom: unreadFrom)
+        }
+        let opened = model(lines)
+        #expect(opened.messages.map(\.startsUnread) == [false, false, true, false])
+        #expect(opened.links.live.hasSuffix("?unread=\(lines[2].id.canonicalString)"), "\(opened.links.live)")
+        // The live region reads the lines after the page marked them read: the divider stays put.
+        let read = lines.map { line($0.text ?? "", $0.direction, read: true) }
+        #expect(model(read).messages.allSatisfy { !$0.startsUnread }, "nothing unread, no divider")
+        let live = model(read, unreadFrom: read[2].id)
+        #expect(live.messages.map(\.startsUnread) == [false, false, true, false])
+        #expect(!model(read).links.live.contains("unread="))
+    }
+
     @Test("each line's menu: copy and edit only where they apply; delete always asks first")
     func messageMenus() {
         let model = Self.chat([

@@ -365,6 +365,10 @@ try:
            "the open conversation is marked in the list")
     wait(bob, lambda d: d.find_element(By.CSS_SELECTOR, "ol.messages .day").text == "Today",
          "a day separator heads today's messages")
+    wait(bob, lambda d: d.execute_script("""
+        const divider = document.querySelector('ol.messages .new-messages');
+        return divider !== null && divider.nextElementSibling.textContent.includes('window.__xss = 1');"""),
+         "a New messages divider before the first of the two bob had not read (alice's hostile one)")
     expect(bob.execute_script("""
         const time = document.querySelector('ol.messages .message time');
         return /^\d\d:\d\d$/.test(time.textContent) && / at \d\d:\d\d$/.test(time.title);"""),

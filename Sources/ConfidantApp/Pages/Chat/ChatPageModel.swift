@@ -33,6 +33,8 @@ struct ChatPageModel: Encodable, Sendable {
         let day: String?
         /// Drawn as part of the group of the line before (the same side, minutes apart).
         let follows: Bool
+        /// The first line that was unread when the chat opened: a "New messages" divider before it.
+        var startsUnread = false
         /// "14:05", and the full date for its tooltip.
         let time: String
         let fullTime: String
@@ -100,10 +102,13 @@ struct ChatPageModel: Encodable, Sendable {
     /// - Parameters:
     ///   - confirmKeyChange: the last send was held for a key change: the composer asks to send anyway.
     ///   - draft: the text the composer starts with.
+    ///   - unreadFrom: the line that was the first unread when the chat opened (the live region,
+    ///     whose lines are read by then, keeps the divider there); nil: the first unread line now.
     init(
         page: PageInfo, peer: Contact, messages: [ChatMessage], keyChangeBanner: String?, connection: ConnectionState,
         disappearingTimer: Int?, verified: Bool = false, confirmKeyChange: Bool = false, draft: String = "",
-        maxUploadBytes: Int, window: ChatWindow = ChatWindow(), now: Date = Date(), calendar: Calendar = .current
+        maxUploadBytes: Int, window: ChatWindow = ChatWindow(), unreadFrom: UUID? = nil, now: Date = Date(),
+        calendar: Calendar = .current
     ) {
         self.page = page
         self.peer = PersonView(peer)
@@ -116,6 +121,8 @@ struct ChatPageModel: Encodable, Sendable {
                 Self.message(
                     messages[index], after: previous, peer: peer.id, peerName: peer.displayName, timeline: timeline))
         }
+        let firstUnread = unreadFrom ?? messages.first { $0.direction == .incoming && !$0.isRead }?.id
+        if let index = messages.firstIndex(where: { $0.id == firstUnread }) { lines[index].startsUnread = true }
         self.messages = lines
         self.verified = verified
         self.keyChangeBanner = keyChangeBanner
@@ -131,24 +138,36 @@ struct ChatPageModel: Encodable, Sendable {
         // A full window may have lines before it; a shorter one is the whole conversation.
         let larger = window.larger
         links = Links(
-            live: AppRoute.liveChat(.value(peer.id)).path(query: window.query),
+            live: AppRoute.liveChat(.value(peer.id)).path(
+                query: Self.liveQuery(window, unreadFrom: lines.contains { $0.startsUnread } ? firstUnread : nil)),
             send: AppRoute.send(.value(peer.id)).path, attach: AppRoute.attach(.value(peer.id)).path,
             timer: AppRoute.timer(.value(peer.id)).path,
             earlier: messages.count >= window.lines && larger.lines > window.lines
                 ? AppRoute.chat(.value(peer.id)).path(query: larger.query) : nil)
     }
 
+    /// The live region's query: the window, and the line the divider stays before.
+    private static func liveQuery(_ window: ChatWindow, unreadFrom: UUID?) -> KeyValuePairs<String, String> {
+        let lines = window.query.first?.value
+        switch (lines, unreadFrom) {
+        case (let lines?, let id?): return ["lines": lines, "unread": id.canonicalString]
+        case (let lines?, nil): return ["lines": lines]
+        case (nil, let id?): return ["unread": id.canonicalString]
+        case (nil, nil): return [:]
+        }
+    }
+
     /// The page for what `model` shows now.
     @MainActor
     init(
         _ model: ChatViewModel, page: PageInfo, confirmKeyChange: Bool = false, draft: String = "", maxUploadBytes: Int,
-        window: ChatWindow = ChatWindow()
+        window: ChatWindow = ChatWindow(), unreadFrom: UUID? = nil
     ) {
         self.init(
             page: page, peer: model.peer, messages: model.messages, keyChangeBanner: model.keyChangeBanner,
             connection: model.connection, disappearingTimer: model.disappearingTimer,
             verified: model.verificationState == .verified, confirmKeyChange: confirmKeyChange, draft: draft,
-            maxUploadBytes: maxUploadBytes, window: window)
+            maxUploadBytes: maxUploadBytes, window: window, unreadFrom: unreadFrom)
     }
 
     static func message(

@@ -62,12 +62,16 @@ struct ChatPages {
         let (messenger, contact) = try await context.chatPeer(request)
         let maximum = context.session.configuration.maxUploadBytes
         let window = try ChatWindow(request)
+        // The line the page showed its "New messages" divider before (the page marked it read).
+        let unreadFrom = request.query[String.self, at: "unread"].flatMap(UUID.init(uuidString:))
         return LiveRegion.response(for: request, template: "chat-messages") { () async -> AsyncStream<ChatPageModel>? in
             let model = await ChatViewModel(messenger: messenger, peer: contact, limit: window.lines)
             await model.load()
             let running = Task { await model.run() }
             let values = await observedValues {
-                ChatPageModel(model, page: context.info(contact.displayName), maxUploadBytes: maximum, window: window)
+                ChatPageModel(
+                    model, page: context.info(contact.displayName), maxUploadBytes: maximum, window: window,
+                    unreadFrom: unreadFrom)
             }
             return AsyncStream { continuation in
                 let forwarding = Task {
