@@ -189,6 +189,33 @@ struct PageModelTests {
         #expect(!model(read).links.live.contains("unread="))
     }
 
+    @Test("a reply shows its quote linked to the message, or marked deleted; each line offers a reply")
+    func replyQuotes() throws {
+        let target = UUID()
+        func line(_ text: String, reply: ReplyQuote?, gone: Bool) -> ChatMessage {
+            var message = ChatMessage(
+                id: UUID(), sequence: 1, peer: Self.bob.id, direction: .incoming, sentAt: Date(), text: text,
+                unreadableReason: nil, status: .received, isRead: true)
+            message.reply = reply
+            message.replyTargetGone = gone
+            return message
+        }
+        let quote = ReplyQuote(messageID: target, excerpt: "lunch?")
+        let lines = [
+            line("plain", reply: nil, gone: false), line("yes", reply: quote, gone: false),
+            line("still yes", reply: quote, gone: true),
+        ]
+        let model = ChatPageModel(
+            page: Self.page, peer: Self.bob, messages: lines, keyChangeBanner: nil, connection: .live,
+            disappearingTimer: nil, maxUploadBytes: 1 << 20)
+        #expect(model.messages[0].quote == nil)
+        #expect(
+            model.messages[1].quote?.anchor == "#m-\(target.canonicalString)" && model.messages[1].quote?.gone == false)
+        #expect(model.messages[2].quote?.excerpt == "lunch?" && model.messages[2].quote?.gone == true)
+        #expect(model.messages[0].reply.hasSuffix("?reply=\(lines[0].id.canonicalString)"))
+        #expect(ChatPageModel.Replying(lines[1])?.excerpt == "yes")
+    }
+
     @Test("each line's menu: copy and edit only where they apply; delete always asks first")
     func messageMenus() {
         let model = Self.chat([

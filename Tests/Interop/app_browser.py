@@ -523,6 +523,13 @@ try:
     wait(bob, lambda d: d.find_elements(By.CSS_SELECTOR, "ol.messages .theirs .reaction.mine"), "bob's own is marked his")
     message_action(bob, "it's Alice (edited)", "👍", side="theirs")
     wait(alice, lambda d: not d.find_elements(By.CSS_SELECTOR, "ol.messages .mine .reactions"), "taken back")
+    # Replies: bob answers that message from its menu; alice sees the quote above his text.
+    message_action(bob, "it's Alice (edited)", "Reply", side="theirs")
+    wait(bob, lambda d: "it's Alice (edited)" in d.find_element(By.ID, "replying").text, "the composer says what it answers")
+    bob.find_element(By.ID, "draft").send_keys("Sounds good" + Keys.ENTER)
+    wait(alice, lambda d: any("it's Alice (edited)" in q.text for q in d.find_elements(By.CSS_SELECTOR, "ol.messages .theirs .quote")),
+         "alice sees bob's reply quoting her message")
+    wait(bob, lambda d: not d.find_element(By.ID, "replying").is_displayed(), "once sent, the next message answers nothing")
     # Deleting asks how: for everyone (one's own), or for me.
     message_action(alice, "<script>", "Delete…")
     wait(alice, EC.presence_of_element_located((By.ID, "delete-for-everyone-form")), "the page asks how to delete")

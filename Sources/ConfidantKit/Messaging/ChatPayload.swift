@@ -6,7 +6,7 @@ import Foundation
 /// ```
 /// u8 version = 1 | u8 kind | 16 bytes conversation user id | body
 /// kind 1 text     body = UTF-8 text
-/// kind 2 message  body = JSON {text?, attachments?, expiresAfter?}
+/// kind 2 message  body = JSON {text?, attachments?, expiresAfter?, replyTo?}
 /// kind 3 receipt  body = JSON {type: "delivered" | "read", messageIds}
 /// kind 4 edit     body = JSON {messageId, text}
 /// kind 5 deletion body = JSON {messageId}
@@ -148,6 +148,9 @@ public struct ChatPayload: Sendable, Hashable {
             if let seconds = message.expiresAfter, !DisappearingTimer.accepts(seconds) {
                 throw .invalidContent("a disappearing timer of \(seconds) seconds")
             }
+            if let quote = message.replyTo, !quote.isWithinBounds {
+                throw .invalidContent("a reply whose quote is longer than \(ReplyQuote.maximumCharacters) characters")
+            }
             content = .message(message)
         case 3:
             let receipt = try Self.decode(Receipt.self, body)
@@ -212,41 +215,6 @@ public struct ChatPayload: Sendable, Hashable {
         } catch {
             throw .invalidContent("the message body is not what its kind says (\(error))")
         }
-    }
-}
-
-/// A message with attachments or a disappearing timer (payload kind 2).
-public struct RichMessage: Sendable, Hashable, Codable {
-    /// The text; nil for attachments alone.
-    public var text: String?
-    /// The files, in the order the sender gave them.
-    public var attachments: [AttachmentPointer]
-    /// Seconds after which every device deletes the message; nil keeps it.
-    public var expiresAfter: Int?
-
-    /// A message; give text, attachments or both.
-    public init(text: String?, attachments: [AttachmentPointer] = [], expiresAfter: Int? = nil) {
-        self.text = text
-        self.attachments = attachments
-        self.expiresAfter = expiresAfter
-    }
-
-    private enum CodingKeys: String, CodingKey { case text, attachments, expiresAfter }
-
-    /// Reads the JSON a message carries, refusing values outside the documented bounds.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        text = try container.decodeIfPresent(String.self, forKey: .text)
-        attachments = try container.decodeIfPresent([AttachmentPointer].self, forKey: .attachments) ?? []
-        expiresAfter = try container.decodeIfPresent(Int.self, forKey: .expiresAfter)
-    }
-
-    /// Writes the JSON the message carries (docs/PROTOCOL.md §8); empty and absent fields are left out.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(text, forKey: .text)
-        if !attachments.isEmpty { try container.encode(attachments, forKey: .attachments) }
-        try container.encodeIfPresent(expiresAfter, forKey: .expiresAfter)
     }
 }
 

@@ -6,8 +6,11 @@ extension Messenger {
     /// group) to `emoji`, or takes it back with nil: here, and by a sealed control message on the
     /// other side's devices (in a group, every member's, with the group's sender key) and your
     /// others. One reaction per person per message: a new one replaces yours.
-    /// - Parameter peer: the conversation (a peer or a group), when another may have a message
-    ///   with the same id (senders choose their ids).
+    /// - Parameters:
+    ///   - messageID: the message reacted to.
+    ///   - emoji: one emoji, or nil to take the reaction back.
+    ///   - peer: the conversation (a peer or a group), when another may have a message with the
+    ///     same id (senders choose their ids).
     /// - Throws: `ConfidantKitError.notAReaction` for anything but one emoji, `.messageNotFound`
     ///   for no such message here (or one deleted for everyone).
     public func react(to messageID: UUID, with emoji: String?, in peer: UUID? = nil) async throws {

@@ -67,6 +67,11 @@ public struct ChatMessage: Sendable, Hashable, Identifiable {
     public var groupReceipts: GroupReceipts? = nil
     /// Everyone's reaction to it, oldest first (one per person).
     public var reactions: [ChatReaction] = []
+    /// The message it answers, with the quote it carries.
+    public var reply: ReplyQuote? = nil
+    /// A reply whose message is not on this device, or was deleted for everyone: the quote
+    /// stays, marked so.
+    public var replyTargetGone = false
 
     /// What a notice line says something about.
     public enum NoticeKind: String, Sendable, Hashable, Codable {

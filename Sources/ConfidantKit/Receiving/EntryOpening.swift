@@ -84,6 +84,7 @@ struct EntryOpening {
                 message.attachments = rich.attachments
                 // The timer runs from when this device got the message.
                 message.expiresAt = rich.expiresAfter.map { now.addingTimeInterval(TimeInterval($0)) }
+                message.reply = rich.replyTo
                 return .message(message)
             case .receipt, .edit, .deletion, .timer, .groupChanges, .groupMessage, .senderKey, .reaction:
                 return .control(

@@ -41,7 +41,7 @@ struct MessageSender: Sendable {
     /// with the next delivery.
     func send(
         _ text: String?, attachments sources: [AttachmentSource], to contact: Contact, confirmKeyChange: Bool,
-        progress: @escaping @Sendable (AttachmentProgress) -> Void
+        replyTo: ReplyQuote? = nil, progress: @escaping @Sendable (AttachmentProgress) -> Void
     ) async throws -> ChatMessage {
         let text = try SendPreparation.checkedText(text, attachments: sources.count)
         try await preparation.checkSizes(sources)
@@ -56,7 +56,7 @@ struct MessageSender: Sendable {
             LocalStore.NewMessage(
                 id: id, peer: contact.id, direction: .outgoing, senderDevice: deviceID, sentAt: sentAt, text: text,
                 unreadableReason: nil, state: .pending, attachments: pointers,
-                expiresAt: context.timer.map { sentAt.addingTimeInterval(TimeInterval($0)) })
+                expiresAt: context.timer.map { sentAt.addingTimeInterval(TimeInterval($0)) }, reply: replyTo)
         }
         let uploads = sources.isEmpty ? nil : progress
         let queued: OutboxDrain.QueuedNew

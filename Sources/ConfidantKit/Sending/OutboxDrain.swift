@@ -125,7 +125,8 @@ actor OutboxDrain {
         guard !draining, message.attachments.isEmpty, !peerKeys.isEmpty, let text = message.text,
             let payload = try? OutgoingPayloads.payloads(
                 peer: message.peer, text: text, pointers: [],
-                expiresAfter: message.expiresAt.map { OutgoingPayloads.expiresAfter($0, sentAt: message.sentAt) }
+                expiresAfter: message.expiresAt.map { OutgoingPayloads.expiresAfter($0, sentAt: message.sentAt) },
+                replyTo: message.reply
             ).peer,
             let groups = try? await sealer.groups(
                 peer: message.peer, peerKeys: peerKeys, forPeer: payload, forOwn: payload),

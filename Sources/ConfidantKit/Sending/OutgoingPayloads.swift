@@ -2,7 +2,7 @@ import ConfidantCrypto
 import Foundation
 
 /// What a queued message says to the peer's devices and to this account's other devices: a
-/// plain text as kind 1; with files or a timer, kind 2 — the peer's copy with the files'
+/// plain text as kind 1; with files, a timer or a quote it replies to, kind 2 — the peer's copy with the files'
 /// capabilities, the own copy without (its owner fetches freely). Files not yet uploaded and
 /// granted to the peer are, here, once.
 struct OutgoingPayloads: Sendable {
@@ -34,7 +34,9 @@ struct OutgoingPayloads: Sendable {
                 }
             }
         }
-        return try Self.payloads(peer: message.peer, text: message.text, pointers: pointers, expiresAfter: expiresAfter)
+        return try Self.payloads(
+            peer: message.peer, text: message.text, pointers: pointers, expiresAfter: expiresAfter,
+            replyTo: message.reply)
     }
 
     static func expiresAfter(_ expiresAt: Date, sentAt: Date) -> Int {
@@ -42,10 +44,10 @@ struct OutgoingPayloads: Sendable {
     }
 
     /// The payloads of a message whose attachments are uploaded and granted (`pointers`).
-    static func payloads(peer: UUID, text: String?, pointers: [AttachmentPointer], expiresAfter: Int?) throws -> (
-        peer: Data, own: Data
-    ) {
-        guard !pointers.isEmpty || expiresAfter != nil else {
+    static func payloads(
+        peer: UUID, text: String?, pointers: [AttachmentPointer], expiresAfter: Int?, replyTo: ReplyQuote? = nil
+    ) throws -> (peer: Data, own: Data) {
+        guard !pointers.isEmpty || expiresAfter != nil || replyTo != nil else {
             guard let text else { throw ConfidantKitError.storeDamaged("the message is missing from the local store") }
             let payload = try ChatPayload(conversation: peer, text: text).serialized
             return (payload, payload)
@@ -58,11 +60,13 @@ struct OutgoingPayloads: Sendable {
         return (
             try ChatPayload(
                 conversation: peer,
-                content: .message(RichMessage(text: text, attachments: pointers, expiresAfter: expiresAfter))
+                content: .message(
+                    RichMessage(text: text, attachments: pointers, expiresAfter: expiresAfter, replyTo: replyTo))
             ).serialized,
             try ChatPayload(
                 conversation: peer,
-                content: .message(RichMessage(text: text, attachments: own, expiresAfter: expiresAfter))
+                content: .message(
+                    RichMessage(text: text, attachments: own, expiresAfter: expiresAfter, replyTo: replyTo))
             ).serialized
         )
     }

@@ -83,6 +83,7 @@ extension LocalStore {
         try attachments.deleteAll(db)
         try request.updateAll(
             db, MessageRecord.Columns.body.set(to: nil), MessageRecord.Columns.deletedAt.set(to: date))
+        try touchReplies(to: record.messageID, in: record.peerID, db)
         return files
     }
 

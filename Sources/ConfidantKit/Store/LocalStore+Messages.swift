@@ -26,6 +26,8 @@ extension LocalStore {
         var noticeKind: ChatMessage.NoticeKind? = nil
         /// The member who wrote a message to a group.
         var author: UUID? = nil
+        /// The message it answers.
+        var reply: ReplyQuote? = nil
     }
 
     /// Stores messages in `db`'s transaction; a message seen before (same id, peer and direction)
@@ -37,10 +39,15 @@ extension LocalStore {
             let body = try message.text.map {
                 try seal(Data($0.utf8), .message(id: message.id, peer: message.peer, direction: message.direction))
             }
+            let excerpt = try message.reply.map {
+                try seal(
+                    Data($0.excerpt.utf8),
+                    .replyExcerpt(id: message.id, peer: message.peer, direction: message.direction))
+            }
             try db.cachedStatement(
                 sql: """
-                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at, notice_kind, author_id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO message (message_id, peer_id, direction, sender_device, sent_at, body, unreadable_reason, state, is_read, envelope, expires_at, notice_kind, author_id, reply_to, reply_excerpt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(
                 arguments: [
@@ -49,7 +56,7 @@ extension LocalStore {
                     message.unreadableReason, message.state,
                     !(message.startsUnread ?? (message.direction == .incoming)),
                     message.envelopeVersion, message.expiresAt?.timeIntervalSince1970, message.noticeKind,
-                    message.author?.canonicalString,
+                    message.author?.canonicalString, message.reply?.messageID.canonicalString, excerpt,
                 ])
             guard db.changesCount > 0 else { continue }
             let sequence = db.lastInsertedRowID
@@ -76,7 +83,8 @@ extension LocalStore {
                         pointer, index: index,
                         as: AttachmentFile(attachment: pointer.id, peer: message.peer, direction: message.direction))
                 },
-                expiresAt: times.expiresAt, noticeKind: message.noticeKind, author: message.author)
+                expiresAt: times.expiresAt, noticeKind: message.noticeKind, author: message.author,
+                reply: message.reply)
             if followed { insertedLines.inserted(line, sealed: body) }
             stored.append(line)
         }
@@ -130,7 +138,8 @@ extension LocalStore {
             },
             editedAt: record.editedAt, isDeleted: record.deletedAt != nil, expiresAt: record.expiresAt,
             noticeKind: record.noticeKind, author: record.authorID,
-            reactions: record.reactions == nil ? [] : try storedReactions(of: record).shown)
+            reactions: record.reactions == nil ? [] : try storedReactions(of: record).shown,
+            reply: try replyQuote(of: record))
     }
 
     /// Messages with their attachments: one query for all the attachments, not one per message.
@@ -204,6 +213,7 @@ extension LocalStore {
             messages.append(message)
         }
         fetch?.finish()
+        try markGoneReplyTargets(&messages, db)
         return messages
     }
 

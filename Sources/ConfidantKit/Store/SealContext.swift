@@ -8,6 +8,7 @@ enum SealContext {
     case contact(UUID)
     case message(id: UUID, peer: UUID, direction: ChatMessage.Direction)
     case reactions(id: UUID, peer: UUID, direction: ChatMessage.Direction)
+    case replyExcerpt(id: UUID, peer: UUID, direction: ChatMessage.Direction)
     case attachment(id: UUID, message: UUID)
     case control(UUID)
     case session(DeviceAddress, fingerprint: String)
@@ -24,6 +25,8 @@ enum SealContext {
             "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
         case .reactions(let id, let peer, let direction):
             "message_reactions|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
+        case .replyExcerpt(let id, let peer, let direction):
+            "message_reply|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
         case .attachment(let id, let message): "attachment|\(id.canonicalString)|\(message.canonicalString)"
         case .control(let id): "control|\(id.canonicalString)"
         case .groupChange(let group, let digest): "group_change|\(group.canonicalString)|\(digest)"

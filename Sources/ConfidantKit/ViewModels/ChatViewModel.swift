@@ -13,6 +13,8 @@ public final class ChatViewModel {
     public private(set) var messages: [ChatMessage] = []
     /// What is typed and not sent yet.
     public var draft = ""
+    /// The message the draft answers, if any: ``send(confirmKeyChange:)`` sends a reply to it.
+    public var replyingTo: UUID?
     /// Shown when the peer's security key changed since your last message to them.
     public private(set) var keyChangeBanner: String?
     /// The last send was held because a verified peer's key changed; `send(confirmKeyChange: true)` sends anyway.
@@ -113,8 +115,13 @@ public final class ChatViewModel {
         guard !text.isEmpty else { return nil }
         var sent: ChatMessage?
         do {
-            sent = try await messenger.send(text, to: peer, confirmKeyChange: confirmKeyChange)
+            if let target = replyingTo {
+                sent = try await messenger.reply(to: target, with: text, in: peer, confirmKeyChange: confirmKeyChange)
+            } else {
+                sent = try await messenger.send(text, to: peer, confirmKeyChange: confirmKeyChange)
+            }
             draft = ""
+            replyingTo = nil
             needsKeyChangeConfirmation = false
             error = nil
         } catch ConfidantKitError.keyChangedSinceVerification(let name) {

@@ -37,8 +37,14 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A file to send (repeatable).") var attach: [String] = []
     @Flag(name: .long, help: "Send each non-empty line of standard input as its own message.") var eachLine = false
     @Flag(name: .long, help: "Send even if a verified contact's key changed.") var yes = false
+    @Option(name: .long, help: "Reply to this message of the conversation (an id from `chat history --json`).")
+    var replyTo: String?
 
     func validate() throws {
+        if let replyTo, UUID(uuidString: replyTo) == nil {
+            throw ValidationError("--reply-to takes a message id, not \(replyTo)")
+        }
+        if eachLine, replyTo != nil { throw ValidationError("--reply-to goes with one message, not --each-line") }
         if eachLine, let text, text != "-" {
             throw ValidationError("--each-line reads standard input; leave out the text")
         }
@@ -69,16 +75,24 @@ struct SendCommand: AsyncParsableCommand {
         let bars = TransferBars()
         for (position, body) in bodies.enumerated() {
             let message: ChatMessage
+            let target = replyTo.flatMap(UUID.init(uuidString:))
+            func send(confirming: Bool) async throws -> ChatMessage {
+                let attachments = position == 0 ? files : []
+                if let target {
+                    return try await messenger.reply(
+                        to: target, with: body, attachments: attachments, in: contact, confirmKeyChange: confirming,
+                        progress: bars.update)
+                }
+                return try await messenger.send(
+                    body, attachments: attachments, to: contact, confirmKeyChange: confirming, progress: bars.update)
+            }
             do {
-                message = try await messenger.send(
-                    body, attachments: position == 0 ? files : [], to: contact, confirmKeyChange: confirmed,
-                    progress: bars.update)
+                message = try await send(confirming: confirmed)
             } catch ConfidantKitError.keyChangedSinceVerification(let name) where Terminal.stdinIsTTY && !eachLine {
                 print(TerminalStyle.warning("\(name)'s security key changed after you verified it."), terminator: " ")
                 guard try Terminal.confirm("Send anyway? [y/N] ") else { throw ExitCode.failure }
                 confirmed = true
-                message = try await messenger.send(
-                    body, attachments: files, to: contact, confirmKeyChange: true, progress: bars.update)
+                message = try await send(confirming: true)
             }
             bars.finish()
             switch message.status {
@@ -215,6 +229,13 @@ struct HistoryCommand: AsyncParsableCommand {
         let edited: Bool, deleted: Bool
         let expiresAt: Date?
         let reactions: [Reaction]
+        let replyTo: Reply?
+    }
+
+    struct Reply: Encodable {
+        let messageId: String, excerpt: String
+        /// The message is not on this device any more, or was deleted for everyone.
+        let gone: Bool
     }
 
     struct Reaction: Encodable {
@@ -249,6 +270,11 @@ struct HistoryCommand: AsyncParsableCommand {
                         }, edited: message.editedAt != nil, deleted: message.isDeleted, expiresAt: message.expiresAt,
                         reactions: message.reactions.map {
                             Reaction(emoji: $0.emoji, userId: $0.reactor.canonicalString, at: $0.at)
+                        },
+                        replyTo: message.reply.map {
+                            Reply(
+                                messageId: $0.messageID.canonicalString, excerpt: $0.excerpt,
+                                gone: message.replyTargetGone)
                         })
                 })
         }

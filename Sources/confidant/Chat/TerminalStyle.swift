@@ -51,6 +51,11 @@ enum TerminalStyle {
             displayText +=
                 " " + TerminalText.printable(message.attachments.map { "📎 \($0.name)" }.joined(separator: ", "))
         }
+        if let reply = message.reply {
+            // The quote first, as messengers show it: "↪ lunch at noon?" (or of a deleted message).
+            let quote = message.replyTargetGone ? "\(reply.excerpt) (deleted)" : reply.excerpt
+            displayText = dim("↪ " + TerminalText.printable(quote, keepingNewlines: false)) + " " + displayText
+        }
         var marks = ""
         if message.editedAt != nil, !message.isDeleted { marks += dim(" (edited)") }
         if message.expiresAt != nil { marks += dim(" ⏱") }

@@ -12,6 +12,25 @@ struct ChatPageModel: Encodable, Sendable {
         let isImage: Bool
     }
 
+    /// The message the composer answers: its id (the form's `replyTo`) and the start of its text.
+    struct Replying: Encodable, Sendable {
+        let id: String
+        let excerpt: String
+
+        init?(_ message: ChatMessage) {
+            guard message.direction != .notice, !message.isDeleted else { return nil }
+            id = message.id.canonicalString
+            excerpt = ReplyQuote(messageID: message.id, excerpt: message.displayText).excerpt
+        }
+    }
+
+    /// What a reply quotes, under its bubble's text: a link to the message, or "deleted".
+    struct Quote: Encodable, Sendable {
+        let excerpt: String
+        let anchor: String
+        let gone: Bool
+    }
+
     /// One emoji under a message: how many chose it and who.
     struct Reaction: Encodable, Sendable {
         let emoji: String
@@ -56,6 +75,9 @@ struct ChatPageModel: Encodable, Sendable {
         let edit: String
         /// The page that asks: for me, or for everyone.
         let delete: String
+        let quote: Quote?
+        /// This chat with the composer answering this message.
+        let reply: String
         let reactions: [Reaction]
         let hasReactions: Bool
         /// A live message (not a notice, not deleted) takes reactions, posted to `react`.
@@ -72,6 +94,8 @@ struct ChatPageModel: Encodable, Sendable {
     }
 
     struct Links: Encodable, Sendable {
+        /// This chat, as a new message answers nothing.
+        let chat: String
         let live: String
         let send: String
         let attach: String
@@ -91,6 +115,8 @@ struct ChatPageModel: Encodable, Sendable {
     let timer: String?
     /// The peer's keys are the ones verified: a badge in the header.
     let verified: Bool
+    /// The message the composer answers; nil for a new message.
+    var replying: Replying?
     /// The conversation list beside the chat (nil in the live region, which does not show it).
     var list: ConversationListModel?
     let maxUpload: String
@@ -138,6 +164,7 @@ struct ChatPageModel: Encodable, Sendable {
         // A full window may have lines before it; a shorter one is the whole conversation.
         let larger = window.larger
         links = Links(
+            chat: AppRoute.chat(.value(peer.id)).path,
             live: AppRoute.liveChat(.value(peer.id)).path(
                 query: Self.liveQuery(window, unreadFrom: lines.contains { $0.startsUnread } ? firstUnread : nil)),
             send: AppRoute.send(.value(peer.id)).path, attach: AppRoute.attach(.value(peer.id)).path,
@@ -215,6 +242,10 @@ struct ChatPageModel: Encodable, Sendable {
             retry: AppRoute.retry(.value(peer), message: .value(id)).path,
             edit: AppRoute.editMessage(.value(peer), message: .value(id)).path,
             delete: AppRoute.deleteMessage(.value(peer), message: .value(id)).path,
+            quote: message.reply.map {
+                Quote(excerpt: $0.excerpt, anchor: "#m-\($0.messageID.canonicalString)", gone: message.replyTargetGone)
+            },
+            reply: AppRoute.chat(.value(peer)).path(query: ["reply": id.canonicalString]),
             reactions: reactions, hasReactions: !reactions.isEmpty,
             canReact: message.direction != .notice && !message.isDeleted,
             react: AppRoute.react(.value(peer), message: .value(id)).path,

@@ -43,11 +43,17 @@ struct ChatPages {
         let model = await ChatViewModel(messenger: messenger, peer: contact, limit: window.lines)
         await model.load()
         let held = await context.session.heldDrafts[contact.id]
+        // `?reply=ID`: the composer answers that message of this conversation.
+        var replying: ChatMessage?
+        if let id = request.query[String.self, at: "reply"].flatMap(UUID.init(uuidString:)) {
+            replying = try await messenger.message(id, with: contact.id)
+        }
         let maximum = context.session.configuration.maxUploadBytes
         let page = await MainActor.run { () -> ChatPageModel in
             var page = ChatPageModel(
                 model, page: context.info(contact.displayName, error: model.error), confirmKeyChange: held != nil,
                 draft: held ?? "", maxUploadBytes: maximum, window: window)
+            page.replying = replying.flatMap(ChatPageModel.Replying.init)
             page.list = context.session.conversations.map {
                 ConversationListModel($0, page: page.page, current: contact.id, beside: true)
             }
@@ -89,6 +95,8 @@ struct ChatPages {
     private struct SendForm: Content {
         var draft: String
         var confirmKeyChange: Bool?
+        /// The message the draft answers (from the composer's "Replying to" line).
+        var replyTo: UUID?
     }
 
     /// What the composer's script reads back: whether it went, and a page to load instead.
@@ -105,7 +113,10 @@ struct ChatPages {
         // Vapor's media-type comparison would match against JSON too.
         let wantsJSON = request.headers.first(name: .accept) == "application/json"
         let model = await ChatViewModel(messenger: messenger, peer: contact)
-        await MainActor.run { model.draft = form.draft }
+        await MainActor.run {
+            model.draft = form.draft
+            model.replyingTo = form.replyTo
+        }
         await model.send(confirmKeyChange: form.confirmKeyChange == true)
         let needsConfirmation = await MainActor.run { () -> Bool in
             if model.needsKeyChangeConfirmation {

@@ -216,7 +216,12 @@
           const response = await fetch(form.action, { method: 'POST', body, headers: { 'Accept': 'application/json' } });
           if (!response.ok) throw new Error(String(response.status));
           const result = await response.json();
-          if (result.reload) { draft.value = text; window.location.assign(result.reload); }
+          if (result.reload) { draft.value = text; window.location.assign(result.reload); return; }
+          // A reply went: the next message answers nothing.
+          const replyTo = form.querySelector('input[name="replyTo"]');
+          if (replyTo) replyTo.remove();
+          const replying = document.getElementById('replying');
+          if (replying) replying.hidden = true;
         } catch (error) {
           draft.value = text;
           form.submit();

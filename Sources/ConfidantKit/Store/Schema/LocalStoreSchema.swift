@@ -207,6 +207,16 @@ enum LocalStoreSchema {
         migrator.registerMigration("v14-reactions") { db in
             try db.execute(sql: "ALTER TABLE message ADD COLUMN reactions BLOB")
         }
+        // Replies: the message each answers (in clear, as message ids are, so that its deletion
+        // finds its replies) and the quote it carries, sealed.
+        migrator.registerMigration("v15-replies") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE message ADD COLUMN reply_to TEXT;
+                    ALTER TABLE message ADD COLUMN reply_excerpt BLOB;
+                    CREATE INDEX message_replies ON message (peer_id, reply_to) WHERE reply_to IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

@@ -33,6 +33,9 @@ struct MessageRecord: StoreRecord {
     var authorID: UUID?
     /// Everyone's latest reaction (`StoredReactions`), sealed; nil when nobody reacted.
     var reactions: Data? = nil
+    /// The message it replies to, and the quote it carries (sealed).
+    var replyTo: UUID? = nil
+    var replyExcerpt: Data? = nil
 
     enum CodingKeys: String, CodingKey, ColumnExpression {
         case seq
@@ -53,6 +56,8 @@ struct MessageRecord: StoreRecord {
         case noticeKind = "notice_kind"
         case authorID = "author_id"
         case reactions
+        case replyTo = "reply_to"
+        case replyExcerpt = "reply_excerpt"
     }
 
     typealias Columns = CodingKeys
@@ -78,6 +83,8 @@ extension MessageRecord {
         noticeKind = try row.value(CodingKeys.noticeKind)
         authorID = try row.uuidIfPresent(CodingKeys.authorID)
         reactions = try row.value(CodingKeys.reactions)
+        replyTo = try row.uuidIfPresent(CodingKeys.replyTo)
+        replyExcerpt = try row.value(CodingKeys.replyExcerpt)
     }
 }
 
