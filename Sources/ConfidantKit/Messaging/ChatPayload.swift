@@ -18,7 +18,8 @@ import Foundation
 /// ```
 /// The conversation id is the user the message was written to, so the sender's own other
 /// devices, which see only "from me to this device", know which conversation it belongs to. A
-/// text message without attachments or a timer is kind 1, as it always was; kinds 2–6 are JSON.
+/// text message without attachments, a timer or a reply is kind 1, as it always was; kinds 2–6,
+/// 8 and 10 are JSON.
 public struct ChatPayload: Sendable, Hashable {
     /// The payload format version.
     public static let version: UInt8 = 1
