@@ -155,8 +155,8 @@ struct LocalStoreTests {
         #expect(throws: ChatPayloadError.unsupportedVersion(2)) {
             try ChatPayload(serialized: Data([2]) + good.dropFirst())
         }
-        #expect(throws: ChatPayloadError.unsupportedKind(10)) {
-            try ChatPayload(serialized: Data([1, 10]) + good.dropFirst(2))
+        #expect(throws: ChatPayloadError.unsupportedKind(255)) {
+            try ChatPayload(serialized: Data([1, 255]) + good.dropFirst(2))
         }
         #expect(throws: ChatPayloadError.invalidText) { try ChatPayload(serialized: good.prefix(18) + Data([0xC3])) }
     }
