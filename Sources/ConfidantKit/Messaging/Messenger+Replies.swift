@@ -14,10 +14,8 @@ extension Messenger {
     ) async throws -> ChatMessage {
         guard let target = try message(messageID, with: contact.id), target.direction != .notice, !target.isDeleted
         else { throw ConfidantKitError.messageNotFound(messageID) }
-        let excerpt =
-            target.text ?? target.attachments.map { "📎 \($0.name)" }.joined(separator: ", ")
         return try await sender.send(
             text, attachments: attachments, to: contact, confirmKeyChange: confirmKeyChange,
-            replyTo: ReplyQuote(messageID: messageID, excerpt: excerpt.isEmpty ? "…" : excerpt), progress: progress)
+            replyTo: ReplyQuote(of: target), progress: progress)
     }
 }

@@ -49,4 +49,9 @@ public struct ChatReaction: Sendable, Hashable, Codable {
         }
         return order.map { ($0, counts[$0] ?? 0) }
     }
+
+    /// `reactions` in a line: "👍 2 🎉 1"; empty when there are none.
+    public static func summary(_ reactions: [ChatReaction]) -> String {
+        counts(reactions).map { "\($0.emoji) \($0.count)" }.joined(separator: " ")
+    }
 }

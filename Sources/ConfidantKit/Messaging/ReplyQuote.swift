@@ -21,6 +21,12 @@ public struct ReplyQuote: Sendable, Hashable, Codable {
             excerpt.count > Self.maximumCharacters ? String(excerpt.prefix(Self.maximumCharacters - 1)) + "…" : excerpt
     }
 
+    /// A quote of `message`: its text, or the names of the files it carries alone.
+    public init(of message: ChatMessage) {
+        let excerpt = message.text ?? message.attachments.map { "📎 \($0.name)" }.joined(separator: ", ")
+        self.init(messageID: message.id, excerpt: excerpt.isEmpty ? "…" : excerpt)
+    }
+
     /// Whether a received excerpt is within the bounds.
     var isWithinBounds: Bool {
         excerpt.count <= Self.maximumCharacters && excerpt.utf8.count <= Self.maximumBytes

@@ -60,8 +60,7 @@ enum TerminalStyle {
         if message.editedAt != nil, !message.isDeleted { marks += dim(" (edited)") }
         if message.expiresAt != nil { marks += dim(" ⏱") }
         if !message.reactions.isEmpty {
-            let counts = ChatReaction.counts(message.reactions).map { "\($0.emoji) \($0.count)" }
-            marks += " " + TerminalText.printable(counts.joined(separator: " "), keepingNewlines: false)
+            marks += " " + TerminalText.printable(ChatReaction.summary(message.reactions), keepingNewlines: false)
         }
         switch message.direction {
         case .notice:

@@ -20,7 +20,7 @@ struct ChatPageModel: Encodable, Sendable {
         init?(_ message: ChatMessage) {
             guard message.direction != .notice, !message.isDeleted else { return nil }
             id = message.id.canonicalString
-            excerpt = ReplyQuote(messageID: message.id, excerpt: message.displayText).excerpt
+            excerpt = ReplyQuote(of: message).excerpt
         }
     }
 

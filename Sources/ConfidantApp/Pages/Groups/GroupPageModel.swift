@@ -83,8 +83,7 @@ struct GroupPageModel: Encodable, Sendable {
                 mine: message.direction == .outgoing, text: message.displayText, unreadable: message.isUnreadable,
                 time: timeline.shortTime(message.sentAt), fullTime: timeline.fullTime(message.sentAt),
                 status: message.status == .pending ? "sending…" : message.groupReceipts?.summary ?? "",
-                reactions: ChatReaction.counts(message.reactions).map { "\($0.emoji) \($0.count)" }.joined(
-                    separator: " "))
+                reactions: ChatReaction.summary(message.reactions))
         }
         isMember = state.members.contains(me)
         self.isAdmin = isAdmin
