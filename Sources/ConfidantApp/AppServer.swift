@@ -60,6 +60,7 @@ public final class AppServer: Sendable {
         WelcomePages(context: context).register(on: application)
         ConversationPages(context: context).register(on: application)
         ChatPages(context: context).register(on: application)
+        DraftPages(context: context).register(on: application)
         ChatFilePages(context: context).register(on: application)
         MessageChangePages(context: context).register(on: application)
         VerifyPages(context: context).register(on: application)

@@ -162,6 +162,8 @@ expect(response.status == 403, f"a multipart form without the form token is refu
 # The new state changes refuse what every state change refuses (a locked vault, no messenger yet).
 for path in [f"/chat/{any_id}/attach", f"/chat/{any_id}/timer", f"/chat/{any_id}/messages/{any_id}/delete",
              f"/chat/{any_id}/messages/{any_id}/delete-for-me", f"/chat/{any_id}/unverify", "/settings/receipts",
+             f"/chat/{any_id}/draft", f"/chat/{any_id}/unread", f"/groups/{any_id}/draft",
+             f"/chat/{any_id}/messages/{any_id}/react",
              f"/settings/devices/{any_id}/name", "/groups/new", f"/groups/{any_id}/send", f"/groups/{any_id}/add",
              f"/groups/{any_id}/leave", f"/groups/{any_id}/remove", f"/groups/{any_id}/timer",
              "/vault/backup", "/vault/restore", "/profile/name", "/welcome/resend", "/chat/with"]:
@@ -170,6 +172,10 @@ for path in [f"/chat/{any_id}/attach", f"/chat/{any_id}/timer", f"/chat/{any_id}
     response, _ = request("POST", path, {**plain, "Origin": f"http://127.0.0.1:{port}"},
                           urllib.parse.urlencode({"_csrf": "wrong"}))
     expect(response.status == 403, f"POST {path} with a wrong form token is refused, was {response.status}")
+for path in [f"/chat/{any_id}/draft", f"/groups/{any_id}/draft", f"/chat/{any_id}/unread"]:
+    response, body = request("POST", path, {**plain, "Origin": f"http://127.0.0.1:{port}"},
+                             urllib.parse.urlencode({"_csrf": token, "draft": "kept?"}))
+    expect(response.status == 401, f"POST {path} before signing in keeps nothing, was {response.status}")
 response, body = request("POST", "/vault/backup", {**plain, "Origin": f"http://127.0.0.1:{port}"},
                          urllib.parse.urlencode({"_csrf": token, "target": "directory", "directory": "relative/path"}))
 expect(response.status == 303 and response.getheader("Location") == "/vault",

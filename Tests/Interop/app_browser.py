@@ -545,6 +545,35 @@ try:
     wait(bob, lambda d: "Hi Alice!" not in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
          "deleted for bob, it goes from his chat")
     expect("Hi Alice!" in alice.find_element(By.CSS_SELECTOR, "ol.messages").text, "alice keeps it")
+    # Drafts: what bob types and leaves is kept (sealed on his device) and shown in the list; back
+    # after a reload; emptied, it goes.
+    bob.find_element(By.ID, "draft").send_keys("a thought for later")
+    wait(bob, lambda d: d.find_elements(By.CSS_SELECTOR, ".pane-list .draft-mark")
+         and "a thought for later" in d.find_element(By.CSS_SELECTOR, ".pane-list .preview").text,
+         "the list shows bob's kept draft")
+    bob.refresh()
+    wait(bob, lambda d: d.find_element(By.ID, "draft").get_attribute("value") == "a thought for later",
+         "the draft is in the composer after a reload")
+    bob.find_element(By.ID, "draft").send_keys(Keys.CONTROL, "a")
+    bob.find_element(By.ID, "draft").send_keys(Keys.BACK_SPACE)
+    wait(bob, lambda d: not d.find_elements(By.CSS_SELECTOR, ".pane-list .draft-mark"), "emptied, the draft goes")
+    statuses = bob.execute_script("""
+        const token = document.querySelector('input[name="_csrf"]').value;
+        const post = (url, draft) => fetch(url, { method: 'POST', body: new URLSearchParams({ _csrf: token, draft }) })
+            .then((r) => r.status);
+        const chat = document.getElementById('composer').getAttribute('data-draft');
+        return Promise.all([post('/chat/0192d7e0-0000-7000-8000-000000000001/draft', 'x'),
+                            post('/groups/0192d7e0-0000-7000-8000-000000000001/draft', 'x'),
+                            post(chat, 'x'.repeat(61441)), post(chat, '')]);""")
+    expect(statuses == [404, 404, 413, 204], f"a draft for no such chat or group, or too long, is refused: {statuses}")
+    # Mark as unread: from the chat's menu, back to the list with the chat counted unread until opened.
+    open_menu(bob, ".head-menu")
+    bob.find_element(By.XPATH, "//button[normalize-space()='Mark as unread']").click()
+    wait(bob, lambda d: d.title.startswith("(1) Chats"), "marked unread, the title counts it")
+    expect(bob.find_element(By.CSS_SELECTOR, "ul.conversations .badge").text == "1", "and the row has a badge")
+    bob.find_element(By.CSS_SELECTOR, "ul.conversations a.conversation").click()
+    wait(bob, EC.presence_of_element_located((By.ID, "draft")), "bob opens the chat again")
+    wait(bob, lambda d: not d.find_elements(By.CSS_SELECTOR, ".pane-list .badge"), "opened, it is read")
     bob.execute_script("window.__stayed = true")
 
     # Disappearing messages: alice turns them on, bob's chat says so; then off again.

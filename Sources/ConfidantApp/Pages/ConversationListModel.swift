@@ -13,7 +13,9 @@ struct ConversationListModel: Encodable, Sendable {
         let chat: String
         let avatar: String
         let name: String
+        /// The last line, or the kept draft (``hasDraft``) as Signal and WhatsApp show it.
         let preview: String
+        let hasDraft: Bool
         let timeAgo: String
         let isoTime: String
         /// The unread count as shown; nil (no badge) when there is none.
@@ -48,11 +50,12 @@ struct ConversationListModel: Encodable, Sendable {
         live = beside ? AppRoute.liveConversations.path(query: ["beside": "chat"]) : AppRoute.liveConversations.path
         rows = shown.map { row in
             let peer = row.summary.peer
+            let draft = row.summary.draft.map(\.text).flatMap { $0.isEmpty ? nil : $0 }
             return Row(
                 chat: AppRoute.chat(.value(peer.id)).path, avatar: AppRoute.avatar(.value(peer.id)).path,
-                name: peer.displayName, preview: row.summary.preview, timeAgo: row.timeAgo,
-                isoTime: row.summary.lastActivity.formatted(.iso8601),
-                unread: row.summary.unread > 0 ? row.summary.unread : nil,
+                name: peer.displayName, preview: draft ?? row.summary.preview, hasDraft: draft != nil,
+                timeAgo: row.timeAgo, isoTime: row.summary.lastActivity.formatted(.iso8601),
+                unread: row.summary.shownUnread > 0 ? row.summary.shownUnread : nil,
                 keyChanged: row.summary.keyChangeWarning != nil, verified: row.summary.verified,
                 isCurrent: peer.id == current)
         }

@@ -112,7 +112,7 @@ struct AppContext: Sendable {
         PageInfo(
             title: title, csrf: secrets.formToken,
             signedInAs: session.messenger.map { _ in session.signedInName }, error: error,
-            unread: session.conversations?.rows.reduce(0) { $0 + $1.summary.unread } ?? 0,
+            unread: session.conversations?.rows.reduce(0) { $0 + $1.summary.shownUnread } ?? 0,
             myName: session.messenger.map { _ in session.signedInDisplayName },
             myAvatar: session.myID.map { AppRoute.avatar(.value($0)).path })
     }

@@ -28,6 +28,10 @@ enum AppRoute: Sendable {
     case chat(RouteValue<UUID>)
     case liveChat(RouteValue<UUID>)
     case send(RouteValue<UUID>)
+    /// POST `draft` (and `replyTo`): keeps what the composer holds, as it is typed.
+    case draft(RouteValue<UUID>)
+    /// POST: the conversation counts as unread until it is opened again.
+    case markUnread(RouteValue<UUID>)
     case retry(RouteValue<UUID>, message: RouteValue<UUID>)
     case attach(RouteValue<UUID>)
     case file(RouteValue<UUID>, message: RouteValue<UUID>, index: RouteValue<Int>)
@@ -56,6 +60,7 @@ enum AppRoute: Sendable {
     case groups, createGroup
     case group(RouteValue<UUID>)
     case groupSend(RouteValue<UUID>)
+    case groupDraft(RouteValue<UUID>)
     case groupAdd(RouteValue<UUID>)
     case groupLeave(RouteValue<UUID>)
     /// POST (admins): take a member out of the group; set its disappearing timer.
@@ -110,6 +115,8 @@ enum AppRoute: Sendable {
         case .chat(let peer): [.fixed("chat"), .id(.peer, peer)]
         case .liveChat(let peer): [.fixed("live"), .fixed("chat"), .id(.peer, peer)]
         case .send(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("send")]
+        case .draft(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("draft")]
+        case .markUnread(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("unread")]
         case .retry(let peer, let message): [.fixed("chat"), .id(.peer, peer), .fixed("retry"), .id(.message, message)]
         case .attach(let peer): [.fixed("chat"), .id(.peer, peer), .fixed("attach")]
         case .file(let peer, let message, let index):
@@ -155,6 +162,7 @@ enum AppRoute: Sendable {
         case .createGroup: [.fixed("groups"), .fixed("new")]
         case .group(let group): [.fixed("groups"), .id(.group, group)]
         case .groupSend(let group): [.fixed("groups"), .id(.group, group), .fixed("send")]
+        case .groupDraft(let group): [.fixed("groups"), .id(.group, group), .fixed("draft")]
         case .groupAdd(let group): [.fixed("groups"), .id(.group, group), .fixed("add")]
         case .groupLeave(let group): [.fixed("groups"), .id(.group, group), .fixed("leave")]
         case .groupRemove(let group): [.fixed("groups"), .id(.group, group), .fixed("remove")]

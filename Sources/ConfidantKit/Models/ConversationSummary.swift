@@ -15,6 +15,13 @@ public struct ConversationSummary: Sendable, Hashable, Identifiable {
     public let keyChangeWarning: String?
     /// The peer's keys as this device knows them are the ones you verified.
     public var verified = false
+    /// The user marked the conversation unread, and has not opened it since.
+    public var markedUnread = false
+    /// What the composer holds and has not sent, if anything.
+    public var draft: ChatDraft?
+
+    /// The unread count to show: at least one for a conversation marked unread.
+    public var shownUnread: Int { markedUnread ? max(unread, 1) : unread }
 
     /// A row of the list.
     public init(

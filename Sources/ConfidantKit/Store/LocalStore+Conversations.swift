@@ -4,29 +4,31 @@ import GRDB
 
 /// The main screen's rows and the account's own notices.
 extension LocalStore {
-    /// Conversations, most recent first, with unread counts, the last line and a key-change
-    /// warning (not a timer notice) that came after your last message: one query, plus one for
-    /// the contacts.
+    /// Conversations, most recent first, with unread counts, the last line, a key-change warning
+    /// (not a timer notice) that came after your last message, and the draft and "mark as
+    /// unread" each keeps: one query, plus one for the contacts.
     func conversations(_ db: Database) throws -> [ConversationSummary] {
         // Decoded while the cursor is on each row, not from copies (see `outbox()`).
         let rows = try Row.fetchCursor(
             db,
             sql: """
-                SELECT m.*, s.unread, n.message_id AS notice_id, n.body AS notice_body FROM message m
+                SELECT m.*, s.unread, n.message_id AS notice_id, n.body AS notice_body,
+                       c.draft AS draft, COALESCE(c.marked_unread, 0) AS marked_unread FROM message m
                 JOIN (SELECT peer_id, MAX(seq) AS last, SUM(direction = ? AND is_read = 0) AS unread,
                              MAX(CASE WHEN direction = ? AND COALESCE(notice_kind, 'key-change') = 'key-change'
                                  THEN seq END) AS last_notice,
                              MAX(CASE WHEN direction = ? THEN seq END) AS last_outgoing
                       FROM message GROUP BY peer_id) s ON m.seq = s.last
                 LEFT JOIN message n ON n.seq = s.last_notice AND s.last_notice > COALESCE(s.last_outgoing, 0)
+                LEFT JOIN conversation_state c ON c.conversation_id = m.peer_id
                 ORDER BY m.sent_at DESC, m.seq DESC
                 """,
             arguments: [ChatMessage.Direction.incoming, ChatMessage.Direction.notice, ChatMessage.Direction.outgoing])
         var records: [MessageRecord] = []
-        var extras: [(unread: Int, noticeID: UUID?, noticeBody: Data?)] = []
+        var extras: [(unread: Int, noticeID: UUID?, noticeBody: Data?, draft: Data?, marked: Bool)] = []
         while let row = try rows.next() {
             records.append(try MessageRecord(row: row))
-            extras.append((row["unread"], row["notice_id"], row["notice_body"]))
+            extras.append((row["unread"], row["notice_id"], row["notice_body"], row["draft"], row["marked_unread"]))
         }
         let lasts = try chatMessages(records, db)
         let contacts = try contacts(Set(lasts.map(\.peer)), db)
@@ -39,9 +41,12 @@ extension LocalStore {
                     decoding: try open(body, .message(id: noticeID, peer: last.peer, direction: .notice)), as: UTF8.self
                 )
             }
-            return ConversationSummary(
+            var summary = ConversationSummary(
                 peer: peer, lastActivity: last.sentAt, unread: extra.unread, preview: last.displayText,
                 keyChangeWarning: warning, verified: verified.contains(last.peer))
+            summary.markedUnread = extra.marked
+            summary.draft = try extra.draft.map { try openDraft($0, of: last.peer) }
+            return summary
         }
     }
 

@@ -241,7 +241,8 @@ extension LocalStore {
         ).first
     }
 
-    /// Marks every line with `peer` read; returns the ids of the incoming messages that were not.
+    /// Marks every line with `peer` read, and takes its "mark as unread" off; returns the ids of
+    /// the incoming messages that were not read.
     /// With `receipts`, read receipts for those are queued to `peer` in the same transaction.
     /// One deferred commit: the chat marks each message read as it arrives. A read mark lost to a power cut shows the message unread
     /// again (and its receipt is queued again when it is read); a queued receipt is synced by the
@@ -257,6 +258,7 @@ extension LocalStore {
             let incoming = rows.compactMap { UUID(uuidString: $0["message_id"]) }
             try db.cachedStatement(sql: "UPDATE message SET is_read = 1 WHERE peer_id = ? AND is_read = 0").execute(
                 arguments: [peer.canonicalString])
+            try clearUnreadMark(of: peer, db)
             guard receipts else { return incoming }
             // One-to-one, the receipt goes to the peer; in a group, to each message's author.
             let byAuthor = Dictionary(grouping: rows) { row in

@@ -6,6 +6,7 @@ import Foundation
 enum SealContext {
     case account, prekeys
     case contact(UUID)
+    case draft(conversation: UUID)
     case message(id: UUID, peer: UUID, direction: ChatMessage.Direction)
     case reactions(id: UUID, peer: UUID, direction: ChatMessage.Direction)
     case replyExcerpt(id: UUID, peer: UUID, direction: ChatMessage.Direction)
@@ -21,6 +22,7 @@ enum SealContext {
         case .account: "meta|account"
         case .prekeys: "meta|prekeys"
         case .contact(let id): "contact|\(id.canonicalString)"
+        case .draft(let conversation): "conversation_draft|\(conversation.canonicalString)"
         case .message(let id, let peer, let direction):
             "message|\(id.canonicalString)|\(peer.canonicalString)|\(direction.rawValue)"
         case .reactions(let id, let peer, let direction):

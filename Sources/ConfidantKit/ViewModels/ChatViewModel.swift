@@ -40,10 +40,15 @@ public final class ChatViewModel {
         self.limit = limit
     }
 
-    /// Reads the history once and marks it read.
+    /// Reads the history once and marks it read; an empty composer takes the draft kept for the
+    /// conversation.
     public func load() async {
         do {
             show(try await messenger.history(with: peer.id, limit: limit))
+            if draft.isEmpty, replyingTo == nil, let kept = try await messenger.draft(in: peer.id) {
+                draft = kept.text
+                replyingTo = kept.replyTo
+            }
             disappearingTimer = try await messenger.disappearingTimer(with: peer.id)
             verificationState = try await messenger.verificationState(of: peer.id)
             try await messenger.markRead(peer.id)
@@ -124,14 +129,36 @@ public final class ChatViewModel {
             replyingTo = nil
             needsKeyChangeConfirmation = false
             error = nil
+            try await messenger.saveDraft(ChatDraft(text: ""), in: peer.id)
         } catch ConfidantKitError.keyChangedSinceVerification(let name) {
             needsKeyChangeConfirmation = true
             error = ConfidantKitError.keyChangedSinceVerification(name: name).description
+            await saveDraft()
         } catch {
             self.error = String(describing: error)
+            if sent == nil { await saveDraft() }
         }
         await load()
         return sent
+    }
+
+    /// Keeps what the composer holds (``draft``, ``replyingTo``) as the conversation's draft, so
+    /// that it is there when the chat opens again; an empty composer removes it.
+    public func saveDraft() async {
+        do {
+            try await messenger.saveDraft(ChatDraft(text: draft, replyTo: replyingTo), in: peer.id)
+        } catch {
+            self.error = String(describing: error)
+        }
+    }
+
+    /// Marks the conversation unread (``Messenger/markUnread(_:)``), for when the user leaves it.
+    public func markUnread() async {
+        do {
+            try await messenger.markUnread(peer.id)
+        } catch {
+            self.error = String(describing: error)
+        }
     }
 
     /// Deletes a message from this device only (``Messenger/deleteForMe(_:with:)``).

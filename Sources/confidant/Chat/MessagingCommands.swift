@@ -161,6 +161,10 @@ struct InboxCommand: AsyncParsableCommand {
     struct Row: Encodable {
         let email: String, name: String, lastActivity: Date, timeAgo: String, unread: Int, preview: String,
             keyChangeWarning: String?, avatarDigest: String?
+        /// Marked unread (`chat mark-unread`): `unread` is then at least 1.
+        let markedUnread: Bool
+        /// What the app's composer holds for the conversation and did not send.
+        let draft: String?
     }
 
     /// A terminal rendering of `ConversationsViewModel`.
@@ -172,8 +176,9 @@ struct InboxCommand: AsyncParsableCommand {
             Row(
                 email: row.summary.peer.email, name: row.summary.peer.displayName,
                 lastActivity: row.summary.lastActivity,
-                timeAgo: row.timeAgo, unread: row.summary.unread, preview: row.summary.preview,
-                keyChangeWarning: row.summary.keyChangeWarning, avatarDigest: row.summary.peer.avatarDigest)
+                timeAgo: row.timeAgo, unread: row.summary.shownUnread, preview: row.summary.preview,
+                keyChangeWarning: row.summary.keyChangeWarning, avatarDigest: row.summary.peer.avatarDigest,
+                markedUnread: row.summary.markedUnread, draft: row.summary.draft?.text)
         }
         if let error = model.error {
             Terminal.printError(model.isOffline ? "offline: \(error); showing what this device has" : error)
@@ -198,7 +203,7 @@ struct InboxCommand: AsyncParsableCommand {
             rows.map { row in
                 [
                     row.name, row.email, row.timeAgo, row.unread == 0 ? "" : String(row.unread),
-                    String(row.preview.prefix(50)),
+                    row.draft.map { "draft: " + $0.prefix(43) } ?? String(row.preview.prefix(50)),
                 ]
             })
         print(table)

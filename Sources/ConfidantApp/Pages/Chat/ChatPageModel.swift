@@ -98,6 +98,9 @@ struct ChatPageModel: Encodable, Sendable {
         let chat: String
         let live: String
         let send: String
+        /// Where the composer's script keeps the draft as it is typed.
+        let draft: String
+        let markUnread: String
         let attach: String
         let timer: String
         /// The chat with the next ``ChatWindow/step`` lines before these; nil when there are none.
@@ -167,7 +170,8 @@ struct ChatPageModel: Encodable, Sendable {
             chat: AppRoute.chat(.value(peer.id)).path,
             live: AppRoute.liveChat(.value(peer.id)).path(
                 query: Self.liveQuery(window, unreadFrom: lines.contains { $0.startsUnread } ? firstUnread : nil)),
-            send: AppRoute.send(.value(peer.id)).path, attach: AppRoute.attach(.value(peer.id)).path,
+            send: AppRoute.send(.value(peer.id)).path, draft: AppRoute.draft(.value(peer.id)).path,
+            markUnread: AppRoute.markUnread(.value(peer.id)).path, attach: AppRoute.attach(.value(peer.id)).path,
             timer: AppRoute.timer(.value(peer.id)).path,
             earlier: messages.count >= window.lines && larger.lines > window.lines
                 ? AppRoute.chat(.value(peer.id)).path(query: larger.query) : nil)

@@ -47,12 +47,15 @@ struct ChatPages {
         var replying: ChatMessage?
         if let id = request.query[String.self, at: "reply"].flatMap(UUID.init(uuidString:)) {
             replying = try await messenger.message(id, with: contact.id)
+        } else if let kept = await model.replyingTo {
+            // The kept draft answers a message.
+            replying = try await messenger.message(kept, with: contact.id)
         }
         let maximum = context.session.configuration.maxUploadBytes
         let page = await MainActor.run { () -> ChatPageModel in
             var page = ChatPageModel(
                 model, page: context.info(contact.displayName, error: model.error), confirmKeyChange: held != nil,
-                draft: held ?? "", maxUploadBytes: maximum, window: window)
+                draft: held ?? model.draft, maxUploadBytes: maximum, window: window)
             page.replying = replying.flatMap(ChatPageModel.Replying.init)
             page.list = context.session.conversations.map {
                 ConversationListModel($0, page: page.page, current: contact.id, beside: true)

@@ -56,6 +56,9 @@ struct GroupPageModel: Encodable, Sendable {
     let isAdmin: Bool
     let refused: [String]
     let send: String
+    /// What the composer starts with (the group's kept draft), and where its script keeps it.
+    let draft: String
+    let draftLink: String
     let add: String
     let leave: String
     let remove: String
@@ -66,7 +69,7 @@ struct GroupPageModel: Encodable, Sendable {
 
     init(
         page: PageInfo, details: GroupDetails, messages: [ChatMessage], names: [UUID: String], me: UUID,
-        timeline: ChatTimeline
+        timeline: ChatTimeline, draft: String = ""
     ) {
         let state = details.state
         self.page = page
@@ -90,6 +93,8 @@ struct GroupPageModel: Encodable, Sendable {
         refused = details.refused.map { "\(names[$0.author] ?? "Someone"): \($0.reason)" }
         let id = state.groupID
         send = AppRoute.groupSend(.value(id)).path
+        self.draft = draft
+        draftLink = AppRoute.groupDraft(.value(id)).path
         add = AppRoute.groupAdd(.value(id)).path
         leave = AppRoute.groupLeave(.value(id)).path
         remove = AppRoute.groupRemove(.value(id)).path

@@ -59,6 +59,7 @@ struct GroupPages {
             throw Abort(.notFound, reason: "This device knows no such group.")
         }
         let messages = try await messenger.groupHistory(id, limit: 200)
+        let draft = try await messenger.draft(in: id)?.text ?? ""
         try await messenger.markRead(id)
         let me = await messenger.me
         var names: [UUID: String] = [me: "You"]
@@ -71,7 +72,7 @@ struct GroupPages {
         let page = await MainActor.run {
             GroupPageModel(
                 page: context.info(details.state.name, error: flash?.error), details: details, messages: messages,
-                names: names, me: me, timeline: timeline)
+                names: names, me: me, timeline: timeline, draft: draft)
         }
         return try await request.page("group", page)
     }
@@ -83,8 +84,16 @@ struct GroupPages {
     /// The page's script posts the composer and asks for JSON: it is told to load the page again
     /// (the group's page has no live region yet), which shows the message or why it was not sent.
     private func send(_ request: Request) async throws -> Response {
+        let text = try request.content.decode(SendForm.self).text
         let page = try await change(request) { messenger, id in
-            _ = try await messenger.sendToGroup(id, text: try request.content.decode(SendForm.self).text)
+            do {
+                _ = try await messenger.sendToGroup(id, text: text)
+            } catch {
+                // Not sent: the text waits in the composer. The send's reason is the one shown.
+                try? await messenger.saveDraft(ChatDraft(text: text), in: id)
+                throw error
+            }
+            try await messenger.saveDraft(ChatDraft(text: ""), in: id)
         }
         guard request.headers.first(name: .accept) == "application/json", let id = request.uuid(.group) else {
             return page

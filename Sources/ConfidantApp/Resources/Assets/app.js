@@ -178,11 +178,49 @@
     return true;
   };
 
+  // The draft is kept on this device (sealed, by the app) as it is typed, a moment after the
+  // last key, and comes back when the chat opens; leaving the page or the pane keeps it at once.
+  const draftSavers = new WeakMap(); // form -> save now
+
+  const keepDrafts = (form, draft) => {
+    const url = form.getAttribute('data-draft');
+    if (!url) return () => Promise.resolve();
+    let timer = null;
+    let saved = Promise.resolve();
+    const save = (keepalive = false) => {
+      if (timer === null) return saved;
+      clearTimeout(timer);
+      timer = null;
+      const body = new URLSearchParams({ _csrf: form.querySelector('input[name="_csrf"]').value, draft: draft.value });
+      const replyTo = form.querySelector('input[name="replyTo"]');
+      if (replyTo) body.set('replyTo', replyTo.value);
+      saved = saved.then(() => fetch(url, { method: 'POST', body, keepalive })).catch(() => {});
+      return saved;
+    };
+    draft.addEventListener('input', () => {
+      if (editing) return; // the composer holds an edit, not the draft
+      clearTimeout(timer);
+      timer = setTimeout(() => save(), 800);
+    });
+    window.addEventListener('pagehide', () => save(true));
+    draftSavers.set(form, save);
+    // Before a send: nothing waits, and a save still under way lands before the send clears it.
+    return () => { clearTimeout(timer); timer = null; return saved; };
+  };
+
+  const saveDrafts = (root) => {
+    for (const form of root.querySelectorAll('form[data-draft]')) {
+      const save = draftSavers.get(form);
+      if (save) save(true);
+    }
+  };
+
   const composers = (root) => {
     for (const form of root.querySelectorAll('form[data-enter-submits]')) {
       const draft = form.querySelector('textarea');
       const grow = () => { draft.style.height = 'auto'; draft.style.height = `${draft.scrollHeight + 2}px`; };
       draft.addEventListener('input', grow);
+      const settleDraft = keepDrafts(form, draft);
       draft.addEventListener('keydown', (event) => {
         if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
           event.preventDefault();
@@ -212,6 +250,7 @@
         const body = new URLSearchParams(new FormData(form));
         draft.value = '';
         grow();
+        await settleDraft();
         try {
           const response = await fetch(form.action, { method: 'POST', body, headers: { 'Accept': 'application/json' } });
           if (!response.ok) throw new Error(String(response.status));
@@ -414,6 +453,7 @@
     const next = page.querySelector('.panes > .pane-main');
     if (!next) { window.location.assign(url); return; }
     if (editing) stopEditing();
+    saveDrafts(pane);
     stopLive(pane);
     const adopted = document.importNode(next, true);
     pane.replaceWith(adopted);

@@ -217,6 +217,18 @@ enum LocalStoreSchema {
                     CREATE INDEX message_replies ON message (peer_id, reply_to) WHERE reply_to IS NOT NULL;
                     """)
         }
+        // What a conversation keeps besides its lines: the composer's draft (sealed) and the
+        // user's "mark as unread", until the conversation is read again.
+        migrator.registerMigration("v16-conversation-state") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE conversation_state (
+                        conversation_id TEXT PRIMARY KEY NOT NULL,
+                        draft BLOB,
+                        marked_unread INTEGER NOT NULL DEFAULT 0
+                    );
+                    """)
+        }
         return migrator
     }
 }
