@@ -177,6 +177,13 @@ let package = Package(
             dependencies: ["ConfidantKit", "ConfidantCrypto"],
             path: "Benchmarks/AppFixture"
         ),
+        // Local search over a synthetic profile of 100,000 messages (Benchmarks/search.sh), in
+        // this package for the same reason as app-fixture.
+        .executableTarget(
+            name: "search-bench",
+            dependencies: ["ConfidantKit", "ConfidantCrypto"],
+            path: "Benchmarks/SearchBench"
+        ),
         // The relay in a process of its own for the tests, with cheap password hashing: a switch
         // that exists only here, never in the `confidant` binary.
         .executableTarget(

@@ -54,6 +54,8 @@ final class AppSession {
     var lastBackupDirectory = ""
     /// The vault backup or restore under way (it outlives the request that started it).
     private var vaultTransferTask: Task<Void, Never>?
+    /// Indexing the messages stored before the search index existed, in the background.
+    private var searchIndexing: Task<Void, Never>?
     private let logger: Logger
 
     init(configuration: AppConfiguration, logger: Logger) {
@@ -217,6 +219,16 @@ final class AppSession {
 
     /// Runs a vault backup or restore in the background; the vault page follows it through
     /// `vault.transfer`. The view model refuses a second one while one runs.
+    /// Indexes the messages stored before the search index existed, once at a time, in the
+    /// background; searches meanwhile find what is indexed. A failure leaves them for the next try.
+    func indexEarlierMessagesForSearch(_ messenger: Messenger) {
+        guard searchIndexing == nil else { return }
+        searchIndexing = Task { @MainActor in
+            try? await messenger.indexEarlierMessagesForSearch()
+            searchIndexing = nil
+        }
+    }
+
     func startVaultTransfer(_ work: @escaping @MainActor @Sendable () async -> Void) {
         let previous = vaultTransferTask
         vaultTransferTask = Task { @MainActor in

@@ -574,6 +574,22 @@ try:
     bob.find_element(By.CSS_SELECTOR, "ul.conversations a.conversation").click()
     wait(bob, EC.presence_of_element_located((By.ID, "draft")), "bob opens the chat again")
     wait(bob, lambda d: not d.find_elements(By.CSS_SELECTOR, ".pane-list .badge"), "opened, it is read")
+    # Search: the box above the list finds bob's reply (a word it begins, any case); its result
+    # opens the chat at that message.
+    box = bob.find_element(By.CSS_SELECTOR, ".search-box input[name=q]")
+    box.send_keys("SOUND" + Keys.ENTER)
+    wait(bob, EC.title_contains("Search"), "the search page")
+    results = bob.find_elements(By.CSS_SELECTOR, ".search-results li")
+    expect(len(results) == 1 and "Sounds good" in results[0].text and "You → Alice" in results[0].text,
+           f"one result, bob's reply, saying where: {[r.text for r in results]}")
+    screenshot(bob, "search")
+    results[0].find_element(By.TAG_NAME, "a").click()
+    wait(bob, lambda d: "Sounds good" in (d.execute_script("const t = document.querySelector(':target'); return t ? t.textContent : ''") or ""),
+         "the result opens the chat at the message")
+    statuses = bob.execute_script("""
+        return Promise.all(['/search?q=x&in=not-an-id', '/search?q=x&in=0192d7e0-0000-7000-8000-000000000001',
+                            '/search?q=' + 'x'.repeat(201)].map((url) => fetch(url).then((r) => r.status)));""")
+    expect(statuses == [400, 404, 400], f"a search of no chat, or too long, is refused: {statuses}")
     bob.execute_script("window.__stayed = true")
 
     # Disappearing messages: alice turns them on, bob's chat says so; then off again.

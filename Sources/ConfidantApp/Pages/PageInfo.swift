@@ -33,6 +33,7 @@ struct PageInfo: Encodable, Sendable {
         let conversations = AppRoute.conversations.path
         let groups = AppRoute.groups.path
         let newMessage = AppRoute.newMessage.path
+        let search = AppRoute.search.path
         /// A form's action: the chat with whoever has the e-mail it posts (adds them as a contact).
         let chatWith = AppRoute.chatWith.path
         let vault = AppRoute.vault.path

@@ -23,6 +23,8 @@ enum AppRoute: Sendable {
     /// The picture a sign-up form chose, while the form is shown again.
     case welcomeAvatar
     case conversations, liveConversations, dismissNotices, newMessage
+    /// `?q=` over this device's messages; `&in=` one conversation.
+    case search
     /// A form posting `email`: the chat with whoever has that e-mail.
     case chatWith
     case chat(RouteValue<UUID>)
@@ -111,6 +113,7 @@ enum AppRoute: Sendable {
         case .liveConversations: [.fixed("live"), .fixed("conversations")]
         case .dismissNotices: [.fixed("conversations"), .fixed("dismiss-notices")]
         case .newMessage: [.fixed("new")]
+        case .search: [.fixed("search")]
         case .chatWith: [.fixed("chat"), .fixed("with")]
         case .chat(let peer): [.fixed("chat"), .id(.peer, peer)]
         case .liveChat(let peer): [.fixed("live"), .fixed("chat"), .id(.peer, peer)]

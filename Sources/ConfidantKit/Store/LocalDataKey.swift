@@ -16,11 +16,15 @@ struct LocalDataKey: Sendable {
     let key: SymmetricKey
     /// Keyed hashes for lookups by e-mail, so the e-mail itself is stored only sealed.
     let lookupKey: SymmetricKey
+    /// Keyed hashes of the words of messages, for the search index (``SearchTerms``).
+    let searchKey: SymmetricKey
 
     init(key: SymmetricKey) {
         self.key = key
         lookupKey = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: key, info: Data("Confidant local lookup v1".utf8), outputByteCount: 32)
+        searchKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: key, info: Data("Confidant local search v1".utf8), outputByteCount: 32)
     }
 
     static func generate() -> LocalDataKey { LocalDataKey(key: SymmetricKey(size: .bits256)) }
@@ -74,5 +78,15 @@ struct LocalDataKey: Sendable {
 
     func lookup(_ text: String) -> Data {
         Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: lookupKey))
+    }
+
+    /// The index's token for one search key (a folded word or prefix): the first 4 bytes of
+    /// HMAC-SHA256(search key, UTF-8), big-endian, as a signed 32-bit integer (4 bytes in SQLite).
+    /// Two keys may share a token: the index finds candidates, and each is checked against its
+    /// opened text (``SearchTerms/matches(_:in:)``), so a shared token costs a check, not a wrong result.
+    func searchToken(_ key: String) -> Int64 {
+        let code = HMAC<SHA256>.authenticationCode(for: Data(key.utf8), using: searchKey)
+        let prefix = code.withUnsafeBytes { bytes in bytes.prefix(4).reduce(UInt32(0)) { ($0 << 8) | UInt32($1) } }
+        return Int64(Int32(bitPattern: prefix))
     }
 }

@@ -65,6 +65,14 @@ extension LocalStore {
             Data(text.utf8), .message(id: record.messageID, peer: record.peerID, direction: record.direction))
         try request.updateAll(
             db, MessageRecord.Columns.body.set(to: body), MessageRecord.Columns.editedAt.set(to: date))
+        if let sequence = record.seq {
+            let names = try AttachmentRecord.filter(
+                AttachmentRecord.Columns.messageID == record.messageID.canonicalString
+                    && AttachmentRecord.Columns.peerID == record.peerID.canonicalString
+                    && AttachmentRecord.Columns.direction == record.direction
+            ).fetchAll(db).map { try openAttachment($0).name }
+            try indexForSearch(sequence, texts: [text] + names, replacing: true, db)
+        }
         return true
     }
 

@@ -66,6 +66,10 @@ extension LocalStore {
                     position: position, sealed: try sealAttachment(pointer, message: message.id)
                 ).insert(db)
             }
+            if message.direction != .notice {
+                try indexForSearch(
+                    sequence, texts: (message.text.map { [$0] } ?? []) + message.attachments.map(\.name), db)
+            }
             // The times as a read gives them back (seconds since 1970 in a double), so that this
             // message equals the row it is.
             let times = (

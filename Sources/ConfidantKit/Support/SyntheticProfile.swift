@@ -6,10 +6,11 @@ import Foundation
 /// knows the account, so the profile works offline.
 package enum SyntheticProfile {
     /// Writes the profile: `conversations` peers with `messagesPerConversation` lines each, and
-    /// `longChat` lines with the first peer; returns that peer's id.
+    /// `longChat` lines with the first peer, their texts from `text` (conversation, line) if
+    /// given; returns that peer's id.
     package static func write(
         _ profile: ProfileStorage, passphrase: String, server: URL, conversations: Int, messagesPerConversation: Int,
-        longChat: Int, now: Date = Date()
+        longChat: Int, now: Date = Date(), text: ((_ conversation: Int, _ line: Int) -> String)? = nil
     ) throws -> UUID {
         try profile.prepare()
         let identity = try PrivateIdentity.generate()
@@ -32,7 +33,8 @@ package enum SyntheticProfile {
                     LocalStore.NewMessage(
                         id: UUID(), peer: peer.id, direction: incoming ? .incoming : .outgoing, senderDevice: nil,
                         sentAt: now.addingTimeInterval(-Double(index * 600 + (count - line) * 7)),
-                        text: "Message \(line) in conversation \(index): a line of ordinary length to render.",
+                        text: text?(index, line)
+                            ?? "Message \(line) in conversation \(index): a line of ordinary length to render.",
                         unreadableReason: nil, state: incoming ? .received : .sent))
                 if batch.count == 1_000 {
                     try store.insert(batch)

@@ -101,6 +101,8 @@ struct ChatPageModel: Encodable, Sendable {
         /// Where the composer's script keeps the draft as it is typed.
         let draft: String
         let markUnread: String
+        /// The search page limited to this chat.
+        let search: String
         let attach: String
         let timer: String
         /// The chat with the next ``ChatWindow/step`` lines before these; nil when there are none.
@@ -171,7 +173,9 @@ struct ChatPageModel: Encodable, Sendable {
             live: AppRoute.liveChat(.value(peer.id)).path(
                 query: Self.liveQuery(window, unreadFrom: lines.contains { $0.startsUnread } ? firstUnread : nil)),
             send: AppRoute.send(.value(peer.id)).path, draft: AppRoute.draft(.value(peer.id)).path,
-            markUnread: AppRoute.markUnread(.value(peer.id)).path, attach: AppRoute.attach(.value(peer.id)).path,
+            markUnread: AppRoute.markUnread(.value(peer.id)).path,
+            search: AppRoute.search.path(query: ["in": peer.id.canonicalString]),
+            attach: AppRoute.attach(.value(peer.id)).path,
             timer: AppRoute.timer(.value(peer.id)).path,
             earlier: messages.count >= window.lines && larger.lines > window.lines
                 ? AppRoute.chat(.value(peer.id)).path(query: larger.query) : nil)

@@ -37,6 +37,8 @@ struct GroupPageModel: Encodable, Sendable {
     }
 
     struct Line: Encodable, Sendable {
+        /// The message's id, the line's anchor (`#m-…`, where a search result points).
+        let id: String
         let author: String
         let mine: Bool
         let text: String
@@ -82,6 +84,7 @@ struct GroupPageModel: Encodable, Sendable {
         }
         lines = messages.map { message in
             Line(
+                id: message.id.canonicalString,
                 author: message.direction == .outgoing ? "You" : message.author.flatMap { names[$0] } ?? "Someone",
                 mine: message.direction == .outgoing, text: message.displayText, unreadable: message.isUnreadable,
                 time: timeline.shortTime(message.sentAt), fullTime: timeline.fullTime(message.sentAt),

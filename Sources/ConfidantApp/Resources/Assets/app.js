@@ -75,7 +75,15 @@
       }
       connect(region);
       afterUpdate(region);
-      if (scrolls) toEnd(region);
+      // A link to one message (a search result's, a quote's) opens the chat at it, not at the end.
+      const hash = window.location.hash.slice(1);
+      const target = scrolls && hash ? document.getElementById(decodeURIComponent(hash)) : null;
+      if (target && region.contains(target)) {
+        target.scrollIntoView({ block: 'center' });
+        region.atEnd = nearEnd(region);
+      } else if (scrolls) {
+        toEnd(region);
+      }
     }
   };
 

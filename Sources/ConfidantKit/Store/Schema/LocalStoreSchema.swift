@@ -229,6 +229,26 @@ enum LocalStoreSchema {
                     );
                     """)
         }
+        // The search index: keyed hashes of word prefixes per message (LocalStore+Search), its
+        // rows dropped with the message or its text; messages stored before it are indexed
+        // later, newest first (`search_backfill` holds where that stands).
+        migrator.registerMigration("v17-search") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE search_token (
+                        token INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (token, seq)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX search_token_by_message ON search_token (seq);
+                    CREATE TRIGGER search_forget_deleted AFTER DELETE ON message
+                    BEGIN DELETE FROM search_token WHERE seq = old.seq; END;
+                    CREATE TRIGGER search_forget_cleared AFTER UPDATE OF body ON message WHEN new.body IS NULL
+                    BEGIN DELETE FROM search_token WHERE seq = old.seq; END;
+                    CREATE TABLE search_backfill (below INTEGER NOT NULL);
+                    INSERT INTO search_backfill SELECT MAX(seq) + 1 FROM message HAVING COUNT(*) > 0;
+                    """)
+        }
         return migrator
     }
 }
