@@ -6,6 +6,9 @@
 # medians of wall time and throughput, with the CPU time (user + system) of the client process
 # and of the server for each.
 #   Benchmarks/attachments.sh [ROUNDS]      (default 5; needs a release build and curl)
+# With CONFIDANT_BENCH_DATABASE=postgres://… the relay keeps the blobs in that PostgreSQL
+# database instead of files (e.g. under Tests/with-postgres.sh, its CONFIDANT_TEST_POSTGRES_URL);
+# the server CPU column is then the relay's alone, not PostgreSQL's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -20,12 +23,14 @@ command -v curl >/dev/null || { echo "needs curl (apt-get install curl)" >&2; ex
 work=$(mktemp -d "${TMPDIR:-/tmp}/confidant-attach.XXXXXX")
 server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+database=()
+[ -n "${CONFIDANT_BENCH_DATABASE:-}" ] && database=(--database "$CONFIDANT_BENCH_DATABASE")
 "$bin/confidant" serve --port 0 --data-dir "$work/server" --log-level error --max-attachment-mib 200 \
-    --min-free-mib 0 > "$work/server.out" &
+    --min-free-mib 0 "${database[@]}" > "$work/server.out" &
 server_pid=$!
 for _ in $(seq 200); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.05; done
 url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/server.out")
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(date -u +%Y-%m-%d)"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(date -u +%Y-%m-%d); blobs in $([ ${#database[@]} -gt 0 ] && echo PostgreSQL || echo files)"
 python3 - "$bin" "$work" "$url" "$server_pid" "$rounds" "$bench" <<'PY'
 import glob, json, os, re, resource, statistics, subprocess, sys, time
 bin, work, url, server_pid, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
