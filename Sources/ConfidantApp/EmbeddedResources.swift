@@ -30,6 +30,10 @@ enum EmbeddedResources {
             PackageResources.app_js,
             HTTPMediaType(type: "text", subType: "javascript", parameters: ["charset": "utf-8"])
         ),
+        "notifications.js": (
+            PackageResources.notifications_js,
+            HTTPMediaType(type: "text", subType: "javascript", parameters: ["charset": "utf-8"])
+        ),
         "icon.svg": (PackageResources.icon_svg, HTTPMediaType(type: "image", subType: "svg+xml")),
     ]
 }

@@ -33,7 +33,8 @@ def expect(condition, what):
 any_id = "00000000-0000-4000-8000-000000000000"
 for path in ["/", "/welcome", "/conversations", "/assets/app.js", "/live/conversations", "/live/vault-transfer",
              f"/chat/{any_id}/files/{any_id}/0", f"/vault/photos/{any_id}", f"/vault/memories/{any_id}/edit",
-             "/welcome/avatar", "/groups", f"/groups/{any_id}"]:
+             "/welcome/avatar", "/groups", f"/groups/{any_id}", "/live/notifications", "/search?q=x",
+             "/assets/notifications.js"]:
     response, body = request("GET", path)
     expect(response.status == 401, f"GET {path} without the cookie is 401, was {response.status}")
     expect("Content-Security-Policy" in response.headers, f"401 of {path} carries the CSP")
@@ -87,10 +88,13 @@ expect(response.status == 200, f"Host localhost:{port} is accepted, was {respons
 # A page another program serves on 127.0.0.1 is same-site (SameSite does not tell ports apart) and
 # its requests carry the cookie: what the browser says came from another page is refused, GETs too.
 for site in ["same-site", "cross-site", "bogus"]:
-    for path in ["/welcome", f"/chat/{any_id}", f"/live/chat/{any_id}", f"/chat/{any_id}/verify"]:
+    for path in ["/welcome", f"/chat/{any_id}", f"/live/chat/{any_id}", f"/chat/{any_id}/verify", "/live/notifications",
+                 "/search?q=x"]:
         response, _ = request("GET", path, {"Cookie": cookie, "Sec-Fetch-Site": site})
         expect(response.status == 403, f"GET {path} with Sec-Fetch-Site {site} is refused, was {response.status}")
 # Adding a contact is a form, not a link: a GET of it is read as a chat named "with" (none here).
+response, _ = request("GET", "/live/notifications", {"Cookie": cookie})
+expect(response.status == 401, f"no arrivals stream before signing in, was {response.status}")
 response, _ = request("GET", "/chat/with?email=a%40example.com", {"Cookie": cookie})
 expect(response.status in (401, 404), f"GET /chat/with opens no chat, was {response.status}")
 for site in ["same-origin", "none"]:

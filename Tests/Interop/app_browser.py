@@ -584,8 +584,12 @@ try:
            f"one result, bob's reply, saying where: {[r.text for r in results]}")
     screenshot(bob, "search")
     results[0].find_element(By.TAG_NAME, "a").click()
-    wait(bob, lambda d: "Sounds good" in (d.execute_script("const t = document.querySelector(':target'); return t ? t.textContent : ''") or ""),
-         "the result opens the chat at the message")
+    wait(bob, lambda d: d.execute_script("""
+        const line = document.querySelector('ol.messages .message.pointed');
+        const pane = document.getElementById('live').getBoundingClientRect();
+        if (!line || !line.textContent.includes('Sounds good')) return false;
+        const box = line.getBoundingClientRect();
+        return box.top >= pane.top && box.bottom <= pane.bottom;"""), "the result opens the chat at the message, marked")
     statuses = bob.execute_script("""
         return Promise.all(['/search?q=x&in=not-an-id', '/search?q=x&in=0192d7e0-0000-7000-8000-000000000001',
                             '/search?q=' + 'x'.repeat(201)].map((url) => fetch(url).then((r) => r.status)));""")
@@ -1025,6 +1029,36 @@ try:
     expect(background == "rgb(18, 20, 25)", f"the dark theme is on: {background}")
     screenshot(bob, "chat-dark")
     bob.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+
+    # Notifications: bob turns them on in the settings (the browser grants them; nothing asks on
+    # load); a message that arrives while his tab is in the background is shown, with its text.
+    bob_base = arguments.bob.split("/?")[0]
+    bob.execute_cdp_cmd("Browser.grantPermissions", {"permissions": ["notifications"], "origin": bob_base})
+    bob.get(bob_base + "/settings")
+    wait(bob, lambda d: d.find_element(By.ID, "notifications").is_displayed(), "the settings offer notifications")
+    expect("off" in bob.find_element(By.ID, "notifications-state").text, "off until bob asks for them")
+    screenshot(bob, "settings")
+    bob.find_element(By.ID, "notifications-toggle").click()
+    wait(bob, EC.text_to_be_present_in_element((By.ID, "notifications-state"), "Notifications are on"), "turned on")
+    bob.find_element(By.ID, "notifications-text").click()
+    bob.get(bob_base + "/conversations")
+    wait(bob, EC.presence_of_element_located((By.CSS_SELECTOR, "ul.conversations a")), "bob's list")
+    # The tab as if in the background (headless Chromium keeps a tab visible), and the browser's
+    # notifications recorded as they are made.
+    bob.execute_script("""
+        Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' });
+        window.__shown = [];
+        const Real = window.Notification;
+        window.Notification = class extends Real {
+          constructor(title, options) { super(title, options); window.__shown.push([title, options.body]); }
+        };""")
+    alice.get(alice_base + "/chat/" + bob_id)
+    wait(alice, EC.presence_of_element_located((By.ID, "draft")), "alice's chat")
+    alice.find_element(By.ID, "draft").send_keys("Are you there, Bob?" + Keys.ENTER)
+    wait(bob, lambda d: d.execute_script("return window.__shown.length") > 0, "a notification was shown")
+    shown = bob.execute_script("return window.__shown")
+    expect(len(shown) == 1 and "Alice" in shown[0][0] and shown[0][1] == "Are you there, Bob?",
+           f"one notification, from alice, with the text bob chose to see: {shown}")
 
     # Bob deletes his account from the settings: he is signed out, and cannot sign in again.
     bob.set_window_size(1100, 900)

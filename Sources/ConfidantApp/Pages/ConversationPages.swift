@@ -15,6 +15,12 @@ struct ConversationPages {
             return request.redirect(to: .conversations)
         }
         routes.get(.newMessage) { request in try await newMessage(request) }
+        routes.get(.liveNotifications) { request in
+            guard let messenger = await context.session.messenger else {
+                throw Abort(.unauthorized, reason: "Sign in first.")
+            }
+            return NotificationEvents.response(for: request, messenger: messenger)
+        }
     }
 
     @MainActor

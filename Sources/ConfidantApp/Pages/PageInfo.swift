@@ -22,6 +22,7 @@ struct PageInfo: Encodable, Sendable {
         let home = AppRoute.home.path
         let style = AppRoute.asset(.value("app.css")).path
         let script = AppRoute.asset(.value("app.js")).path
+        let notificationsScript = AppRoute.asset(.value("notifications.js")).path
         let icon = AppRoute.asset(.value("icon.svg")).path
         let unlock = AppRoute.unlock.path
         let signOut = AppRoute.signOut.path
@@ -34,6 +35,7 @@ struct PageInfo: Encodable, Sendable {
         let groups = AppRoute.groups.path
         let newMessage = AppRoute.newMessage.path
         let search = AppRoute.search.path
+        let liveNotifications = AppRoute.liveNotifications.path
         /// A form's action: the chat with whoever has the e-mail it posts (adds them as a contact).
         let chatWith = AppRoute.chatWith.path
         let vault = AppRoute.vault.path

@@ -23,6 +23,8 @@ enum AppRoute: Sendable {
     /// The picture a sign-up form chose, while the form is shown again.
     case welcomeAvatar
     case conversations, liveConversations, dismissNotices, newMessage
+    /// Server-Sent Events of arrivals, for the browser's notifications (`NotificationEvents`).
+    case liveNotifications
     /// `?q=` over this device's messages; `&in=` one conversation.
     case search
     /// A form posting `email`: the chat with whoever has that e-mail.
@@ -111,6 +113,7 @@ enum AppRoute: Sendable {
         case .welcomeAvatar: [.fixed("welcome"), .fixed("avatar")]
         case .conversations: [.fixed("conversations")]
         case .liveConversations: [.fixed("live"), .fixed("conversations")]
+        case .liveNotifications: [.fixed("live"), .fixed("notifications")]
         case .dismissNotices: [.fixed("conversations"), .fixed("dismiss-notices")]
         case .newMessage: [.fixed("new")]
         case .search: [.fixed("search")]

@@ -33,6 +33,9 @@
       badge.querySelector('.value').textContent = value;
     }
     for (const button of region.querySelectorAll('[data-copy]')) button.hidden = !navigator.clipboard;
+    // The message a link pointed at stays marked across updates (a live update replaces its node).
+    const pointed = region.dataset.pointed && document.getElementById(region.dataset.pointed);
+    if (pointed && region.contains(pointed)) pointed.classList.add('pointed');
     markCurrent();
     region.dispatchEvent(new CustomEvent('confidant:updated'));
   };
@@ -76,9 +79,11 @@
       connect(region);
       afterUpdate(region);
       // A link to one message (a search result's, a quote's) opens the chat at it, not at the end.
-      const hash = window.location.hash.slice(1);
-      const target = scrolls && hash ? document.getElementById(decodeURIComponent(hash)) : null;
+      const hash = decodeURIComponent(window.location.hash.slice(1));
+      const target = scrolls && hash ? document.getElementById(hash) : null;
       if (target && region.contains(target)) {
+        region.dataset.pointed = hash;
+        target.classList.add('pointed');
         target.scrollIntoView({ block: 'center' });
         region.atEnd = nearEnd(region);
       } else if (scrolls) {
