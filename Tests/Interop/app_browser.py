@@ -772,6 +772,20 @@ try:
     alice.find_element(By.LINK_TEXT, "Edit").click()
     wait(alice, EC.presence_of_element_located((By.ID, "edit-form")), "the edit page")
     screenshot(alice, "vault-edit")
+    # A save that fails keeps what was typed, and says why.
+    text = alice.find_element(By.ID, "edit-text")
+    text.clear()
+    text.send_keys("Words typed before a failed save")
+    alice.execute_script("""
+        const form = document.getElementById('edit-form');
+        form.noValidate = true;
+        const date = document.getElementById('edit-date');
+        date.type = 'text';
+        date.value = 'someday';""")
+    alice.find_element(By.CSS_SELECTOR, "#edit-form button[type=submit]").click()
+    wait(alice, EC.text_to_be_present_in_element((By.CSS_SELECTOR, "p.error"), "must be a day"), "the failed save says why")
+    expect(alice.find_element(By.ID, "edit-text").get_attribute("value") == "Words typed before a failed save",
+           "and the typed text is still in the form")
     text = alice.find_element(By.ID, "edit-text")
     text.clear()
     text.send_keys("The evening at the lake, with Bob")

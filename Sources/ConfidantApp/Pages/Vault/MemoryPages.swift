@@ -58,7 +58,9 @@ struct MemoryPages {
                 return try await UploadAnswer(location: nil, error: reason).encodeResponse(
                     status: .unprocessableEntity, for: request)
             }
-            return try await vault.timeline(request, status: .unprocessableEntity)
+            return try await vault.timeline(
+                request, status: .unprocessableEntity,
+                typed: (form.chapter, form.text ?? "", String((form.date ?? "").prefix(40))))
         }
         if wantsJSON {
             return try await UploadAnswer(location: AppRoute.vault.path, error: nil).encodeResponse(for: request)
@@ -94,12 +96,14 @@ struct MemoryPages {
         let save: String
         let cancel: String
 
-        init(page: PageInfo, memory item: ConfidantVault.Item) {
+        /// - Parameter typed: what the form held when saving it failed; the page shows it again,
+        ///   not the stored memory, so that nothing typed is lost.
+        init(page: PageInfo, memory item: ConfidantVault.Item, typed: (text: String, date: String)? = nil) {
             self.page = page
             id = item.id.canonicalString
             chapter = item.chapterTitle
-            text = item.text ?? ""
-            date = item.timestamp.formatted(.iso8601.year().month().day())
+            text = typed?.text ?? item.text ?? ""
+            date = typed?.date ?? item.timestamp.formatted(.iso8601.year().month().day())
             files = item.media.map(VaultPageModel.File.init)
             hasFiles = !item.media.isEmpty
             save = AppRoute.editMemory(.value(item.id)).path
@@ -107,13 +111,19 @@ struct MemoryPages {
         }
     }
 
-    private func editPage(_ request: Request, status: HTTPStatus = .ok) async throws -> Response {
+    /// The edit form: the stored memory, or after a failed save the typed `form` with `problem`.
+    private func editPage(
+        _ request: Request, status: HTTPStatus = .ok, form: EditForm? = nil, problem: String? = nil
+    ) async throws -> Response {
         let id = try itemID(request)
         let model = context.session.vault
         let page = try await MainActor.run { () throws -> EditPage in
             guard model.isUnlocked else { throw VaultError.locked }
             guard let item = model.memory(id) else { throw Abort(.notFound, reason: "There is no such memory.") }
-            return EditPage(page: context.info("Edit a memory", error: status == .ok ? nil : model.error), memory: item)
+            let error = status == .ok ? nil : problem ?? model.error ?? "The memory was not saved."
+            return EditPage(
+                page: context.info("Edit a memory", error: error), memory: item,
+                typed: form.map { ($0.text ?? "", $0.date) })
         }
         return try await request.page("vault-edit", page, status: status)
     }
@@ -129,14 +139,15 @@ struct MemoryPages {
         guard (form.text?.count ?? 0) <= 100_000 else {
             throw Abort(.payloadTooLarge, reason: "A memory holds up to 100,000 characters of text.")
         }
-        guard let date = try? Date(form.date + "T12:00:00Z", strategy: .iso8601) else {
-            throw Abort(.badRequest, reason: "The date must be a day, such as 2024-06-01.")
+        guard form.date.count <= 40, let date = try? Date(form.date + "T12:00:00Z", strategy: .iso8601) else {
+            return try await editPage(
+                request, status: .badRequest, form: form, problem: "The date must be a day, such as 2024-06-01.")
         }
         let model = context.session.vault
         guard await model.isUnlocked else { throw VaultError.locked }
         guard await model.memory(id) != nil else { throw Abort(.notFound, reason: "There is no such memory.") }
         guard await model.editMemory(id, text: form.text, date: date) else {
-            return try await editPage(request, status: .unprocessableEntity)
+            return try await editPage(request, status: .unprocessableEntity, form: form)
         }
         return request.redirect(to: .vault, fragment: "memory-\(id.canonicalString)")
     }

@@ -46,8 +46,10 @@ struct VaultPageModel: Encodable, Sendable {
     let unlocked: Bool
     let sections: [Section]
     let noChapters: Bool
-    let lastChapter: String
-    let today: String
+    /// The new memory's form: the latest chapter and today, or what was typed when adding failed.
+    var lastChapter: String
+    var today: String
+    var typedText = ""
     let maxUpload: String
     let transfer: VaultTransferView?
     let backupDirectory: String

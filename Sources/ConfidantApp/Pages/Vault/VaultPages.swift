@@ -23,16 +23,26 @@ struct VaultPages {
     }
 
     /// The vault page; `status` other than OK for a form that failed (the model says why).
-    func timeline(_ request: Request, status: HTTPStatus = .ok) async throws -> Response {
+    /// The vault page; after a failed add, `typed` (chapter, text, day) fills the new memory's
+    /// form again, so that nothing typed is lost (the files must be chosen again).
+    func timeline(
+        _ request: Request, status: HTTPStatus = .ok, typed: (chapter: String, text: String, date: String)? = nil
+    ) async throws -> Response {
         let session = context.session
         let page = await MainActor.run { () -> VaultPageModel in
             let model = session.vault
             let flash = session.takeFlash()
-            return VaultPageModel(
+            var page = VaultPageModel(
                 page: context.info("Vault", error: flash?.error ?? model.error), exists: model.exists,
                 unlocked: model.isUnlocked,
                 timeline: model.timeline, transfer: model.transfer,
                 maxUploadBytes: session.configuration.maxUploadBytes, backupDirectory: session.lastBackupDirectory)
+            if let typed {
+                page.lastChapter = typed.chapter
+                page.typedText = typed.text
+                if !typed.date.isEmpty { page.today = typed.date }
+            }
+            return page
         }
         return try await request.page("vault", page, status: status)
     }
