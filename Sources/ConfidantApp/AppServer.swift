@@ -69,6 +69,7 @@ public final class AppServer: Sendable {
         AvatarPages(context: context, cache: AvatarCache()).register(on: application)
         SettingsPages(context: context).register(on: application)
         GroupPages(context: context).register(on: application)
+        GroupMessagePages(context: context).register(on: application)
     }
 
     private static func response(_ asset: (bytes: [UInt8], type: HTTPMediaType)) -> Response {

@@ -43,6 +43,22 @@ struct GroupCommandTests {
         #expect(
             own.text.contains("rehearsal at 8") && own.text.contains(" of 1") && !own.text.contains("sent to 1"),
             "\(own.text)")
+        // Bob answers it; the quote is in everyone's history (and its --json).
+        let lines = try await cli.run(["group", "history", "--profile", "bob", "band", "--json"])
+        let said = try #require(
+            try JSONDecoder().decode([GroupLine].self, from: lines.stdout).first { $0.text == "rehearsal at 8" })
+        let answered = try await cli.run(
+            ["group", "send", "--profile", "bob", "band", "I'll bring the drums", "--reply-to", said.id])
+        #expect(answered.status == 0, "\(answered.stderr)")
+        let quoted = try await cli.run(["group", "history", "--profile", "alice", "band", "--json"])
+        let reply = try JSONDecoder().decode([GroupLine].self, from: quoted.stdout).first {
+            $0.text == "I'll bring the drums"
+        }
+        #expect(reply?.replyTo?.messageId == said.id && reply?.replyTo?.excerpt == "rehearsal at 8")
+        let printed = try await cli.run(["group", "history", "--profile", "alice", "band"])
+        #expect(printed.text.contains("↪ rehearsal at 8"), "\(printed.text)")
+        let badReply = try await cli.run(["group", "send", "--profile", "bob", "band", "hm", "--reply-to", "soon"])
+        #expect(badReply.status != 0 && badReply.stderr.contains("is not a message id"), "\(badReply.stderr)")
         #expect(try await cli.run(["group", "admin", "--profile", "alice", "band", served.bob]).status == 0)
         let renamed = try await cli.run(["group", "rename", "--profile", "bob", "band", "Choir"])
         #expect(renamed.status == 0 && renamed.text.contains("Choir"), "\(renamed.stderr)")
@@ -64,4 +80,15 @@ private struct GroupRow: Decodable {
     let members: Int
     let admin: Bool
     let member: Bool
+}
+
+/// One line of `group history --json`.
+private struct GroupLine: Decodable {
+    struct Reply: Decodable {
+        let messageId: String
+        let excerpt: String
+    }
+    let id: String
+    let text: String?
+    let replyTo: Reply?
 }

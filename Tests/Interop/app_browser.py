@@ -880,6 +880,15 @@ try:
         time.sleep(0.2)
         alice.refresh()
     expect("see you there" in alice.find_element(By.ID, "group-messages").text, "alice reads bob's answer")
+    # From the menu of bob's line: a reaction, then a reply that quotes it.
+    message_action(alice, "see you there", "👍", side="theirs")
+    wait(alice, lambda d: any("👍 1" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#group-messages .reactions")),
+         "alice's reaction under bob's line")
+    message_action(alice, "see you there", "Reply", side="theirs")
+    wait(alice, lambda d: "see you there" in d.find_element(By.ID, "replying").text, "the composer says what it answers")
+    alice.find_element(By.ID, "group-draft").send_keys("great" + Keys.ENTER)
+    wait(alice, lambda d: any("see you there" in q.text for q in d.find_elements(By.CSS_SELECTOR, "#group-messages .mine .quote")),
+         "her reply quotes bob's line")
     # Her line counts bob's receipt (from his web device, while his laptop is a second one). As
     # admin she sets the group's timer and takes bob out: his page then says he is no longer a
     # member, and has no composer.

@@ -9,8 +9,9 @@ VECTORS holds {"changes": [hex…], "digests": [hex…], "actions": [name…], "
 hex: Ed25519 public hex}, "distribution": hex, "message": hex, "plaintext": text, "sending_chain": hex
 (stored, §10.4), "writer": {"user": hex, "device": hex, "private": Ed25519 private hex},
 "skip_to": int, "group_envelope", "shared_frame", "recipients", "sender_key_payload", "reaction",
-"reaction_emoji", "reaction_removal"}. OUTPUT gets
-{"change", "payload", "group_message", "reaction", "message", "plaintext", "group_envelope", "shared_frame"}. Exits 1 on any
+"reaction_emoji", "reaction_removal", "group_reply"}. OUTPUT gets
+{"change", "payload", "group_message", "group_reply", "reaction", "message", "plaintext", "group_envelope",
+"shared_frame"}. Exits 1 on any
 mismatch.
 """
 import hashlib, hmac, json, os, struct, sys
@@ -200,6 +201,13 @@ def main():
     check("Swift's group message payload", said[:2] == bytes([1, 8]) and said[2:18] == parsed[0]["group"]
           and body["text"] == vectors["group_message_text"] and body["messageId"].lower() == vectors["group_message_id"])
 
+    # A reply in a group: kind 8 with "replyTo" {"messageId", "excerpt"}, as a kind 2 reply has it.
+    said = bytes.fromhex(vectors["group_reply"])
+    body = json.loads(said[18:].decode("utf-8"))
+    check("Swift's group reply payload (kind 8, replyTo)", said[:2] == bytes([1, 8])
+          and body["text"] == "yes, at 7" and body["replyTo"]["excerpt"] == vectors["group_message_text"]
+          and body["replyTo"]["messageId"].lower() == vectors["group_message_id"])
+
     # Payload kind 10 (§8): a reaction, JSON {"messageId", "emoji"?}; no emoji takes it back.
     for key, emoji in (("reaction", vectors["reaction_emoji"]), ("reaction_removal", None)):
         said = bytes.fromhex(vectors[key])
@@ -253,10 +261,15 @@ def main():
               + struct.pack(">I", len(group_envelope)) + group_envelope)
     reply = bytes([1, 8]) + last["group"] + json.dumps(
         {"messageId": "0192d7e0-0000-7000-8000-00000000000a", "text": "Python says hi ✓"}).encode("utf-8")
+    group_reply = bytes([1, 8]) + last["group"] + json.dumps(
+        {"messageId": "0192d7e0-0000-7000-8000-00000000000c", "text": "answered in Python",
+         "replyTo": {"messageId": vectors["group_message_id"], "excerpt": vectors["group_message_text"]}},
+        ensure_ascii=False).encode("utf-8")
     reaction = bytes([1, 10]) + last["group"] + json.dumps(
         {"messageId": "0192d7e0-0000-7000-8000-00000000000a", "emoji": "🎉"}, ensure_ascii=False).encode("utf-8")
     written = bytes([1, 7]) + last["group"] + struct.pack(">H", 1) + struct.pack(">H", len(change)) + change
-    json.dump({"change": change.hex(), "payload": written.hex(), "group_message": reply.hex(), "reaction": reaction.hex(), "message": message.hex(), "plaintext": plaintext,
+    json.dump({"change": change.hex(), "payload": written.hex(), "group_message": reply.hex(),
+               "group_reply": group_reply.hex(), "reaction": reaction.hex(), "message": message.hex(), "plaintext": plaintext,
                "group_envelope": group_envelope.hex(), "shared_frame": shared.hex()},
               open(sys.argv[2], "w"))
     print(f"group_interop: {passed} passed, {failed} failed")

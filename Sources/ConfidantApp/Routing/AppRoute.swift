@@ -65,6 +65,8 @@ enum AppRoute: Sendable {
     case group(RouteValue<UUID>)
     case groupSend(RouteValue<UUID>)
     case groupDraft(RouteValue<UUID>)
+    /// POST `emoji`: one's reaction to a group message, or taking it back (as `react` in a chat).
+    case groupReact(RouteValue<UUID>, message: RouteValue<UUID>)
     case groupAdd(RouteValue<UUID>)
     case groupLeave(RouteValue<UUID>)
     /// POST (admins): take a member out of the group; set its disappearing timer.
@@ -169,6 +171,8 @@ enum AppRoute: Sendable {
         case .group(let group): [.fixed("groups"), .id(.group, group)]
         case .groupSend(let group): [.fixed("groups"), .id(.group, group), .fixed("send")]
         case .groupDraft(let group): [.fixed("groups"), .id(.group, group), .fixed("draft")]
+        case .groupReact(let group, let message):
+            [.fixed("groups"), .id(.group, group), .fixed("messages"), .id(.message, message), .fixed("react")]
         case .groupAdd(let group): [.fixed("groups"), .id(.group, group), .fixed("add")]
         case .groupLeave(let group): [.fixed("groups"), .id(.group, group), .fixed("leave")]
         case .groupRemove(let group): [.fixed("groups"), .id(.group, group), .fixed("remove")]

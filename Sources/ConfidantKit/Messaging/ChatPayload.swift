@@ -12,7 +12,7 @@ import Foundation
 /// kind 5 deletion body = JSON {messageId}
 /// kind 6 timer    body = JSON {expiresAfter}   (seconds; 0 turns disappearing messages off)
 /// kind 7 group changes  conversation = the group id; body = u16 n | n × (u16 length | change)
-/// kind 8 group message  conversation = the group id; body = JSON {messageId, text}
+/// kind 8 group message  conversation = the group id; body = JSON {messageId, text, replyTo?}
 /// kind 9 sender key     conversation = the group id; body = a distribution (§10.4, 101 bytes)
 /// kind 10 reaction      body = JSON {messageId, emoji?}   (no emoji: the reaction is removed)
 /// ```
@@ -53,7 +53,7 @@ public struct ChatPayload: Sendable, Hashable {
         case groupChanges([Data])
         /// A message to the group the conversation id names, with the id every member's copy
         /// shares (kind 8).
-        case groupMessage(messageID: UUID, text: String)
+        case groupMessage(messageID: UUID, text: String, replyTo: ReplyQuote? = nil)
         /// The sender device's sending chain for the group the conversation id names, sent over
         /// the pairwise session (kind 9): the group's messages from it open from then on.
         case senderKey(SenderKeyDistribution)
@@ -84,7 +84,7 @@ public struct ChatPayload: Sendable, Hashable {
         switch content {
         case .text(let text): text
         case .message(let message): message.text
-        case .groupMessage(_, let text): text
+        case .groupMessage(_, let text, _): text
         default: nil
         }
     }
@@ -102,7 +102,8 @@ public struct ChatPayload: Sendable, Hashable {
             case .deletion(let id): bytes += try Self.encoder.encode(Deletion(messageId: id))
             case .timer(let seconds): bytes += try Self.encoder.encode(Timer(expiresAfter: seconds))
             case .groupChanges(let changes): bytes += try Self.changeList(changes)
-            case .groupMessage(let id, let text): bytes += try Self.encoder.encode(Edit(messageId: id, text: text))
+            case .groupMessage(let id, let text, let reply):
+                bytes += try Self.encoder.encode(GroupMessageBody(messageId: id, text: text, replyTo: reply))
             case .senderKey(let distribution): bytes += distribution.serialized
             case .reaction(let id, let emoji):
                 bytes += try Self.encoder.encode(ReactionBody(messageId: id, emoji: emoji))
@@ -173,11 +174,14 @@ public struct ChatPayload: Sendable, Hashable {
         case 7:
             content = .groupChanges(try Self.changes(in: bytes[18...]))
         case 8:
-            let message = try Self.decode(Edit.self, body)
+            let message = try Self.decode(GroupMessageBody.self, body)
             guard !message.text.isEmpty, message.text.utf8.count <= Self.maximumTextBytes else {
                 throw .invalidContent("a group message of \(message.text.utf8.count) bytes of text")
             }
-            content = .groupMessage(messageID: message.messageId, text: message.text)
+            if let quote = message.replyTo, !quote.isWithinBounds {
+                throw .invalidContent("a reply whose quote is longer than \(ReplyQuote.maximumCharacters) characters")
+            }
+            content = .groupMessage(messageID: message.messageId, text: message.text, replyTo: message.replyTo)
         case 9:
             let distribution: SenderKeyDistribution
             do {
@@ -201,6 +205,11 @@ public struct ChatPayload: Sendable, Hashable {
     }
 
     private struct Edit: Codable { let messageId: UUID, text: String }
+    private struct GroupMessageBody: Codable {
+        let messageId: UUID
+        let text: String
+        let replyTo: ReplyQuote?
+    }
     private struct Deletion: Codable { let messageId: UUID }
     private struct Timer: Codable { let expiresAfter: Int }
 

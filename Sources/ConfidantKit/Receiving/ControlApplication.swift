@@ -106,8 +106,8 @@ struct ControlApplication {
                 case .duplicate, .dropped: break
                 }
             }
-        case .groupMessage(let id, let text):
-            effect.notices += try groupMessage(id, text: text, of: control, now: now, db)
+        case .groupMessage(let id, let text, let reply):
+            effect.notices += try groupMessage(id, text: text, replyTo: reply, of: control, now: now, db)
         case .senderKey(let distribution):
             guard let device = control.senderDevice else { break }
             try store.receiveSenderKey(
@@ -129,21 +129,22 @@ struct ControlApplication {
 
     /// A message to a group: stored in the group's conversation when its sender is a member as
     /// this device holds the group, as a placeholder saying why when not.
-    private func groupMessage(_ id: UUID, text: String, of control: Control, now: Date, _ db: GRDB.Database) throws
-        -> [LocalStore.NewMessage]
-    {
+    private func groupMessage(
+        _ id: UUID, text: String, replyTo reply: ReplyQuote?, of control: Control, now: Date, _ db: GRDB.Database
+    ) throws -> [LocalStore.NewMessage] {
         let group = control.payload.conversation
         let fromMe = control.sender == me
         var message = LocalStore.NewMessage(
             id: id, peer: group, direction: fromMe ? .outgoing : .incoming, senderDevice: control.senderDevice,
             sentAt: control.sentAt, text: text, unreadableReason: nil, state: fromMe ? .sent : .received,
-            author: fromMe ? nil : control.sender)
+            author: fromMe ? nil : control.sender, reply: reply)
         guard let state = try store.groupLedger(group, db)?.state else {
             // A group this device holds no changes of: nothing to file it under.
             return []
         }
         if !state.members.contains(control.sender) {
             message.text = nil
+            message.reply = nil
             message.unreadableReason = "its sender is not a member of \(state.name)"
         }
         message.expiresAt = state.expiry(from: now)

@@ -136,7 +136,7 @@ struct EntryOpening {
         }
         let fitsEnvelope =
             switch payload.content {
-            case .groupMessage(let id, _): id == envelope.messageID
+            case .groupMessage(let id, _, _): id == envelope.messageID
             case .edit, .deletion, .reaction: true
             default: false
             }

@@ -78,7 +78,7 @@ struct ControlDelivery: Sendable {
     private func groupMessageID(of control: LocalStore.QueuedControl) throws -> UUID? {
         guard control.peer == control.payload.conversation else { return nil }
         switch control.payload.content {
-        case .groupMessage(let id, _): return id
+        case .groupMessage(let id, _, _): return id
         case .edit, .deletion, .reaction: return try store.holdsGroup(control.peer) ? control.messageID : nil
         default: return nil
         }

@@ -31,6 +31,14 @@ struct HistoryCommand: AsyncParsableCommand {
         let messageId: String, excerpt: String
         /// The message is not on this device any more, or was deleted for everyone.
         let gone: Bool
+
+        /// What `message` answers; nil for a message that answers none.
+        init?(_ message: ChatMessage) {
+            guard let reply = message.reply else { return nil }
+            messageId = reply.messageID.canonicalString
+            excerpt = reply.excerpt
+            gone = message.replyTargetGone
+        }
     }
 
     struct Reaction: Encodable {
@@ -66,11 +74,7 @@ struct HistoryCommand: AsyncParsableCommand {
                         reactions: message.reactions.map {
                             Reaction(emoji: $0.emoji, userId: $0.reactor.canonicalString, at: $0.at)
                         },
-                        replyTo: message.reply.map {
-                            Reply(
-                                messageId: $0.messageID.canonicalString, excerpt: $0.excerpt,
-                                gone: message.replyTargetGone)
-                        })
+                        replyTo: Reply(message))
                 })
         }
         for message in messages { print(TerminalStyle.line(message, peerName: contact.displayName)) }

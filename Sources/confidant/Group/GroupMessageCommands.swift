@@ -10,10 +10,20 @@ struct GroupSendCommand: AsyncParsableCommand {
     @OptionGroup var options: MessengerOptions
     @OptionGroup var target: GroupTarget
     @Argument(help: "The message.") var text: String
+    @Option(
+        name: .customLong("reply-to"), help: "Answer this message of the group (its id from `group history --json`).")
+    var replyTo: String?
+
+    func validate() throws {
+        if let replyTo, UUID(uuidString: replyTo) == nil {
+            throw ValidationError("\(replyTo) is not a message id")
+        }
+    }
 
     func run() async throws {
         let (messenger, group) = try await target.open(options)
-        let message = try await messenger.sendToGroup(group.groupID, text: text)
+        let message = try await messenger.sendToGroup(
+            group.groupID, text: text, replyingTo: replyTo.flatMap(UUID.init(uuidString:)))
         let name = TerminalText.printable(group.name, keepingNewlines: false)
         print(message.status == .pending ? "queued for \(name): the server cannot take it now" : "sent to \(name)")
     }
@@ -38,6 +48,7 @@ struct GroupHistoryCommand: AsyncParsableCommand {
         let status: String
         /// Own messages: how many members have it and have read it.
         let receipts: GroupReceipts?
+        let replyTo: HistoryCommand.Reply?
     }
 
     func run() async throws {
@@ -53,7 +64,8 @@ struct GroupHistoryCommand: AsyncParsableCommand {
                     Line(
                         id: $0.id.canonicalString, direction: "\($0.direction)", author: $0.author?.canonicalString,
                         sentAt: $0.sentAt, text: $0.text, unreadableReason: $0.unreadableReason,
-                        status: DeliveryStatusText.label($0.status), receipts: $0.groupReceipts)
+                        status: DeliveryStatusText.label($0.status), receipts: $0.groupReceipts,
+                        replyTo: HistoryCommand.Reply($0))
                 })
         }
         let names = await memberNames(Array(Set(messages.compactMap(\.author))), in: messenger)

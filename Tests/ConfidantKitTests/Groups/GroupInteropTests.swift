@@ -59,6 +59,12 @@ struct GroupInteropTests {
                 content: .groupMessage(messageID: Self.saidID, text: "to everyone, é")
             ).serialized.hexString,
             "group_message_id": Self.saidID.canonicalString, "group_message_text": "to everyone, é",
+            "group_reply": try ChatPayload(
+                conversation: people.groupID,
+                content: .groupMessage(
+                    messageID: Self.saidID, text: "yes, at 7",
+                    replyTo: ReplyQuote(messageID: Self.saidID, excerpt: "to everyone, é"))
+            ).serialized.hexString,
             "reaction": try ChatPayload(
                 conversation: people.groupID, content: .reaction(messageID: Self.saidID, emoji: "👍🏽")
             ).serialized.hexString,
@@ -91,6 +97,13 @@ struct GroupInteropTests {
                         messageID: try #require(UUID(uuidString: "0192d7e0-0000-7000-8000-00000000000a")),
                         text: "Python says hi ✓")
         )
+        let pythonReply = try ChatPayload(serialized: try Self.bytes(output["group_reply"]))
+        #expect(
+            pythonReply.content
+                == .groupMessage(
+                    messageID: try #require(UUID(uuidString: "0192d7e0-0000-7000-8000-00000000000c")),
+                    text: "answered in Python",
+                    replyTo: ReplyQuote(messageID: Self.saidID, excerpt: "to everyone, é")))
         let reaction = try ChatPayload(serialized: try Self.bytes(output["reaction"]))
         #expect(
             reaction.conversation == people.groupID
@@ -152,7 +165,7 @@ struct GroupInteropTests {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("group_interop: 40 passed, 0 failed"), "\(text)")
+        #expect(text.contains("group_interop: 41 passed, 0 failed"), "\(text)")
         return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: result)) as? [String: Any])
     }
 }

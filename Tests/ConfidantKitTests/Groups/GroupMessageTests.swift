@@ -40,6 +40,7 @@ struct GroupMessageTests {
                         #expect(try await c.groupHistory(group).last?.id == reply.id)
                         try await Self.changeMessages(group, sent: sent.id, reply: reply.id, a, b, c)
                         try await Self.reactions(group, sent: sent.id, a, b, c)
+                        try await Self.replies(group, sent: sent.id, a, b, c)
 
                         try await a.removeFromGroup(group, [carolID])
                         _ = try await c.sync()
@@ -109,6 +110,31 @@ struct GroupMessageTests {
             let line = try #require(try await messenger.groupHistory(group).first { $0.id == sent })
             #expect(line.reactions.map(\.emoji) == ["👍", "👍"], "Bob's and Carol's latest, on every member's copy")
         }
+    }
+
+    /// A reply in the group carries its quote to every member; one to no message of the group is refused.
+    private static func replies(_ group: UUID, sent: UUID, _ a: Messenger, _ b: Messenger, _ c: Messenger)
+        async throws
+    {
+        let answer = try await c.sendToGroup(group, text: "count me in", replyingTo: sent)
+        #expect(answer.reply?.messageID == sent)
+        for messenger in [a, b] {
+            _ = try await messenger.sync()
+            let line = try #require(try await messenger.groupHistory(group).first { $0.id == answer.id })
+            #expect(line.reply == ReplyQuote(messageID: sent, excerpt: "hello, all"), "the text as edited")
+            #expect(!line.replyTargetGone)
+        }
+        let unknown = UUID()
+        await #expect(throws: ConfidantKitError.messageNotFound(unknown)) {
+            try await c.sendToGroup(group, text: "to what?", replyingTo: unknown)
+        }
+        let long = String(repeating: "x", count: ReplyQuote.maximumCharacters + 1)
+        let forged =
+            Data([1, 8]) + withUnsafeBytes(of: group.uuid) { Data($0) }
+            + Data(
+                #"{"messageId":"\#(UUID().uuidString)","replyTo":{"excerpt":"\#(long)","messageId":"\#(sent.uuidString)"},"text":"x"}"#
+                    .utf8)
+        #expect(throws: ChatPayloadError.self) { try ChatPayload(serialized: forged) }
     }
 
     /// Edits and deletions go to the group with their author's sender key and apply on every

@@ -48,7 +48,19 @@ struct GroupPageModel: Encodable, Sendable {
         let status: String
         /// "👍 2 🎉 1"; empty when nobody reacted.
         let reactions: String
+        /// What the line answers: the start of that message, and whether it is gone.
+        let quote: String?
+        let quoteGone: Bool
+        let quoteAnchor: String
+        /// A live message offers Reply (this page with the composer answering it) and reactions.
+        let canReact: Bool
+        let reply: String
+        let react: String
+        let reactChoices: [ChatPageModel.Reaction]
     }
+
+    /// The message the composer answers (`?reply=`), with its id for the form.
+    let replying: ChatPageModel.Replying?
 
     let page: PageInfo
     let name: String
@@ -58,6 +70,8 @@ struct GroupPageModel: Encodable, Sendable {
     let isAdmin: Bool
     let refused: [String]
     let send: String
+    /// This page without `?reply=`.
+    let cancelReply: String
     /// What the composer starts with (the group's kept draft), and where its script keeps it.
     let draft: String
     let draftLink: String
@@ -71,8 +85,10 @@ struct GroupPageModel: Encodable, Sendable {
 
     init(
         page: PageInfo, details: GroupDetails, messages: [ChatMessage], names: [UUID: String], me: UUID,
-        timeline: ChatTimeline, draft: String = ""
+        timeline: ChatTimeline, draft: String = "", replying: ChatMessage? = nil
     ) {
+        self.replying = replying.flatMap(ChatPageModel.Replying.init)
+        let group = details.state.groupID
         let state = details.state
         self.page = page
         name = state.name
@@ -89,13 +105,24 @@ struct GroupPageModel: Encodable, Sendable {
                 mine: message.direction == .outgoing, text: message.displayText, unreadable: message.isUnreadable,
                 time: timeline.shortTime(message.sentAt), fullTime: timeline.fullTime(message.sentAt),
                 status: message.status == .pending ? "sending…" : message.groupReceipts?.summary ?? "",
-                reactions: ChatReaction.summary(message.reactions))
+                reactions: ChatReaction.summary(message.reactions), quote: message.reply?.excerpt,
+                quoteGone: message.replyTargetGone,
+                quoteAnchor: message.reply.map { "#m-\($0.messageID.canonicalString)" } ?? "",
+                canReact: !message.isUnreadable && !message.isDeleted && message.direction != .notice,
+                reply: AppRoute.group(.value(group)).path(query: ["reply": message.id.canonicalString]),
+                react: AppRoute.groupReact(.value(group), message: .value(message.id)).path,
+                reactChoices: ReactionEmoji.offered.map { emoji in
+                    ChatPageModel.Reaction(
+                        emoji: emoji, count: 0, who: "",
+                        mine: message.reactions.contains { $0.reactor == me && $0.emoji == emoji })
+                })
         }
         isMember = state.members.contains(me)
         self.isAdmin = isAdmin
         refused = details.refused.map { "\(names[$0.author] ?? "Someone"): \($0.reason)" }
         let id = state.groupID
         send = AppRoute.groupSend(.value(id)).path
+        cancelReply = AppRoute.group(.value(id)).path
         self.draft = draft
         draftLink = AppRoute.groupDraft(.value(id)).path
         add = AppRoute.groupAdd(.value(id)).path

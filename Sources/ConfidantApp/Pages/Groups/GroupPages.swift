@@ -60,6 +60,11 @@ struct GroupPages {
         }
         let messages = try await messenger.groupHistory(id, limit: 200)
         let draft = try await messenger.draft(in: id)?.text ?? ""
+        // `?reply=ID`: the composer answers that message of the group.
+        var replying: ChatMessage?
+        if let target = request.query[String.self, at: "reply"].flatMap(UUID.init(uuidString:)) {
+            replying = try await messenger.message(target, with: id)
+        }
         try await messenger.markRead(id)
         let me = await messenger.me
         var names: [UUID: String] = [me: "You"]
@@ -72,22 +77,25 @@ struct GroupPages {
         let page = await MainActor.run {
             GroupPageModel(
                 page: context.info(details.state.name, error: flash?.error), details: details, messages: messages,
-                names: names, me: me, timeline: timeline, draft: draft)
+                names: names, me: me, timeline: timeline, draft: draft, replying: replying)
         }
         return try await request.page("group", page)
     }
 
     private struct SendForm: Content {
         var text: String
+        /// The message the text answers (the composer's "Replying to" line).
+        var replyTo: UUID?
     }
 
     /// The page's script posts the composer and asks for JSON: it is told to load the page again
     /// (the group's page has no live region yet), which shows the message or why it was not sent.
     private func send(_ request: Request) async throws -> Response {
-        let text = try request.content.decode(SendForm.self).text
+        let form = try request.content.decode(SendForm.self)
+        let text = form.text
         let page = try await change(request) { messenger, id in
             do {
-                _ = try await messenger.sendToGroup(id, text: text)
+                _ = try await messenger.sendToGroup(id, text: text, replyingTo: form.replyTo)
             } catch {
                 // Not sent: the text waits in the composer. The send's reason is the one shown.
                 try? await messenger.saveDraft(ChatDraft(text: text), in: id)
