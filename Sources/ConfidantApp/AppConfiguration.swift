@@ -20,6 +20,8 @@ public struct AppConfiguration: Sendable {
     public var maxFormBytes: Int
     /// The largest upload to the vault in one request (all its files).
     public var maxUploadBytes: Int
+    /// How long the app may go unused before it locks the vault; nil never locks it by itself.
+    public var vaultIdleLock: Duration? = .seconds(15 * 60)
 
     /// - Parameters:
     ///   - profile: the profile to open.

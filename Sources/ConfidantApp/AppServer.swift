@@ -2,6 +2,7 @@ import ConfidantKit
 import Foundation
 import Leaf
 import Logging
+import Synchronization
 import Vapor
 
 /// `confidant app`: the client as a local web app. This process holds every key and does every
@@ -20,10 +21,14 @@ public final class AppServer: Sendable {
     private let port = BoundPort()
     private let session: AppSession
     private let configuration: AppConfiguration
+    private let idleLock: VaultIdleLock
+    /// Locks the vault once the app went unused for the configured while.
+    private let idleWatch = Mutex<Task<Void, Never>?>(nil)
 
     /// Prepares the app for `configuration`; nothing listens until `start`.
     public init(configuration: AppConfiguration, logger: Logger = Logger(label: "confidant.app")) async throws {
         self.configuration = configuration
+        idleLock = VaultIdleLock(limit: configuration.vaultIdleLock)
         var environment = Environment(name: "production", arguments: ["confidant"])
         environment.commandInput.arguments = []
         let application = try await Application.make(environment)
@@ -43,6 +48,7 @@ public final class AppServer: Sendable {
             LocalAccessGuard(
                 secrets: secrets, port: port, maxFormBytes: configuration.maxFormBytes,
                 maxUploadBytes: configuration.maxUploadBytes))
+        application.middleware.use(ActivityRecorder(idleLock: idleLock))
 
         let context = AppContext(session: session, secrets: secrets)
         application.get(.asset(.key)) { request -> Response in
@@ -87,6 +93,18 @@ public final class AppServer: Sendable {
         try await application.server.start(address: .hostname("127.0.0.1", port: configuration.port))
         let bound = application.http.server.shared.localAddress?.port ?? configuration.port
         port.set(bound)
+        if idleLock.limit != nil {
+            let (idleLock, session) = (idleLock, session)
+            idleWatch.withLock {
+                $0 = Task {
+                    while !Task.isCancelled {
+                        do { try await Task.sleep(for: idleLock.checkInterval) } catch { return }
+                        guard idleLock.isIdle else { continue }
+                        await MainActor.run { if session.vault.isUnlocked { session.vault.lock() } }
+                    }
+                }
+            }
+        }
         guard let url = URL(string: "http://127.0.0.1:\(bound)/?token=\(secrets.launchToken)") else {
             throw Abort(.internalServerError, reason: "no launch URL for port \(bound)")
         }
@@ -95,6 +113,7 @@ public final class AppServer: Sendable {
 
     /// Stops listening and the live connection to the relay.
     public func shutdown() async {
+        idleWatch.withLock { $0?.cancel() }
         await session.stop()
         await application.server.shutdown()
         try? await application.asyncShutdown()

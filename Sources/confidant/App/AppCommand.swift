@@ -19,18 +19,24 @@ struct AppCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Port on 127.0.0.1 (0 picks a free one).") var port = 0
     @Flag(name: .long, help: "Do not open a browser; only print the link.") var noOpen = false
     @Option(name: .long, help: "The server the sign-in form proposes.") var server = "http://127.0.0.1:8080"
+    @Option(name: .long, help: "Lock the vault after this many minutes without use (0: only with its Lock button).")
+    var lockVaultAfter = 15
     @Flag(name: .long, help: "Accept http:// to a server on another machine (loopback is always allowed).")
     var insecureHttp = false
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port is 0…65535") }
+        guard (0...1_440).contains(lockVaultAfter) else {
+            throw ValidationError("--lock-vault-after is 0 (never by itself) to 1440 minutes, got \(lockVaultAfter)")
+        }
     }
 
     func run() async throws {
         let passphrase = try knownPassphrase()
-        let configuration = AppConfiguration(
+        var configuration = AppConfiguration(
             profile: try ProfileStorage(directory: profile.directory), profileName: profile.profile,
             passphrase: passphrase, port: port, defaultServer: server, allowInsecureHTTP: insecureHttp)
+        configuration.vaultIdleLock = lockVaultAfter == 0 ? nil : .seconds(lockVaultAfter * 60)
         let app = try await AppServer(configuration: configuration)
         let url: URL
         do {

@@ -50,6 +50,8 @@ struct VaultPageModel: Encodable, Sendable {
     var lastChapter: String
     var today: String
     var typedText = ""
+    /// "15 minutes": how long without use before the vault locks by itself; nil when it does not.
+    var idleLock: String?
     let maxUpload: String
     let transfer: VaultTransferView?
     let backupDirectory: String

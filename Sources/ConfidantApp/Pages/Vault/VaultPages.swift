@@ -37,6 +37,10 @@ struct VaultPages {
                 unlocked: model.isUnlocked,
                 timeline: model.timeline, transfer: model.transfer,
                 maxUploadBytes: session.configuration.maxUploadBytes, backupDirectory: session.lastBackupDirectory)
+            page.idleLock = session.configuration.vaultIdleLock.map { limit in
+                let minutes = Int(limit.components.seconds / 60)
+                return minutes == 1 ? "1 minute" : "\(minutes) minutes"
+            }
             if let typed {
                 page.lastChapter = typed.chapter
                 page.typedText = typed.text
