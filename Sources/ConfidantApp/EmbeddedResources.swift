@@ -19,7 +19,7 @@ enum EmbeddedResources {
         "chat-delete": PackageResources.chat_delete_leaf,
         "conversation-pane": PackageResources.conversation_pane_leaf,
         "groups": PackageResources.groups_leaf, "group": PackageResources.group_leaf,
-        "search": PackageResources.search_leaf,
+        "search": PackageResources.search_leaf, "vault-delete": PackageResources.vault_delete_leaf,
     ]
 
     static let assets: [String: (bytes: [UInt8], type: HTTPMediaType)] = [

@@ -796,6 +796,27 @@ try:
     expect("2024" in memory.find_element(By.TAG_NAME, "time").get_attribute("datetime"), "the new date")
     expect(len(memory.find_elements(By.CSS_SELECTOR, ".album img, .album video")) == 2, "the files stay")
 
+    # Deleting a memory asks first; Cancel keeps it, the confirmation deletes it alone.
+    alice.find_element(By.CSS_SELECTOR, ".add-memory summary").click()
+    alice.find_element(By.ID, "chapter").clear()
+    alice.find_element(By.ID, "chapter").send_keys("Summer")
+    alice.find_element(By.ID, "text").send_keys("A memory to let go")
+    alice.find_element(By.CSS_SELECTOR, "#memory-form button[type=submit]").click()
+    wait(alice, lambda d: "A memory to let go" in d.find_element(By.TAG_NAME, "main").text, "the second memory")
+    def delete_link():
+        memory = [m for m in alice.find_elements(By.CSS_SELECTOR, ".memory") if "A memory to let go" in m.text][0]
+        return memory.find_element(By.LINK_TEXT, "Delete…")
+    delete_link().click()
+    wait(alice, EC.presence_of_element_located((By.ID, "delete-memory-form")), "the page asks first")
+    expect("A memory to let go" in alice.find_element(By.TAG_NAME, "main").text, "naming the memory")
+    alice.find_element(By.LINK_TEXT, "Cancel").click()
+    wait(alice, lambda d: "A memory to let go" in d.find_element(By.TAG_NAME, "main").text, "Cancel keeps it")
+    delete_link().click()
+    wait(alice, EC.presence_of_element_located((By.ID, "delete-memory-form")), "asked again")
+    alice.find_element(By.CSS_SELECTOR, "#delete-memory-form button").click()
+    wait(alice, lambda d: "A memory to let go" not in d.find_element(By.TAG_NAME, "main").text, "deleted")
+    expect("with Bob" in alice.find_element(By.TAG_NAME, "main").text, "the other memory stays")
+
     # A backup to a directory, followed live; bob's profile (no vault yet) restores it.
     backups = os.path.join(arguments.work, "vault-backups")
     alice.find_element(By.CSS_SELECTOR, "#backup summary").click()
@@ -1060,7 +1081,7 @@ try:
     bob.get(bob_base + "/settings")
     wait(bob, lambda d: d.find_element(By.ID, "notifications").is_displayed(), "the settings offer notifications")
     expect("off" in bob.find_element(By.ID, "notifications-state").text, "off until bob asks for them")
-    screenshot(bob, "settings")
+    screenshot(bob, "settings-notifications")
     bob.find_element(By.ID, "notifications-toggle").click()
     wait(bob, EC.text_to_be_present_in_element((By.ID, "notifications-state"), "Notifications are on"), "turned on")
     bob.find_element(By.ID, "notifications-text").click()

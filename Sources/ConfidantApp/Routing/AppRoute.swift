@@ -51,6 +51,7 @@ enum AppRoute: Sendable {
     /// The safety number with one device as a QR code; the path's last part is `<device>.svg`.
     case verifyCode(RouteValue<UUID>, device: RouteValue<UUID>)
     case vault, vaultCreate, vaultUnlock, vaultLock, vaultMemories, vaultBackup, vaultRestore, liveVaultTransfer
+    /// GET: asks before deleting; POST: deletes the memory.
     case deleteMemory(RouteValue<UUID>)
     case editMemory(RouteValue<UUID>)
     case vaultMedia(RouteValue<UUID>)

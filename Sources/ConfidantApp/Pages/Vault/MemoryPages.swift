@@ -14,6 +14,7 @@ struct MemoryPages {
         routes.post(.vaultMemories, maximumBody: context.session.configuration.maxUploadBytes) { request in
             try await add(request)
         }
+        routes.get(.deleteMemory(.key)) { request in try await confirmRemoval(request) }
         routes.post(.deleteMemory(.key)) { request in try await remove(request) }
         routes.get(.editMemory(.key)) { request in try await editPage(request) }
         routes.post(.editMemory(.key)) { request in try await edit(request) }
@@ -78,6 +79,34 @@ struct MemoryPages {
     private func itemID(_ request: Request) throws -> UUID {
         guard let id = request.uuid(.item) else { throw Abort(.notFound, reason: "There is no such memory.") }
         return id
+    }
+
+    /// What the confirmation shows: the memory's day, the start of its text, how many files go.
+    struct DeletePage: Encodable, Sendable {
+        let page: PageInfo
+        let date: String
+        let excerpt: String
+        let files: String?
+        let delete: String
+        let cancel: String
+    }
+
+    /// `GET`: asks before a memory goes (its text and files leave the vault for good).
+    private func confirmRemoval(_ request: Request) async throws -> Response {
+        let id = try itemID(request)
+        let model = context.session.vault
+        let page = try await MainActor.run { () throws -> DeletePage in
+            guard model.isUnlocked else { throw VaultError.locked }
+            guard let item = model.memory(id) else { throw Abort(.notFound, reason: "There is no such memory.") }
+            let count = item.media.count
+            return DeletePage(
+                page: context.info("Delete a memory"), date: item.timestamp.formatted(date: .long, time: .omitted),
+                excerpt: String((item.text ?? "").prefix(200)),
+                files: count == 0 ? nil : count == 1 ? "its file" : "its \(count) files",
+                delete: AppRoute.deleteMemory(.value(id)).path,
+                cancel: AppRoute.vault.path(fragment: "memory-\(id.canonicalString)"))
+        }
+        return try await request.page("vault-delete", page)
     }
 
     private func remove(_ request: Request) async throws -> Response {
