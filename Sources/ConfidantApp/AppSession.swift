@@ -206,7 +206,26 @@ final class AppSession {
         for await settled in observedValues({ auth.pendingStep != nil || self.authFinished }) {
             if settled { break }
         }
-        if let messenger = auth.messenger { await signedIn(messenger) }
+        if let messenger = auth.messenger {
+            justSignedUp = auth.mode == .signUp
+            await signedIn(messenger)
+        }
+    }
+
+    /// A sign-up just finished: the next page is the sign-in settings, once (thesis 003, fig. 3.5:
+    /// the protection is chosen right after the account is made, or skipped).
+    private var justSignedUp = false
+
+    /// Where a signed-in browser lands: the sign-in settings with a word of welcome right after a
+    /// sign-up, else the conversations.
+    func landing() -> AppRoute {
+        guard justSignedUp else { return .conversations }
+        justSignedUp = false
+        flash = (
+            nil,
+            "Your account is ready. Choose how you sign in below, or skip this for now: your password, and an e-mailed code on a new device, protect it."
+        )
+        return .settings
     }
 
     /// The flash, once: the page that shows it clears it.
@@ -215,10 +234,6 @@ final class AppSession {
         return flash
     }
 
-    // MARK: The vault
-
-    /// Runs a vault backup or restore in the background; the vault page follows it through
-    /// `vault.transfer`. The view model refuses a second one while one runs.
     /// Indexes the messages stored before the search index existed, once at a time, in the
     /// background; searches meanwhile find what is indexed. A failure leaves them for the next try.
     func indexEarlierMessagesForSearch(_ messenger: Messenger) {
@@ -229,6 +244,10 @@ final class AppSession {
         }
     }
 
+    // MARK: The vault
+
+    /// Runs a vault backup or restore in the background; the vault page follows it through
+    /// `vault.transfer`. The view model refuses a second one while one runs.
     func startVaultTransfer(_ work: @escaping @MainActor @Sendable () async -> Void) {
         let previous = vaultTransferTask
         vaultTransferTask = Task { @MainActor in

@@ -38,6 +38,8 @@ struct ChatCommandTests {
                 profile: profile, server: server, email: email, name: name, password: "password of \(name)",
                 dataDirectory: dataDirectory)
             guard result.status == 0 else { throw CLIFailure(result.stderr) }
+            // Right after sign-up the command says how to choose the sign-in protection.
+            #expect(result.text.contains("next, choose how you sign in: `confidant auth setup --profile \(profile)`"))
         }
         return (alice, bob)
     }

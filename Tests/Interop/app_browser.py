@@ -217,14 +217,19 @@ def sign_up(driver, url, first, last, email, passphrase, picture=None, resend=Fa
     for attempt in range(5):
         driver.find_element(By.ID, "answer").send_keys(code)
         driver.find_element(By.CSS_SELECTOR, "#step-form button[type=submit]").click()
-        wait(driver, lambda d: "Chats" in d.title or "Wait" in d.find_element(By.TAG_NAME, "main").text,
+        wait(driver, lambda d: "Settings" in d.title or "Wait" in d.find_element(By.TAG_NAME, "main").text,
              "the code is taken or the page asks to wait")
-        if "Chats" in driver.title:
+        if "Settings" in driver.title:
             break
         pause = re.search(r"Wait (\d+) second", main_text(driver))
         time.sleep(int(pause.group(1)) + 0.5 if pause else 1)
-    wait(driver, EC.title_contains("Chats"), f"{first} lands on the conversation list")
+    # Right after sign-up: choose how to sign in (thesis 003, fig. 3.5), or skip it.
+    wait(driver, EC.title_contains("Settings"), f"{first} lands on the sign-in settings")
+    expect("Your account is ready" in driver.find_element(By.CSS_SELECTOR, ".banner.notice").text
+           and driver.find_elements(By.ID, "chain-form"), "which welcome them and offer the steps")
     expect(email in driver.find_element(By.CLASS_NAME, "me").text, "the bar shows who is signed in")
+    driver.find_element(By.LINK_TEXT, "Chats").click()
+    wait(driver, EC.title_contains("Chats"), f"{first} skips it for the conversation list")
 
 
 def evaluate(challenge):

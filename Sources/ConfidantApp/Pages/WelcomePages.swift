@@ -123,7 +123,7 @@ struct WelcomePages {
         avatarError: String? = nil, submitted: WelcomeForm? = nil, status: HTTPStatus = .ok
     ) async throws -> Response {
         let session = context.session
-        if await session.stage == .signedIn { return request.redirect(to: .conversations) }
+        if await session.stage == .signedIn { return request.redirect(to: await session.landing()) }
         if await session.stage == .locked { return request.redirect(to: .unlock) }
         let page = await MainActor.run { () -> WelcomePage in
             let auth = session.auth

@@ -58,6 +58,10 @@ struct RegisterCommand: AsyncParsableCommand {
         print(
             "registered \(account.email) as \(account.displayName) on \(account.serverURL.absoluteString) (profile \(options.profile.profile))"
         )
+        // Thesis 003, fig. 3.5: the protection is chosen right after sign-up (or skipped).
+        print(
+            "next, choose how you sign in: \(options.profile.suggestion("auth setup")) (or keep the password alone; a new device also needs an e-mailed code)"
+        )
     }
 }
 
