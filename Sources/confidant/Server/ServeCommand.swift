@@ -202,7 +202,7 @@ struct ServeCommand: AsyncParsableCommand {
                 if configuration.smtp == nil {
                     FileHandle.standardError.write(
                         Data(
-                            "DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) and the log, not sent\n"
+                            "DEVELOPMENT MODE: no --smtp-host, so e-mail sign-in codes are written to \(dataDirectory.appendingPathComponent("outbox").path) (the log names each file, not the code), not sent\n"
                                 .utf8))
                 }
             },
