@@ -550,6 +550,24 @@ try:
     wait(bob, lambda d: "Hi Alice!" not in d.find_element(By.CSS_SELECTOR, "ol.messages").text,
          "deleted for bob, it goes from his chat")
     expect("Hi Alice!" in alice.find_element(By.CSS_SELECTOR, "ol.messages").text, "alice keeps it")
+    # A chat in a hidden tab stops reading: what arrives stays unread (the list counts it) until
+    # the tab is looked at. (Its stream closes at once; the app notices within 2 s, so alice
+    # writes again until a message comes after that.)
+    def bob_sees_tab(state):
+        bob.execute_script(f"""
+            Object.defineProperty(document, 'visibilityState', {{ configurable: true, get: () => '{state}' }});
+            document.dispatchEvent(new Event('visibilitychange'));""")
+    bob_sees_tab("hidden")
+    for attempt in range(10):
+        away = f"while you were away {attempt}"
+        alice.find_element(By.ID, "draft").send_keys(away + Keys.ENTER)
+        wait(bob, lambda d: away in d.find_element(By.CSS_SELECTOR, ".pane-list").text, "bob's list has it")
+        if bob.find_elements(By.CSS_SELECTOR, ".pane-list .badge"):
+            break
+    expect(bob.find_elements(By.CSS_SELECTOR, ".pane-list .badge"), "unread while bob's tab is hidden")
+    bob_sees_tab("visible")
+    wait(bob, lambda d: away in d.find_element(By.CSS_SELECTOR, "ol.messages").text, "looked at, the chat shows it")
+    wait(bob, lambda d: not d.find_elements(By.CSS_SELECTOR, ".pane-list .badge"), "and reads it")
     # Drafts: what bob types and leaves is kept (sealed on his device) and shown in the list; back
     # after a reload; emptied, it goes.
     bob.find_element(By.ID, "draft").send_keys("a thought for later")

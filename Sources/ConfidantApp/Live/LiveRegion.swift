@@ -7,12 +7,16 @@ import Vapor
 /// observation ends).
 enum LiveRegion {
     static let heartbeat: Duration = .seconds(15)
+    /// A chat's region marks arrivals read while it runs: its comment comes every 2 s, so that a
+    /// page closed (or a tab hidden, which closes its chat's stream) ends it within that.
+    static let chatHeartbeat: Duration = .seconds(2)
 
     /// - Parameters:
     ///   - template: the fragment template (the same the page includes).
+    ///   - heartbeat: how often a comment checks that the browser is still there.
     ///   - values: the page contexts to render, as the view model changes; nil ends the stream.
     static func response<Context: Encodable & Sendable>(
-        for request: Request, template: String,
+        for request: Request, template: String, heartbeat: Duration = Self.heartbeat,
         values: @escaping @Sendable () async -> AsyncStream<Context>?
     ) -> Response {
         var headers = HTTPHeaders()

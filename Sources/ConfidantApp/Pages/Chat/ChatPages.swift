@@ -73,7 +73,8 @@ struct ChatPages {
         let window = try ChatWindow(request)
         // The line the page showed its "New messages" divider before (the page marked it read).
         let unreadFrom = request.query[String.self, at: "unread"].flatMap(UUID.init(uuidString:))
-        return LiveRegion.response(for: request, template: "chat-messages") { () async -> AsyncStream<ChatPageModel>? in
+        return LiveRegion.response(for: request, template: "chat-messages", heartbeat: LiveRegion.chatHeartbeat) {
+            () async -> AsyncStream<ChatPageModel>? in
             let model = await ChatViewModel(messenger: messenger, peer: contact, limit: window.lines)
             await model.load()
             let running = Task { await model.run() }

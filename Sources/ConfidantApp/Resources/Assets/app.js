@@ -134,6 +134,20 @@
     }
   };
 
+  // An open chat marks what arrives read, so it follows the chat only while the tab is visible:
+  // in the background its stream closes (what arrives stays unread, and notifies), and it opens
+  // again, reading what came meanwhile, when the tab is looked at.
+  document.addEventListener('visibilitychange', () => {
+    for (const region of document.querySelectorAll('[data-live][data-scroll-end]')) {
+      if (document.visibilityState === 'hidden') {
+        const source = sources.get(region);
+        if (source) { source.close(); sources.delete(region); }
+      } else if (!sources.has(region)) {
+        connect(region);
+      }
+    }
+  });
+
   // ---- The conversation list: the open chat marked, and a filter by name.
 
   const markCurrent = () => {
