@@ -19,16 +19,35 @@ enum LiveRegion {
         for request: Request, template: String, heartbeat: Duration = Self.heartbeat,
         values: @escaping @Sendable () async -> AsyncStream<Context>?
     ) -> Response {
+        stream(heartbeat: heartbeat, buffering: 4) {
+            guard let contexts = await values() else { return nil }
+            return AsyncStream { continuation in
+                let rendering = Task {
+                    for await context in contexts {
+                        guard let view = try? await request.view.render(template, context) else { continue }
+                        continuation.yield(event(String(buffer: view.data)))
+                    }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in rendering.cancel() }
+            }
+        }
+    }
+
+    /// A Server-Sent Events response of `events` (each a whole event's text), with a comment every
+    /// `heartbeat` between them; at most `buffering` events wait for a slow browser (the newest).
+    /// - Parameter events: what to send; nil ends the response at once.
+    static func stream(
+        heartbeat: Duration = Self.heartbeat, buffering: Int,
+        events: @escaping @Sendable () async -> AsyncStream<String>?
+    ) -> Response {
         var headers = HTTPHeaders()
         headers.contentType = HTTPMediaType(type: "text", subType: "event-stream", parameters: ["charset": "utf-8"])
         let body = Response.Body(managedAsyncStream: { writer in
-            guard let stream = await values() else { return }
-            let (events, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(4))
-            let rendering = Task {
-                for await context in stream {
-                    guard let view = try? await request.view.render(template, context) else { continue }
-                    sink.yield(event(String(buffer: view.data)))
-                }
+            guard let source = await events() else { return }
+            let (lines, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(buffering))
+            let forwarding = Task {
+                for await text in source { sink.yield(text) }
                 sink.finish()
             }
             let beating = Task {
@@ -38,11 +57,11 @@ enum LiveRegion {
                 }
             }
             defer {
-                rendering.cancel()
+                forwarding.cancel()
                 beating.cancel()
             }
             sink.yield("retry: 2000\n\n")
-            for await text in events {
+            for await text in lines {
                 try await writer.write(.buffer(ByteBuffer(string: text)))
             }
         })

@@ -33,46 +33,33 @@ enum NotificationEvents {
     }
 
     static func response(for request: Request, messenger: Messenger) -> Response {
-        var headers = HTTPHeaders()
-        headers.contentType = HTTPMediaType(type: "text", subType: "event-stream", parameters: ["charset": "utf-8"])
-        let body = Response.Body(managedAsyncStream: { writer in
+        LiveRegion.stream(buffering: 16) {
             let events = await messenger.events()
-            let (lines, sink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(16))
-            let watching = Task {
-                let encoder = JSONEncoder()
-                for await event in events {
-                    guard case .message(let message) = event, message.direction == .incoming else { continue }
-                    var names: [UUID: String] = [:]
-                    var groups: Set<UUID> = []
-                    if let contact = try? await messenger.knownContact(message.peer) {
-                        names[message.peer] = contact.displayName
-                    } else if let group = try? await messenger.group(message.peer) {
-                        names[message.peer] = group.state.name
-                        groups.insert(message.peer)
+            return AsyncStream { continuation in
+                let watching = Task {
+                    let encoder = JSONEncoder()
+                    for await event in events {
+                        guard case .message(let message) = event, message.direction == .incoming else { continue }
+                        var names: [UUID: String] = [:]
+                        var groups: Set<UUID> = []
+                        if let contact = try? await messenger.knownContact(message.peer) {
+                            names[message.peer] = contact.displayName
+                        } else if let group = try? await messenger.group(message.peer) {
+                            names[message.peer] = group.state.name
+                            groups.insert(message.peer)
+                        }
+                        if let author = message.author, let contact = try? await messenger.knownContact(author) {
+                            names[author] = contact.displayName
+                        }
+                        guard let arrival = arrival(event, names: names, groups: groups),
+                            let json = try? encoder.encode(arrival)
+                        else { continue }
+                        continuation.yield("event: arrival\ndata: \(String(decoding: json, as: UTF8.self))\n\n")
                     }
-                    if let author = message.author, let contact = try? await messenger.knownContact(author) {
-                        names[author] = contact.displayName
-                    }
-                    guard let arrival = arrival(event, names: names, groups: groups),
-                        let json = try? encoder.encode(arrival)
-                    else { continue }
-                    sink.yield("event: arrival\ndata: \(String(decoding: json, as: UTF8.self))\n\n")
+                    continuation.finish()
                 }
-                sink.finish()
+                continuation.onTermination = { _ in watching.cancel() }
             }
-            let beating = Task {
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: LiveRegion.heartbeat) } catch { return }
-                    sink.yield(": still here\n\n")
-                }
-            }
-            defer {
-                watching.cancel()
-                beating.cancel()
-            }
-            sink.yield("retry: 2000\n\n")
-            for await text in lines { try await writer.write(.buffer(ByteBuffer(string: text))) }
-        })
-        return Response(status: .ok, headers: headers, body: body)
+        }
     }
 }
