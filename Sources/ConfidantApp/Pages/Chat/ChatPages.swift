@@ -161,6 +161,18 @@ extension AppContext {
         return (messenger, contact)
     }
 
+    /// Sets this account's reaction to `message` of `conversation` (a chat or a group) to
+    /// `emoji`, or takes it back when it is the one already set (the menu's toggle).
+    /// - Throws: 404 when the conversation has no such message.
+    func toggleReaction(_ emoji: String, to id: UUID, in conversation: UUID, _ messenger: Messenger) async throws {
+        guard let message = try await messenger.message(id, with: conversation) else {
+            throw Abort(.notFound, reason: "There is no such message in this conversation.")
+        }
+        let me = await messenger.me
+        let current = message.reactions.first { $0.reactor == me }?.emoji
+        try await messenger.react(to: id, with: current == emoji ? nil : emoji, in: conversation)
+    }
+
     /// The message the path names.
     func messageID(_ request: Request) throws -> UUID {
         guard let id = request.uuid(.message) else { throw Abort(.notFound, reason: "There is no such message.") }

@@ -109,13 +109,7 @@ struct MessageChangePages {
         guard ReactionEmoji.accepts(form.emoji) else {
             throw Abort(.badRequest, reason: "A reaction is one emoji.")
         }
-        let id = try context.messageID(request)
-        guard let message = try await messenger.message(id, with: contact.id) else {
-            throw Abort(.notFound, reason: "There is no such message in this conversation.")
-        }
-        let me = await messenger.me
-        let current = message.reactions.first { $0.reactor == me }?.emoji
-        try await messenger.react(to: id, with: current == form.emoji ? nil : form.emoji, in: contact.id)
+        try await context.toggleReaction(form.emoji, to: try context.messageID(request), in: contact.id, messenger)
         return request.redirect(to: .chat(.value(contact.id)))
     }
 

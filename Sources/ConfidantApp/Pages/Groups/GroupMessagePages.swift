@@ -27,12 +27,7 @@ struct GroupMessagePages {
         let form = try request.content.decode(ReactForm.self)
         guard ReactionEmoji.accepts(form.emoji) else { throw Abort(.badRequest, reason: "A reaction is one emoji.") }
         let id = try context.messageID(request)
-        guard let message = try await messenger.message(id, with: group) else {
-            throw Abort(.notFound, reason: "There is no such message in this group.")
-        }
-        let me = await messenger.me
-        let current = message.reactions.first { $0.reactor == me }?.emoji
-        try await messenger.react(to: id, with: current == form.emoji ? nil : form.emoji, in: group)
+        try await context.toggleReaction(form.emoji, to: id, in: group, messenger)
         return request.redirect(to: .group(.value(group)), fragment: "m-\(id.canonicalString)")
     }
 }
