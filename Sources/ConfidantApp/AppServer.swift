@@ -67,7 +67,7 @@ public final class AppServer: Sendable {
         ConversationPages(context: context).register(on: application)
         ChatPages(context: context).register(on: application)
         DraftPages(context: context).register(on: application)
-        SearchPages(context: context).register(on: application)
+        SearchPages(context: context, indexing: SearchIndexing()).register(on: application)
         ChatFilePages(context: context).register(on: application)
         MessageChangePages(context: context).register(on: application)
         VerifyPages(context: context).register(on: application)

@@ -54,8 +54,6 @@ final class AppSession {
     var lastBackupDirectory = ""
     /// The vault backup or restore under way (it outlives the request that started it).
     private var vaultTransferTask: Task<Void, Never>?
-    /// Indexing the messages stored before the search index existed, in the background.
-    private var searchIndexing: Task<Void, Never>?
     private let logger: Logger
 
     init(configuration: AppConfiguration, logger: Logger) {
@@ -232,16 +230,6 @@ final class AppSession {
     func takeFlash() -> (error: String?, notice: String?)? {
         defer { flash = nil }
         return flash
-    }
-
-    /// Indexes the messages stored before the search index existed, once at a time, in the
-    /// background; searches meanwhile find what is indexed. A failure leaves them for the next try.
-    func indexEarlierMessagesForSearch(_ messenger: Messenger) {
-        guard searchIndexing == nil else { return }
-        searchIndexing = Task { @MainActor in
-            try? await messenger.indexEarlierMessagesForSearch()
-            searchIndexing = nil
-        }
     }
 
     // MARK: The vault

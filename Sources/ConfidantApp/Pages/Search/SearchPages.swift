@@ -6,6 +6,7 @@ import Vapor
 /// (``Messenger/search(_:in:limit:)``), newest first, each linking to its line in its chat.
 struct SearchPages {
     let context: AppContext
+    let indexing: SearchIndexing
 
     /// The most characters a query may have.
     static let maximumQuery = 200
@@ -28,7 +29,7 @@ struct SearchPages {
             within = id
         }
         let backlog = try await messenger.searchBacklog()
-        if backlog > 0 { await context.session.indexEarlierMessagesForSearch(messenger) }
+        if backlog > 0 { await indexing.start(messenger) }
         let hits =
             query.isEmpty ? [] : try await messenger.search(query, in: within, limit: Self.resultsShown)
         var details = SearchPageModel.Context()
